@@ -1,0 +1,38 @@
+# Two commands do all set-up on a fresh machine: `make test` and `make demo`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: test demo setup lint stubs build clean bench
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip -c constraints.txt
+	$(PY) -m pip install -q -c constraints.txt torch==2.13.0
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m pytest -q -p no:cacheprovider
+
+demo: $(STAMP)
+	$(VENV)/bin/tapetrace grade examples/submissions/* --device cpu --seed 2026 --jobs 2
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+
+stubs: $(STAMP)
+	$(VENV)/bin/tapetrace stubs
+
+build: $(STAMP)
+	$(VENV)/bin/tapetrace build
+
+bench: $(STAMP)
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) dist build *.egg-info

@@ -1,0 +1,126 @@
+"""One comparison helper for trees of numpy data (what workers send back).
+
+Structure first, then shapes and dtypes, then values. A failure message says
+where, the shapes, the max abs/rel error and how many elements are off; it
+never prints the expected values. Functions used here are bound at import,
+before any student code could run in this process (none ever does).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from autograder._tolerances import Tol
+
+_isfinite = np.isfinite
+_abs = np.abs
+_asarray = np.asarray
+
+
+def _kind(x: Any) -> str:
+    if isinstance(x, dict):
+        return "dict"
+    if isinstance(x, (list, tuple)):
+        return "sequence"
+    if isinstance(x, np.ndarray):
+        return "array"
+    if isinstance(x, bool):
+        return "bool"
+    if isinstance(x, (int, float)):
+        return "number"
+    if x is None:
+        return "None"
+    if isinstance(x, str):
+        return "str"
+    return type(x).__name__
+
+
+def first_difference(got: Any, want: Any, tol: Tol, where: str = "") -> str | None:
+    """Compares two trees; returns None when they match, else a student-safe message.
+
+    Args:
+        got: the submission's tree (numpy arrays, numbers, lists, dicts).
+        want: the reference tree, same kinds.
+        tol: tolerance for float leaves; integer and bool leaves must be equal.
+        where: path prefix used in messages.
+
+    Returns:
+        ``None`` or one line describing the first difference.
+    """
+    here = where or "output"
+    kg, kw = _kind(got), _kind(want)
+    if kw in ("number", "bool") and kg == "array" and got.shape == ():
+        got, kg = got.item(), _kind(got.item())
+    if kw == "number" and kg == "bool":
+        kg = "number"
+    if kg != kw:
+        return f"{here}: expected a {kw}, got a {kg}"
+    if kw == "dict":
+        if set(got) != set(want):
+            missing = sorted(set(want) - set(got))
+            extra = sorted(set(got) - set(want))
+            parts = []
+            if missing:
+                parts.append(f"missing keys {missing}")
+            if extra:
+                parts.append(f"unexpected keys {extra}")
+            return f"{here}: " + ", ".join(parts)
+        for k in want:
+            msg = first_difference(got[k], want[k], tol, f"{where}[{k!r}]" if where else repr(k))
+            if msg:
+                return msg
+        return None
+    if kw == "sequence":
+        if len(got) != len(want):
+            return f"{here}: expected {len(want)} items, got {len(got)}"
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            msg = first_difference(g, w, tol, f"{where}[{i}]")
+            if msg:
+                return msg
+        return None
+    if kw in ("str", "None"):
+        return None if got == want else f"{here}: differs"
+    g = _asarray(got)
+    w = _asarray(want)
+    if g.shape != w.shape:
+        return f"{here}: expected shape {tuple(w.shape)}, got {tuple(g.shape)}"
+    if kw == "array" and g.dtype != w.dtype:
+        return f"{here}: expected dtype {w.dtype}, got {g.dtype}"
+    if g.dtype.kind in "biu" and w.dtype.kind in "biu":
+        bad = g != w
+        n = int(bad.sum())
+        if n:
+            idx = tuple(int(i) for i in np.argwhere(bad)[0])
+            return f"{here}: {n} of {g.size} entries differ (first at index {idx})"
+        return None
+    g64 = g.astype(np.float64)
+    w64 = w.astype(np.float64)
+    gfin, wfin = _isfinite(g64), _isfinite(w64)
+    if not np.array_equal(gfin, wfin) or not np.array_equal(g64[~gfin], w64[~wfin]):
+        n = int((~gfin).sum())
+        return f"{here}: {n} non-finite value(s) (nan/inf) where finite values were expected"
+    err = _abs(g64 - w64)
+    err[~gfin] = 0.0
+    limit = tol.atol + tol.rtol * _abs(w64)
+    bad = err > limit
+    if bad.any():
+        n = int(bad.sum())
+        rel = err / np.maximum(_abs(w64), 1e-30)
+        idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(err - limit)), err.shape))
+        shape = f"shape {tuple(g.shape)}, " if g.shape else ""
+        return (
+            f"{here}: {n} of {max(g.size, 1)} values off ({shape}max abs error "
+            f"{float(err.max()):.3g}, max rel error {float(rel[bad].max()):.3g}, worst at index "
+            f"{idx}; tolerance atol={tol.atol:g}, rtol={tol.rtol:g})"
+        )
+    return None
+
+
+def max_abs_diff(a: Any, b: Any) -> float:
+    """Largest absolute difference between two same-shaped arrays (inf if shapes differ)."""
+    a, b = _asarray(a, dtype=np.float64), _asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        return float("inf")
+    return float(_abs(a - b).max()) if a.size else 0.0

@@ -1,0 +1,348 @@
+"""The grading engine: submissions x exercises -> results (GRADING.md's JSON).
+
+Per (submission, exercise) a student worker loads the code in a sandbox;
+each check of the hidden suite runs in this process and asks that worker
+and the reference worker for probe results. A timeout or crash kills the
+worker; the next check gets a fresh one. The reference runs in workers that
+never see student code, and its results are cached per grading run (they
+depend only on the run's seed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import secrets
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import zlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from autograder import _device, _launch, _loader, _wire
+from autograder._paths import EXERCISES, ROOT, SOLUTIONS, private_dirs
+from autograder._suite import Ctx, Fail, GraderBug, StudentProblem, Suite
+from autograder.messages import render
+
+MAX_TIMEOUTS_PER_EXERCISE = 3
+DEFAULT_MEM_BYTES = 4 * 1024**3
+
+
+def load_suite(exercise: str) -> Suite:
+    """The hidden suite of one exercise."""
+    return importlib.import_module(f"autograder.hidden.{exercise}").suite
+
+
+def _key(exercise: str, probe: str, kwargs: dict[str, Any]) -> str:
+    blob = json.dumps([exercise, probe, _wire.encode(kwargs)], sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
+def _probe_error(resp: dict[str, Any], call: str, mem_bytes: int) -> StudentProblem:
+    kind = resp.get("kind")
+    if kind == "not_attempted":
+        return StudentProblem("NOT_ATTEMPTED", where=resp.get("where", call))
+    if kind == "fail":
+        fields = dict(resp.get("fields") or {})
+        fields.setdefault("call", call)
+        return StudentProblem(resp.get("code", "CALL_EXCEPTION"), **fields)
+    if kind == "memory":
+        return StudentProblem("CALL_MEMORY", call=call, cap=f"{mem_bytes / 1024**3:.0f} GiB")
+    if kind == "exit":
+        return StudentProblem("CALL_EXIT", call=call)
+    if kind == "exception":
+        if resp.get("type") == "MemoryError":
+            return StudentProblem("CALL_MEMORY", call=call, cap=f"{mem_bytes / 1024**3:.0f} GiB")
+        err = f"{resp.get('type')}: {resp.get('message')}" if resp.get("message") else str(resp.get("type"))
+        return StudentProblem("CALL_EXCEPTION", call=call, error=err, where=resp.get("where", ""))
+    raise GraderBug(f"probe failed: {resp.get('message', kind)}")
+
+
+def _hideable_parent(path: str, tmp: str) -> list[str]:
+    """The submission's folder (other students' work) if hiding it breaks nothing."""
+    parent = os.path.dirname(os.path.abspath(path))
+    needed = [str(ROOT), tmp, sys.prefix, sys.base_prefix, os.path.expanduser("~")]
+    if any(n == parent or n.startswith(parent.rstrip(os.sep) + os.sep) for n in needed):
+        return []
+    return [parent]
+
+
+class ReferenceBank:
+    """Reference workers (one per exercise, never touched by student code) + cache."""
+
+    def __init__(self, run: GradingRun) -> None:
+        self._run = run
+        self._workers: dict[str, _launch.Worker] = {}
+        self._locks = {ex: threading.Lock() for ex in EXERCISES}
+        self._cache: dict[str, Any] = {}
+
+    def call(self, exercise: str, probe: str, kwargs: dict[str, Any]) -> Any:
+        key = _key(exercise, probe, kwargs)
+        if key in self._cache:
+            return self._cache[key]
+        with self._locks[exercise]:
+            if key in self._cache:
+                return self._cache[key]
+            for _attempt in range(2):
+                worker = self._workers.get(exercise)
+                if worker is None or not worker.alive:
+                    worker = self._run.start_worker(exercise, str(SOLUTIONS / f"{exercise}.py"), "reference")
+                    if worker.status.get("status") != "loaded":
+                        raise GraderBug(f"reference for {exercise} did not load: {worker.status}")
+                    self._workers[exercise] = worker
+                try:
+                    resp = worker.call(probe, kwargs, self._run.timeout * 4)
+                    break
+                except _launch.WorkerDied as err:
+                    self._workers.pop(exercise, None)
+                    last = err
+            else:
+                raise GraderBug(f"reference worker for {exercise} died: {last}")
+            if not resp.get("ok"):
+                raise GraderBug(f"reference probe {probe} failed: {resp}")
+            self._cache[key] = resp["value"]
+            return resp["value"]
+
+    def close(self) -> None:
+        for w in self._workers.values():
+            w.close()
+        self._workers.clear()
+
+
+class GradingRun:
+    """One grading run: device, seed, launcher and reference bank shared by all submissions."""
+
+    def __init__(self, *, device: str = "auto", timeout: float = 30.0, seed: int | None = None,
+                 lang: str = "en", public_only: bool = False, launcher: str = "auto",
+                 mem_bytes: int = DEFAULT_MEM_BYTES, sandbox: bool = True, debug: bool = False) -> None:
+        self.device = _device.resolve(device)
+        self.timeout = float(timeout)
+        self.seed = int(seed) if seed is not None else secrets.randbelow(2**31)
+        self.lang = lang
+        self.public_only = public_only
+        self.mem_bytes = mem_bytes
+        self.sandbox = sandbox
+        self.debug = debug
+        self.tmp = tempfile.mkdtemp(prefix="tapetrace-run-")
+        self.jax_cache = os.path.join(self.tmp, "jax-cache")
+        self.launcher = self._make_launcher(launcher)
+        self.reference = ReferenceBank(self)
+        self.isolation: dict[str, Any] = {}
+        self._scratch_ids = iter(range(10**9))
+        self._lock = threading.Lock()
+
+    def _make_launcher(self, kind: str) -> Any:
+        if kind in ("auto", "zygote") and hasattr(os, "fork"):
+            try:
+                return _launch.ZygoteLauncher()
+            except (RuntimeError, OSError):
+                if kind == "zygote":
+                    raise
+        return _launch.SpawnLauncher()
+
+    def start_worker(self, exercise: str, source_path: str, role: str,
+                     hide_extra: list[str] | None = None) -> _launch.Worker:
+        """Starts a worker for ``exercise`` loading ``source_path`` as ``role``."""
+        with self._lock:
+            scratch = os.path.join(self.tmp, f"w{next(self._scratch_ids)}")
+        os.makedirs(scratch)
+        spec: dict[str, Any] = {
+            "exercise": exercise, "role": role, "source_path": source_path,
+            "module_name": exercise, "device": self.device, "jax_cache": self.jax_cache,
+            "debug": self.debug,
+        }
+        if role == "student" and self.sandbox:
+            spec["sandbox"] = {
+                "scratch": scratch, "mem_bytes": self.mem_bytes, "fsize_bytes": 64 * 1024**2,
+                "hide": private_dirs() + list(hide_extra or []), "network": False,
+            }
+        if getattr(self.launcher, "alive", True) is False:
+            self.launcher = _launch.SpawnLauncher()
+        return _launch.Worker(self.launcher, spec, self.timeout)
+
+    def close(self) -> None:
+        self.reference.close()
+        self.launcher.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    # ------------------------------------------------------------------ grading
+    def grade_exercise(self, sub: _loader.Submission, exercise: str) -> dict[str, Any]:
+        """Grades one exercise of one submission; never raises."""
+        t0 = time.monotonic()
+        suite = load_suite(exercise)
+        checks = [c for c in suite.checks if not self.public_only or not c.hidden]
+        max_score = float(sum(c.points for c in checks))
+
+        def result(status: str, tests: list[dict[str, Any]], message: str) -> dict[str, Any]:
+            return {"score": float(sum(t["score"] for t in tests)), "max_score": max_score,
+                    "status": status, "message": message, "tests": tests,
+                    "seconds": round(time.monotonic() - t0, 3)}
+
+        def zero_tests(message: str, code: str) -> list[dict[str, Any]]:
+            return [{"name": c.name, "score": 0.0, "max_score": c.points, "passed": False,
+                     "hidden": c.hidden, "message": message, "code": code} for c in checks]
+
+        source = sub.sources.get(exercise)
+        if source is None:
+            msg = render("MISSING_FILE", self.lang, exercise=exercise)
+            return result("missing", zero_tests(msg, "MISSING_FILE"), msg)
+        scratch_src = os.path.join(self.tmp, f"src-{next(self._scratch_ids)}")
+        os.makedirs(scratch_src)
+        src_path = os.path.join(scratch_src, f"{exercise}.py")
+        with open(src_path, "w", encoding="utf-8") as fh:
+            fh.write(source)
+        hide = _hideable_parent(sub.path, self.tmp)
+
+        holder: dict[str, Any] = {"worker": None}
+        timeouts = 0
+
+        def student_call(probe: str, call: str, scale: float, kwargs: dict[str, Any]) -> Any:
+            nonlocal timeouts
+            worker = holder["worker"]
+            if worker is None or not worker.alive:
+                worker = self.start_worker(exercise, src_path, "student", hide)
+                holder["worker"] = worker
+                st = worker.status
+                if st.get("status") != "loaded":
+                    raise StudentProblem(st.get("code", "LOAD_CRASHED"), **st.get("fields", {}))
+            try:
+                resp = worker.call(probe, kwargs, self.timeout * scale)
+            except _launch.WorkerDied as err:
+                if err.kind == "timeout":
+                    timeouts += 1
+                    raise StudentProblem("CALL_TIMEOUT", call=call, timeout=self.timeout * scale) from None
+                raise StudentProblem("CALL_CRASHED", call=call, how=err.how) from None
+            if resp.get("ok"):
+                return resp["value"]
+            raise _probe_error(resp, call, self.mem_bytes)
+
+        def reference_call(probe: str, kwargs: dict[str, Any]) -> Any:
+            return self.reference.call(exercise, probe, kwargs)
+
+        # Load once up front: load failures decide the exercise's status.
+        try:
+            first = self.start_worker(exercise, src_path, "student", hide)
+        except Exception as err:  # noqa: BLE001 - the run goes on
+            msg = render("GRADER_ERROR", self.lang, error=str(err))
+            return result("error", zero_tests(msg, "GRADER_ERROR"), msg)
+        st = first.status
+        with self._lock:
+            if st.get("isolation"):
+                self.isolation = st["isolation"]
+        if st.get("status") != "loaded":
+            status = st.get("status", "crashed")
+            msg = render(st.get("code", "LOAD_CRASHED"), self.lang, **st.get("fields", {}))
+            first.close()
+            return result(status, zero_tests(msg, st.get("code", "LOAD_CRASHED")), msg)
+        holder["worker"] = first
+
+        tests = []
+        for check in checks:
+            rng = np.random.default_rng([self.seed, zlib.crc32(exercise.encode()), zlib.crc32(check.name.encode())])
+            ctx = Ctx(rng=rng, seed=self.seed, device=self.device,
+                      student=lambda p, c, s, kw, _scale=check.timeout_scale: student_call(p, c, s * _scale, kw),
+                      reference=reference_call)
+            code, fields = "", {}
+            if check.needs and not _device.satisfies(self.device, check.needs):
+                code, fields = "NOT_ON_DEVICE", {"device": _device.describe(self.device), "needs": check.needs}
+            elif timeouts >= MAX_TIMEOUTS_PER_EXERCISE:
+                code, fields = "BUDGET_EXHAUSTED", {"budget": self.timeout * MAX_TIMEOUTS_PER_EXERCISE}
+            else:
+                try:
+                    check.fn(ctx)
+                except (Fail, StudentProblem) as err:
+                    code, fields = err.key, err.fields
+                except GraderBug as err:
+                    code, fields = "INTERNAL_ERROR", {"error": str(err)[:300]}
+                except Exception as err:  # noqa: BLE001 - a bug in a check must not crash the run
+                    tb = traceback.format_exception_only(type(err), err)[-1].strip()
+                    code, fields = "INTERNAL_ERROR", {"error": f"{check.name}: {tb}"[:300]}
+            passed = code == ""
+            tests.append({"name": check.name, "score": check.points if passed else 0.0,
+                          "max_score": check.points, "passed": passed, "hidden": check.hidden,
+                          "message": "" if passed else render(code, self.lang, **fields), "code": code})
+        if holder["worker"] is not None:
+            holder["worker"].close()
+        failed = [t for t in tests if not t["passed"]]
+        if failed and all(t["code"] == "NOT_ATTEMPTED" for t in failed) and len(failed) == len(tests):
+            message = render("EXERCISE_NOT_ATTEMPTED", self.lang)
+        else:
+            message = failed[0]["message"] if failed else ""
+        return result("graded", tests, message)
+
+    def grade(self, paths: list[str], only: list[str] | None = None, jobs: int = 1,
+              on_result: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+        """Grades submissions; one result object per path, in order, none dropped."""
+        exercises = [e for e in EXERCISES if not only or e in only]
+        subs: list[_loader.Submission | Exception] = []
+        for p in paths:
+            try:
+                subs.append(_loader.load(p))
+            except _loader.SubmissionError as err:
+                subs.append(err)
+            except Exception as err:  # noqa: BLE001
+                subs.append(_loader.SubmissionError(f"{type(err).__name__}: {err}"))
+        results: list[dict[str, Any]] = [self._empty(p) for p in paths]
+        pending = {i: len(exercises) for i in range(len(paths))}
+        done_lock = threading.Lock()
+
+        def task(i: int, ex: str) -> None:
+            sub = subs[i]
+            try:
+                if isinstance(sub, Exception):
+                    res = self._unreadable(ex, str(sub))
+                else:
+                    res = self.grade_exercise(sub, ex)
+            except Exception as err:  # noqa: BLE001 - nothing lost
+                res = self._unreadable(ex, f"internal error: {type(err).__name__}: {err}", status="error",
+                                       key="GRADER_ERROR")
+            with done_lock:
+                results[i]["exercises"][ex] = res
+                pending[i] -= 1
+                if pending[i] == 0:
+                    self._finish(results[i], exercises)
+                    if on_result:
+                        on_result(results[i])
+
+        order = [(i, ex) for i in range(len(paths)) for ex in exercises]
+        if jobs <= 1:
+            for i, ex in order:
+                task(i, ex)
+        else:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                list(pool.map(lambda a: task(*a), order))
+        if not exercises:
+            for r in results:
+                self._finish(r, exercises)
+        return results
+
+    def _empty(self, path: str) -> dict[str, Any]:
+        return {"submission": path, "device": dict(self.device), "seed": self.seed,
+                "total": 0.0, "max_total": 0.0, "exercises": {}}
+
+    def _unreadable(self, exercise: str, error: str, status: str = "missing",
+                    key: str = "UNREADABLE") -> dict[str, Any]:
+        suite = load_suite(exercise)
+        checks = [c for c in suite.checks if not self.public_only or not c.hidden]
+        msg = render(key, self.lang, error=error)
+        return {"score": 0.0, "max_score": float(sum(c.points for c in checks)), "status": status,
+                "message": msg, "seconds": 0.0,
+                "tests": [{"name": c.name, "score": 0.0, "max_score": c.points, "passed": False,
+                           "hidden": c.hidden, "message": msg, "code": key} for c in checks]}
+
+    def _finish(self, res: dict[str, Any], exercises: list[str]) -> None:
+        res["exercises"] = {ex: res["exercises"][ex] for ex in exercises if ex in res["exercises"]}
+        res["total"] = round(sum(e["score"] for e in res["exercises"].values()), 6)
+        res["max_total"] = round(sum(e["max_score"] for e in res["exercises"].values()), 6)
+        res["precision"] = dict(_device.PRECISION)
+        res["isolation"] = dict(self.isolation)
+        res["launcher"] = self.launcher.kind

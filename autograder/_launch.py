@@ -1,0 +1,268 @@
+"""Starting, talking to and killing workers (grader side).
+
+Two launchers with one interface: :class:`ZygoteLauncher` forks workers from
+a warm process (fast), :class:`SpawnLauncher` starts a fresh interpreter per
+worker (portable fallback). :class:`Worker` wraps one worker: it waits for the
+load status, runs probes with a deadline, and describes deaths.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from autograder import _wire
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def worker_env() -> dict[str, str]:
+    """Environment for workers and the zygote: one thread each, quiet XLA."""
+    env = dict(os.environ)
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        env[var] = "1"
+    flags = env.get("XLA_FLAGS", "")
+    if "intra_op_parallelism_threads" not in flags:
+        flags += " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    env["XLA_FLAGS"] = flags.strip()
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.pop("PYTHONSTARTUP", None)
+    return env
+
+
+def describe_status(status: int | None) -> str:
+    """Turns a wait status into words a student can act on."""
+    if status is None:
+        return "it stopped answering"
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        names = {signal.SIGSEGV: "segmentation fault", signal.SIGKILL: "killed",
+                 signal.SIGABRT: "aborted", signal.SIGBUS: "bus error",
+                 signal.SIGFPE: "floating-point exception", signal.SIGXFSZ: "file too large"}
+        return f"{names.get(sig, 'signal')} (signal {sig})"
+    if os.WIFEXITED(status):
+        return f"exited with status {os.WEXITSTATUS(status)}"
+    return "died"
+
+
+class Proc:
+    """A started worker process."""
+
+    def __init__(self, pid: int, popen: subprocess.Popen | None = None) -> None:
+        self.pid = pid
+        self.popen = popen
+        self.status: int | None = None
+        self.exited = threading.Event()
+
+    def wait(self, timeout: float) -> int | None:
+        """Waits for the exit status; None if still running after ``timeout``."""
+        if self.popen is not None:
+            try:
+                code = self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                return None
+            self.status = (-code & 0x7F) if code < 0 else (code << 8)
+            return self.status
+        self.exited.wait(timeout)
+        return self.status
+
+    def kill(self) -> None:
+        """Kills the worker's whole process group."""
+        for target in (lambda: os.killpg(self.pid, signal.SIGKILL), lambda: os.kill(self.pid, signal.SIGKILL)):
+            try:
+                target()
+                return
+            except OSError:
+                continue
+
+
+class SpawnLauncher:
+    """Starts each worker as ``python -m autograder._worker`` (no shared state)."""
+
+    kind = "spawn"
+
+    def spawn(self, spec: dict[str, Any], fds: tuple[int, int]) -> Proc:
+        popen = subprocess.Popen(
+            [sys.executable, "-m", "autograder._worker", str(fds[0]), str(fds[1]), json.dumps(spec)],
+            pass_fds=fds, env=worker_env(), cwd=str(ROOT), start_new_session=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        return Proc(popen.pid, popen)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+class ZygoteLauncher:
+    """Forks workers from a warm zygote process (imports paid once per run)."""
+
+    kind = "zygote"
+
+    def __init__(self, ready_timeout: float = 120.0) -> None:
+        self._sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._popen = subprocess.Popen(
+            [sys.executable, "-m", "autograder._zygote", str(child.fileno())],
+            pass_fds=(child.fileno(),), env=worker_env(), cwd=str(ROOT), start_new_session=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        child.close()
+        self._ids = itertools.count()
+        self._lock = threading.Lock()
+        self._pending: dict[int, list[Any]] = {}
+        self._procs: dict[int, Proc] = {}
+        self._early_exit: dict[int, int] = {}
+        self._ready = threading.Event()
+        self._dead = False
+        threading.Thread(target=self._reader, daemon=True).start()
+        if not self._ready.wait(ready_timeout) or self._dead:
+            self.close()
+            raise RuntimeError("the zygote did not start")
+
+    def _reader(self) -> None:
+        while True:
+            try:
+                data = self._sock.recv(1 << 16)
+            except OSError:
+                data = b""
+            if not data:
+                self._dead = True
+                self._ready.set()
+                with self._lock:
+                    for slot in self._pending.values():
+                        slot[1].set()
+                return
+            msg = json.loads(data)
+            with self._lock:
+                if msg["event"] == "ready":
+                    self._ready.set()
+                elif msg["event"] == "spawned":
+                    slot = self._pending.pop(msg["id"], None)
+                    if slot:
+                        slot[0] = msg["pid"]
+                        slot[1].set()
+                elif msg["event"] == "exit":
+                    proc = self._procs.pop(msg["pid"], None)
+                    if proc is None:
+                        self._early_exit[msg["pid"]] = msg["status"]
+                    else:
+                        proc.status = msg["status"]
+                        proc.exited.set()
+
+    @property
+    def alive(self) -> bool:
+        """Whether the zygote still serves requests."""
+        return not self._dead and self._popen.poll() is None
+
+    def spawn(self, spec: dict[str, Any], fds: tuple[int, int]) -> Proc:
+        rid = next(self._ids)
+        slot: list[Any] = [None, threading.Event()]
+        with self._lock:
+            self._pending[rid] = slot
+        payload = json.dumps({"id": rid, "spec": spec}).encode()
+        socket.send_fds(self._sock, [payload], list(fds))
+        if not slot[1].wait(30) or slot[0] is None:
+            raise RuntimeError("the zygote did not fork a worker")
+        proc = Proc(slot[0])
+        with self._lock:
+            if proc.pid in self._early_exit:
+                proc.status = self._early_exit.pop(proc.pid)
+                proc.exited.set()
+            else:
+                self._procs[proc.pid] = proc
+        return proc
+
+    def close(self) -> None:
+        """Stops the zygote (it kills the workers it still has)."""
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._sock.close()
+        try:
+            self._popen.wait(5)
+        except subprocess.TimeoutExpired:
+            self._popen.kill()
+
+
+class WorkerDied(Exception):
+    """The worker did not answer: ``kind`` is ``timeout``, ``crashed`` or ``broken``."""
+
+    def __init__(self, kind: str, how: str) -> None:
+        super().__init__(f"{kind}: {how}")
+        self.kind = kind
+        self.how = how
+
+
+class Worker:
+    """One worker process serving probes for one (submission or reference, exercise)."""
+
+    def __init__(self, launcher: Any, spec: dict[str, Any], load_timeout: float) -> None:
+        cmd_r, self._cmd_w = os.pipe()
+        self._res_r, res_w = os.pipe()
+        try:
+            self.proc = launcher.spawn(spec, (cmd_r, res_w))
+        finally:
+            os.close(cmd_r)
+            os.close(res_w)
+        self.alive = True
+        try:
+            self.status: dict[str, Any] = _wire.recv(self._res_r, time.monotonic() + load_timeout)
+        except TimeoutError:
+            self.kill()
+            self.status = {"status": "timeout", "code": "LOAD_TIMEOUT", "fields": {"timeout": load_timeout}}
+        except (EOFError, _wire.WireError, OSError):
+            how = describe_status(self.proc.wait(3))
+            self.kill()
+            self.status = {"status": "crashed", "code": "LOAD_CRASHED", "fields": {"how": how}}
+        if self.status.get("status") != "loaded":
+            self.close()
+
+    def call(self, probe: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Runs one probe; returns the worker's response.
+
+        Raises:
+            WorkerDied: the probe timed out, the process died, or it sent garbage.
+        """
+        if not self.alive:
+            raise WorkerDied("broken", "the worker is gone")
+        try:
+            _wire.send(self._cmd_w, {"probe": probe, "kwargs": kwargs})
+            return _wire.recv(self._res_r, time.monotonic() + timeout)
+        except TimeoutError:
+            self.kill()
+            raise WorkerDied("timeout", f"{timeout:g} s") from None
+        except (EOFError, BrokenPipeError, OSError):
+            how = describe_status(self.proc.wait(3))
+            self.kill()
+            raise WorkerDied("crashed", how) from None
+        except _wire.WireError as err:
+            self.kill()
+            raise WorkerDied("broken", str(err)) from None
+
+    def kill(self) -> None:
+        """Kills the worker and releases its pipes."""
+        self.proc.kill()
+        self.close()
+
+    def close(self) -> None:
+        """Closes the pipes; the worker exits on EOF."""
+        if self.alive:
+            self.alive = False
+            for fd in (self._cmd_w, self._res_r):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            if self.proc.wait(0.5) is None:
+                self.proc.kill()

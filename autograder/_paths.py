@@ -1,0 +1,30 @@
+"""Where things live, and the exercise list (fixed by CURRICULUM.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = ROOT / "solutions"
+EXERCISES_DIR = ROOT / "exercises"
+HIDDEN = ROOT / "autograder" / "hidden"
+TESTS = ROOT / "tests"
+
+EXERCISES: tuple[str, ...] = (
+    "ex01_torch_mlp",
+    "ex02_torch_training",
+    "ex03_torch_cnn",
+    "ex04_jax_mlp",
+    "ex05_jit_train_step",
+    "ex06_per_example_grads",
+    "ex07_flax_cnn",
+    "ex08_jax_transforms",
+    "ex09_autograd_tape",
+    "ex10_bridge",
+)
+
+
+def private_dirs() -> list[str]:
+    """Directories a student's worker must not see (covered by tmpfs when possible)."""
+    dirs = [SOLUTIONS, HIDDEN, TESTS, ROOT / ".git", ROOT / "dist", ROOT / "examples"]
+    return [str(d) for d in dirs if d.is_dir()]

@@ -1,0 +1,183 @@
+"""The worker: loads one exercise module (student or reference) and serves probes.
+
+Started by the grader (forked from the warm zygote, or spawned with
+``python -m autograder._worker``). It speaks only through two pipes: commands
+in, plain-data results out (see :mod:`autograder._wire`); its stdout and
+stderr go to /dev/null so printing cannot flood anything.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import traceback
+from typing import Any
+
+from autograder import _wire
+
+
+def _setup_threads_and_precision(device: dict[str, str], jax_cache: str | None) -> None:
+    """One thread per worker (jobs x threads <= cores), pinned precision."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = "1"
+    if "torch" in sys.modules:
+        import torch
+
+        torch.set_num_threads(1)
+        try:
+            torch.set_num_interop_threads(1)
+        except RuntimeError:
+            pass
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        torch.set_float32_matmul_precision("highest")
+    if "jax" in sys.modules:
+        import jax
+
+        jax.config.update("jax_default_matmul_precision", "highest")
+        if device.get("jax") == "cpu":
+            jax.config.update("jax_platforms", "cpu")
+        if jax_cache:
+            jax.config.update("jax_compilation_cache_dir", jax_cache)
+            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+            jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+def _student_frame(tb: Any, path: str) -> tuple[int, str, str] | None:
+    """(line, code, function) of the deepest traceback frame in the student's file."""
+    found = None
+    for frame in traceback.extract_tb(tb):
+        if os.path.abspath(frame.filename) == path:
+            found = (frame.lineno or 0, (frame.line or "").strip(), frame.name)
+    return found
+
+
+def _safe_str(err: BaseException) -> str:
+    try:
+        text = str(err)
+    except Exception:  # noqa: BLE001 - a hostile __str__
+        text = "<unprintable>"
+    text = " ".join(text.split())
+    return text[:300] + ("…" if len(text) > 300 else "")
+
+
+def _describe(err: BaseException, path: str) -> dict[str, Any]:
+    where = _student_frame(err.__traceback__, path)
+    loc = ""
+    func = ""
+    if where:
+        line, code, func = where
+        loc = f" at line {line} of your code" + (f": `{code[:120]}`" if code else "")
+    return {"type": type(err).__name__, "message": _safe_str(err), "where": loc, "func": func}
+
+
+def _load(spec: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    path = os.path.abspath(spec["source_path"])
+    name = spec["module_name"]
+    try:
+        mspec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(mspec)
+        sys.modules[name] = mod
+        mspec.loader.exec_module(mod)
+    except SyntaxError as err:
+        return None, {"status": "error", "code": "LOAD_SYNTAX",
+                      "fields": {"error": f"{type(err).__name__}: {err.msg}", "line": err.lineno or 0}}
+    except SystemExit as err:
+        d = _describe(err, path)
+        return None, {"status": "error", "code": "LOAD_EXIT", "fields": {"where": d["where"]}}
+    except BaseException as err:  # noqa: BLE001 - anything student code raises
+        d = _describe(err, path)
+        return None, {"status": "error", "code": "LOAD_EXCEPTION",
+                      "fields": {"error": f"{d['type']}: {d['message']}", "where": d["where"]}}
+    return mod, {"status": "loaded"}
+
+
+def _run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[str, Any]:
+    from autograder.probes._common import ProbeFail
+
+    fn = getattr(probes, "probe_" + req["probe"], None)
+    if fn is None:
+        return {"ok": False, "kind": "internal", "message": f"no probe {req['probe']!r}"}
+    try:
+        value = fn(mod, **req.get("kwargs", {}))
+    except ProbeFail as err:
+        return {"ok": False, "kind": "fail", "code": err.code,
+                "fields": {k: str(v) for k, v in err.fields.items()}}
+    except NotImplementedError as err:
+        d = _describe(err, path)
+        return {"ok": False, "kind": "not_attempted", "where": d["func"] or req["probe"]}
+    except MemoryError:
+        return {"ok": False, "kind": "memory"}
+    except SystemExit:
+        return {"ok": False, "kind": "exit"}
+    except RecursionError as err:
+        return {"ok": False, "kind": "exception", **_describe(err, path)}
+    except BaseException as err:  # noqa: BLE001
+        return {"ok": False, "kind": "exception", **_describe(err, path)}
+    try:
+        _wire.encode(value)
+    except TypeError as err:
+        return {"ok": False, "kind": "internal", "message": f"probe returned unsendable data: {err}"}
+    return {"ok": True, "value": value}
+
+
+def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
+    """Runs one worker until the grader closes the command pipe.
+
+    Args:
+        cmd_fd: read end of the command pipe.
+        res_fd: write end of the result pipe.
+        spec: exercise, role, module source path, scratch dir, device, sandbox settings.
+    """
+    if not spec.get("debug"):
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+    from autograder.probes import _common
+
+    _common.DEVICE.update(spec["device"])
+    probes = importlib.import_module(f"autograder.probes.{spec['exercise']}")
+    _setup_threads_and_precision(spec["device"], spec.get("jax_cache"))
+    isolation: dict[str, Any] = {}
+    if spec.get("sandbox"):
+        from autograder import _sandbox
+
+        isolation = _sandbox.apply(**spec["sandbox"])
+    mod, status = _load(spec)
+    if mod is not None:
+        names = list(getattr(probes, "NAMES", ()))
+        missing = [n for n in names if not hasattr(mod, n)]
+        if names and len(missing) == len(names):
+            status = {"status": "missing", "code": "MISSING_NAMES",
+                      "fields": {"names": ", ".join(names)}}
+        else:
+            status = {"status": "loaded", "missing": missing}
+    status["isolation"] = isolation
+    _wire.send(res_fd, status)
+    if mod is None:
+        return
+    path = os.path.abspath(spec["source_path"])
+    while True:
+        try:
+            req = _wire.recv(cmd_fd)
+        except (EOFError, OSError):
+            return
+        _wire.send(res_fd, _run_probe(probes, mod, req, path))
+
+
+def main() -> None:
+    """Entry point of a spawned worker: ``python -m autograder._worker CMD RES SPEC``."""
+    cmd_fd, res_fd = int(sys.argv[1]), int(sys.argv[2])
+    spec = json.loads(sys.argv[3])
+    try:
+        worker_main(cmd_fd, res_fd, spec)
+    finally:
+        os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""Message catalogues: one per topic, each with ``EN`` and ``ES`` dicts sharing keys.
+
+Messages are constants that show the bug and the fix. Checks raise
+``Fail(KEY, **fields)``; the engine renders the key in the grading language.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import string
+from functools import lru_cache
+
+LANGS = ("en", "es")
+
+
+@lru_cache(maxsize=None)
+def catalogue(lang: str = "en") -> dict[str, str]:
+    """All message templates for a language, merged across topic modules.
+
+    Args:
+        lang: ``"en"`` or ``"es"``.
+
+    Returns:
+        A dict ``key -> template`` (``str.format`` placeholders).
+    """
+    out: dict[str, str] = {}
+    for info in pkgutil.iter_modules(__path__):
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        table = getattr(mod, lang.upper(), None) or {}
+        dup = set(out) & set(table)
+        if dup:
+            raise RuntimeError(f"message keys defined twice: {sorted(dup)}")
+        out.update(table)
+    return out
+
+
+def placeholders(template: str) -> set[str]:
+    """Names of the ``{field}`` placeholders in a template."""
+    return {f for _, f, _, _ in string.Formatter().parse(template) if f}
+
+
+def render(key: str, lang: str = "en", **fields: object) -> str:
+    """Renders a message key; falls back to English, then to the key itself."""
+    template = catalogue(lang).get(key) or catalogue("en").get(key)
+    if template is None:
+        return key
+    try:
+        return template.format(**fields)
+    except (KeyError, IndexError, ValueError):
+        return template

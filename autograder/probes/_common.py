@@ -1,0 +1,120 @@
+"""Helpers shared by probes (code that runs inside a worker, beside student code).
+
+Probes measure, they never judge: they call the student's (or reference's)
+code on inputs the grader sent and return plain numpy data. Conversions here
+are strict about types, so an object with a lying ``__eq__`` never leaves the
+worker; only arrays and numbers do. Every function a probe relies on is bound
+at import time, before the student module is loaded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+_np_asarray = np.asarray
+_np_array = np.array
+
+# Set by the worker before the student module loads.
+DEVICE: dict[str, str] = {"torch": "cpu", "jax": "cpu"}
+
+
+class ProbeFail(Exception):
+    """A probe found a problem it can name (wrong type, missing name, ...)."""
+
+    def __init__(self, code: str, **fields: Any) -> None:
+        super().__init__(code)
+        self.code = code
+        self.fields = fields
+
+
+def get(mod: Any, name: str) -> Any:
+    """Looks up a contract name in the loaded module, or fails with MISSING_NAME."""
+    try:
+        return getattr(mod, name)
+    except AttributeError:
+        raise ProbeFail("MISSING_NAME", name=name) from None
+
+
+def type_name(x: Any) -> str:
+    """Student-safe description of an object's type."""
+    t = type(x)
+    mod = t.__module__
+    name = t.__qualname__ if mod in ("builtins", "__main__") else f"{mod}.{t.__qualname__}"
+    if isinstance(x, np.ndarray):
+        return f"a numpy array {tuple(x.shape)}"
+    return f"a `{name}`"
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def torch_to_np(x: Any, call: str) -> np.ndarray:
+    """A torch tensor (any device, any grad state) as a float/int numpy array."""
+    torch = _torch()
+    if not isinstance(x, torch.Tensor):
+        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(x), expected="a torch.Tensor")
+    t = torch.Tensor.detach(x)
+    t = torch.Tensor.cpu(t)
+    if t.dtype == torch.bfloat16:
+        t = torch.Tensor.float(t)
+    return _np_array(torch.Tensor.numpy(t), copy=True)
+
+
+def jax_to_np(x: Any, call: str, allow_numpy: bool = False) -> np.ndarray:
+    """A JAX array as a numpy array (numpy arrays only when ``allow_numpy``)."""
+    import jax
+
+    if isinstance(x, jax.Array):
+        return _np_array(x, copy=True)
+    if allow_numpy and type(x) is np.ndarray:
+        return _np_array(x, copy=True)
+    raise ProbeFail("WRONG_TYPE", call=call, got=type_name(x), expected="a jax.Array")
+
+
+def tree_to_np(tree: Any, call: str, allow_numpy: bool = False) -> Any:
+    """Converts a pytree of dicts/lists/tuples of jax arrays to numpy; keeps structure."""
+    if isinstance(tree, dict):
+        out = {}
+        for k, v in tree.items():
+            if not isinstance(k, str):
+                raise ProbeFail("WRONG_TYPE", call=call, got=f"a dict key {type_name(k)}",
+                                expected="str keys")
+            out[k] = tree_to_np(v, call, allow_numpy)
+        return out
+    if type(tree) in (list, tuple):
+        return type(tree)(tree_to_np(v, call, allow_numpy) for v in tree)
+    return jax_to_np(tree, call, allow_numpy)
+
+
+def to_float(x: Any, call: str, strict: bool = True) -> float:
+    """A Python float from a student return value.
+
+    Args:
+        x: the value returned.
+        call: the call, for messages.
+        strict: only ``float``/``int`` accepted; otherwise also 0-d arrays/tensors.
+    """
+    if type(x) is float or (type(x) is int):
+        return float(x)
+    if not strict:
+        if isinstance(x, np.floating):
+            return float(x)
+        try:
+            import jax
+
+            if isinstance(x, jax.Array) and x.shape == ():
+                return float(_np_asarray(x))
+        except ImportError:
+            pass
+        try:
+            torch = _torch()
+            if isinstance(x, torch.Tensor) and torch.Tensor.numel(x) == 1:
+                return float(torch.Tensor.item(torch.Tensor.detach(x)))
+        except ImportError:
+            pass
+    raise ProbeFail("WRONG_TYPE", call=call, got=type_name(x), expected="a Python float")

@@ -1,51 +1,14 @@
-"""Hidden suite of ex01_torch_mlp (an nn.Module MLP)."""
+"""Hidden suite of ex01_torch_mlp (an nn.Module MLP): the public checks, then these."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from autograder._suite import Ctx, Fail, StudentProblem, Suite
+from autograder.public.ex01_torch_mlp import _case
+from autograder.public.ex01_torch_mlp import suite as _public
 
-suite = Suite("ex01_torch_mlp")
-
-
-def _config(rng: np.random.Generator, n_hidden: int | None = None) -> tuple[int, list[int], int]:
-    """Non-square dims so transposes and orders show."""
-    n_hidden = int(rng.integers(1, 4)) if n_hidden is None else n_hidden
-    dims = [int(d) for d in rng.choice(np.arange(2, 12), size=n_hidden + 2, replace=False)]
-    return dims[0], dims[1:-1], dims[-1]
-
-
-def _params(rng: np.random.Generator, dims: list[int]) -> list[np.ndarray]:
-    out = []
-    for a, b in zip(dims[:-1], dims[1:]):
-        out.append((rng.standard_normal((b, a)) / np.sqrt(a)).astype(np.float32))
-        out.append((0.5 * rng.standard_normal(b)).astype(np.float32))
-    return out
-
-
-def _case(ctx: Ctx, n_hidden: int | None = None, n: int = 16) -> dict:
-    i, h, o = _config(ctx.rng, n_hidden)
-    x = (2.0 * ctx.rng.standard_normal((n, i))).astype(np.float32)
-    return {"input_dim": i, "hidden_dims": h, "output_dim": o, "params": _params(ctx.rng, [i, *h, o]), "x": x}
-
-
-@suite.check(points=2, hidden=False)
-def parameter_shapes_in_order(ctx: Ctx) -> None:
-    """`parameters()` lists weight (out, in) then bias (out,) per layer, in order."""
-    case = _case(ctx)
-    args = {k: case[k] for k in ("input_dim", "hidden_dims", "output_dim")}
-    got, want = ctx.both("param_shapes", call="MLP(...).parameters()", **args)
-    if [list(s) for s in got] != [list(s) for s in want]:
-        raise Fail("EX01_PARAM_SHAPES", call="MLP(...).parameters()", got=[tuple(s) for s in got])
-
-
-@suite.check(points=3)
-def forward_matches_reference(ctx: Ctx) -> None:
-    """Same weights, same inputs: same logits as the reference."""
-    case = _case(ctx)
-    got, want = ctx.both("forward", call="MLP.forward", **case)
-    ctx.assert_close(got, want, kind="forward", what="MLP.forward")
+suite = Suite("ex01_torch_mlp", checks=list(_public.checks))
 
 
 @suite.check(points=1)

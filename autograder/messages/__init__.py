@@ -9,12 +9,12 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import string
-from functools import lru_cache
+from functools import cache
 
 LANGS = ("en", "es")
 
 
-@lru_cache(maxsize=None)
+@cache
 def catalogue(lang: str = "en") -> dict[str, str]:
     """All message templates for a language, merged across topic modules.
 

@@ -1,0 +1,65 @@
+"""Shared fixtures: one grading run per test session (one zygote, one reference cache)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autograder._engine import GradingRun
+from autograder._paths import EXERCISES, ROOT, SOLUTIONS
+
+SEED = int(os.environ.get("TAPETRACE_TEST_SEED", "20261129"))
+MUTANTS = ROOT / "tests" / "mutants"
+
+
+def pytest_report_header(config):
+    return f"tapetrace grading seed: {SEED} (set TAPETRACE_TEST_SEED to change)"
+
+
+@pytest.fixture(scope="session")
+def run():
+    r = GradingRun(device="cpu", timeout=float(os.environ.get("TAPETRACE_TEST_TIMEOUT", "60")), seed=SEED)
+    yield r
+    r.close()
+
+
+@pytest.fixture(scope="session")
+def fast_run():
+    """A run with a short timeout, for tests of hangs."""
+    r = GradingRun(device="cpu", timeout=6.0, seed=SEED)
+    yield r
+    r.close()
+
+
+def make_submission(tmp: Path, replace: dict[str, str] | None = None, only: list[str] | None = None) -> Path:
+    """A directory submission: the solutions, with some exercises replaced by given source text."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    for ex in only or EXERCISES:
+        src = SOLUTIONS / f"{ex}.py"
+        if replace and ex in replace:
+            (tmp / f"{ex}.py").write_text(replace[ex])
+        elif src.exists():
+            shutil.copy(src, tmp / f"{ex}.py")
+    return tmp
+
+
+def mutant_files() -> list[Path]:
+    return sorted(MUTANTS.glob("ex*/*.py"))
+
+
+def mutant_meta(path: Path) -> dict:
+    """Reads ``# MUTANT:``, ``# FAILS:`` and optional ``# CODE name: KEY`` header lines."""
+    text = path.read_text()
+    meta = {"exercise": path.parent.name, "fails": set(), "codes": {}, "why": ""}
+    for line in text.splitlines()[:15]:
+        if m := re.match(r"#\s*MUTANT:\s*(.+)", line):
+            meta["why"] = m.group(1).strip()
+        elif m := re.match(r"#\s*FAILS:\s*(.+)", line):
+            meta["fails"] = {s.strip() for s in m.group(1).split(",") if s.strip()}
+        elif m := re.match(r"#\s*CODE\s+(\w+):\s*(\w+)", line):
+            meta["codes"][m.group(1)] = m.group(2)
+    return meta

@@ -1,0 +1,67 @@
+"""Three outcomes per exercise (learntools): stub -> not attempted, solution -> full, mutant -> fails its check."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from conftest import make_submission, mutant_files, mutant_meta
+
+from autograder._engine import load_suite
+from autograder._paths import EXERCISES, EXERCISES_DIR, SOLUTIONS
+
+PRESENT = [ex for ex in EXERCISES if (SOLUTIONS / f"{ex}.py").exists()
+           and importlib.util.find_spec(f"autograder.hidden.{ex}") is not None]
+
+
+@pytest.mark.parametrize("exercise", PRESENT)
+def test_solution_gets_full_marks(run, exercise):
+    res = run.grade([str(SOLUTIONS)], only=[exercise])[0]
+    ex = res["exercises"][exercise]
+    failed = {t["name"]: t["message"] for t in ex["tests"] if not t["passed"]}
+    assert not failed, failed
+    assert ex["status"] == "graded"
+    assert ex["score"] == ex["max_score"] == load_suite(exercise).max_score > 0
+
+
+@pytest.mark.parametrize("exercise", PRESENT)
+def test_stub_is_not_attempted(run, exercise):
+    res = run.grade([str(EXERCISES_DIR)], only=[exercise])[0]
+    ex = res["exercises"][exercise]
+    assert ex["score"] == 0
+    assert ex["status"] == "graded"
+    assert ex["message"].startswith("not attempted"), ex["message"]
+    assert all(t["code"] == "NOT_ATTEMPTED" for t in ex["tests"]), [t["message"] for t in ex["tests"]]
+
+
+@pytest.mark.parametrize("path", mutant_files(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_mutant_fails_exactly_its_checks(run, tmp_path, path):
+    meta = mutant_meta(path)
+    assert meta["why"] and meta["fails"], f"{path.name}: needs '# MUTANT:' and '# FAILS:' header lines"
+    ex = meta["exercise"]
+    names = {c.name for c in load_suite(ex).checks}
+    assert meta["fails"] <= names, f"unknown checks {meta['fails'] - names}"
+    sub = make_submission(tmp_path / "sub", {ex: path.read_text()}, only=[ex])
+    res = run.grade([str(sub)], only=[ex])[0]["exercises"][ex]
+    failed = {t["name"] for t in res["tests"] if not t["passed"]}
+    msgs = {t["name"]: f"[{t['code']}] {t['message']}" for t in res["tests"] if not t["passed"]}
+    assert failed == meta["fails"], msgs
+    for name, code in meta["codes"].items():
+        got = next(t for t in res["tests"] if t["name"] == name)
+        assert got["code"] == code, msgs
+    assert res["score"] < res["max_score"]
+
+
+@pytest.mark.parametrize("exercise", PRESENT)
+def test_every_check_has_a_mutant(exercise):
+    covered = set()
+    for path in mutant_files():
+        meta = mutant_meta(path)
+        if meta["exercise"] == exercise:
+            covered |= meta["fails"]
+    missing = {c.name for c in load_suite(exercise).checks} - covered
+    assert not missing, f"checks no mutant proves can fail: {sorted(missing)}"
+
+
+def test_all_ten_exercises_present():
+    assert PRESENT == list(EXERCISES)

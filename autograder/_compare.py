@@ -95,10 +95,11 @@ def first_difference(got: Any, want: Any, tol: Tol, where: str = "") -> str | No
             idx = tuple(int(i) for i in np.argwhere(bad)[0])
             return f"{here}: {n} of {g.size} entries differ (first at index {idx})"
         return None
-    g64 = g.astype(np.float64)
-    w64 = w.astype(np.float64)
+    g64 = np.atleast_1d(g.astype(np.float64))
+    w64 = np.atleast_1d(w.astype(np.float64))
     gfin, wfin = _isfinite(g64), _isfinite(w64)
-    if not np.array_equal(gfin, wfin) or not np.array_equal(g64[~gfin], w64[~wfin]):
+    # Fail closed: a nan is never a match; an inf only where the reference has the same inf.
+    if np.isnan(g64).any() or not np.array_equal(gfin, wfin) or not np.array_equal(g64[~gfin], w64[~wfin]):
         n = int((~gfin).sum())
         return f"{here}: {n} non-finite value(s) (nan/inf) where finite values were expected"
     err = _abs(g64 - w64)
@@ -108,7 +109,7 @@ def first_difference(got: Any, want: Any, tol: Tol, where: str = "") -> str | No
     if bad.any():
         n = int(bad.sum())
         rel = err / np.maximum(_abs(w64), 1e-30)
-        idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(err - limit)), err.shape))
+        idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(err - limit)), err.shape))[: g.ndim]
         shape = f"shape {tuple(g.shape)}, " if g.shape else ""
         return (
             f"{here}: {n} of {max(g.size, 1)} values off ({shape}max abs error "

@@ -118,6 +118,45 @@ class ReferenceBank:
         self._workers.clear()
 
 
+class GradingCancelled(Exception):
+    """The run was cancelled (Ctrl-C): no new worker starts."""
+
+
+class _TrackedLauncher:
+    """A launcher that remembers the processes it started, so :meth:`GradingRun.cancel` can kill them.
+
+    Workers live in their own sessions (a terminal's Ctrl-C never reaches them), so on an
+    interrupt the grader must kill them itself, including ones still loading.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.kind = inner.kind
+        self._procs: list[_launch.Proc] = []
+        self._lock = threading.Lock()
+
+    @property
+    def alive(self) -> bool:
+        return getattr(self.inner, "alive", True)
+
+    def spawn(self, spec: dict[str, Any], fds: tuple[int, int]) -> _launch.Proc:
+        proc = self.inner.spawn(spec, fds)
+        with self._lock:
+            self._procs = [p for p in self._procs if p.wait(0) is None]
+            self._procs.append(proc)
+        return proc
+
+    def kill_all(self) -> None:
+        with self._lock:
+            procs, self._procs = self._procs, []
+        for p in procs:
+            if p.wait(0) is None:
+                p.kill()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
 class GradingRun:
     """One grading run: device, seed, launcher and reference bank shared by all submissions."""
 
@@ -134,7 +173,8 @@ class GradingRun:
         self.debug = debug
         self.tmp = tempfile.mkdtemp(prefix="tapetrace-run-")
         self.jax_cache = os.path.join(self.tmp, "jax-cache")
-        self.launcher = self._make_launcher(launcher)
+        self._cancel = threading.Event()
+        self.launcher = _TrackedLauncher(self._make_launcher(launcher))
         self.reference = ReferenceBank(self)
         self.isolation: dict[str, Any] = {}
         self._scratch_ids = iter(range(10**9))
@@ -152,12 +192,17 @@ class GradingRun:
     def start_worker(self, exercise: str, source_path: str, role: str,
                      hide_extra: list[str] | None = None) -> _launch.Worker:
         """Starts a worker for ``exercise`` loading ``source_path`` as ``role``."""
+        if self._cancel.is_set():
+            raise GradingCancelled("grading was cancelled")
         with self._lock:
             scratch = os.path.join(self.tmp, f"w{next(self._scratch_ids)}")
         os.makedirs(scratch)
         spec: dict[str, Any] = {
             "exercise": exercise, "role": role, "source_path": source_path,
-            "module_name": exercise, "device": self.device, "jax_cache": self.jax_cache,
+            "module_name": exercise, "device": self.device,
+            # the persistent compile cache is shared by reference workers only: a student's
+            # worker must not be able to plant entries another submission would load
+            "jax_cache": self.jax_cache if role == "reference" else None,
             "debug": self.debug,
         }
         if role == "student" and self.sandbox:
@@ -166,8 +211,18 @@ class GradingRun:
                 "hide": private_dirs() + list(hide_extra or []), "network": False,
             }
         if getattr(self.launcher, "alive", True) is False:
-            self.launcher = _launch.SpawnLauncher()
+            self.launcher = _TrackedLauncher(_launch.SpawnLauncher())
         return _launch.Worker(self.launcher, spec, self.timeout)
+
+    def cancel(self) -> None:
+        """Stops the run now (Ctrl-C): no new workers, running ones killed, unfinished work dropped."""
+        self._cancel.set()
+        self.launcher.kill_all()
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called."""
+        return self._cancel.is_set()
 
     def close(self) -> None:
         self.reference.close()
@@ -280,8 +335,13 @@ class GradingRun:
         return result("graded", tests, message)
 
     def grade(self, paths: list[str], only: list[str] | None = None, jobs: int = 1,
-              on_result: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
-        """Grades submissions; one result object per path, in order, none dropped."""
+              on_result: Callable[[dict[str, Any]], None] | None = None,
+              on_task: Callable[[int, str], None] | None = None) -> list[dict[str, Any]]:
+        """Grades submissions; one result object per path, in order, none dropped.
+
+        ``on_result(result)`` is called once per finished submission, ``on_task(index,
+        exercise)`` once per finished (submission, exercise); both from grading threads.
+        """
         exercises = [e for e in EXERCISES if not only or e in only]
         subs: list[_loader.Submission | Exception] = []
         for p in paths:
@@ -296,6 +356,8 @@ class GradingRun:
         done_lock = threading.Lock()
 
         def task(i: int, ex: str) -> None:
+            if self._cancel.is_set():
+                return
             sub = subs[i]
             try:
                 if isinstance(sub, Exception):
@@ -305,21 +367,30 @@ class GradingRun:
             except Exception as err:  # noqa: BLE001 - nothing lost
                 res = self._unreadable(ex, f"internal error: {type(err).__name__}: {err}", status="error",
                                        key="GRADER_ERROR")
+            if self._cancel.is_set():
+                return  # its workers were killed mid-way: the result would be wrong, drop it
             with done_lock:
                 results[i]["exercises"][ex] = res
                 pending[i] -= 1
+                if on_task:
+                    on_task(i, ex)
                 if pending[i] == 0:
                     self._finish(results[i], exercises)
                     if on_result:
                         on_result(results[i])
 
         order = [(i, ex) for i in range(len(paths)) for ex in exercises]
-        if jobs <= 1:
-            for i, ex in order:
-                task(i, ex)
-        else:
-            with ThreadPoolExecutor(max_workers=jobs) as pool:
-                list(pool.map(lambda a: task(*a), order))
+        # The main thread only waits, so Ctrl-C lands here (never inside a check) and
+        # cancels at once instead of waiting for the tasks in flight.
+        pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="tapetrace-grade")
+        try:
+            for fut in [pool.submit(task, i, ex) for i, ex in order]:
+                fut.result()
+        except BaseException:
+            self.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
         if not exercises:
             for r in results:
                 self._finish(r, exercises)

@@ -83,8 +83,11 @@ def decode(obj: Any) -> Any:
             if dtype not in _DTYPES or set(obj) != {"__nd__", "shape", "data"}:
                 raise WireError("malformed array")
             shape = tuple(int(s) for s in obj["shape"])
-            raw = base64.b64decode(obj["data"])
-            arr = np.frombuffer(raw, dtype=np.dtype(dtype))
+            try:
+                raw = base64.b64decode(obj["data"], validate=True)
+                arr = np.frombuffer(raw, dtype=np.dtype(dtype))
+            except (ValueError, TypeError):
+                raise WireError("malformed array data") from None
             if arr.size != int(np.prod(shape, dtype=np.int64)):
                 raise WireError("array size does not match its shape")
             return arr.reshape(shape).copy()

@@ -12,6 +12,7 @@ import importlib
 import importlib.util
 import json
 import os
+import signal
 import sys
 import traceback
 from typing import Any
@@ -44,6 +45,27 @@ def _setup_threads_and_precision(device: dict[str, str], jax_cache: str | None) 
             jax.config.update("jax_compilation_cache_dir", jax_cache)
             jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
             jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+_OOM_TEXT = "can't allocate memory"
+
+
+def _environment() -> dict[str, Any]:
+    """What the worker runs with: threads, precision pins, devices (for tests and reports)."""
+    out: dict[str, Any] = {"omp_threads": os.environ.get("OMP_NUM_THREADS", "")}
+    if "torch" in sys.modules:
+        import torch
+
+        out.update(torch_threads=torch.get_num_threads(), torch_tf32_matmul=torch.backends.cuda.matmul.allow_tf32,
+                   torch_tf32_cudnn=torch.backends.cudnn.allow_tf32,
+                   torch_matmul_precision=torch.get_float32_matmul_precision(),
+                   torch_cuda=torch.cuda.is_available())
+    if "jax" in sys.modules:
+        import jax
+
+        out.update(jax_matmul_precision=str(jax.config.jax_default_matmul_precision),
+                   jax_backend=jax.default_backend())
+    return out
 
 
 def _student_frame(tb: Any, path: str) -> tuple[int, str, str] | None:
@@ -88,7 +110,11 @@ def _load(spec: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     except SystemExit as err:
         d = _describe(err, path)
         return None, {"status": "error", "code": "LOAD_EXIT", "fields": {"where": d["where"]}}
+    except MemoryError:
+        return None, {"status": "error", "code": "LOAD_MEMORY", "fields": {}}
     except BaseException as err:  # noqa: BLE001 - anything student code raises
+        if isinstance(err, RuntimeError) and _OOM_TEXT in _safe_str(err).lower():
+            return None, {"status": "error", "code": "LOAD_MEMORY", "fields": {}}
         d = _describe(err, path)
         return None, {"status": "error", "code": "LOAD_EXCEPTION",
                       "fields": {"error": f"{d['type']}: {d['message']}", "where": d["where"]}}
@@ -98,6 +124,8 @@ def _load(spec: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
 def _run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[str, Any]:
     from autograder.probes._common import ProbeFail
 
+    if req["probe"] == "__env__":
+        return {"ok": True, "value": _environment()}
     fn = getattr(probes, "probe_" + req["probe"], None)
     if fn is None:
         return {"ok": False, "kind": "internal", "message": f"no probe {req['probe']!r}"}
@@ -111,6 +139,10 @@ def _run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[st
         return {"ok": False, "kind": "not_attempted", "where": d["func"] or req["probe"]}
     except MemoryError:
         return {"ok": False, "kind": "memory"}
+    except RuntimeError as err:
+        if _OOM_TEXT in _safe_str(err).lower():
+            return {"ok": False, "kind": "memory"}
+        return {"ok": False, "kind": "exception", **_describe(err, path)}
     except SystemExit:
         return {"ok": False, "kind": "exit"}
     except RecursionError as err:
@@ -139,6 +171,7 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
         os.dup2(devnull, 2)
     from autograder.probes import _common
 
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead of killing
     _common.DEVICE.update(spec["device"])
     probes = importlib.import_module(f"autograder.probes.{spec['exercise']}")
     _setup_threads_and_precision(spec["device"], spec.get("jax_cache"))
@@ -146,7 +179,12 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
     if spec.get("sandbox"):
         from autograder import _sandbox
 
-        isolation = _sandbox.apply(**spec["sandbox"])
+        with open(spec["source_path"], "rb") as fh:
+            source = fh.read()
+        scratch, isolation = _sandbox.apply(**spec["sandbox"])
+        spec = dict(spec, source_path=os.path.join(scratch, f"{spec['module_name']}.py"))
+        with open(spec["source_path"], "wb") as fh:
+            fh.write(source)
     mod, status = _load(spec)
     if mod is not None:
         names = list(getattr(probes, "NAMES", ()))

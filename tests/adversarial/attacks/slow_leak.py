@@ -1,0 +1,35 @@
+# ATTACK: leaks 64 MB per step inside forward until the cap
+# TARGET: ex01_torch_mlp
+# STATUS: graded
+# FAILS: forward_matches_reference, output_is_logits, empty_hidden_dims, works_on_any_device, gradients_flow
+# MESSAGE: ran out of memory
+import numpy as np
+_LEAK = []
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor, nn
+
+
+class MLP(nn.Module):
+    """A ReLU multi-layer perceptron that returns logits.
+
+    Args:
+        input_dim: number of input features d.
+        hidden_dims: widths of the hidden layers (may be empty).
+        output_dim: number of outputs.
+    """
+
+    def __init__(self, input_dim: int, hidden_dims: Sequence[int], output_dim: int):
+        super().__init__()
+        dims = [input_dim, *hidden_dims, output_dim]
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:]))
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Maps `(N, input_dim)` inputs to `(N, output_dim)` logits."""
+        while True:
+            _LEAK.append(np.ones(64 * 2**20, dtype=np.uint8))
+        for layer in self.layers[:-1]:
+            x = torch.relu(layer(x))
+        return self.layers[-1](x)

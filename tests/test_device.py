@@ -1,0 +1,88 @@
+"""Device choice and precision policy (GRADING.md), the 'not graded on this device' path."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from autograder import _device, _engine
+from autograder._paths import ROOT, SOLUTIONS
+from autograder._suite import Suite
+
+
+def test_cpu_is_cpu():
+    assert _device.resolve("cpu") == {"torch": "cpu", "jax": "cpu"}
+
+
+def test_auto_without_accelerator_is_cpu(monkeypatch):
+    monkeypatch.setattr(_device, "_accelerator_present", lambda: False)
+    assert _device.resolve("auto") == {"torch": "cpu", "jax": "cpu"}
+
+
+@pytest.mark.parametrize("seen,requested,expected", [
+    ({"torch": "cuda", "jax": "gpu"}, "auto", {"torch": "cuda", "jax": "gpu"}),
+    ({"torch": "cuda", "jax": "cpu"}, "cuda", {"torch": "cuda", "jax": "cpu"}),
+    ({"torch": "cpu", "jax": "tpu"}, "auto", {"torch": "cpu", "jax": "tpu"}),
+    ({"torch": "cpu", "jax": "tpu"}, "tpu", {"torch": "cpu", "jax": "tpu"}),
+])
+def test_simulated_accelerators(seen, requested, expected):
+    assert _device.resolve(requested, detect=lambda: seen) == expected
+
+
+@pytest.mark.parametrize("requested", ["cuda", "tpu"])
+def test_absent_device_is_an_error_not_a_cpu_run(requested):
+    with pytest.raises(_device.DeviceError, match=f"--device {requested}"):
+        _device.resolve(requested, detect=lambda: {"torch": "cpu", "jax": "cpu"})
+
+
+def test_cli_refuses_absent_device(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(SOLUTIONS), "--device", "cuda",
+                           "--only", "ex01_torch_mlp"], capture_output=True, text=True, cwd=ROOT)
+    if "cuda" in _device._detect().get("torch", ""):
+        pytest.skip("a CUDA device is present")
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "no CUDA device" in done.stderr
+
+
+def test_workers_pin_threads_and_precision(run):
+    worker = run.start_worker("ex01_torch_mlp", str(SOLUTIONS / "ex01_torch_mlp.py"), "student")
+    try:
+        env = worker.call("__env__", {}, 30)["value"]
+    finally:
+        worker.close()
+    assert env["torch_threads"] == 1 and env["omp_threads"] == "1"
+    assert env["torch_tf32_matmul"] is False and env["torch_tf32_cudnn"] is False
+    assert env["torch_matmul_precision"] == "highest"
+    assert env["jax_matmul_precision"] == "highest"
+
+
+def test_json_records_devices_and_precision(run):
+    res = run.grade([str(SOLUTIONS)], only=["ex01_torch_mlp"])[0]
+    assert res["device"] == {"torch": "cpu", "jax": "cpu"}
+    assert res["precision"] == {"torch_tf32": False, "torch_matmul_precision": "highest",
+                                "jax_matmul_precision": "highest"}
+    json.dumps(res)
+
+
+def test_accelerator_only_check_is_reported_not_skipped(run, monkeypatch):
+    real = _engine.load_suite
+
+    def with_gpu_check(exercise):
+        base = real(exercise)
+        suite = Suite(exercise, checks=list(base.checks))
+
+        @suite.check(points=1, needs="cuda")
+        def cuda_only_check(ctx):
+            raise AssertionError("must not run on CPU")
+
+        return suite
+
+    monkeypatch.setattr(_engine, "load_suite", with_gpu_check)
+    res = run.grade([str(SOLUTIONS)], only=["ex01_torch_mlp"])[0]["exercises"]["ex01_torch_mlp"]
+    test = next(t for t in res["tests"] if t["name"] == "cuda_only_check")
+    assert test["passed"] is False and test["score"] == 0 and test["code"] == "NOT_ON_DEVICE"
+    assert "not graded on this device" in test["message"]
+    assert res["max_score"] == real("ex01_torch_mlp").max_score + 1

@@ -56,7 +56,7 @@ def _exercise_in(text: str) -> str | None:
     return None
 
 
-_CHECK_LINE = re.compile(r"^\s*(check|grader\.check|hint|solution|show|grader\.check_all)\s*\(")
+_CHECK_LINE = re.compile(r"^\s*(check|grader\.check|hint|solution|show|figure|grader\.check_all)\s*\(")
 
 
 def _clean_cell(src: str) -> str:

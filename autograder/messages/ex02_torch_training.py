@@ -1,0 +1,41 @@
+"""Messages of ex02_torch_training."""
+
+EN = {
+    "EX02_BCE_OVERFLOW": "`bce_with_logits` returns inf/nan when |logits| is large (up to 1e4): log(sigmoid(z)) underflows — use the stable form max(z, 0) - z*y + log1p(exp(-|z|)), which never takes exp of a large positive number",
+    "EX02_BCE_GRAD_NONFINITE": "`bce_with_logits` is finite for |logits| up to 1e4 but its gradient is nan/inf there: a branch that overflows (e.g. inside torch.where) still poisons the gradient — compute every term stably: max(z, 0) - z*y + log1p(exp(-|z|))",
+    "EX02_BCE_NO_GRAPH": "the loss returned by `bce_with_logits` cannot be differentiated (no grad_fn): build it from torch operations on the inputs; do not use .item(), .detach(), numpy or torch.no_grad() inside it",
+    "EX02_BCE_NOT_SCALAR": "`bce_with_logits` returned a tensor of shape {shape}: return the mean over all elements (a 0-d tensor)",
+    "EX02_BUILTIN_BCE": "`bce_with_logits` calls the built-in loss ({names}): the exercise is to write the formula yourself — max(z, 0) - z*y + log1p(exp(-|z|)), then .mean()",
+    "EX02_NOT_FLOAT": "`{call}` returned {got}, expected a Python float: return loss.item() (a tensor keeps the graph alive, and a list of tensors is not a list of losses)",
+    "EX02_LOSS_FN_UNUSED": "the `loss_fn` argument was never called: compute the loss as loss_fn(model(x), y) instead of a fixed loss function",
+    "EX02_NO_UPDATE": "the parameters did not change after `train_step`: call loss.backward() and then optimizer.step() — and zero the gradients before backward, not between backward and step",
+    "EX02_LOSS_AFTER_UPDATE": "`train_step` returns the loss measured after the update: return the value of the loss computed before optimizer.step() (the one you called backward on)",
+    "EX02_ZERO_GRAD": "the first `train_step` is right but the second is not: gradients accumulate in .grad across calls — call optimizer.zero_grad() before loss.backward()",
+    "EX02_TRAIN_MODE": "during `train_step` the model was not in training mode: call model.train() at the start (a model left in eval() mode would train with dropout off)",
+    "EX02_EVAL_RETURN": "`evaluate` returned {got}, expected a tuple (mean loss, accuracy) of two Python floats: convert with .item()",
+    "EX02_EVAL_MODE": "during `evaluate` the model was still in training mode: call model.eval() before the forward pass (dropout must be off when measuring)",
+    "EX02_EVAL_GRAD": "`evaluate` ran the forward pass with autograd recording: wrap it in `with torch.no_grad():` so no graph is built",
+    "EX02_FIT_RETURN": "`fit` returned {got}, expected a list with one Python float (the loss) per epoch",
+    "EX02_FIT_LENGTH": "`fit(..., epochs={epochs})` returned {got} losses, expected one per epoch ({epochs}): call train_step exactly `epochs` times and keep every loss",
+    "EX02_FIT_ACCURACY": "after `fit` ({epochs} epochs, lr={lr}) on make_moons the validation accuracy is {got}, expected at least {threshold}: use torch.optim.Adam(model.parameters(), lr=lr) created once, bce_with_logits, and one full-batch train_step per epoch",
+}
+
+ES = {
+    "EX02_BCE_OVERFLOW": "`bce_with_logits` devuelve inf/nan cuando |logits| es grande (hasta 1e4): log(sigmoid(z)) se desborda — usa la forma estable max(z, 0) - z*y + log1p(exp(-|z|)), que nunca calcula exp de un número positivo grande",
+    "EX02_BCE_GRAD_NONFINITE": "`bce_with_logits` es finita para |logits| hasta 1e4 pero su gradiente es nan/inf ahí: una rama que se desborda (p. ej. dentro de torch.where) contamina igualmente el gradiente — calcula cada término de forma estable: max(z, 0) - z*y + log1p(exp(-|z|))",
+    "EX02_BCE_NO_GRAPH": "la pérdida que devuelve `bce_with_logits` no se puede derivar (no tiene grad_fn): constrúyela con operaciones de torch sobre las entradas; no uses .item(), .detach(), numpy ni torch.no_grad() dentro",
+    "EX02_BCE_NOT_SCALAR": "`bce_with_logits` devolvió un tensor de forma {shape}: devuelve la media sobre todos los elementos (un tensor 0-d)",
+    "EX02_BUILTIN_BCE": "`bce_with_logits` llama a la pérdida incorporada ({names}): el ejercicio consiste en escribir la fórmula tú mismo — max(z, 0) - z*y + log1p(exp(-|z|)), y luego .mean()",
+    "EX02_NOT_FLOAT": "`{call}` devolvió {got}, se esperaba un float de Python: devuelve loss.item() (un tensor mantiene vivo el grafo, y una lista de tensores no es una lista de pérdidas)",
+    "EX02_LOSS_FN_UNUSED": "nunca se llamó al argumento `loss_fn`: calcula la pérdida como loss_fn(model(x), y) en lugar de usar una función de pérdida fija",
+    "EX02_NO_UPDATE": "los parámetros no cambiaron tras `train_step`: llama a loss.backward() y después a optimizer.step() — y pon los gradientes a cero antes de backward, no entre backward y step",
+    "EX02_LOSS_AFTER_UPDATE": "`train_step` devuelve la pérdida medida después de la actualización: devuelve el valor de la pérdida calculada antes de optimizer.step() (aquella sobre la que llamaste a backward)",
+    "EX02_ZERO_GRAD": "el primer `train_step` es correcto pero el segundo no: los gradientes se acumulan en .grad entre llamadas — llama a optimizer.zero_grad() antes de loss.backward()",
+    "EX02_TRAIN_MODE": "durante `train_step` el modelo no estaba en modo de entrenamiento: llama a model.train() al principio (un modelo que quedó en modo eval() entrenaría con el dropout apagado)",
+    "EX02_EVAL_RETURN": "`evaluate` devolvió {got}, se esperaba una tupla (pérdida media, exactitud) de dos floats de Python: conviértelos con .item()",
+    "EX02_EVAL_MODE": "durante `evaluate` el modelo seguía en modo de entrenamiento: llama a model.eval() antes del forward (el dropout debe estar apagado al medir)",
+    "EX02_EVAL_GRAD": "`evaluate` ejecutó el forward con autograd grabando en la cinta: envuélvelo en `with torch.no_grad():` para que no se construya ningún grafo",
+    "EX02_FIT_RETURN": "`fit` devolvió {got}, se esperaba una lista con un float de Python (la pérdida) por época",
+    "EX02_FIT_LENGTH": "`fit(..., epochs={epochs})` devolvió {got} pérdidas, se esperaba una por época ({epochs}): llama a train_step exactamente `epochs` veces y guarda cada pérdida",
+    "EX02_FIT_ACCURACY": "tras `fit` ({epochs} épocas, lr={lr}) en make_moons la exactitud de validación es {got}, se esperaba al menos {threshold}: usa torch.optim.Adam(model.parameters(), lr=lr) creado una sola vez, bce_with_logits y un train_step con el lote completo por época",
+}

@@ -1,0 +1,537 @@
+"""Two languages, hints and figures: every student-facing text exists in EN and ES.
+
+- message catalogues: every key in both languages, same placeholders;
+- hints: 2-3 tiers per exercise and language, and no solution code in them
+  (nor anywhere in the shipped ``autograder/student`` package);
+- Spanish instructions and docstrings: one per exercise and per docstring,
+  keeping the contract names and the ``>>>`` example, and up to date with the
+  English text (fingerprint);
+- terminology: the glossary's "avoid" words never appear in Spanish prose;
+- figures: each renders a non-blank PNG from the reference code, in time.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import io
+import os
+import re
+import sys
+import time
+
+import pytest
+
+from autograder import _stubs, messages
+from autograder._paths import EXERCISES, ROOT, SOLUTIONS
+from autograder.student import get_language, hints, instructions_es, set_language
+
+PRESENT = [ex for ex in EXERCISES if (SOLUTIONS / f"{ex}.py").exists()]
+STUDENT_PKG = ROOT / "autograder" / "student"
+GLOSSARY = ROOT / "docs" / "glossary.md"
+
+
+# ----------------------------------------------------------------- prose extraction
+_WORD = re.compile(r"[A-Za-zÁÉÍÓÚÜÑáéíóúüñ]+")
+_CODEISH = re.compile(r"[_=@/\\<>{}\[\]]|\(\)|\w\.\w|\w\(")
+_TUPLE = re.compile(r"\((?:\s*[\w.*'+-]+\s*,)+\s*[\w.*'+-]*\s*\)")
+_SECTION = ("Args:", "Returns:", "Raises:", "Attributes:", "Example:", "Examples:")
+
+
+def prose_words(text: str) -> list[str]:
+    """Lower-cased words of a text outside code: code spans, quoted strings, placeholders,
+    tuples of names, ``>>>`` lines, docstring section headers and argument names are dropped."""
+    text = re.sub(r"``.*?``", " ", text, flags=re.S)
+    text = re.sub(r"`[^`]*`", " ", text)
+    text = re.sub(r'"[^"\n]*"', " ", text)
+    text = re.sub(r"\{[^{}]*\}", " ", text)
+    text = _TUPLE.sub(" ", text)
+    lines = []
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith(">>>") or s in _SECTION:
+            continue
+        lines.append(re.sub(r"^\s*\*{0,2}\w+:\s", " ", line))
+    words = []
+    for tok in " ".join(lines).split():
+        if _CODEISH.search(tok):
+            continue
+        t = tok.strip(".,;:!?¿¡()[]{}'\"—-*")
+        if _WORD.fullmatch(t):
+            words.append(t.lower())
+    return words
+
+
+def glossary() -> tuple[set[str], set[str]]:
+    """(words to avoid in Spanish, Spanish terms not to use in English) from docs/glossary.md."""
+    avoid_es, es_terms = set(), set()
+    in_table = False
+    for line in GLOSSARY.read_text().splitlines():
+        if line.startswith("## "):
+            in_table = line.strip() == "## Terms"
+            continue
+        if not in_table or not line.startswith("|") or set(line) <= set("|- "):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or cells[0] == "English":
+            continue
+        avoid_es |= {w.strip().lower() for w in cells[2].split(",") if w.strip()}
+        if "`*`" in cells[1]:
+            for part in cells[1].replace("`*`", "").split("/"):
+                es_terms |= {w.lower() for w in _WORD.findall(part) if len(w) > 3 and not w.isupper()}
+    return avoid_es, es_terms
+
+
+def spanish_texts() -> dict[str, str]:
+    from autograder import _report
+    from autograder.student import figures
+
+    out = {f"messages[{k}]": v for k, v in messages.catalogue("es").items()}
+    for ex, tiers in hints.HINTS["es"].items():
+        out.update({f"HINTS[es][{ex}][{i}]": t for i, t in enumerate(tiers)})
+    out.update({f"INSTRUCTIONS_ES[{ex}]": t for ex, t in instructions_es.INSTRUCTIONS_ES.items()})
+    for ex, docs in instructions_es.DOCSTRINGS_ES.items():
+        out.update({f"DOCSTRINGS_ES[{ex}][{q}]": t for q, t in docs.items()})
+    out.update({f"NOTEBOOK_TEXT[es][{k}]": t for k, t in instructions_es.NOTEBOOK_TEXT["es"].items()})
+    out.update({f"figures.TEXT[es][{k}]": t for k, t in figures.TEXT["es"].items()})
+    for table in ("LABELS", "STATUS_WORDS"):
+        out.update({f"_report.{table}[es][{k}]": t for k, t in getattr(_report, table, {}).get("es", {}).items()})
+    return out
+
+
+def english_texts() -> dict[str, str]:
+    from autograder.student import figures
+
+    out = {f"messages[{k}]": v for k, v in messages.catalogue("en").items()}
+    for ex, tiers in hints.HINTS["en"].items():
+        out.update({f"HINTS[en][{ex}][{i}]": t for i, t in enumerate(tiers)})
+    out.update({f"NOTEBOOK_TEXT[en][{k}]": t for k, t in instructions_es.NOTEBOOK_TEXT["en"].items()})
+    out.update({f"figures.TEXT[en][{k}]": t for k, t in figures.TEXT["en"].items()})
+    for ex in PRESENT:
+        docs = instructions_es.english_docstrings((SOLUTIONS / f"{ex}.py").read_text())
+        out.update({f"solutions/{ex}.py[{q or 'module'}]": t for q, t in docs.items()})
+    return out
+
+
+# ----------------------------------------------------------------- message catalogues
+def _topic_modules() -> list:
+    import pkgutil
+
+    return [importlib.import_module(f"autograder.messages.{m.name}") for m in pkgutil.iter_modules(messages.__path__)]
+
+
+def test_every_message_key_has_both_languages_and_the_same_placeholders():
+    problems = []
+    for mod in _topic_modules():
+        en, es = getattr(mod, "EN", {}), getattr(mod, "ES", {})
+        name = mod.__name__.rsplit(".", 1)[1]
+        for key in sorted(set(en) - set(es)):
+            problems.append(f"{name}: {key} has no ES text")
+        for key in sorted(set(es) - set(en)):
+            problems.append(f"{name}: {key} has no EN text")
+        for key in sorted(set(en) & set(es)):
+            if not str(en[key]).strip() or not str(es[key]).strip():
+                problems.append(f"{name}: {key} is empty in one language")
+            elif messages.placeholders(en[key]) != messages.placeholders(es[key]):
+                problems.append(f"{name}: {key} placeholders differ: EN {sorted(messages.placeholders(en[key]))} "
+                                f"vs ES {sorted(messages.placeholders(es[key]))}")
+    assert not problems, "\n".join(problems)
+    assert set(messages.catalogue("en")) == set(messages.catalogue("es"))
+
+
+def test_placeholder_check_catches_a_difference():
+    assert messages.placeholders("got {got}, want {n:d}") == {"got", "n"}
+    assert messages.placeholders("obtuve {got}") != messages.placeholders("got {got} of {total}")
+
+
+def test_render_uses_the_language():
+    key = next(iter(messages.catalogue("en")))
+    fields = {f: "X" for f in messages.placeholders(messages.catalogue("en")[key])}
+    assert messages.render(key, "es", **fields) == messages.catalogue("es")[key].format(**fields)
+
+
+# ----------------------------------------------------------------- hints
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_hints_complete_for_every_exercise(lang):
+    assert set(hints.HINTS) == {"en", "es"}
+    assert set(hints.HINTS[lang]) == set(EXERCISES)
+    for ex in EXERCISES:
+        tiers = hints.HINTS[lang][ex]
+        assert 2 <= len(tiers) <= 3, f"{ex}: {len(tiers)} hints"
+        assert len(tiers) == len(hints.HINTS["en"][ex]), f"{ex}: EN and ES have different numbers of hints"
+        assert all(isinstance(t, str) and len(t.strip()) > 40 for t in tiers), ex
+        assert len(set(tiers)) == len(tiers), f"{ex}: repeated hint"
+
+
+def test_hint_api():
+    assert hints.hint("ex05") == hints.hint("ex05_jit_train_step", 1, "en")
+    assert hints.hint("5", 2) == hints.hint("ex05", 2)
+    assert hints.HINTS["es"]["ex05_jit_train_step"][2] in hints.hint("ex05", 3, "es")
+    assert hints.hint("ex05", lang="es").startswith("Pista 1/3")
+    assert hints.hint("ex05").startswith("Hint 1/3")
+    assert "**Hint 2/3" in hints.hint("ex01", 2)._repr_markdown_()
+    with pytest.raises(ValueError, match="1 to 3"):
+        hints.hint("ex05", 4)
+    with pytest.raises(ValueError, match="del 1 al 3"):
+        hints.hint("ex05", 0, "es")
+    with pytest.raises(ValueError, match="unknown exercise"):
+        hints.hint("ex11")
+    with pytest.raises(ValueError, match="unknown language"):
+        hints.hint("ex05", 1, "fr")
+
+
+def test_set_language_changes_the_default():
+    before = get_language()
+    try:
+        set_language("es")
+        assert hints.hint("ex02").startswith("Pista")
+        set_language("en")
+        assert hints.hint("ex02").startswith("Hint")
+    finally:
+        set_language(before)
+
+
+def _public_text() -> str:
+    """Everything the stubs already show students (all exercises), whitespace-normalised."""
+    return " ".join(" ".join(_stubs.expected_stubs().values()).split())
+
+
+def test_hint_exercises_follow_the_curriculum():
+    assert hints.EXERCISES == EXERCISES
+
+
+def test_language_follows_the_public_checks_unless_set(monkeypatch):
+    import types
+
+    from autograder import student
+
+    monkeypatch.setitem(student._STATE, "lang", None)
+    monkeypatch.delenv("TAPETRACE_LANG", raising=False)
+    fake = types.ModuleType("autograder._public")
+    fake.LANG = {"value": "es"}
+    monkeypatch.setitem(sys.modules, "autograder._public", fake)
+    assert get_language() == "es" and hints.hint("ex01").startswith("Pista")
+    fake.LANG["value"] = "en"
+    assert get_language() == "en"
+    monkeypatch.delitem(sys.modules, "autograder._public")
+    monkeypatch.setenv("TAPETRACE_LANG", "es")
+    assert get_language() == "es"
+    set_language("en")
+    assert get_language() == "en" and get_language("es") == "es"
+
+
+# ----------------------------------------------------------------- solutions (self-study only)
+def test_graded_build_holds_no_solutions():
+    from autograder.student import selfstudy
+
+    assert not (STUDENT_PKG / selfstudy.RESOURCE).exists(), "a solutions resource must never be committed"
+    selfstudy._payload.cache_clear()
+    with pytest.raises(LookupError, match="graded build"):
+        selfstudy.solution("ex01", "en")
+    with pytest.raises(LookupError, match="versión evaluada"):
+        selfstudy.solution("ex01", "es")
+
+
+def test_self_study_solution_from_its_payload(monkeypatch):
+    import json
+
+    from autograder.student import selfstudy
+
+    payload = json.loads(selfstudy.solutions_payload(SOLUTIONS, PRESENT))
+    assert set(payload) == set(PRESENT)
+    monkeypatch.setattr(selfstudy, "_payload", lambda: payload)
+    for ex in PRESENT:
+        en, es = selfstudy.solution(ex[:4], "en"), selfstudy.solution(ex, "es")
+        assert "BEGIN SOLUTION" not in en and "END SOLUTION" not in es
+        for region in _stubs.solution_regions((SOLUTIONS / f"{ex}.py").read_text()):
+            assert region.strip() in en and region.strip() in es, ex
+        assert instructions_es.INSTRUCTIONS_ES[ex].strip() in es
+        assert "```python" in en._repr_markdown_()
+        compile(es, ex, "exec")
+
+
+def _secret_lines(ex: str) -> list[str]:
+    """Code lines of the solution regions that no public stub already shows."""
+    text = (SOLUTIONS / f"{ex}.py").read_text()
+    stub = _public_text()
+    out = []
+    for region in _stubs.solution_regions(text):
+        for line in region.splitlines():
+            s = " ".join(line.split("#", 1)[0].split()) if not line.strip().startswith("#") else ""
+            if len(s) >= 8 and re.search(r"[()\[\]=.:@]", s) and s not in stub:
+                out.append(s)
+    return out
+
+
+def test_hints_hold_no_solution_code():
+    leaks = []
+    for ex in PRESENT:
+        secret = _secret_lines(ex)
+        assert secret, f"{ex}: no solution lines found (markers?)"
+        for lang in ("en", "es"):
+            for other in EXERCISES:  # a hint of any exercise must not show any exercise's solution
+                for i, t in enumerate(hints.HINTS[lang][other]):
+                    flat = " ".join(t.split())
+                    leaks += [f"HINTS[{lang}][{other}][{i}] shows {ex}: {s!r}" for s in secret if s in flat]
+    assert not leaks, "\n".join(leaks)
+
+
+def test_shipped_student_package_holds_no_solution_code():
+    """The graded build ships autograder/student/: nothing in it may reproduce a solution line."""
+    files = sorted(STUDENT_PKG.glob("*.py"))
+    assert files
+    leaks = []
+    for path in files:
+        flat = " ".join(path.read_text().split())
+        for ex in PRESENT:
+            leaks += [f"{path.name} shows {ex}: {s!r}" for s in _secret_lines(ex) if s in flat]
+    assert not leaks, "\n".join(leaks)
+
+
+def test_leak_check_would_catch_a_solution_line():
+    ex = PRESENT[0]
+    secret = _secret_lines(ex)
+    assert any(s in " ".join(("x " + secret[0] + " y").split()) for s in secret)
+
+
+# ----------------------------------------------------------------- Spanish instructions
+def _contract_names(source: str) -> set[str]:
+    tree = ast.parse(source)
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and not n.name.startswith("_")}
+
+
+def _example_lines(doc: str) -> list[str]:
+    """The ``>>>`` lines of a docstring and the output lines that follow them."""
+    out, in_example = [], False
+    for line in doc.splitlines():
+        s = line.strip()
+        if s.startswith(">>>"):
+            out.append(s)
+            in_example = True
+        elif in_example and s:
+            out.append(s)
+        else:
+            in_example = False
+    return out
+
+
+@pytest.mark.parametrize("ex", PRESENT)
+def test_spanish_instructions_keep_contract_names_and_examples(ex):
+    source = (SOLUTIONS / f"{ex}.py").read_text()
+    en = instructions_es.english_docstrings(source)
+    assert ex in instructions_es.INSTRUCTIONS_ES, f"{ex}: no Spanish instructions"
+    es = instructions_es.INSTRUCTIONS_ES[ex]
+    for name in _contract_names(source):
+        assert re.search(rf"\b{re.escape(name)}\b", es), f"{ex}: the Spanish text lost the name {name}"
+    es_lines = {ln.strip() for ln in es.splitlines()}
+    missing = [ln for ln in _example_lines(en[""]) if ln not in es_lines]
+    assert not missing, f"{ex}: the Spanish example differs from the English one: {missing}"
+    assert _example_lines(en[""]), f"{ex}: the English instructions have no >>> example"
+    assert set(instructions_es.DOCSTRINGS_ES[ex]) == set(en) - {""}, (
+        f"{ex}: Spanish docstrings for {sorted(instructions_es.DOCSTRINGS_ES[ex])}, English ones for "
+        f"{sorted(set(en) - {''})}")
+    assert es.split("—", 1)[0].strip() == f"Ejercicio {ex[2:4]}", f"{ex}: title should start 'Ejercicio {ex[2:4]} —'"
+
+
+@pytest.mark.parametrize("ex", PRESENT)
+def test_spanish_text_follows_the_current_english(ex):
+    sha = instructions_es.english_sha((SOLUTIONS / f"{ex}.py").read_text())
+    assert instructions_es.SOURCE_SHA.get(ex) == sha, (
+        f"the English docstrings of solutions/{ex}.py changed since they were translated: update "
+        f"INSTRUCTIONS_ES/DOCSTRINGS_ES[{ex!r}] in autograder/student/instructions_es.py, then set "
+        f"SOURCE_SHA[{ex!r}] = {sha!r} (`python -m autograder.student.instructions_es` prints them all)")
+
+
+def _without_docs(tree: ast.AST) -> str:
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
+            body[0].value.value = "<doc>"
+        if isinstance(node, ast.Raise):
+            node.exc = None
+    return ast.dump(tree)
+
+
+@pytest.mark.parametrize("ex", PRESENT)
+def test_localized_stub_changes_only_the_words(ex):
+    stub = _stubs.stub_source((SOLUTIONS / f"{ex}.py").read_text(), ex)
+    es = instructions_es.localize_stub(stub, ex, "es")
+    assert instructions_es.localize_stub(stub, ex, "en") == stub
+    assert _without_docs(ast.parse(es)) == _without_docs(ast.parse(stub))
+    docs = instructions_es.english_docstrings(es)
+    assert docs[""] == instructions_es.INSTRUCTIONS_ES[ex]
+    for q, text in instructions_es.DOCSTRINGS_ES[ex].items():
+        assert " ".join(docs[q].split()) == " ".join(text.split()), f"{ex}: {q}"
+    assert "# YOUR CODE HERE" not in es and "# TU CÓDIGO AQUÍ" in es
+    assert es.count("raise NotImplementedError") == stub.count("raise NotImplementedError")
+
+
+def test_notebook_and_figure_texts_match_across_languages():
+    from autograder.student import figures
+
+    for table, name in ((instructions_es.NOTEBOOK_TEXT, "NOTEBOOK_TEXT"), (figures.TEXT, "figures.TEXT"),
+                        (instructions_es.STUB_MARKERS, "STUB_MARKERS")):
+        assert set(table) == {"en", "es"}, name
+        assert set(table["en"]) == set(table["es"]), f"{name}: keys differ: {set(table['en']) ^ set(table['es'])}"
+        for k in table["en"]:
+            assert table["en"][k].strip() and table["es"][k].strip(), f"{name}[{k}] empty"
+            assert messages.placeholders(table["en"][k]) == messages.placeholders(table["es"][k]), f"{name}[{k}]"
+    for key in ("intro", "setup", "check_title", "hidden_reminder", "not_attempted", "incorrect", "passed"):
+        assert key in instructions_es.NOTEBOOK_TEXT["en"], key
+
+
+def test_notebook_text_matches_the_builders_english():
+    """NOTEBOOK_TEXT["en"] carries the builder's English intro/outro (the Spanish translates them):
+    when the builder's text changes, this says to update both."""
+    nb = pytest.importorskip("autograder._notebook")
+    for key, name in (("intro_md", "INTRO"), ("outro_md", "OUTRO")):
+        if hasattr(nb, name):
+            assert instructions_es.NOTEBOOK_TEXT["en"][key] == getattr(nb, name), (
+                f"autograder/_notebook.py {name} changed: copy it to NOTEBOOK_TEXT['en'][{key!r}] and update the "
+                f"Spanish NOTEBOOK_TEXT['es'][{key!r}]")
+
+
+# ----------------------------------------------------------------- terminology
+def test_glossary_is_readable():
+    avoid, es_terms = glossary()
+    assert {"tape", "trace", "loss", "accuracy", "epoch", "batch"} <= avoid
+    assert {"cinta", "traza", "pérdida", "exactitud", "época", "lote", "clave"} <= es_terms
+
+
+def test_prose_filter_drops_code_and_keeps_words():
+    words = prose_words('usa `loss_fn` y loss.item(), "layer 1: expected" {loss} (out, in) pero la loss crece')
+    assert words.count("loss") == 1 and "layer" not in words and "out" not in words and "crece" in words
+
+
+def test_spanish_texts_use_the_glossary_terms():
+    avoid, _ = glossary()
+    bad = []
+    for where, text in spanish_texts().items():
+        found = sorted(set(prose_words(text)) & avoid)
+        if found:
+            bad.append(f"{where}: {found} — {text[:100]!r}")
+    assert not bad, "Spanish texts with words the glossary says to avoid:\n" + "\n".join(bad)
+
+
+def test_english_texts_do_not_mix_in_spanish_terms():
+    _, es_terms = glossary()
+    bad = []
+    for where, text in english_texts().items():
+        found = sorted(set(prose_words(text)) & es_terms)
+        if found:
+            bad.append(f"{where}: {found}")
+    assert not bad, "\n".join(bad)
+
+
+def test_spanish_tape_and_trace_are_cinta_and_traza():
+    es = " ".join(spanish_texts().values()).lower()
+    assert "cinta" in es and "traza" in es
+
+
+# ----------------------------------------------------------------- figures
+def _load_solution(ex: str):
+    spec = importlib.util.spec_from_file_location(f"_i18n_reference_{ex}", SOLUTIONS / f"{ex}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # flax's dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def notebook_namespaces():
+    """``{ex: globals}`` as a notebook has them after running the reference cells up to ``ex``."""
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny models; avoids thread contention on shared CI cores
+    ns: dict = {}
+    out = {}
+    for ex in EXERCISES:
+        if (SOLUTIONS / f"{ex}.py").exists():
+            mod = _load_solution(ex)
+            ns.update({k: v for k, v in vars(mod).items() if not k.startswith("__")})
+        out[ex] = dict(ns)
+    yield out
+    torch.set_num_threads(threads)
+
+
+def _pixels(png: bytes):
+    import matplotlib.image
+
+    return matplotlib.image.imread(io.BytesIO(png), format="png")
+
+
+FIGURE_BUDGET_S = float(os.environ.get("TAPETRACE_FIGURE_BUDGET", "20"))
+
+
+@pytest.mark.parametrize("ex", PRESENT)
+def test_figure_renders_from_the_reference_code(ex, notebook_namespaces):
+    from autograder.student import figures
+
+    lang = "es" if int(ex[2:4]) % 2 else "en"  # alternate, so both tables are exercised
+    t0 = time.process_time()
+    result = figures.figure(ex, notebook_namespaces[ex], lang=lang, show=False)
+    cpu = time.process_time() - t0
+    figs = result if isinstance(result, list) else [result]
+    assert figs
+    for fig in figs:
+        img = _pixels(figures.to_png(fig))
+        assert img.ndim == 3 and img.shape[0] > 100 and img.shape[1] > 100
+        assert float(img[..., :3].std()) > 0.02, f"{ex}: blank figure"
+        title = fig.get_suptitle()
+        other = "en" if lang == "es" else "es"
+        assert title and title not in figures.TEXT[other].values(), f"{ex}: title {title!r} not in {lang}"
+    assert cpu < FIGURE_BUDGET_S, f"{ex}: figure took {cpu:.1f} s of CPU (target < 5 s on an idle CPU)"
+
+
+def test_each_figure_function_renders_directly():
+    np = pytest.importorskip("numpy")
+    from autograder.student import figures
+
+    rng = np.random.default_rng(0)
+    losses = list(np.exp(-np.linspace(0, 3, 50)) + 0.05)
+    for fig in (figures.training_curves(losses, losses[::-1], show=False),
+                figures.training_curves(losses, accs=[0.5] * 50, unit="step", lang="es", show=False),
+                figures.bridge_overlay(losses, [v + 1e-4 for v in losses], show=False),
+                figures.grad_norms({"w": rng.standard_normal((16, 3, 2))}, {"w": np.zeros((3, 2))}, 1.0,
+                                   show=False),
+                figures.digits_report(lambda x: np.arange(len(x)) % 10, lang="es", show=False)):
+        assert float(_pixels(figures.to_png(fig))[..., :3].std()) > 0.02
+    with pytest.raises(ValueError):
+        figures.moons_boundary(show=False)
+
+
+def test_figure_reads_the_callers_globals_and_names_what_is_missing(notebook_namespaces):
+    from autograder.student import figures
+
+    ns = dict(notebook_namespaces["ex09_autograd_tape"])
+    ns["figure"] = figures.figure
+    exec("fig = figure('ex09', show=False)", ns)  # the notebook's way of calling it
+    assert ns["fig"].get_axes()
+    with pytest.raises(NameError, match="nth_derivative"):
+        figures.figure("ex08", {}, lang="en", show=False)
+    with pytest.raises(NameError, match="necesita"):
+        figures.figure("ex03", {}, lang="es", show=False)
+
+
+def test_figure_shows_once_per_cell(monkeypatch):
+    """In IPython, drawing shows the figure; returning it as the cell's value does not show it again."""
+    from autograder.student import figures
+
+    shown = []
+
+    class Shell:
+        execution_count = 7
+
+    monkeypatch.setattr(figures, "_ipython", lambda: Shell())
+    display_mod = pytest.importorskip("IPython.display")
+    monkeypatch.setattr(display_mod, "display", lambda obj, **kw: obj._ipython_display_()
+                        if hasattr(obj, "_ipython_display_") and not isinstance(obj, display_mod.Image)
+                        else shown.append(obj))
+    fig = figures.training_curves([1.0, 0.5, 0.25])
+    fig._ipython_display_()  # the cell's value, same cell
+    assert len(shown) == 1
+    Shell.execution_count = 8
+    fig._ipython_display_()  # shown again in a later cell
+    assert len(shown) == 2

@@ -108,12 +108,14 @@ def first_difference(got: Any, want: Any, tol: Tol, where: str = "") -> str | No
     bad = err > limit
     if bad.any():
         n = int(bad.sum())
-        rel = err / np.maximum(_abs(w64), 1e-30)
+        meaningful = bad & (_abs(w64) > tol.atol)
+        rel_text = (f"{float((err[meaningful] / _abs(w64[meaningful])).max()):.3g}"
+                    if meaningful.any() else "n/a (reference near 0)")
         idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(err - limit)), err.shape))[: g.ndim]
         shape = f"shape {tuple(g.shape)}, " if g.shape else ""
         return (
             f"{here}: {n} of {max(g.size, 1)} values off ({shape}max abs error "
-            f"{float(err.max()):.3g}, max rel error {float(rel[bad].max()):.3g}, worst at index "
+            f"{float(err.max()):.3g}, max rel error {rel_text}, worst at index "
             f"{idx}; tolerance atol={tol.atol:g}, rtol={tol.rtol:g})"
         )
     return None

@@ -82,6 +82,19 @@ def _mount_points() -> list[str]:
     return sorted(set(points), key=len)
 
 
+def _needed_under(covered: tuple[str, ...]) -> list[str]:
+    """Directories the worker still needs that live under a folder about to be covered."""
+    engine = str(Path(__file__).resolve().parent.parent)
+    candidates = [engine, sys.prefix, sys.base_prefix, *[p for p in sys.path if p and os.path.isdir(p)]]
+    out: list[str] = []
+    for c in candidates:
+        c = os.path.realpath(c)
+        if any(c == d or c.startswith(d + "/") for d in covered) and os.path.isdir(c):
+            if not any(c == o or c.startswith(o + "/") for o in out):
+                out = [o for o in out if not o.startswith(c + "/")] + [c]
+    return out
+
+
 def _mirror_child(pid: int) -> None:
     """The outer process: close the worker's pipes, wait for the inner one, mirror its end."""
     for fd in range(3, 256):
@@ -149,9 +162,18 @@ def _namespaces(hide: list[str], network: bool, got: dict[str, object]) -> str |
         if libc.mount(None, mp.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None) != 0:
             ro_ok = ro_ok and mp != "/"
     got["read_only_filesystem"] = ro_ok
+    covered = ("/tmp", "/dev/shm")
+    keep = _needed_under(covered)
+    held = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in keep}
     for d, size in (("/tmp", b"size=256m,mode=1777"), ("/dev/shm", b"size=64m,mode=1777")):
         if os.path.isdir(d):
             libc.mount(b"tmpfs", d.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, size)
+    for p, fd in held.items():  # the engine or Python itself lived there (e.g. `otter run` unpacks to /tmp)
+        os.makedirs(p, exist_ok=True)
+        src = f"/proc/self/fd/{fd}".encode()
+        if libc.mount(src, p.encode(), None, MS_BIND | MS_REC, None) == 0:
+            libc.mount(None, p.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None)
+        os.close(fd)
     hidden_ok = True
     for d in hide:
         if os.path.isdir(d) and libc.mount(b"tmpfs", d.encode(), b"tmpfs", MS_RDONLY, b"size=4k,mode=000") != 0:

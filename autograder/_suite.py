@@ -117,10 +117,14 @@ class Ctx:
         """``cpu``/``cuda`` for torch, ``cpu``/``gpu``/``tpu`` for jax."""
         return self.device.get(framework, "cpu")
 
+    def difference(self, got: Any, want: Any, *, kind: str, framework: str = "torch") -> str | None:
+        """The first difference (a student-safe sentence) or None, without failing."""
+        return first_difference(got, want, tolerance(kind, self.backend(framework)))
+
     def assert_close(self, got: Any, want: Any, *, kind: str, what: str,
                      framework: str = "torch") -> None:
         """Fails with MISMATCH unless the trees match within the tolerance of ``kind``."""
-        detail = first_difference(got, want, tolerance(kind, self.backend(framework)))
+        detail = self.difference(got, want, kind=kind, framework=framework)
         if detail:
             raise Fail("MISMATCH", what=what, detail=detail)
 

@@ -124,3 +124,30 @@ def test_run_still_sound_after_attacks(attack_run):
 
 def test_at_least_twenty_attacks():
     assert len(ATTACKS) >= 20
+
+
+def test_engine_unpacked_under_tmp_is_still_usable_and_hidden(tmp_path):
+    """`otter run` unpacks the grader under /tmp, which workers cover with a private tmpfs."""
+    import json
+    import shutil
+    import sys
+    import tempfile
+
+    copy = Path(tempfile.mkdtemp(prefix="tapetrace-engine-", dir="/tmp"))
+    try:
+        for sub in ("autograder", "solutions"):
+            shutil.copytree(ROOT / sub, copy / sub, ignore=shutil.ignore_patterns("__pycache__"))
+        attack = tmp_path / "attack"
+        attack.mkdir()
+        (attack / f"{CANARY}.py").write_text((Path(__file__).parent / "attacks" / "read_solution_file.py").read_text())
+        out = tmp_path / "r.json"
+        done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(copy / "solutions"), str(attack),
+                               "--only", CANARY, "--device", "cpu", "--json", str(out), "--quiet"],
+                              cwd=copy, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        good, bad = json.loads(out.read_text())
+        assert good["total"] == good["max_total"] > 0, good
+        assert bad["total"] == 0 and bad["exercises"][CANARY]["status"] == "error"
+        assert "PermissionError" in bad["exercises"][CANARY]["message"] or "No such file" in bad["exercises"][CANARY]["message"]
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)

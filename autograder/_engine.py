@@ -10,9 +10,7 @@ depend only on the run's seed).
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import json
 import os
 import secrets
 import shutil
@@ -21,15 +19,13 @@ import tempfile
 import threading
 import time
 import traceback
-import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import numpy as np
-
-from autograder import _device, _launch, _loader, _wire
+from autograder import _device, _launch, _loader
 from autograder._paths import EXERCISES, ROOT, SOLUTIONS, private_dirs
+from autograder._protocol import check_rng, probe_error, reference_key
 from autograder._suite import Ctx, Fail, GraderBug, StudentProblem, Suite
 from autograder.messages import render
 
@@ -42,29 +38,9 @@ def load_suite(exercise: str) -> Suite:
     return importlib.import_module(f"autograder.hidden.{exercise}").suite
 
 
-def _key(exercise: str, probe: str, kwargs: dict[str, Any]) -> str:
-    blob = json.dumps([exercise, probe, _wire.encode(kwargs)], sort_keys=True).encode()
-    return hashlib.sha256(blob).hexdigest()
-
-
-def _probe_error(resp: dict[str, Any], call: str, mem_bytes: int) -> StudentProblem:
-    kind = resp.get("kind")
-    if kind == "not_attempted":
-        return StudentProblem("NOT_ATTEMPTED", where=resp.get("where", call))
-    if kind == "fail":
-        fields = dict(resp.get("fields") or {})
-        fields.setdefault("call", call)
-        return StudentProblem(resp.get("code", "CALL_EXCEPTION"), **fields)
-    if kind == "memory":
-        return StudentProblem("CALL_MEMORY", call=call, cap=f"{mem_bytes / 1024**3:.0f} GiB")
-    if kind == "exit":
-        return StudentProblem("CALL_EXIT", call=call)
-    if kind == "exception":
-        if resp.get("type") == "MemoryError":
-            return StudentProblem("CALL_MEMORY", call=call, cap=f"{mem_bytes / 1024**3:.0f} GiB")
-        err = f"{resp.get('type')}: {resp.get('message')}" if resp.get("message") else str(resp.get("type"))
-        return StudentProblem("CALL_EXCEPTION", call=call, error=err, where=resp.get("where", ""))
-    raise GraderBug(f"probe failed: {resp.get('message', kind)}")
+# Shared with the notebook self-check (autograder/_public.py): one key, one rng, one verdict.
+_key = reference_key
+_probe_error = probe_error
 
 
 def _hideable_parent(path: str, tmp: str) -> list[str]:
@@ -302,7 +278,7 @@ class GradingRun:
 
         tests = []
         for check in checks:
-            rng = np.random.default_rng([self.seed, zlib.crc32(exercise.encode()), zlib.crc32(check.name.encode())])
+            rng = check_rng(self.seed, exercise, check.name)
             ctx = Ctx(rng=rng, seed=self.seed, device=self.device,
                       student=lambda p, c, s, kw, _scale=check.timeout_scale: student_call(p, c, s * _scale, kw),
                       reference=reference_call)

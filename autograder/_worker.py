@@ -177,7 +177,14 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
     _setup_threads_and_precision(spec["device"], spec.get("jax_cache"))
     isolation: dict[str, Any] = {}
     if spec.get("sandbox"):
-        from autograder import _sandbox
+        from autograder import _data, _sandbox
+
+        # Probes read the datasets lazily; the sandbox may cover the grader's files (e.g. under
+        # /tmp when `otter run` unpacked the autograder there), so read them now.
+        try:
+            _data._all()
+        except OSError:
+            pass
 
         with open(spec["source_path"], "rb") as fh:
             source = fh.read()

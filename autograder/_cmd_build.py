@@ -1,0 +1,571 @@
+"""``tapetrace build``: what students receive (``student_template/``) and the otter autograder zip (``dist/``).
+
+Student side (committed; a test fails when it is stale):
+    ``student_template/tapetrace.ipynb``: the ten exercises in order (instructions from the stub
+    docstrings, the stub code, a check cell each) after a self-contained set-up cell carrying the
+    *public runtime*: a zip of the public checks, probes, messages, datasets, the in-notebook
+    runner (``_public.py``) and a snapshot of the reference's probe results on the public checks'
+    inputs (fixed public seed). ``exNN_*.py`` stubs and ``check.py`` for students working locally.
+Instructor side (``dist/``, not committed):
+    ``tapetrace-autograder.zip`` for ``otter run`` / ``otter grade`` / Gradescope (see ``_otter``).
+
+The snapshot is recomputed (reference workers on CPU) only when its inputs changed: solutions,
+public checks, probes, hidden suites' totals, the runtime's engine modules, the public seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import importlib
+import io
+import json
+import math
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from autograder import _notebook, _wire
+from autograder._paths import EXERCISES, EXERCISES_DIR, ROOT, SOLUTIONS
+
+PKG = ROOT / "autograder"
+TEMPLATE = ROOT / "student_template"
+DIST = ROOT / "dist"
+PUBLIC_SEED = 20260101
+SNAPSHOT_ARC = "autograder/_snapshot.json"
+ZIP_DATE = (2026, 1, 1, 0, 0, 0)
+SNAPSHOT_FORMAT = 1
+
+# Engine modules the public runtime needs (besides messages/, probes/, public/ and the data).
+RUNTIME_MODULES = ("_protocol.py", "_suite.py", "_compare.py", "_tolerances.py", "_wire.py", "_worker.py",
+                   "_data.py", "_public.py")
+# Sub-packages shipped whole (exercise-named files only for the exercises built; probes pruned).
+RUNTIME_PACKAGES = ("messages", "probes", "public")
+# What the reference snapshot's keys and values depend on, beyond each exercise's solution, probes and
+# public checks (and the hidden suite's total). Verdict code (_compare, _tolerances, _public) does not.
+SNAPSHOT_INPUTS = ("_protocol.py", "_suite.py", "_wire.py", "_data.py", "data/datasets.npz")
+FORBIDDEN_IMPORTS = ("autograder.hidden", "solutions", "tests")
+RUNTIME_INIT = '''"""tapetrace public checks (built by `tapetrace build`; runs inside the student notebook).
+
+Holds the public checks, their probes and messages and a snapshot of the reference's outputs on
+the public inputs: no reference solution and no hidden test. Use `autograder._public.check`.
+"""
+
+__version__ = "{version}"
+'''
+STUDENT_README = """\
+# tapetrace: your exercises
+
+- `tapetrace.ipynb`: all ten exercises. Open it in Colab (File → Upload notebook) or Jupyter,
+  run the first cell, then work through the exercises; `check("ex01")` runs exercise 01's public checks.
+- `ex01_torch_mlp.py` … `ex10_bridge.py`: the same stubs as plain Python files, if you prefer to work
+  locally. `python check.py` (or `python check.py ex01 ex04`) runs their public checks; it needs
+  `tapetrace.ipynb` next to it (the checks travel inside the notebook).
+
+A check reports NOT ATTEMPTED, INCORRECT (with what is wrong) or PASSED. Public checks cover part of
+each exercise's points: hidden tests grade more (other inputs, more properties) when you submit.
+Submit the notebook (or, if your instructor asks for it, the `.py` files).
+"""
+CHECK_PY = '''\
+"""Public self-checks for the .py exercise files: `python check.py` (all) or `python check.py ex01 ex04`.
+
+The checks travel inside tapetrace.ipynb (keep it next to this file): like the notebook's set-up
+cell, this writes tapetrace_checks.zip here, then runs each exercise file (exNN_*.py) of this
+folder in this process and prints its public checks. Hidden tests grade more when you submit.
+"""
+
+import importlib.util
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _set_up():
+    with open(os.path.join(HERE, "tapetrace.ipynb"), encoding="utf-8") as fh:
+        notebook = json.load(fh)
+    for cell in notebook["cells"]:
+        if cell.get("metadata", {}).get("tapetrace", {}).get("role") == "setup":
+            before = os.getcwd()
+            os.chdir(HERE)
+            try:
+                exec("".join(cell["source"]), {"__name__": "__tapetrace_setup__"})
+            finally:
+                os.chdir(before)
+            return
+    sys.exit("check.py: tapetrace.ipynb has no set-up cell; download a fresh copy")
+
+
+def main(argv):
+    _set_up()
+    from autograder import _public
+
+    for exercise in _public.snapshot()["exercises"]:
+        if argv and not any(exercise == a or exercise.startswith(a + "_") for a in argv):
+            continue
+        path = os.path.join(HERE, exercise + ".py")
+        if not os.path.isfile(path):
+            print(f"{exercise}: no file {exercise}.py here\\n")
+            continue
+        spec = importlib.util.spec_from_file_location(exercise, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[exercise] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as err:  # your file could not be imported
+            print(f"{exercise}: importing {exercise}.py raised {type(err).__name__}: {err}\\n")
+            continue
+        print(_public.run(exercise, module, files=(path,)).report + "\\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
+'''
+
+
+class BuildError(Exception):
+    """The build cannot produce a correct template or zip (the message says why)."""
+
+
+# --------------------------------------------------------------------------- inputs
+def present() -> list[str]:
+    """Exercises with a reference solution and public checks, in curriculum order."""
+    out = []
+    for ex in EXERCISES:
+        if (SOLUTIONS / f"{ex}.py").exists() and (PKG / "public" / f"{ex}.py").exists():
+            for need in (PKG / "probes" / f"{ex}.py", PKG / "hidden" / f"{ex}.py"):
+                if not need.exists():
+                    raise BuildError(f"{ex} has a solution and public checks but no {need.relative_to(ROOT)}")
+            out.append(ex)
+    return out
+
+
+def _is_exercise_file(name: str, exercises: list[str]) -> bool:
+    stem = Path(name).stem
+    return stem not in EXERCISES or stem in exercises
+
+
+def runtime_members(exercises: list[str]) -> dict[str, bytes]:
+    """The public runtime's files (zip member name -> bytes), without the snapshot."""
+    from autograder import __version__
+
+    members: dict[str, bytes] = {"autograder/__init__.py": RUNTIME_INIT.format(version=__version__).encode()}
+    for name in RUNTIME_MODULES:
+        members[f"autograder/{name}"] = (PKG / name).read_bytes()
+    members["autograder/data/datasets.npz"] = (PKG / "data" / "datasets.npz").read_bytes()
+    for sub in RUNTIME_PACKAGES:
+        for path in sorted((PKG / sub).glob("*.py")):
+            if _is_exercise_file(path.name, exercises):
+                data = path.read_bytes()
+                if sub == "probes" and path.stem in exercises:
+                    data = prune_probes(data.decode(), public_probe_names(path.stem)).encode()
+                members[f"autograder/{sub}/{path.name}"] = data
+        members.setdefault(f"autograder/{sub}/__init__.py", b"")
+    _check_closure(members)
+    return members
+
+
+def public_probe_names(exercise: str) -> set[str]:
+    """Probe names the public checks can ask for: string constants of the public module naming a probe."""
+    tree = ast.parse((PKG / "public" / f"{exercise}.py").read_text())
+    probes = ast.parse((PKG / "probes" / f"{exercise}.py").read_text())
+    defined = {n.name[len("probe_"):] for n in probes.body
+               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("probe_")}
+    return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)} & defined
+
+
+def prune_probes(source: str, keep: set[str]) -> str:
+    """A probe module with only the probes the public checks use, and what they need.
+
+    Top-level functions and classes no kept probe (nor any other top-level statement) refers to,
+    directly or through others, are dropped: hidden-only probes and the helpers behind them never
+    reach students. Comments go (the module is re-rendered from its syntax tree).
+    """
+    tree = ast.parse(source)
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    defs = {n.name: n for n in tree.body if isinstance(n, kinds)}
+
+    def refs(node: ast.AST) -> set[str]:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & defs.keys()
+
+    todo = {f"probe_{p}" for p in keep} & defs.keys()
+    for node in tree.body:
+        if not isinstance(node, kinds):
+            todo |= refs(node)
+    reachable: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name not in reachable:
+            reachable.add(name)
+            todo |= refs(defs[name]) - reachable
+    tree.body = [n for n in tree.body if not isinstance(n, kinds) or n.name in reachable]
+    return ast.unparse(tree) + "\n"
+
+
+def _imports(tree: ast.AST, top_level_only: bool) -> list[tuple[str, list[str], int]]:
+    """``(module, names imported from it, line)`` for each absolute import."""
+    nodes = ast.iter_child_nodes(tree) if top_level_only else ast.walk(tree)
+    found: list[tuple[str, list[str], int]] = []
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            found += [(a.name, [], node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.append((node.module, [a.name for a in node.names], node.lineno))
+    return found
+
+
+def _check_closure(members: dict[str, bytes]) -> None:
+    """Every ``autograder.*`` import of the runtime resolves inside it; nothing private is imported."""
+    modules = {n[:-3].replace("/", ".").removesuffix(".__init__") for n in members if n.endswith(".py")}
+    for name, raw in members.items():
+        if not name.endswith(".py"):
+            continue
+        tree = ast.parse(raw, filename=name)
+        # the worker's own start-up (sandbox) is imported lazily there and unused by _run_probe
+        for mod, names, line in _imports(tree, top_level_only=name.endswith("/_worker.py")):
+            targets = [mod] + [f"{mod}.{n}" for n in names]
+            for target in targets:
+                if any(target == f or target.startswith(f + ".") for f in FORBIDDEN_IMPORTS):
+                    raise BuildError(f"{name}:{line} imports {target}, which must never ship to students")
+            if mod.split(".")[0] != "autograder":
+                continue
+            missing = [] if mod in modules else [mod]
+            if mod == "autograder":
+                missing += [f"autograder.{n}" for n in names if f"autograder.{n}" not in modules and n != "__version__"]
+            if missing:
+                raise BuildError(f"{name}:{line} imports {missing[0]}, which is not part of the public runtime "
+                                 "(see RUNTIME_MODULES in autograder/_cmd_build.py)")
+
+
+def zip_bytes(members: dict[str, bytes]) -> bytes:
+    """A deterministic zip of the members (sorted, fixed dates)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name in sorted(members):
+            info = zipfile.ZipInfo(name, ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, members[name], compresslevel=9)
+    return buf.getvalue()
+
+
+def zip_members(blob: bytes) -> dict[str, bytes]:
+    """Inverse of :func:`zip_bytes`."""
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        return {n: zf.read(n) for n in zf.namelist()}
+
+
+def public_checks(exercise: str) -> list[Any]:
+    """The public checks of an exercise, validated against the hidden suite."""
+    from autograder._engine import load_suite
+
+    suite = importlib.import_module(f"autograder.public.{exercise}").suite
+    checks = list(suite.checks)
+    if not checks:
+        raise BuildError(f"{exercise}: autograder/public/{exercise}.py has no checks")
+    hidden_names = [c.name for c in load_suite(exercise).checks]
+    for c in checks:
+        if c.hidden:
+            raise BuildError(f"{exercise}: public check {c.name} is registered with hidden=True")
+        if c.needs:
+            raise BuildError(f"{exercise}: public check {c.name} needs {c.needs}; public checks run on any device")
+        if c.name not in hidden_names:
+            raise BuildError(f"{exercise}: public check {c.name} is not in the hidden suite "
+                             "(start it with the public checks)")
+    return checks
+
+
+def _totals(exercises: list[str]) -> dict[str, dict[str, Any]]:
+    from autograder._engine import load_suite
+
+    out = {}
+    for ex in exercises:
+        checks = public_checks(ex)
+        out[ex] = {"checks": [c.name for c in checks], "public_points": float(sum(c.points for c in checks)),
+                   "total_points": float(load_suite(ex).max_score)}
+    return out
+
+
+def snapshot_digest(exercises: list[str], seed: int) -> str:
+    """Hash of everything the snapshot depends on."""
+    h = hashlib.sha256(json.dumps({"format": SNAPSHOT_FORMAT, "seed": seed, "exercises": exercises,
+                                   "totals": _totals(exercises)}, sort_keys=True).encode())
+    paths = [PKG / n for n in SNAPSHOT_INPUTS] + sorted((PKG / "probes").glob("_*.py")) \
+        + sorted((PKG / "public").glob("_*.py"))
+    for ex in exercises:
+        paths += [SOLUTIONS / f"{ex}.py", PKG / "probes" / f"{ex}.py", PKG / "public" / f"{ex}.py"]
+    for p in paths:
+        h.update(str(p.relative_to(ROOT)).encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
+
+
+# --------------------------------------------------------------------------- the snapshot
+def _nudge(tree: Any) -> Any:
+    """The tree with every float moved by one ulp: a correct implementation on another device."""
+    if isinstance(tree, dict):
+        return {k: _nudge(v) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_nudge(v) for v in tree)
+    if isinstance(tree, np.ndarray) and tree.dtype.kind == "f":
+        return np.nextafter(tree, np.inf).astype(tree.dtype)
+    if isinstance(tree, float) and math.isfinite(tree):
+        return math.nextafter(tree, math.inf)
+    return tree
+
+
+def compute_snapshot(exercises: list[str], seed: int, timeout: float = 120.0, log: Any = None) -> dict[str, Any]:
+    """Runs the public checks with the reference as the student and records the reference's values.
+
+    Then replays them as the notebook does (reference from the snapshot, student = reference moved
+    by one ulp): a check whose reference inputs depend on the student's outputs, or whose comparison
+    is stricter than any device allows, fails the build instead of failing students.
+    """
+    from autograder import _public
+    from autograder._engine import GradingRun
+    from autograder._protocol import reference_key
+
+    cpu = {"torch": "cpu", "jax": "cpu"}
+    run = GradingRun(device="cpu", timeout=timeout, seed=seed)
+    values: dict[str, Any] = {}
+    try:
+        for ex in exercises:
+            checks = public_checks(ex)
+
+            def student(probe: str, call: str, scale: float, kwargs: dict[str, Any], _ex: str = ex) -> Any:
+                return run.reference.call(_ex, probe, kwargs)
+
+            def reference(probe: str, kwargs: dict[str, Any], _ex: str = ex) -> Any:
+                value = run.reference.call(_ex, probe, kwargs)
+                values[reference_key(_ex, probe, kwargs)] = _wire.encode(value)
+                return value
+
+            tests = _public.run_checks(ex, checks, student=student, reference=reference, seed=seed, device=cpu)
+            for t in tests:
+                if not t["passed"]:
+                    raise BuildError(f"{ex}: public check {t['name']} fails on the reference solution: {t['message']}")
+
+            def nudged(probe: str, call: str, scale: float, kwargs: dict[str, Any], _ex: str = ex) -> Any:
+                return _nudge(run.reference.call(_ex, probe, kwargs))
+
+            replay = _public.run_checks(ex, checks, student=nudged,
+                                        reference=_public.snapshot_reference(ex, values), seed=seed, device=cpu)
+            for t in replay:
+                if not t["passed"]:
+                    raise BuildError(f"{ex}: public check {t['name']} fails when replayed from the snapshot with "
+                                     f"the reference moved by one ulp ({t['message']}): its reference inputs must "
+                                     "come from ctx.rng only and its comparison must allow device round-off")
+            if log:
+                log(f"  snapshot {ex}: {len(checks)} public checks")
+    finally:
+        run.close()
+    import jax
+    import torch
+
+    return {
+        "format": SNAPSHOT_FORMAT, "seed": seed, "digest": snapshot_digest(exercises, seed),
+        "exercises": _totals(exercises), "values": values,
+        "built_with": {"device": "cpu", "numpy": np.__version__, "torch": torch.__version__,
+                       "jax": jax.__version__, "python": sys.version.split()[0]},
+    }
+
+
+def snapshot_bytes(snap: dict[str, Any]) -> bytes:
+    """The snapshot as stored in the runtime zip."""
+    return (json.dumps(snap, sort_keys=True, separators=(",", ":")) + "\n").encode()
+
+
+# --------------------------------------------------------------------------- the template
+def exercise_stub(exercise: str) -> str:
+    """The stub in exercises/ (generated from the solution by `tapetrace stubs`)."""
+    path = EXERCISES_DIR / f"{exercise}.py"
+    if not path.exists():
+        raise BuildError(f"{path.relative_to(ROOT)} is missing: run `tapetrace stubs`")
+    return path.read_text()
+
+
+def student_stub(exercise: str) -> str:
+    """The .py stub a student gets (the exercises/ stub without its 'generated from' header)."""
+    text = exercise_stub(exercise)
+    return text.split("\n", 1)[1] if text.startswith("# Generated from") else text
+
+
+def render_template(exercises: list[str], snap_raw: bytes) -> dict[str, bytes]:
+    """Every file of student_template/ (relative path -> bytes) for a given snapshot."""
+    snap = json.loads(snap_raw)
+    members = runtime_members(exercises)
+    members[SNAPSHOT_ARC] = snap_raw
+    runtime = zip_bytes(members)
+    specs = []
+    for ex in exercises:
+        stub = exercise_stub(ex)
+        info = snap["exercises"][ex]
+        specs.append({"name": ex, "doc": ast.get_docstring(ast.parse(stub)) or ex,
+                      "code": _notebook.code_cell_source(stub), "public_points": info["public_points"],
+                      "total_points": info["total_points"]})
+    nb = _notebook.build(specs, runtime, {"digest": snap["digest"], "exercises": exercises})
+    files = {_notebook.NOTEBOOK: _notebook.dumps(nb).encode(), "check.py": CHECK_PY.encode(),
+             "README.md": STUDENT_README.encode()}
+    for ex in exercises:
+        files[f"{ex}.py"] = student_stub(ex).encode()
+    return files
+
+
+def committed_snapshot(template: Path) -> bytes | None:
+    """The snapshot inside the template's notebook, if there is a readable one."""
+    try:
+        nb = json.loads((template / _notebook.NOTEBOOK).read_text(encoding="utf-8"))
+        return zip_members(_notebook.runtime_of(nb)).get(SNAPSHOT_ARC)
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+        return None
+
+
+def _same_members(have: dict[str, bytes], want: dict[str, bytes]) -> bool:
+    """Same files; Python files compared by syntax tree (pruned probes are re-rendered by `ast.unparse`,
+    whose layout may differ between Python versions)."""
+    if set(have) != set(want):
+        return False
+    for name, data in want.items():
+        if name.endswith(".py"):
+            try:
+                if ast.dump(ast.parse(have[name])) != ast.dump(ast.parse(data)):
+                    return False
+            except SyntaxError:
+                return False
+        elif have[name] != data:
+            return False
+    return True
+
+
+def stale(template: Path = TEMPLATE, seed: int | None = None) -> list[str]:
+    """What in ``template`` differs from what ``tapetrace build`` would write now ([] = up to date)."""
+    exercises = present()
+    raw = committed_snapshot(template)
+    if raw is None:
+        return [f"{_notebook.NOTEBOOK}: missing or unreadable"]
+    snap = json.loads(raw)
+    problems = []
+    want_seed = snap.get("seed") if seed is None else seed
+    if snap.get("seed") != want_seed or snap.get("digest") != snapshot_digest(exercises, want_seed):
+        problems.append(f"{_notebook.NOTEBOOK}: the reference snapshot is out of date (solutions, public checks, "
+                        "probes or the runtime changed)")
+    expected = render_template(exercises, raw)
+    for name, data in expected.items():
+        path = template / name
+        if not path.exists():
+            problems.append(f"{name}: missing")
+        elif name == _notebook.NOTEBOOK:
+            have = json.loads(path.read_text(encoding="utf-8"))
+            want = json.loads(data)
+            if _notebook.without_runtime(have) != _notebook.without_runtime(want):
+                problems.append(f"{name}: cells or metadata differ")
+            elif not _same_members(zip_members(_notebook.runtime_of(have)), zip_members(_notebook.runtime_of(want))):
+                problems.append(f"{name}: the public runtime in the set-up cell differs")
+        elif path.read_bytes() != data:
+            problems.append(f"{name}: differs")
+    extra = sorted(p.name for p in template.iterdir() if p.is_file() and p.name not in expected) \
+        if template.is_dir() else []
+    problems += [f"{name}: not produced by the build" for name in extra]
+    return problems
+
+
+def build_template(template: Path = TEMPLATE, seed: int = PUBLIC_SEED, refresh: bool = False,
+                   log: Any = print) -> list[Path]:
+    """Writes student_template/; recomputes the snapshot only when its inputs changed."""
+    exercises = present()
+    if not exercises:
+        raise BuildError("no exercise has both a solution and public checks")
+    raw = None if refresh else committed_snapshot(template)
+    if raw is not None:
+        old = json.loads(raw)
+        if old.get("seed") != seed or old.get("digest") != snapshot_digest(exercises, seed):
+            raw = None
+    if raw is None:
+        log(f"computing the reference snapshot for {len(exercises)} exercise(s) (public seed {seed})")
+        raw = snapshot_bytes(compute_snapshot(exercises, seed, log=log))
+    else:
+        log("reusing the reference snapshot (its inputs did not change)")
+    files = render_template(exercises, raw)
+    template.mkdir(parents=True, exist_ok=True)
+    for p in template.iterdir():
+        if p.is_file() and p.name not in files:
+            p.unlink()
+    written = []
+    for name, data in files.items():
+        path = template / name
+        if not path.exists() or path.read_bytes() != data:
+            path.write_bytes(data)
+        written.append(path)
+    return written
+
+
+# --------------------------------------------------------------------------- command line
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tapetrace build", description=(
+        "Build student_template/ (notebook with public self-checks, .py stubs, check.py) and the otter-grader "
+        "autograder zip in dist/."))
+    p.add_argument("--check", action="store_true", help="only verify that student_template/ is up to date "
+                   "(exit status 1 and a list of differences when it is stale)")
+    p.add_argument("--only", choices=["template", "otter"], help="build only one of the two")
+    p.add_argument("--template", default=str(TEMPLATE), metavar="DIR", help="student template folder")
+    p.add_argument("--out", default=str(DIST), metavar="DIR", help="where the autograder zip goes (default dist/)")
+    p.add_argument("--public-seed", type=int, default=PUBLIC_SEED, help="seed of the public checks' inputs")
+    p.add_argument("--refresh-snapshot", action="store_true", help="recompute the reference snapshot anyway")
+    g = p.add_argument_group("autograder zip (grading settings, as for `tapetrace grade`)")
+    g.add_argument("--cpu-torch", action="store_true",
+                   help="make the grading image install a CPU-only torch from PyTorch's CPU wheel index")
+    g.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="limit for loading an exercise and for each test's call (default 30)")
+    g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "tpu"])
+    g.add_argument("--jobs", type=int, default=1, metavar="N", help="exercises graded in parallel")
+    g.add_argument("--lang", default="en", choices=["en", "es"])
+    g.add_argument("--seed", type=int, default=None,
+                   help="fixed grading seed (default: derived from each submission's bytes and a build salt)")
+    g.add_argument("--python-version", default=f"{sys.version_info[0]}.{sys.version_info[1]}",
+                   help="Python of the grading image (default: this interpreter's)")
+    g.add_argument("--hide-results", action="store_true",
+                   help="Gradescope: keep per-exercise results hidden from students even after publishing")
+    g.add_argument("--exercises", default=None, help=argparse.SUPPRESS)
+    return p
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of ``tapetrace build``."""
+    args = _parser().parse_args(argv)
+    template = Path(args.template)
+    try:
+        if args.check:
+            problems = stale(template, args.public_seed)
+            for line in problems:
+                print(f"stale: {line}")
+            if problems:
+                print("student_template/ is out of date: run `tapetrace build`", file=sys.stderr)
+                return 1
+            print("student_template/ is up to date")
+            return 0
+        if args.jobs < 1 or args.timeout <= 0:
+            raise BuildError("--jobs must be >= 1 and --timeout positive")
+        if args.only != "otter":
+            for path in build_template(template, args.public_seed, args.refresh_snapshot):
+                print(f"wrote {path}")
+        if args.only != "template":
+            from autograder import _otter
+
+            exercises = present()
+            if args.exercises:
+                exercises = [e for e in exercises if any(e == x or e.startswith(x + "_")
+                                                         for x in args.exercises.split(","))]
+            out = _otter.build_zip(Path(args.out) / _otter.ZIP_NAME, exercises, timeout=args.timeout,
+                                   device=args.device, jobs=args.jobs, lang=args.lang, seed=args.seed,
+                                   cpu_torch=args.cpu_torch, python_version=args.python_version,
+                                   show_hidden=not args.hide_results)
+            print(f"wrote {out} ({len(exercises)} exercise(s); grade with: otter run -a {out} NOTEBOOK.ipynb)")
+    except BuildError as err:
+        print(f"tapetrace build: {err}", file=sys.stderr)
+        return 2
+    return 0

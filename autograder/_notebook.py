@@ -1,0 +1,292 @@
+"""The student notebook: rendering it from the exercises, and filling it with code (tests, benchmarks).
+
+Cells carry ``{"tapetrace": {"exercise": EX, "role": ROLE}}`` metadata (roles:
+``setup``, ``markdown``, ``answer``, ``check``), which is how
+:func:`autograder._loader.notebook_sources` groups a submission's code per
+exercise. Answer and check cells are also marked ``{"otter": {"ignore": true}}``:
+otter-grader does not execute them in its kernel, because the tapetrace engine
+grades the code read from the notebook file in its own sandboxed workers.
+
+The set-up cell is self-contained: it carries the public runtime (a zip of the
+public checks, probes, messages and the reference snapshot) as base64 and
+writes it to one file, ``tapetrace_checks.zip``, next to the notebook.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import copy
+import hashlib
+import json
+import re
+import textwrap
+from typing import Any
+
+NOTEBOOK = "tapetrace.ipynb"
+RUNTIME_FILE = "tapetrace_checks.zip"
+META = "tapetrace"
+FORMAT = 1
+_SETUP_CALL = re.compile(r'_tapetrace_setup\("([0-9a-f]{64})", "([A-Za-z0-9+/=]*)"\)')
+
+SETUP_TEMPLATE = '''\
+#@title tapetrace set-up: run this cell first
+# It installs nothing (torch, jax, flax and optax are used as your runtime has them) and writes
+# one file next to this notebook, {runtime_file}: the public checks, their messages and a
+# snapshot of the reference solution's outputs on the checks' inputs (no solution code).
+# Then check("ex01") checks exercise 01, and check() checks them all.
+def _tapetrace_setup(sha256, data):
+    import base64, hashlib, importlib, os, sys, zipimport
+    otter = sys.modules.get("otter")
+    if otter is not None and getattr(getattr(otter, "Notebook", None), "_grading_mode", False):
+        # Graded by otter: the grader reads your code from the notebook file and runs it in its
+        # own sandboxed processes with time limits, so no later cell runs in this kernel.
+        def _skip(lines):
+            return lines if "Checker.check_if_not_already_checked" in "".join(lines) else []
+        try:
+            get_ipython().input_transformers_cleanup.append(_skip)
+        except NameError:
+            pass
+        return lambda *args, **kwargs: None
+    blob = base64.b64decode(data)
+    if hashlib.sha256(blob).hexdigest() != sha256:
+        raise RuntimeError("tapetrace: the set-up cell is damaged; download a fresh copy of the notebook")
+    path = os.path.abspath("{runtime_file}")
+    if not (os.path.isfile(path) and open(path, "rb").read() == blob):
+        with open(path + ".tmp", "wb") as fh:
+            fh.write(blob)
+        os.replace(path + ".tmp", path)
+    for name in [m for m in sys.modules if m == "autograder" or m.startswith("autograder.")]:
+        del sys.modules[name]
+    sys.path[:] = [p for p in sys.path if os.path.basename(str(p)) != "{runtime_file}"]
+    sys.path.insert(0, path)
+    sys.path_importer_cache.pop(path, None)
+    getattr(zipimport, "_zip_directory_cache", {{}}).pop(path, None)
+    importlib.invalidate_caches()
+    from autograder import _public
+    return _public.check
+
+check = _tapetrace_setup("{sha256}", "{data}")
+'''
+
+INTRO = """\
+# tapetrace — the tape vs the trace: PyTorch and JAX, exercise by exercise
+
+Ten exercises build the same models twice: in PyTorch, where autograd records a *tape*
+while your code runs, and in JAX, where `jax.jit` *traces* your function once and compiles it.
+
+**How to work**
+1. Run the set-up cell below first (it installs nothing; torch, jax, flax and optax come with Colab).
+2. For each exercise: read the instructions, replace each `raise NotImplementedError(...)` in its code
+   cell with your code, run the cell, then run its check cell: `check("exNN")`.
+3. A check says one of three things: **NOT ATTEMPTED** (the stub is still there), **INCORRECT** (with what
+   is wrong: a shape, a max error, a property — never the expected values) or **PASSED**.
+   The public checks cover part of each exercise's points; hidden tests grade more when you submit.
+
+**Rules that keep grading fair to you**
+- Keep the names and signatures of the stubs. Helpers of your own are fine (start their names with `_`).
+- An exercise's code is every code cell from its heading to the next exercise's heading (cells you add count);
+  it is graded as one Python module, so it must define everything it uses, and code at the top level runs
+  when it is graded: keep long training runs inside functions.
+- Do not edit or delete the set-up cell. Checks use your runtime's device: torch on a GPU when there is one,
+  JAX on its default backend (GPU or TPU).
+
+**Submit** the notebook file itself (Colab: File → Download → Download .ipynb).
+"""
+
+OUTRO = """\
+## Submit
+
+Save the notebook and hand in the `.ipynb` file (Colab: File → Download → Download .ipynb).
+Hidden tests then grade every exercise on fresh inputs, each in its own sandboxed process with a time limit,
+so one exercise that crashes or never finishes costs only that exercise's points.
+"""
+
+
+def _cell(kind: str, source: str, cell_id: str, exercise: str | None, role: str,
+          extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {META: {"role": role} if exercise is None else {"exercise": exercise, "role": role}}
+    meta.update(extra or {})
+    cell: dict[str, Any] = {"cell_type": kind, "id": cell_id, "metadata": meta, "source": source}
+    if kind == "code":
+        cell["execution_count"] = None
+        cell["outputs"] = []
+    return cell
+
+
+def _next_indented(lines: list[str], i: int) -> bool:
+    for line in lines[i + 1:]:
+        if line.strip():
+            return line.startswith("    ")
+    return False
+
+
+def instructions(doc: str, exercise: str, public_points: float, total_points: float) -> str:
+    """The markdown of one exercise: a heading naming it, then its docstring (sections converted).
+
+    Args:
+        doc: the module docstring of the stub (= of the solution).
+        exercise: the exercise name (put in the heading so the loader finds it without metadata).
+        public_points: points the public checks cover.
+        total_points: the exercise's maximum.
+    """
+    lines = textwrap.dedent(doc).strip("\n").splitlines()
+    title = lines[0].strip().rstrip(".") if lines else exercise
+    title = re.sub(r"^Exercise\s+\d+\s*[—–-]\s*", "", title)
+    out = [f"## {exercise} — {title}", "",
+           f"*{total_points:g} points; `check(\"{exercise[:4]}\")` runs the public checks "
+           f"({public_points:g} of them).*", ""]
+    body = lines[1:]
+    i = 0
+    while i < len(body):
+        line = body[i]
+        if line and not line[0].isspace() and line.rstrip().endswith(":") and _next_indented(body, i):
+            j, block = i + 1, []
+            while j < len(body) and (not body[j].strip() or body[j].startswith("    ")):
+                block.append(body[j])
+                j += 1
+            text = textwrap.dedent("\n".join(block)).strip("\n")
+            header = line.rstrip()[:-1]
+            out += [f"**{header}**", ""]
+            if header.lower().startswith("example") or text.lstrip().startswith(">>>"):
+                out += ["```python", text, "```"]
+            else:
+                out.append(text)
+            out.append("")
+            i = j
+            continue
+        out.append(line)
+        i += 1
+    return "\n".join(out).strip() + "\n"
+
+
+def code_cell_source(stub: str) -> str:
+    """A stub module's code without its generated header line and its module docstring."""
+    lines = stub.splitlines()
+    if lines and lines[0].startswith("# Generated from solutions/"):
+        lines = lines[1:]
+    text = "\n".join(lines) + "\n"
+    tree = ast.parse(text)
+    if tree.body and isinstance(tree.body[0], ast.Expr) and isinstance(getattr(tree.body[0], "value", None),
+                                                                        ast.Constant) \
+            and isinstance(tree.body[0].value.value, str):
+        end = tree.body[0].end_lineno or 0
+        text = "\n".join(text.splitlines()[end:]) + "\n"
+    return text.strip("\n") + "\n"
+
+
+def setup_source(runtime: bytes) -> str:
+    """The set-up cell's code carrying ``runtime`` (the public runtime zip)."""
+    return SETUP_TEMPLATE.format(runtime_file=RUNTIME_FILE, sha256=hashlib.sha256(runtime).hexdigest(),
+                                 data=base64.b64encode(runtime).decode("ascii"))
+
+
+def build(exercises: list[dict[str, Any]], runtime: bytes, meta: dict[str, Any]) -> dict[str, Any]:
+    """The student notebook.
+
+    Args:
+        exercises: in order, dicts with ``name``, ``doc`` (docstring), ``code`` (stub code),
+            ``public_points`` and ``total_points``.
+        runtime: the public runtime zip (see ``_cmd_build``).
+        meta: extra notebook-level ``tapetrace`` metadata (digest, exercises).
+
+    Returns:
+        An nbformat 4.5 notebook (plain dict).
+    """
+    ignore = {"otter": {"ignore": True}}
+    cells = [_cell("markdown", INTRO, "intro", None, "markdown"),
+             _cell("code", setup_source(runtime), "setup", None, "setup",
+                   {"cellView": "form", "jupyter": {"source_hidden": True}})]
+    for ex in exercises:
+        name = ex["name"]
+        cells.append(_cell("markdown", instructions(ex["doc"], name, ex["public_points"], ex["total_points"]),
+                           f"{name}-text", name, "markdown"))
+        cells.append(_cell("code", ex["code"], f"{name}-code", name, "answer", ignore))
+        cells.append(_cell("code", f'check("{name}")\n', f"{name}-check", name, "check", ignore))
+    cells.append(_cell("markdown", OUTRO, "submit", None, "markdown"))
+    for cell in cells:
+        cell["source"] = cell["source"].splitlines(keepends=True)
+    return {
+        "cells": cells,
+        "metadata": {
+            "colab": {"provenance": [], "toc_visible": True},
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+            META: {"format": FORMAT, **meta},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def dumps(nb: dict[str, Any]) -> str:
+    """Serialises like Jupyter does (one-space indent, UTF-8, trailing newline)."""
+    return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
+def source_of(cell: dict[str, Any]) -> str:
+    """A cell's source as one string."""
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else str(src)
+
+
+def role_of(cell: dict[str, Any]) -> tuple[str | None, str | None]:
+    """``(exercise, role)`` from a cell's tapetrace metadata."""
+    meta = (cell.get("metadata") or {}).get(META) or {}
+    return meta.get("exercise"), meta.get("role")
+
+
+def fill_with(nb: dict[str, Any], sources: dict[str, str]) -> dict[str, Any]:
+    """A copy of ``nb`` whose answer cells hold the given code.
+
+    Args:
+        nb: a notebook made by :func:`build` (or a student's copy of it).
+        sources: ``{exercise: module source}``; an exercise's first answer cell gets the source,
+            its other answer cells are emptied; exercises not named are left as they are.
+
+    Returns:
+        The new notebook (``nb`` is not modified).
+
+    Raises:
+        KeyError: an exercise named in ``sources`` has no answer cell.
+    """
+    out = copy.deepcopy(nb)
+    done: set[str] = set()
+    for cell in out["cells"]:
+        ex, role = role_of(cell)
+        if role == "answer" and ex in sources:
+            cell["source"] = (sources[ex] if ex not in done else "").splitlines(keepends=True)
+            cell["outputs"], cell["execution_count"] = [], None
+            done.add(ex)
+    missing = set(sources) - done
+    if missing:
+        raise KeyError(f"no answer cell for {sorted(missing)}")
+    return out
+
+
+def setup_cell(nb: dict[str, Any]) -> dict[str, Any]:
+    """The set-up cell of a notebook made by :func:`build`."""
+    for cell in nb.get("cells", []):
+        if role_of(cell)[1] == "setup":
+            return cell
+    raise ValueError("the notebook has no tapetrace set-up cell")
+
+
+def runtime_of(nb: dict[str, Any]) -> bytes:
+    """The public runtime zip carried by the set-up cell (checked against its sha256)."""
+    m = _SETUP_CALL.search(source_of(setup_cell(nb)))
+    if not m:
+        raise ValueError("the set-up cell carries no runtime")
+    blob = base64.b64decode(m.group(2))
+    if hashlib.sha256(blob).hexdigest() != m.group(1):
+        raise ValueError("the set-up cell's runtime does not match its sha256")
+    return blob
+
+
+def without_runtime(nb: dict[str, Any]) -> dict[str, Any]:
+    """A copy with the runtime blob replaced by a placeholder (to compare notebooks structurally)."""
+    out = copy.deepcopy(nb)
+    cell = setup_cell(out)
+    text = _SETUP_CALL.sub('_tapetrace_setup("<sha256>", "<runtime>")', source_of(cell))
+    cell["source"] = text.splitlines(keepends=True)
+    return out

@@ -1,0 +1,86 @@
+"""Hidden suite of ex06_per_example_grads (vmap, clipping, torch.func): the public checks, then these."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder._compare import first_difference
+from autograder._suite import Ctx, Fail, StudentProblem, Suite
+from autograder._tolerances import tolerance
+from autograder.public.ex06_per_example_grads import bce_case, per_example_tree, softmax_case, torch_case
+from autograder.public.ex06_per_example_grads import suite as _public
+
+suite = Suite("ex06_per_example_grads", checks=list(_public.checks))
+
+
+@suite.check(points=2)
+def per_example_grads_vectorised(ctx: Ctx) -> None:
+    """The jaxpr does not grow with N (N=2 vs N=9) and holds no scan/while, sub-jaxprs included."""
+    small = bce_case(ctx.rng, n=2)
+    # One params pytree for both sizes: only the batch axis changes.
+    d = small["x"].shape[1]
+    x9 = (1.5 * ctx.rng.standard_normal((9, d))).astype(np.float32)
+    y9 = (ctx.rng.random(9) < 0.5).astype(np.float32)
+    got = ctx.student("pe_jaxpr", call="jax.make_jaxpr(per_example_grads)", loss="bce", params=small["params"],
+                      x_small=small["x"], y_small=small["y"], x_large=x9, y_large=y9)
+    if got["loops"]:
+        raise Fail("EX06_LOOP_PRIMITIVE", prims=", ".join(got["loops"]))
+    n_small, n_large = got["eqns"]
+    if n_large > n_small:
+        raise Fail("EX06_NOT_VECTORISED", small=n_small, large=n_large)
+
+
+@suite.check(points=1)
+def per_example_grads_pure(ctx: Ctx) -> None:
+    """Leaves `params` alone, gives the same result under jax.jit, and uses no state from earlier calls."""
+    case = bce_case(ctx.rng, n=int(ctx.rng.integers(4, 9)))
+    got = ctx.student("pe_pure", call="jax.jit(per_example_grads)", loss="bce", **case)
+    if got["mutated"]:
+        raise Fail("EX06_MUTATES")
+    want = ctx.reference("per_example", loss="bce", **case)
+    ctx.assert_close(got["jit"], want, kind="step", what="jax.jit(per_example_grads)", framework="jax")
+    other = softmax_case(ctx.rng, n=int(ctx.rng.integers(4, 9)))
+    call = "per_example_grads(another_loss, another_params, x, y)"
+    try:
+        got2, want2 = ctx.both("per_example", call=call, loss="softmax", **other)
+    except StudentProblem as err:
+        if err.key == "CALL_EXCEPTION":
+            raise Fail("EX06_SECOND_CALL", detail=err.fields.get("error", "")) from None
+        raise
+    detail = first_difference(got2, want2, tolerance("step", ctx.backend("jax")))
+    if detail:
+        raise Fail("EX06_SECOND_CALL", detail=detail)
+
+
+@suite.check(points=1)
+def clip_and_average_any_pytree(ctx: Ctx) -> None:
+    """Works on any pytree (nested dicts, tuples, scalar leaves), norm taken over all leaves."""
+    shapes = {"conv": {"kernel": (3, 3, 1, int(ctx.rng.integers(2, 5))), "bias": (int(ctx.rng.integers(2, 5)),)},
+              "scale": (),
+              "head": ((int(ctx.rng.integers(2, 6)), 3), (3,))}
+    max_norm = float(ctx.rng.uniform(0.5, 3.0))
+    per_example = per_example_tree(ctx.rng, shapes, int(ctx.rng.integers(5, 10)), max_norm)
+    got, want = ctx.both("clip", call="clip_and_average(nested_pytree, max_norm)", per_example=per_example,
+                         max_norm=max_norm)
+    ctx.assert_close(got, want, kind="step", what="clip_and_average(nested_pytree, max_norm)", framework="jax")
+
+
+@suite.check(points=1)
+def torch_leaves_model_untouched(ctx: Ctx) -> None:
+    """After the call every `.grad` is still None and the parameters are unchanged."""
+    case = torch_case(ctx.rng, int(ctx.rng.integers(4, 9)), "mse")
+    got = ctx.student("torch_untouched", call="torch_per_example_grads(model, mse_loss, x, y)", **case)
+    if got["grad_set"]:
+        raise Fail("EX06_TORCH_GRAD_SET", names=", ".join(got["grad_set"]))
+    if got["changed"]:
+        raise Fail("EX06_TORCH_PARAMS_CHANGED", names=", ".join(got["changed"]))
+
+
+@suite.check(points=1)
+def torch_vectorised(ctx: Ctx) -> None:
+    """torch.func.vmap runs the model once on the batch; a loop over examples runs it N times."""
+    case = torch_case(ctx.rng, int(ctx.rng.integers(8, 13)), "xent")
+    got = ctx.student("torch_calls", call="torch_per_example_grads(model, xent_loss, x, y)", **case)
+    # vmap calls forward once (twice if the student also runs a plain forward); a loop calls it >= N times.
+    if got["calls"] > got["n"] // 2:
+        raise Fail("EX06_TORCH_LOOP", calls=got["calls"], n=got["n"])

@@ -1,0 +1,21 @@
+"""Messages of ex06_per_example_grads."""
+
+EN = {
+    "EX06_NOT_VECTORISED": "the jaxpr of per_example_grads grows with the batch ({small} equations for N=2, {large} for N=9): a Python loop over the examples is unrolled into the trace — write the gradient of ONE example and batch it with jax.vmap(..., in_axes=(None, 0, 0))",
+    "EX06_LOOP_PRIMITIVE": "the jaxpr of per_example_grads contains a `{prims}` loop: lax.map, lax.scan and fori_loop run the examples one after another — use jax.vmap, which batches the trace instead of looping",
+    "EX06_MUTATES": "per_example_grads changed the `params` you passed (a dict entry or list was replaced in place): never assign into the caller's pytree — build new containers (jax.tree.map) if you need converted values",
+    "EX06_SECOND_CALL": "per_example_grads is wrong when called again with another loss_fn and another params pytree ({detail}) — build everything from the arguments of each call: no module-level cache or globals, no assumption on the keys of params (any pytree)",
+    "EX06_TORCH_GRAD_SET": "after torch_per_example_grads these parameters have a .grad: {names} — do not call .backward(); torch.func.grad returns the gradients and leaves .grad untouched",
+    "EX06_TORCH_PARAMS_CHANGED": "torch_per_example_grads changed the model's parameters ({names}: values or requires_grad) — pass detached copies `{{n: p.detach() for n, p in model.named_parameters()}}` to functional_call and never modify the model",
+    "EX06_TORCH_LOOP": "model.forward ran {calls} times for a batch of {n}: that is a loop over the examples — use torch.func.vmap(torch.func.grad(f), in_dims=(None, 0, 0)) with functional_call, so the model runs once on the whole batch",
+}
+
+ES = {
+    "EX06_NOT_VECTORISED": "el jaxpr de per_example_grads crece con el lote ({small} ecuaciones para N=2, {large} para N=9): un bucle de Python sobre los ejemplos queda desenrollado en la traza — escribe el gradiente de UN ejemplo y vectorízalo con jax.vmap(..., in_axes=(None, 0, 0))",
+    "EX06_LOOP_PRIMITIVE": "el jaxpr de per_example_grads contiene un bucle `{prims}`: lax.map, lax.scan y fori_loop procesan los ejemplos uno tras otro — usa jax.vmap, que vectoriza la traza en lugar de iterar",
+    "EX06_MUTATES": "per_example_grads modificó los `params` que le pasaste (se reemplazó en el sitio una entrada de un dict o una lista): nunca asignes dentro del pytree de quien llama — crea contenedores nuevos (jax.tree.map) si necesitas valores convertidos",
+    "EX06_SECOND_CALL": "per_example_grads falla al llamarla de nuevo con otra loss_fn y otro pytree de parámetros ({detail}) — construye todo a partir de los argumentos de cada llamada: sin caché ni variables globales del módulo, sin suponer las claves de params (cualquier pytree)",
+    "EX06_TORCH_GRAD_SET": "tras torch_per_example_grads estos parámetros tienen .grad: {names} — no llames a .backward(); torch.func.grad devuelve los gradientes y no toca .grad",
+    "EX06_TORCH_PARAMS_CHANGED": "torch_per_example_grads modificó los parámetros del modelo ({names}: valores o requires_grad) — pasa copias desacopladas `{{n: p.detach() for n, p in model.named_parameters()}}` a functional_call y nunca modifiques el modelo",
+    "EX06_TORCH_LOOP": "model.forward se ejecutó {calls} veces para un lote de {n}: es un bucle sobre los ejemplos — usa torch.func.vmap(torch.func.grad(f), in_dims=(None, 0, 0)) con functional_call, para que el modelo se ejecute una sola vez sobre todo el lote",
+}

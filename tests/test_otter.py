@@ -1,0 +1,132 @@
+"""otter-grader 7: `otter run` with the zip `tapetrace build` makes grades the student notebook correctly.
+
+Each case runs the real `otter run` CLI (as an instructor would, no Docker) on a notebook made from
+student_template/. The zip is built into a temporary folder with the same code as `tapetrace build`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import mutant_files, mutant_meta
+
+from autograder import _notebook, _otter
+from autograder._engine import load_suite
+from autograder._paths import ROOT, SOLUTIONS
+
+dill = pytest.importorskip("dill")
+pytest.importorskip("otter")
+
+TEMPLATE_NB = ROOT / "student_template" / _notebook.NOTEBOOK
+pytestmark = pytest.mark.slow
+
+
+def _template() -> dict:
+    return json.loads(TEMPLATE_NB.read_text(encoding="utf-8"))
+
+
+def _exercises() -> list[str]:
+    return _template()["metadata"]["tapetrace"]["exercises"]
+
+
+def _solutions(exercises: list[str]) -> dict[str, str]:
+    return {ex: (SOLUTIONS / f"{ex}.py").read_text() for ex in exercises}
+
+
+@pytest.fixture(scope="module")
+def full_zip(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("ag") / _otter.ZIP_NAME
+    return _otter.build_zip(out, _exercises(), timeout=60.0, jobs=2)
+
+
+def otter_run(zip_path: Path, nb: dict, work: Path, limit: float = 1500.0) -> tuple[dict, dict]:
+    """Runs `otter run -p` on a notebook; returns (results.json, {exercise: {case: (passed, points, message)}})."""
+    work.mkdir(parents=True, exist_ok=True)
+    sub = work / "submission.ipynb"
+    sub.write_text(_notebook.dumps(nb), encoding="utf-8")
+    out, tmp = work / "out", work / "tmp"
+    out.mkdir()
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp))
+    proc = subprocess.run([sys.executable, "-m", "otter", "run", "--no-logo", "-p", "-a", str(zip_path),
+                           "-o", str(out), str(sub)], cwd=work, env=env, capture_output=True, text=True,
+                          timeout=limit)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    results = json.loads((out / "results.json").read_text())
+    with open(work / "results.pkl", "rb") as fh:
+        graded = dill.load(fh)
+    cases = {name: {r.test_case.name: (r.passed, r.test_case.points, r.message) for r in tf.test_case_results}
+             for name, tf in graded.results.items()}
+    engine = [json.loads(p.read_text()) for p in (tmp / _otter.CACHE_DIR).glob("*.json")]
+    assert len(engine) == 1 and not engine[0]["engine_root"].startswith(str(ROOT)), "graded from the zip's engine"
+    return results, cases
+
+
+def _scores(results: dict) -> dict[str, tuple[float, float]]:
+    return {t["name"]: (t["score"], t["max_score"]) for t in results["tests"] if "score" in t}
+
+
+def test_filled_notebook_scores_full_marks(full_zip, tmp_path):
+    exercises = _exercises()
+    results, cases = otter_run(full_zip, _notebook.fill_with(_template(), _solutions(exercises)), tmp_path)
+    scores = _scores(results)
+    assert list(scores) == exercises
+    for ex in exercises:
+        suite = load_suite(ex)
+        assert scores[ex] == (suite.max_score, suite.max_score), (ex, cases[ex])
+        assert {n: (p, pts) for n, (p, pts, _m) in cases[ex].items()} == {c.name: (True, c.points) for c in suite.checks}
+    assert sum(s for s, _ in scores.values()) == 10.0 * len(exercises)
+
+
+def test_untouched_notebook_scores_zero_not_attempted(full_zip, tmp_path):
+    results, cases = otter_run(full_zip, _template(), tmp_path)
+    for ex, (score, top) in _scores(results).items():
+        assert score == 0 and top == load_suite(ex).max_score
+        for name, (passed, _pts, message) in cases[ex].items():
+            assert not passed and "not attempted" in message, (ex, name, message)
+            assert "Traceback" not in message
+
+
+def _broken_mutant(exercises: list[str]) -> tuple[str, Path, set[str]]:
+    for path in mutant_files():
+        meta = mutant_meta(path)
+        names = {c.name for c in load_suite(meta["exercise"]).checks} if meta["exercise"] in exercises else set()
+        if names and meta["fails"] and meta["fails"] != names:
+            return meta["exercise"], path, meta["fails"]
+    pytest.skip("no mutant that fails only some checks")
+
+
+def test_one_broken_and_one_endless_exercise_cost_only_themselves(tmp_path):
+    exercises = _exercises()
+    broken, mutant, fails = _broken_mutant(exercises)
+    others = [e for e in exercises if e != broken]
+    endless, healthy = others[-1], others[0]
+    graded = sorted({broken, endless, healthy}, key=exercises.index)
+    zip_path = _otter.build_zip(tmp_path / "ag" / _otter.ZIP_NAME, graded, timeout=30.0, jobs=2)
+
+    nb = _notebook.fill_with(_template(), _solutions(graded))
+    nb = _notebook.fill_with(nb, {broken: mutant.read_text()})
+    # a cell the student added under the exercise (no tapetrace/otter metadata) that never ends
+    at = next(i for i, c in enumerate(nb["cells"]) if _notebook.role_of(c) == (endless, "answer"))
+    nb["cells"].insert(at + 1, {"cell_type": "code", "id": "student-added", "metadata": {}, "execution_count": None,
+                                "outputs": [], "source": ["while True:\n", "    pass\n"]})
+    results, cases = otter_run(zip_path, nb, tmp_path / "run", limit=900)
+    scores = _scores(results)
+    assert list(scores) == graded
+
+    suite = load_suite(broken)
+    lost = sum(c.points for c in suite.checks if c.name in fails)
+    assert scores[broken] == (suite.max_score - lost, suite.max_score)
+    assert {n for n, (p, _pts, _m) in cases[broken].items() if not p} == fails
+    assert scores[healthy] == (load_suite(healthy).max_score,) * 2
+    assert scores[endless][0] == 0
+    for name, (passed, _pts, message) in cases[endless].items():
+        assert not passed and "did not finish within 30 s" in message, (name, message)
+    shown = json.dumps(results)
+    for check in suite.checks:  # students see messages and the bridge's call, never a check's code
+        assert f"def {check.name}(" not in shown

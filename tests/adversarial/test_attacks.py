@@ -23,7 +23,8 @@ from autograder._engine import GradingRun, load_suite
 from autograder._paths import ROOT, SOLUTIONS
 
 ATTACKS = sorted((Path(__file__).parent / "attacks").glob("*.py"))
-CANARY = "ex01_torch_mlp"
+CANARY = "ex09_autograd_tape"  # graded beside every attack on another exercise
+CANARY_FOR_EX09 = "ex01_torch_mlp"
 
 
 def meta(path: Path) -> dict:
@@ -85,10 +86,9 @@ def test_attack_is_contained(attack_run, listener, tmp_path, path):
     sub = tmp_path / "submission"
     sub.mkdir()
     (sub / f"{target}.py").write_text(path.read_text())
-    only = [target]
-    if target != CANARY:
-        (sub / f"{CANARY}.py").write_text((SOLUTIONS / f"{CANARY}.py").read_text())
-        only.append(CANARY)
+    canary = CANARY if target != CANARY else CANARY_FOR_EX09
+    (sub / f"{canary}.py").write_text((SOLUTIONS / f"{canary}.py").read_text())
+    only = [target, canary]
     res = attack_run.grade([str(sub)], only=only)[0]
     ex = res["exercises"][target]
     suite = load_suite(target)
@@ -105,9 +105,8 @@ def test_attack_is_contained(attack_run, listener, tmp_path, path):
         assert any(m["message"] in t for t in texts), texts
     for t in ex["tests"]:
         assert len(t["message"]) < 600
-    if target != CANARY:
-        canary = res["exercises"][CANARY]
-        assert canary["score"] == canary["max_score"], canary
+    kept = res["exercises"][canary]
+    assert kept["score"] == kept["max_score"], kept
     assert not _leftovers()
     assert not listener, "a student worker reached the network"
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
@@ -116,7 +115,7 @@ def test_attack_is_contained(attack_run, listener, tmp_path, path):
 
 def test_run_still_sound_after_attacks(attack_run):
     """Same zygote and reference cache as the attacks: the solutions still get full marks."""
-    res = attack_run.grade([str(SOLUTIONS)], only=[CANARY])[0]
+    res = attack_run.grade([str(SOLUTIONS)], only=[CANARY, CANARY_FOR_EX09])[0]
     assert res["total"] == res["max_total"] > 0
     assert res["isolation"].get("private_dirs_hidden") is True
     assert res["isolation"].get("network_dropped") is True
@@ -139,15 +138,17 @@ def test_engine_unpacked_under_tmp_is_still_usable_and_hidden(tmp_path):
             shutil.copytree(ROOT / sub, copy / sub, ignore=shutil.ignore_patterns("__pycache__"))
         attack = tmp_path / "attack"
         attack.mkdir()
-        (attack / f"{CANARY}.py").write_text((Path(__file__).parent / "attacks" / "read_solution_file.py").read_text())
+        (attack / f"{CANARY_FOR_EX09}.py").write_text(
+            (Path(__file__).parent / "attacks" / "read_solution_file.py").read_text())
         out = tmp_path / "r.json"
         done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(copy / "solutions"), str(attack),
-                               "--only", CANARY, "--device", "cpu", "--json", str(out), "--quiet"],
+                               "--only", CANARY_FOR_EX09, "--device", "cpu", "--json", str(out), "--quiet"],
                               cwd=copy, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-2000:]
         good, bad = json.loads(out.read_text())
         assert good["total"] == good["max_total"] > 0, good
-        assert bad["total"] == 0 and bad["exercises"][CANARY]["status"] == "error"
-        assert "PermissionError" in bad["exercises"][CANARY]["message"] or "No such file" in bad["exercises"][CANARY]["message"]
+        msg = bad["exercises"][CANARY_FOR_EX09]["message"]
+        assert bad["total"] == 0 and bad["exercises"][CANARY_FOR_EX09]["status"] == "error"
+        assert "PermissionError" in msg or "No such file" in msg
     finally:
         shutil.rmtree(copy, ignore_errors=True)

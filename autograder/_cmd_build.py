@@ -1,13 +1,19 @@
 """``tapetrace build``: what students receive (``student_template/``) and the otter autograder zip (``dist/``).
 
-Student side (committed; a test fails when it is stale):
-    ``student_template/tapetrace.ipynb``: the ten exercises in order (instructions from the stub
-    docstrings, the stub code, a check cell each) after a self-contained set-up cell carrying the
-    *public runtime*: a zip of the public checks, probes, messages, datasets, the in-notebook
-    runner (``_public.py``) and a snapshot of the reference's probe results on the public checks'
-    inputs (fixed public seed). ``exNN_*.py`` stubs and ``check.py`` for students working locally.
+Student side (committed, one folder per language; a test fails when either is stale):
+    ``student_template/`` (English, ``--lang en``, the default) and ``student_template/es/``
+    (Spanish, ``--lang es``): ``tapetrace.ipynb``, the ten exercises in order (instructions from
+    the stub docstrings, the stub code, a check cell, a hints paragraph and a figure cell each)
+    after a self-contained set-up cell carrying the *public runtime*: a zip of the public checks,
+    probes, messages, datasets, the in-notebook runner (``_public.py``), the student package
+    (``autograder/student``: hints, figures, Spanish texts) and a snapshot of the reference's
+    probe results on the public checks' inputs (fixed public seed; the same in both languages).
+    ``exNN_*.py`` stubs, ``check.py`` and a README for students working locally.
 Instructor side (``dist/``, not committed):
-    ``tapetrace-autograder.zip`` for ``otter run`` / ``otter grade`` / Gradescope (see ``_otter``).
+    ``tapetrace-autograder.zip`` (``tapetrace-autograder-es.zip`` with ``--lang es``: messages in
+    Spanish) for ``otter run`` / ``otter grade`` / Gradescope (see ``_otter``).
+    ``self-study/`` (``self-study/es/``) with ``--self-study``: the template plus the reference
+    solutions (``solution("exNN")``), for learners without an instructor; never a graded build.
 
 The snapshot is recomputed (reference workers on CPU) only when its inputs changed: solutions,
 public checks, probes, hidden suites' totals, the runtime's engine modules, the public seed.
@@ -44,7 +50,13 @@ SNAPSHOT_FORMAT = 1
 RUNTIME_MODULES = ("_protocol.py", "_suite.py", "_compare.py", "_tolerances.py", "_wire.py", "_worker.py",
                    "_data.py", "_public.py")
 # Sub-packages shipped whole (exercise-named files only for the exercises built; probes pruned).
-RUNTIME_PACKAGES = ("messages", "probes", "public")
+RUNTIME_PACKAGES = ("messages", "probes", "public", "student")
+# Imported by the student package only inside build-time functions (never in the notebook).
+BUILD_TIME_IMPORTS = ("autograder._paths", "autograder._stubs")
+SELF_STUDY_ARC = "autograder/student/_selfstudy.json"
+LANGS = ("en", "es")
+TEMPLATES = {"en": TEMPLATE, "es": TEMPLATE / "es"}
+SELF_STUDY = {"en": DIST / "self-study", "es": DIST / "self-study" / "es"}
 # What the reference snapshot's keys and values depend on, beyond each exercise's solution, probes and
 # public checks (and the hidden suite's total). Verdict code (_compare, _tolerances, _public) does not.
 SNAPSHOT_INPUTS = ("_protocol.py", "_suite.py", "_wire.py", "_data.py", "data/datasets.npz")
@@ -57,11 +69,14 @@ the public inputs: no reference solution and no hidden test. Use `autograder._pu
 
 __version__ = "{version}"
 '''
-STUDENT_README = """\
+STUDENT_README = {
+    "en": """\
 # tapetrace: your exercises
 
 - `tapetrace.ipynb`: all ten exercises. Open it in Colab (File → Upload notebook) or Jupyter,
-  run the first cell, then work through the exercises; `check("ex01")` runs exercise 01's public checks.
+  run the first cell, then work through the exercises; `check("ex01")` runs exercise 01's public checks,
+  `hint("ex01")` gives a hint (`hint("ex01", 2)`, `hint("ex01", 3)`: more specific ones) and `figure("ex01")`
+  draws your result.
 - `ex01_torch_mlp.py` … `ex10_bridge.py`: the same stubs as plain Python files, if you prefer to work
   locally. `python check.py` (or `python check.py ex01 ex04`) runs their public checks; it needs
   `tapetrace.ipynb` next to it (the checks travel inside the notebook).
@@ -69,14 +84,50 @@ STUDENT_README = """\
 A check reports NOT ATTEMPTED, INCORRECT (with what is wrong) or PASSED. Public checks cover part of
 each exercise's points: hidden tests grade more (other inputs, more properties) when you submit.
 Submit the notebook (or, if your instructor asks for it, the `.py` files).
-"""
-CHECK_PY = '''\
-"""Public self-checks for the .py exercise files: `python check.py` (all) or `python check.py ex01 ex04`.
+""",
+    "es": """\
+# tapetrace: tus ejercicios
+
+- `tapetrace.ipynb`: los diez ejercicios. Ábrelo en Colab (Archivo → Subir cuaderno) o en Jupyter,
+  ejecuta la primera celda y después resuelve los ejercicios; `check("ex01")` pasa las pruebas públicas
+  del ejercicio 01, `hint("ex01")` da una pista (`hint("ex01", 2)`, `hint("ex01", 3)`: otras más concretas)
+  y `figure("ex01")` dibuja tu resultado.
+- `ex01_torch_mlp.py` … `ex10_bridge.py`: los mismos esqueletos como archivos de Python, por si
+  prefieres trabajar en local. `python check.py` (o `python check.py ex01 ex04`) pasa sus pruebas
+  públicas; necesita `tapetrace.ipynb` al lado (las pruebas viajan dentro del cuaderno).
+
+Una prueba informa SIN INTENTAR, INCORRECTO (con lo que falla) o SUPERADO. Las pruebas públicas cubren
+parte de los puntos de cada ejercicio: al entregar, pruebas ocultas corrigen más (otras entradas, más
+propiedades). Entrega el cuaderno (o, si tu profesor lo pide, los archivos `.py`).
+""",
+}
+CHECK_TEXT = {
+    "en": {
+        "doc": """Public self-checks for the .py exercise files: `python check.py` (all) or `python check.py ex01 ex04`.
 
 The checks travel inside tapetrace.ipynb (keep it next to this file): like the notebook's set-up
 cell, this writes tapetrace_checks.zip here, then runs each exercise file (exNN_*.py) of this
 folder in this process and prints its public checks. Hidden tests grade more when you submit.
-"""
+""",
+        "no_setup": "check.py: tapetrace.ipynb has no set-up cell; download a fresh copy",
+        "no_file": "{exercise}: no file {exercise}.py here",
+        "import_error": "{exercise}: importing {exercise}.py raised {error}",
+    },
+    "es": {
+        "doc": """Pruebas públicas de los archivos .py: `python check.py` (todos) o `python check.py ex01 ex04`.
+
+Las pruebas viajan dentro de tapetrace.ipynb (mantenlo junto a este archivo): como la celda de
+preparación del cuaderno, esto escribe aquí tapetrace_checks.zip, después ejecuta en este proceso
+cada archivo de ejercicio (exNN_*.py) de esta carpeta y muestra sus pruebas públicas. Al entregar,
+las pruebas ocultas corrigen más.
+""",
+        "no_setup": "check.py: tapetrace.ipynb no tiene celda de preparación; descarga una copia nueva",
+        "no_file": "{exercise}: aquí no hay ningún archivo {exercise}.py",
+        "import_error": "{exercise}: importar {exercise}.py lanzó {error}",
+    },
+}
+CHECK_PY = '''\
+"""__DOC__"""
 
 import importlib.util
 import json
@@ -84,6 +135,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+TEXT = __TEXT__
 
 
 def _set_up():
@@ -98,7 +150,7 @@ def _set_up():
             finally:
                 os.chdir(before)
             return
-    sys.exit("check.py: tapetrace.ipynb has no set-up cell; download a fresh copy")
+    sys.exit(TEXT["no_setup"])
 
 
 def main(argv):
@@ -110,15 +162,16 @@ def main(argv):
             continue
         path = os.path.join(HERE, exercise + ".py")
         if not os.path.isfile(path):
-            print(f"{exercise}: no file {exercise}.py here\\n")
+            print(TEXT["no_file"].format(exercise=exercise) + "\\n")
             continue
         spec = importlib.util.spec_from_file_location(exercise, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[exercise] = module
         try:
             spec.loader.exec_module(module)
-        except Exception as err:  # your file could not be imported
-            print(f"{exercise}: importing {exercise}.py raised {type(err).__name__}: {err}\\n")
+        except Exception as err:
+            error = f"{type(err).__name__}: {err}"
+            print(TEXT["import_error"].format(exercise=exercise, error=error) + "\\n")
             continue
         print(_public.run(exercise, module, files=(path,)).report + "\\n")
     return 0
@@ -127,6 +180,24 @@ def main(argv):
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
 '''
+
+
+def check_py(lang: str) -> str:
+    """``check.py`` for students working locally, its texts in ``lang``."""
+    text = dict(CHECK_TEXT[lang])
+    doc = text.pop("doc")
+    body = "{\n" + "".join(f"    {k!r}: {v!r},\n" for k, v in text.items()) + "}"
+    return CHECK_PY.replace("__DOC__", doc).replace("__TEXT__", body)
+
+
+def student_readme(lang: str, self_study: bool = False) -> str:
+    """The README of student_template/ (or of a self-study build) in ``lang``."""
+    from autograder.student.instructions_es import NOTEBOOK_TEXT
+
+    text = STUDENT_README[lang]
+    if self_study:
+        text += "\n" + NOTEBOOK_TEXT[lang]["intro_selfstudy_md"]
+    return text
 
 
 class BuildError(Exception):
@@ -151,8 +222,12 @@ def _is_exercise_file(name: str, exercises: list[str]) -> bool:
     return stem not in EXERCISES or stem in exercises
 
 
-def runtime_members(exercises: list[str]) -> dict[str, bytes]:
-    """The public runtime's files (zip member name -> bytes), without the snapshot."""
+def runtime_members(exercises: list[str], self_study: bool = False) -> dict[str, bytes]:
+    """The public runtime's files (zip member name -> bytes), without the snapshot.
+
+    With ``self_study``, also the reference solutions (``autograder/student/_selfstudy.json``,
+    read by ``solution("exNN")``): never in a graded build.
+    """
     from autograder import __version__
 
     members: dict[str, bytes] = {"autograder/__init__.py": RUNTIME_INIT.format(version=__version__).encode()}
@@ -168,6 +243,10 @@ def runtime_members(exercises: list[str]) -> dict[str, bytes]:
                 members[f"autograder/{sub}/{path.name}"] = data
         members.setdefault(f"autograder/{sub}/__init__.py", b"")
     _check_closure(members)
+    if self_study:
+        from autograder.student.selfstudy import solutions_payload
+
+        members[SELF_STUDY_ARC] = solutions_payload(SOLUTIONS, exercises)
     return members
 
 
@@ -227,8 +306,11 @@ def _check_closure(members: dict[str, bytes]) -> None:
         if not name.endswith(".py"):
             continue
         tree = ast.parse(raw, filename=name)
+        top = {(m, ln) for m, _, ln in _imports(tree, top_level_only=True)}
         # the worker's own start-up (sandbox) is imported lazily there and unused by _run_probe
         for mod, names, line in _imports(tree, top_level_only=name.endswith("/_worker.py")):
+            if name.startswith("autograder/student/") and mod in BUILD_TIME_IMPORTS and (mod, line) not in top:
+                continue  # inside a build-time function (instructions("..", "en"), solutions_payload)
             targets = [mod] + [f"{mod}.{n}" for n in names]
             for target in targets:
                 if any(target == f or target.startswith(f + ".") for f in FORBIDDEN_IMPORTS):
@@ -395,24 +477,42 @@ def student_stub(exercise: str) -> str:
     return text.split("\n", 1)[1] if text.startswith("# Generated from") else text
 
 
-def render_template(exercises: list[str], snap_raw: bytes) -> dict[str, bytes]:
-    """Every file of student_template/ (relative path -> bytes) for a given snapshot."""
+def render_template(exercises: list[str], snap_raw: bytes, lang: str = "en",
+                    self_study: bool = False) -> dict[str, bytes]:
+    """Every file of a student template (relative path -> bytes) for a given snapshot.
+
+    Args:
+        exercises: the exercises, in order.
+        snap_raw: the reference snapshot (as stored in the runtime zip).
+        lang: ``"en"`` or ``"es"``: the notebook's texts, instructions, stub docstrings, README and
+            check.py, and the language the set-up cell sets for checks, hints and figures.
+        self_study: add the reference solutions (``solution("exNN")``): a self-study build.
+    """
+    from autograder.student.instructions_es import INSTRUCTIONS_ES, localize_stub
+
+    if lang not in LANGS:
+        raise BuildError(f"unknown language {lang!r}: expected one of {LANGS}")
     snap = json.loads(snap_raw)
-    members = runtime_members(exercises)
+    members = runtime_members(exercises, self_study)
     members[SNAPSHOT_ARC] = snap_raw
     runtime = zip_bytes(members)
-    specs = []
+    specs, stubs = [], {}
     for ex in exercises:
-        stub = exercise_stub(ex)
+        try:
+            stubs[ex] = localize_stub(student_stub(ex), ex, lang)
+            doc = INSTRUCTIONS_ES[ex] if lang == "es" else ast.get_docstring(ast.parse(stubs[ex])) or ex
+        except KeyError as err:
+            raise BuildError(f"{ex}: no {lang} translation of docstring {err} (update "
+                             "autograder/student/instructions_es.py; see docs/i18n_integration.md)") from None
         info = snap["exercises"][ex]
-        specs.append({"name": ex, "doc": ast.get_docstring(ast.parse(stub)) or ex,
-                      "code": _notebook.code_cell_source(stub), "public_points": info["public_points"],
-                      "total_points": info["total_points"]})
-    nb = _notebook.build(specs, runtime, {"digest": snap["digest"], "exercises": exercises})
-    files = {_notebook.NOTEBOOK: _notebook.dumps(nb).encode(), "check.py": CHECK_PY.encode(),
-             "README.md": STUDENT_README.encode()}
+        specs.append({"name": ex, "doc": doc, "code": _notebook.code_cell_source(stubs[ex]),
+                      "public_points": info["public_points"], "total_points": info["total_points"]})
+    meta: dict[str, Any] = {"digest": snap["digest"], "exercises": exercises}
+    nb = _notebook.build(specs, runtime, meta, lang=lang, self_study=self_study)
+    files = {_notebook.NOTEBOOK: _notebook.dumps(nb).encode(), "check.py": check_py(lang).encode(),
+             "README.md": student_readme(lang, self_study).encode()}
     for ex in exercises:
-        files[f"{ex}.py"] = student_stub(ex).encode()
+        files[f"{ex}.py"] = stubs[ex].encode()
     return files
 
 
@@ -442,8 +542,15 @@ def _same_members(have: dict[str, bytes], want: dict[str, bytes]) -> bool:
     return True
 
 
-def stale(template: Path = TEMPLATE, seed: int | None = None) -> list[str]:
-    """What in ``template`` differs from what ``tapetrace build`` would write now ([] = up to date)."""
+def stale(template: Path | None = None, seed: int | None = None, lang: str = "en") -> list[str]:
+    """What in ``template`` differs from what ``tapetrace build --lang LANG`` would write now ([] = up to date).
+
+    Args:
+        template: the folder (default: the committed one of ``lang``, see :data:`TEMPLATES`).
+        seed: the public seed expected (default: the one the committed snapshot was built with).
+        lang: the language of the build in that folder.
+    """
+    template = TEMPLATES[lang] if template is None else Path(template)
     exercises = present()
     raw = committed_snapshot(template)
     if raw is None:
@@ -454,7 +561,7 @@ def stale(template: Path = TEMPLATE, seed: int | None = None) -> list[str]:
     if snap.get("seed") != want_seed or snap.get("digest") != snapshot_digest(exercises, want_seed):
         problems.append(f"{_notebook.NOTEBOOK}: the reference snapshot is out of date (solutions, public checks, "
                         "probes or the runtime changed)")
-    expected = render_template(exercises, raw)
+    expected = render_template(exercises, raw, lang)
     for name, data in expected.items():
         path = template / name
         if not path.exists():
@@ -474,23 +581,37 @@ def stale(template: Path = TEMPLATE, seed: int | None = None) -> list[str]:
     return problems
 
 
-def build_template(template: Path = TEMPLATE, seed: int = PUBLIC_SEED, refresh: bool = False,
-                   log: Any = print) -> list[Path]:
-    """Writes student_template/; recomputes the snapshot only when its inputs changed."""
+def _reusable_snapshot(folders: list[Path], exercises: list[str], seed: int) -> bytes | None:
+    """A snapshot already built for these inputs, from any of the folders (both languages share it)."""
+    digest = snapshot_digest(exercises, seed)
+    for folder in folders:
+        raw = committed_snapshot(folder)
+        if raw is not None:
+            old = json.loads(raw)
+            if old.get("seed") == seed and old.get("digest") == digest:
+                return raw
+    return None
+
+
+def build_template(template: Path | None = None, seed: int = PUBLIC_SEED, refresh: bool = False,
+                   log: Any = print, lang: str = "en", self_study: bool = False) -> list[Path]:
+    """Writes a student template (default: student_template/ for English, student_template/es/ for Spanish,
+    dist/self-study/[es/] for a self-study build); recomputes the snapshot only when its inputs changed
+    (a snapshot is reused from the other language's template when it is current)."""
+    if template is None:
+        template = (SELF_STUDY if self_study else TEMPLATES)[lang]
+    template = Path(template)
     exercises = present()
     if not exercises:
         raise BuildError("no exercise has both a solution and public checks")
-    raw = None if refresh else committed_snapshot(template)
-    if raw is not None:
-        old = json.loads(raw)
-        if old.get("seed") != seed or old.get("digest") != snapshot_digest(exercises, seed):
-            raw = None
+    folders = list(dict.fromkeys([template, *TEMPLATES.values()]))
+    raw = None if refresh else _reusable_snapshot(folders, exercises, seed)
     if raw is None:
         log(f"computing the reference snapshot for {len(exercises)} exercise(s) (public seed {seed})")
         raw = snapshot_bytes(compute_snapshot(exercises, seed, log=log))
     else:
         log("reusing the reference snapshot (its inputs did not change)")
-    files = render_template(exercises, raw)
+    files = render_template(exercises, raw, lang, self_study)
     template.mkdir(parents=True, exist_ok=True)
     for p in template.iterdir():
         if p.is_file() and p.name not in files:
@@ -504,15 +625,32 @@ def build_template(template: Path = TEMPLATE, seed: int = PUBLIC_SEED, refresh: 
     return written
 
 
+def zip_name(lang: str) -> str:
+    """The autograder zip's file name: ``tapetrace-autograder.zip``, ``tapetrace-autograder-es.zip``."""
+    from autograder import _otter
+
+    return _otter.ZIP_NAME if lang == "en" else _otter.ZIP_NAME.replace(".zip", f"-{lang}.zip")
+
+
 # --------------------------------------------------------------------------- command line
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tapetrace build", description=(
-        "Build student_template/ (notebook with public self-checks, .py stubs, check.py) and the otter-grader "
-        "autograder zip in dist/."))
-    p.add_argument("--check", action="store_true", help="only verify that student_template/ is up to date "
-                   "(exit status 1 and a list of differences when it is stale)")
+        "Build the student template (notebook with public self-checks, hints and figures, .py stubs, check.py) "
+        "and the otter-grader autograder zip in dist/, in English (default) or Spanish."))
+    p.add_argument("--check", action="store_true", help="only verify that the committed student templates are "
+                   "up to date (both languages unless --lang is given; exit status 1 and a list of differences "
+                   "when one is stale)")
+    p.add_argument("--lang", default=None, choices=list(LANGS),
+                   help="language of the build (default en): the notebook, stubs, check messages, hints and "
+                   "figures, and the autograder's feedback. en writes student_template/ and "
+                   "dist/tapetrace-autograder.zip; es writes student_template/es/ and dist/tapetrace-autograder-es.zip")
+    p.add_argument("--self-study", action="store_true",
+                   help="a self-study edition for learners without an instructor: the notebook also defines "
+                   "solution(\"exNN\") (reference solutions inside); written to dist/self-study/ (dist/self-study/es/); "
+                   "no autograder zip. Never hand it out for a graded course")
     p.add_argument("--only", choices=["template", "otter"], help="build only one of the two")
-    p.add_argument("--template", default=str(TEMPLATE), metavar="DIR", help="student template folder")
+    p.add_argument("--template", default=None, metavar="DIR",
+                   help="student template folder (default: see --lang and --self-study)")
     p.add_argument("--out", default=str(DIST), metavar="DIR", help="where the autograder zip goes (default dist/)")
     p.add_argument("--public-seed", type=int, default=PUBLIC_SEED, help="seed of the public checks' inputs")
     p.add_argument("--refresh-snapshot", action="store_true", help="recompute the reference snapshot anyway")
@@ -523,7 +661,6 @@ def _parser() -> argparse.ArgumentParser:
                    help="limit for loading an exercise and for each test's call (default 30)")
     g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "tpu"])
     g.add_argument("--jobs", type=int, default=1, metavar="N", help="exercises graded in parallel")
-    g.add_argument("--lang", default="en", choices=["en", "es"])
     g.add_argument("--seed", type=int, default=None,
                    help="fixed grading seed (default: derived from each submission's bytes and a build salt)")
     g.add_argument("--python-version", default=f"{sys.version_info[0]}.{sys.version_info[1]}",
@@ -534,34 +671,50 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check(args: argparse.Namespace) -> int:
+    """``tapetrace build --check``: 0 when the committed template(s) are current, else 1 with the differences."""
+    langs = [args.lang] if args.lang else list(LANGS)
+    bad = 0
+    for lang in langs:
+        template = Path(args.template) if args.template else TEMPLATES[lang]
+        where = f"{template.relative_to(ROOT)}/" if template.is_relative_to(ROOT) else str(template)
+        problems = stale(template, args.public_seed, lang)
+        for line in problems:
+            print(f"stale: {where}{line}")
+        if problems:
+            bad = 1
+            fix = "tapetrace build" + ("" if lang == "en" else f" --lang {lang} --only template")
+            print(f"{where} is out of date: run `{fix}`", file=sys.stderr)
+        else:
+            print(f"{where} is up to date")
+    return bad
+
+
 def main(argv: list[str]) -> int:
     """Entry point of ``tapetrace build``."""
     args = _parser().parse_args(argv)
-    template = Path(args.template)
+    lang = args.lang or "en"
     try:
         if args.check:
-            problems = stale(template, args.public_seed)
-            for line in problems:
-                print(f"stale: {line}")
-            if problems:
-                print("student_template/ is out of date: run `tapetrace build`", file=sys.stderr)
-                return 1
-            print("student_template/ is up to date")
-            return 0
+            return _check(args)
         if args.jobs < 1 or args.timeout <= 0:
             raise BuildError("--jobs must be >= 1 and --timeout positive")
+        if args.self_study and args.only == "otter":
+            raise BuildError("--self-study builds a notebook only (no autograder zip): drop --only otter")
         if args.only != "otter":
-            for path in build_template(template, args.public_seed, args.refresh_snapshot):
+            template = Path(args.template) if args.template else None
+            for path in build_template(template, args.public_seed, args.refresh_snapshot, lang=lang,
+                                       self_study=args.self_study):
                 print(f"wrote {path}")
-        if args.only != "template":
+        if args.only != "template" and not args.self_study:
             from autograder import _otter
 
             exercises = present()
             if args.exercises:
                 exercises = [e for e in exercises if any(e == x or e.startswith(x + "_")
                                                          for x in args.exercises.split(","))]
-            out = _otter.build_zip(Path(args.out) / _otter.ZIP_NAME, exercises, timeout=args.timeout,
-                                   device=args.device, jobs=args.jobs, lang=args.lang, seed=args.seed,
+            out = _otter.build_zip(Path(args.out) / zip_name(lang), exercises, timeout=args.timeout,
+                                   device=args.device, jobs=args.jobs, lang=lang, seed=args.seed,
                                    cpu_torch=args.cpu_torch, python_version=args.python_version,
                                    show_hidden=not args.hide_results)
             print(f"wrote {out} ({len(exercises)} exercise(s); grade with: otter run -a {out} NOTEBOOK.ipynb)")

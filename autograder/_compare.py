@@ -8,6 +8,7 @@ before any student code could run in this process (none ever does).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -127,3 +128,66 @@ def max_abs_diff(a: Any, b: Any) -> float:
     if a.shape != b.shape:
         return float("inf")
     return float(_abs(a - b).max()) if a.size else 0.0
+
+
+# --------------------------------------------------------------------------- the detail in other languages
+# first_difference's sentences are built in English (they are also logged); messages.render translates the
+# `detail` field of a message with these patterns when it renders another language. A sentence that matches
+# none (a check's own detail, an exception's text) is left as it is.
+_KIND_ES = {"dict": "un dict", "sequence": "una secuencia", "array": "un array", "bool": "un bool",
+            "number": "un número", "None": "None", "str": "un str"}
+_DETAIL_ES: list[tuple[str, str]] = [
+    (r"(?P<n>\d+) of (?P<size>\d+) values off \((?:shape (?P<shape>\(.*?\)), )?max abs error (?P<abs>\S+), "
+     r"max rel error (?P<rel>n/a \(reference near 0\)|\S+), worst at index (?P<idx>\(.*?\)); "
+     r"tolerance (?P<tol>atol=\S+, rtol=\S+)\)",
+     "{n} de {size} valores fuera de tolerancia ({shape}error abs. máx. {abs}, error rel. máx. {rel}, "
+     "el peor en el índice {idx}; tolerancia {tol})"),
+    (r"(?P<n>\d+) of (?P<size>\d+) entries differ \(first at index (?P<idx>.*)\)",
+     "{n} de {size} entradas difieren (la primera en el índice {idx})"),
+    (r"(?P<n>\d+) non-finite value\(s\) \(nan/inf\) where finite values were expected",
+     "{n} valor(es) no finito(s) (nan/inf) donde se esperaban valores finitos"),
+    (r"expected shape (?P<want>.*), got (?P<got>.*)", "se esperaba la forma {want}, se obtuvo {got}"),
+    (r"expected dtype (?P<want>\S+), got (?P<got>\S+)", "se esperaba el dtype {want}, se obtuvo {got}"),
+    (r"expected (?P<want>\d+) items, got (?P<got>\d+)", "se esperaban {want} elementos, se obtuvieron {got}"),
+    (r"expected a (?P<want>\w+), got a (?P<got>\w+)", "se esperaba {want}, se obtuvo {got}"),
+    (r"missing keys (?P<missing>\[.*?\]), unexpected keys (?P<extra>\[.*\])",
+     "faltan las claves {missing}, claves inesperadas {extra}"),
+    (r"missing keys (?P<missing>\[.*\])", "faltan las claves {missing}"),
+    (r"unexpected keys (?P<extra>\[.*\])", "claves inesperadas {extra}"),
+    (r"differs", "difiere"),
+]
+
+
+def _detail_fields(m: re.Match) -> dict[str, str]:
+    fields = {k: (v or "") for k, v in m.groupdict().items()}
+    if "shape" in fields:
+        fields["shape"] = f"forma {fields['shape']}, " if fields["shape"] else ""
+    if fields.get("rel", "").startswith("n/a"):
+        fields["rel"] = "n/d (referencia cercana a 0)"
+    for k in ("want", "got"):
+        if fields.get(k) in _KIND_ES:
+            fields[k] = _KIND_ES[fields[k]]
+    return fields
+
+
+def localize_detail(detail: str, lang: str) -> str:
+    """A :func:`first_difference` sentence in ``lang`` (``"en"`` returns it unchanged).
+
+    Args:
+        detail: the English sentence (``"<where>: <what differs>"``).
+        lang: ``"en"`` or ``"es"``.
+
+    Returns:
+        The sentence in ``lang``; anything :func:`first_difference` did not make, unchanged.
+    """
+    if lang != "es" or not isinstance(detail, str):
+        return detail
+    start = 0
+    while (i := detail.find(": ", start)) >= 0:
+        head, tail = detail[:i], detail[i + 2:]
+        for pattern, template in _DETAIL_ES:
+            m = re.fullmatch(pattern, tail)
+            if m:
+                return f"{'salida' if head == 'output' else head}: {template.format(**_detail_fields(m))}"
+        start = i + 1
+    return detail

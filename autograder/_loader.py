@@ -7,9 +7,13 @@ Supported forms (GRADING.md):
 - a notebook: code cells are grouped per exercise. A cell belongs to the
   exercise named in its ``tapetrace`` metadata, else to the exercise of the
   nearest heading above it that names one (``ex04_jax_mlp`` or ``ex04``);
-  check cells (``role: check`` or calls to ``check(...)``/``grader.check``) and
-  notebook magics (``%``, ``!``) are dropped. Cells before the first exercise
-  (set-up) are not graded;
+  check, hint and figure cells (``role: check|figure|hint`` or cells that only
+  call ``check(...)``/``hint(...)``/``figure(...)``/``grader.check``) and
+  notebook magics (``%``, ``!``) are dropped; ``from __future__`` imports that
+  the concatenation leaves mid-module move to the top of the exercise's source.
+  Cells before the first exercise (set-up) are not graded. Only code cells'
+  sources are read (outputs are ignored), so notebooks get a larger size cap
+  than ``.py`` files;
 - a ``.zip`` of any of these (at the top or inside one folder), extracted
   with limits on size and entry count.
 
@@ -18,6 +22,7 @@ Student code is never executed here: this only reads text.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import tempfile
@@ -29,7 +34,8 @@ from autograder._paths import EXERCISES
 
 MAX_ZIP_BYTES = 50 * 1024 * 1024
 MAX_ZIP_ENTRIES = 500
-MAX_SOURCE_BYTES = 2 * 1024 * 1024
+MAX_SOURCE_BYTES = 2 * 1024 * 1024  # a .py file
+MAX_NOTEBOOK_BYTES = 100 * 1024 * 1024  # a notebook: mostly outputs (images), which are not read
 _SHORT = {name[:4]: name for name in EXERCISES}
 
 
@@ -104,12 +110,52 @@ def notebook_sources(nb: dict) -> dict[str, str | None]:
             if any(_CHECK_LINE.match(ln) for ln in str(src).splitlines()):
                 continue
         parts.setdefault(current, []).append(_clean_cell(str(src)))
-    return {ex: ("\n\n".join(parts[ex]) + "\n" if ex in parts else None) for ex in EXERCISES}
+    return {ex: (hoist_future_imports("\n\n".join(parts[ex]) + "\n") if ex in parts else None) for ex in EXERCISES}
 
 
-def _read_text(path: Path) -> str:
-    if path.stat().st_size > MAX_SOURCE_BYTES:
-        raise SubmissionError(f"{path.name} is larger than {MAX_SOURCE_BYTES // 1024} KB")
+def hoist_future_imports(source: str) -> str:
+    """Moves ``from __future__`` imports that are not at the top of a module to its first line.
+
+    Cells joined into one module can leave a ``from __future__ import annotations`` (legal at
+    the top of its own cell) after other code, which Python rejects. Each such statement's lines
+    are blanked and one combined import goes first, so later line numbers shift by one. A source
+    that does not parse, or whose future imports are already where Python wants them, is returned
+    unchanged.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return source
+    futures = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
+    if not futures:
+        return source
+    allowed = 0  # the statements Python allows before a future import: a docstring, other future imports
+    for i, node in enumerate(tree.body):
+        doc = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+            and isinstance(node.value.value, str)
+        if doc or node in futures:
+            allowed += 1
+        else:
+            break
+    if all(node in tree.body[:allowed] for node in futures):
+        return source
+    lines = source.splitlines(keepends=True)
+    names: list[str] = []
+    for node in futures:
+        start, end = node.lineno - 1, node.end_lineno or node.lineno
+        before = lines[start][:node.col_offset]
+        after = lines[end - 1][node.end_col_offset or 0:]
+        if before.strip() or after.strip().lstrip(";").strip() and not after.strip().startswith("#"):
+            return source  # shares its line with other code: leave it (Python will say where)
+        names += [a.name for a in node.names if a.name not in names]
+        for k in range(start, end):
+            lines[k] = "\n"
+    return f"from __future__ import {', '.join(names)}\n" + "".join(lines)
+
+
+def _read_text(path: Path, limit: int = MAX_SOURCE_BYTES) -> str:
+    if path.stat().st_size > limit:
+        raise SubmissionError(f"{path.name} is larger than {limit // (1024 * 1024)} MB")
     return path.read_text(encoding="utf-8", errors="replace")
 
 
@@ -127,7 +173,7 @@ def _from_dir(path: Path) -> Submission:
 
 def _from_notebook(path: Path) -> Submission:
     try:
-        nb = json.loads(_read_text(path))
+        nb = json.loads(_read_text(path, MAX_NOTEBOOK_BYTES))
     except (ValueError, UnicodeDecodeError) as err:
         raise SubmissionError(f"{path.name} is not a valid notebook: {err}") from None
     if not isinstance(nb, dict):

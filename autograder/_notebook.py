@@ -1,15 +1,28 @@
 """The student notebook: rendering it from the exercises, and filling it with code (tests, benchmarks).
 
 Cells carry ``{"tapetrace": {"exercise": EX, "role": ROLE}}`` metadata (roles:
-``setup``, ``markdown``, ``answer``, ``check``), which is how
+``setup``, ``markdown``, ``answer``, ``check``, ``figure``), which is how
 :func:`autograder._loader.notebook_sources` groups a submission's code per
-exercise. Answer and check cells are also marked ``{"otter": {"ignore": true}}``:
-otter-grader does not execute them in its kernel, because the tapetrace engine
-grades the code read from the notebook file in its own sandboxed workers.
+exercise (check and figure cells are never graded). Answer, check and figure
+cells are also marked ``{"otter": {"ignore": true}}``: otter-grader does not
+execute them in its kernel, because the tapetrace engine grades the code read
+from the notebook file in its own sandboxed workers.
+
+Per exercise: its instructions (markdown), its code cell (the stub), a check cell
+(``check("exNN_...")``), a markdown cell on hints and figures (and the solution in a
+self-study build) and a figure cell (``figure("exNN")``).
+
+Two languages (``lang="en"`` / ``"es"``): every text comes from
+``autograder.student.instructions_es.NOTEBOOK_TEXT`` (the English intro and outro
+are :data:`INTRO` and :data:`OUTRO`), the instructions and stubs are passed in
+already localized, and the set-up cell sets the language of checks, hints and
+figures.
 
 The set-up cell is self-contained: it carries the public runtime (a zip of the
-public checks, probes, messages and the reference snapshot) as base64 and
-writes it to one file, ``tapetrace_checks.zip``, next to the notebook.
+public checks, probes, messages, the student package and the reference snapshot)
+as base64 and writes it to one file, ``tapetrace_checks.zip``, next to the
+notebook; then it defines ``check``, ``hint`` and ``figure`` (and ``solution`` in
+a self-study build).
 """
 
 from __future__ import annotations
@@ -23,34 +36,56 @@ import re
 import textwrap
 from typing import Any
 
+from autograder.student.instructions_es import NOTEBOOK_TEXT
+
+LANGS = ("en", "es")
 NOTEBOOK = "tapetrace.ipynb"
 RUNTIME_FILE = "tapetrace_checks.zip"
 META = "tapetrace"
 FORMAT = 1
 _SETUP_CALL = re.compile(r'_tapetrace_setup\("([0-9a-f]{64})", "([A-Za-z0-9+/=]*)"\)')
 
-SETUP_TEMPLATE = '''\
-#@title tapetrace set-up: run this cell first
+# The set-up cell: its comment lines (language-specific) + the code (the same in every build).
+SETUP_COMMENTS = {
+    "en": """\
+{title}
 # It installs nothing (torch, jax, flax and optax are used as your runtime has them) and writes
 # one file next to this notebook, {runtime_file}: the public checks, their messages and a
 # snapshot of the reference solution's outputs on the checks' inputs (no solution code).
-# Then check("ex01") checks exercise 01, and check() checks them all.
+# Then check("ex01") checks exercise 01, and check() checks them all; hint("ex01") gives a
+# hint and figure("ex01") draws your result.
+""",
+    "es": """\
+{title}
+# No instala nada (usa torch, jax, flax y optax tal como los tiene tu entorno) y escribe un
+# archivo junto a este cuaderno, {runtime_file}: las pruebas públicas, sus mensajes y una
+# instantánea de las salidas de la solución de referencia con las entradas de las pruebas
+# (sin código de la solución). Después, check("ex01") comprueba el ejercicio 01 y check()
+# los comprueba todos; hint("ex01") da una pista y figure("ex01") dibuja tu resultado.
+""",
+}
+SETUP_DAMAGED = {
+    "en": "tapetrace: the set-up cell is damaged; download a fresh copy of the notebook",
+    "es": "tapetrace: la celda de preparación está dañada; descarga una copia nueva del cuaderno",
+}
+# When otter grades the notebook (its kernel runs the cells), the set-up cell stops every later cell
+# there: the grader reads the code from the notebook file and runs it in its own sandboxed processes
+# with time limits. The helpers are then no-ops.
+SETUP_CODE = '''\
 def _tapetrace_setup(sha256, data):
     import base64, hashlib, importlib, os, sys, zipimport
     otter = sys.modules.get("otter")
     if otter is not None and getattr(getattr(otter, "Notebook", None), "_grading_mode", False):
-        # Graded by otter: the grader reads your code from the notebook file and runs it in its
-        # own sandboxed processes with time limits, so no later cell runs in this kernel.
         def _skip(lines):
             return lines if "Checker.check_if_not_already_checked" in "".join(lines) else []
         try:
             get_ipython().input_transformers_cleanup.append(_skip)
         except NameError:
             pass
-        return lambda *args, **kwargs: None
+        return (lambda *args, **kwargs: None,) * {n_helpers}
     blob = base64.b64decode(data)
     if hashlib.sha256(blob).hexdigest() != sha256:
-        raise RuntimeError("tapetrace: the set-up cell is damaged; download a fresh copy of the notebook")
+        raise RuntimeError("{damaged}")
     path = os.path.abspath("{runtime_file}")
     if not (os.path.isfile(path) and open(path, "rb").read() == blob):
         with open(path + ".tmp", "wb") as fh:
@@ -63,11 +98,17 @@ def _tapetrace_setup(sha256, data):
     sys.path_importer_cache.pop(path, None)
     getattr(zipimport, "_zip_directory_cache", {{}}).pop(path, None)
     importlib.invalidate_caches()
-    from autograder import _public
-    return _public.check
+    from autograder import _public, student
+    from autograder.student import figures, hints
+    _public.set_language("{lang}")
+    student.set_language("{lang}")
+    return {helpers}
 
-check = _tapetrace_setup("{sha256}", "{data}")
+{names} = _tapetrace_setup("{sha256}", "{data}")
 '''
+# What the set-up cell defines in the notebook, and where each comes from inside _tapetrace_setup.
+HELPERS = (("check", "_public.check"), ("hint", "hints.hint"), ("figure", "figures.notebook_figure"))
+SELF_STUDY_HELPERS = (("solution", "student.solution"),)
 
 INTRO = """\
 # tapetrace — the tape vs the trace: PyTorch and JAX, exercise by exercise
@@ -121,21 +162,21 @@ def _next_indented(lines: list[str], i: int) -> bool:
     return False
 
 
-def instructions(doc: str, exercise: str, public_points: float, total_points: float) -> str:
+def instructions(doc: str, exercise: str, public_points: float, total_points: float, lang: str = "en") -> str:
     """The markdown of one exercise: a heading naming it, then its docstring (sections converted).
 
     Args:
-        doc: the module docstring of the stub (= of the solution).
+        doc: the module docstring of the stub (= of the solution), in ``lang``.
         exercise: the exercise name (put in the heading so the loader finds it without metadata).
         public_points: points the public checks cover.
         total_points: the exercise's maximum.
+        lang: language of the fixed words (the points line).
     """
     lines = textwrap.dedent(doc).strip("\n").splitlines()
     title = lines[0].strip().rstrip(".") if lines else exercise
-    title = re.sub(r"^Exercise\s+\d+\s*[—–-]\s*", "", title)
-    out = [f"## {exercise} — {title}", "",
-           f"*{total_points:g} points; `check(\"{exercise[:4]}\")` runs the public checks "
-           f"({public_points:g} of them).*", ""]
+    title = re.sub(r"^(Exercise|Ejercicio)\s+\d+\s*[—–-]\s*", "", title)
+    points = NOTEBOOK_TEXT[lang]["points_line"].format(total=total_points, short=exercise[:4], public=public_points)
+    out = [f"## {exercise} — {title}", "", points, ""]
     body = lines[1:]
     i = 0
     while i < len(body):
@@ -148,7 +189,7 @@ def instructions(doc: str, exercise: str, public_points: float, total_points: fl
             text = textwrap.dedent("\n".join(block)).strip("\n")
             header = line.rstrip()[:-1]
             out += [f"**{header}**", ""]
-            if header.lower().startswith("example") or text.lstrip().startswith(">>>"):
+            if header.lower().startswith(("example", "ejemplo")) or text.lstrip().startswith(">>>"):
                 out += ["```python", text, "```"]
             else:
                 out.append(text)
@@ -175,44 +216,80 @@ def code_cell_source(stub: str) -> str:
     return text.strip("\n") + "\n"
 
 
-def setup_source(runtime: bytes) -> str:
-    """The set-up cell's code carrying ``runtime`` (the public runtime zip)."""
-    return SETUP_TEMPLATE.format(runtime_file=RUNTIME_FILE, sha256=hashlib.sha256(runtime).hexdigest(),
-                                 data=base64.b64encode(runtime).decode("ascii"))
+def setup_source(runtime: bytes, lang: str = "en", self_study: bool = False) -> str:
+    """The set-up cell's code carrying ``runtime`` (the public runtime zip).
+
+    It sets the language of checks, hints and figures and defines ``check``, ``hint`` and
+    ``figure`` (and ``solution`` in a self-study build) in the notebook.
+    """
+    helpers = HELPERS + (SELF_STUDY_HELPERS if self_study else ())
+    comments = SETUP_COMMENTS[lang].format(title=NOTEBOOK_TEXT[lang]["setup_comment"], runtime_file=RUNTIME_FILE)
+    code = SETUP_CODE.format(runtime_file=RUNTIME_FILE, sha256=hashlib.sha256(runtime).hexdigest(),
+                             data=base64.b64encode(runtime).decode("ascii"), lang=lang,
+                             damaged=SETUP_DAMAGED[lang], n_helpers=len(helpers),
+                             helpers=", ".join(src for _, src in helpers),
+                             names=", ".join(name for name, _ in helpers))
+    return comments + code
 
 
-def build(exercises: list[dict[str, Any]], runtime: bytes, meta: dict[str, Any]) -> dict[str, Any]:
+def help_markdown(exercise: str, lang: str = "en", self_study: bool = False) -> str:
+    """The markdown cell after an exercise's check: hints, its figure (and its solution when self-study)."""
+    text = NOTEBOOK_TEXT[lang]
+    short = exercise[:4]
+    parts = []
+    for key in ("hints", "figure") + (("solution",) if self_study else ()):
+        title = text[f"{key}_title"]
+        title = title if title[-1:] in "?.!:" else title + "."
+        parts.append(f"**{title}** {text[key].format(short=short)}")
+    return "\n\n".join(parts) + "\n"
+
+
+def build(exercises: list[dict[str, Any]], runtime: bytes, meta: dict[str, Any], lang: str = "en",
+          self_study: bool = False) -> dict[str, Any]:
     """The student notebook.
 
     Args:
-        exercises: in order, dicts with ``name``, ``doc`` (docstring), ``code`` (stub code),
-            ``public_points`` and ``total_points``.
+        exercises: in order, dicts with ``name``, ``doc`` (docstring, in ``lang``), ``code`` (stub code,
+            localized), ``public_points`` and ``total_points``.
         runtime: the public runtime zip (see ``_cmd_build``).
         meta: extra notebook-level ``tapetrace`` metadata (digest, exercises).
+        lang: ``"en"`` or ``"es"``: every text of the notebook, and the language the set-up cell sets.
+        self_study: the self-study edition (``solution`` defined, a paragraph on it per exercise).
 
     Returns:
         An nbformat 4.5 notebook (plain dict).
     """
+    if lang not in LANGS:
+        raise ValueError(f"unknown language {lang!r}: expected one of {LANGS}")
+    text = NOTEBOOK_TEXT[lang]
     ignore = {"otter": {"ignore": True}}
-    cells = [_cell("markdown", INTRO, "intro", None, "markdown"),
-             _cell("code", setup_source(runtime), "setup", None, "setup",
+    intro = text["intro_md"].rstrip("\n") + "\n\n" + text["intro_help_md"]
+    if self_study:
+        intro = intro.rstrip("\n") + "\n\n" + text["intro_selfstudy_md"]
+    cells = [_cell("markdown", intro, "intro", None, "markdown"),
+             _cell("code", setup_source(runtime, lang, self_study), "setup", None, "setup",
                    {"cellView": "form", "jupyter": {"source_hidden": True}})]
     for ex in exercises:
         name = ex["name"]
-        cells.append(_cell("markdown", instructions(ex["doc"], name, ex["public_points"], ex["total_points"]),
+        cells.append(_cell("markdown", instructions(ex["doc"], name, ex["public_points"], ex["total_points"], lang),
                            f"{name}-text", name, "markdown"))
         cells.append(_cell("code", ex["code"], f"{name}-code", name, "answer", ignore))
         cells.append(_cell("code", f'check("{name}")\n', f"{name}-check", name, "check", ignore))
-    cells.append(_cell("markdown", OUTRO, "submit", None, "markdown"))
+        cells.append(_cell("markdown", help_markdown(name, lang, self_study), f"{name}-help", name, "markdown"))
+        cells.append(_cell("code", f'figure("{name[:4]}")\n', f"{name}-figure", name, "figure", ignore))
+    cells.append(_cell("markdown", text["outro_md"], "submit", None, "markdown"))
     for cell in cells:
         cell["source"] = cell["source"].splitlines(keepends=True)
+    tapetrace_meta = {"format": FORMAT, "lang": lang, **meta}
+    if self_study:
+        tapetrace_meta["self_study"] = True
     return {
         "cells": cells,
         "metadata": {
             "colab": {"provenance": [], "toc_visible": True},
             "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
             "language_info": {"name": "python"},
-            META: {"format": FORMAT, **meta},
+            META: tapetrace_meta,
         },
         "nbformat": 4,
         "nbformat_minor": 5,

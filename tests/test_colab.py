@@ -1,10 +1,13 @@
 """Colab simulation: the student notebook alone, in an empty folder, run top to bottom by a kernel.
 
-One kernel session (kernel start-up and framework imports dominate): the notebook filled with the
-solutions, then a mutant pasted into one exercise and its check re-run, then a stub pasted back
-into another. The kernel cannot see this repository (the editable install's finder and the repo
-path are removed first), its HOME and TMPDIR are empty folders, and afterwards the notebook's folder
-holds only the notebook and the one file the set-up cell writes.
+Once per language (student_template/tapetrace.ipynb and student_template/es/tapetrace.ipynb), one
+kernel session each (kernel start-up and framework imports dominate): the notebook filled with the
+solutions (every check cell and every figure cell runs), then a mutant pasted into one exercise and
+its check re-run, then a stub pasted back into another (its check says not attempted, its figure
+cell explains instead of failing), then ``hint("ex05", 2)``. The kernel cannot see this repository
+(the editable install's finder and the repo path are removed first), its HOME and TMPDIR are empty
+folders, and afterwards the notebook's folder holds only the notebook and the one file the set-up
+cell writes. In Spanish, no English word reaches the student's outputs.
 """
 
 from __future__ import annotations
@@ -18,15 +21,23 @@ from pathlib import Path
 
 import pytest
 from conftest import mutant_files, mutant_meta
+from test_i18n import ENGLISH_WORDS, glossary, prose_words
 
 from autograder import _cmd_build, _notebook, _stubs
 from autograder._paths import ROOT, SOLUTIONS
+from autograder.student import figures, hints, instructions_es
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
-TEMPLATE_NB = ROOT / "student_template" / _notebook.NOTEBOOK
 MARK = "TAPETRACE-RESULTS="
+# What the student reads, per language: the check report's outcomes and reminder.
+WORDS = {
+    "en": {"passed": "PASSED", "incorrect": "INCORRECT", "not_attempted": "NOT ATTEMPTED",
+           "reminder": "hidden tests grade more"},
+    "es": {"passed": "SUPERADO", "incorrect": "INCORRECTO", "not_attempted": "SIN INTENTAR",
+           "reminder": "pruebas ocultas corrigen más"},
+}
 
 HIDE_REPO = f"""\
 import os, sys
@@ -75,6 +86,10 @@ def _outputs(cell) -> str:
     return "".join(parts)
 
 
+def _pngs(cell) -> int:
+    return sum(1 for out in cell.get("outputs", []) if "image/png" in out.get("data", {}))
+
+
 def _dump(cell) -> dict:
     text = _outputs(cell)
     assert MARK in text, text[-3000:]
@@ -82,8 +97,11 @@ def _dump(cell) -> dict:
 
 
 @pytest.mark.slow
-def test_notebook_alone_in_an_empty_folder(tmp_path):
-    src = json.loads(TEMPLATE_NB.read_text(encoding="utf-8"))
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_notebook_alone_in_an_empty_folder(tmp_path, lang):
+    template_nb = _cmd_build.TEMPLATES[lang] / _notebook.NOTEBOOK
+    src = json.loads(template_nb.read_text(encoding="utf-8"))
+    assert src["metadata"]["tapetrace"]["lang"] == lang
     exercises = src["metadata"]["tapetrace"]["exercises"]
     mut_ex, mut_path, mut_fails, mut_codes = _pick_mutant(exercises)
     stub_ex = next(e for e in reversed(exercises) if e != mut_ex)
@@ -93,24 +111,28 @@ def test_notebook_alone_in_an_empty_folder(tmp_path):
     for d in (folder, home, tmp):
         d.mkdir()
     (folder / _notebook.NOTEBOOK).write_text(_notebook.dumps(filled), encoding="utf-8")
-    shutil.copy(TEMPLATE_NB, tmp_path / "pristine.ipynb")  # kept outside: the folder holds the notebook alone
+    shutil.copy(template_nb, tmp_path / "pristine.ipynb")  # kept outside: the folder holds the notebook alone
 
     nb = nbformat.reads(_notebook.dumps(filled), as_version=4)
     new = nbformat.v4.new_code_cell
     nb.cells.insert(0, new(HIDE_REPO))
     n_filled = len(nb.cells)
+    stub = _stubs.stub_source((SOLUTIONS / f"{stub_ex}.py").read_text(), stub_ex)
     nb.cells += [
         new(DUMP),
         new(mut_path.read_text()),  # the student pastes a mutant over an exercise ...
         new(f'check("{mut_ex}")'),    # ... and re-runs its check
-        new(_notebook.code_cell_source(_stubs.stub_source((SOLUTIONS / f"{stub_ex}.py").read_text(), stub_ex))),
+        new(_notebook.code_cell_source(instructions_es.localize_stub(stub, stub_ex, lang))),
         new(f'check("{stub_ex}")'),
+        new(f'figure("{stub_ex[:4]}")'),  # an unfinished exercise's figure cell explains, never stops "Run all"
+        new('hint("ex05", 2)'),
         new(DUMP),
     ]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "JUPYTER", "XDG_", "MPL"))}
-    # the libraries' own caches (IPython's profile, torch.func's inductor dir) go elsewhere, as on Colab
+    # the libraries' own caches (IPython's profile, torch.func's inductor dir, matplotlib's font cache) go
+    # elsewhere, as on Colab
     env.update(HOME=str(home), TMPDIR=str(tmp), IPYTHONDIR=str(tmp_path / "ipython"),
-               TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "torchinductor"),
+               TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "torchinductor"), MPLCONFIGDIR=str(tmp_path / "mpl"),
                PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1")
     client = nbclient.NotebookClient(nb, timeout=900, kernel_name="python3", allow_errors=True,
                                      resources={"metadata": {"path": str(folder)}})
@@ -121,6 +143,7 @@ def test_notebook_alone_in_an_empty_folder(tmp_path):
     assert not errors, errors
     first = _dump(nb.cells[n_filled])
     last = _dump(nb.cells[-1])
+    words = WORDS[lang]
 
     # solutions filled in: every public check passes, on the kernel's devices, from the zip only
     assert set(first["results"]) == set(exercises)
@@ -132,7 +155,15 @@ def test_notebook_alone_in_an_empty_folder(tmp_path):
     for ex in exercises:
         check_cell = next(c for c in nb.cells if c.metadata.get("tapetrace", {}) == {"exercise": ex, "role": "check"})
         out = _outputs(check_cell)
-        assert "PASSED" in out and "hidden tests grade more" in out, out
+        assert words["passed"] in out and words["reminder"] in out, out
+
+    # every figure cell draws the student's result (one PNG or more) and prints nothing else
+    figure_cells = [c for c in nb.cells if c.metadata.get("tapetrace", {}).get("role") == "figure"]
+    assert len(figure_cells) == len(exercises)
+    for cell in figure_cells:
+        ex = cell.metadata["tapetrace"]["exercise"]
+        assert _pngs(cell) >= 1, (ex, _outputs(cell)[-2000:])
+        assert not any(o.get("output_type") == "stream" for o in cell.get("outputs", [])), (ex, _outputs(cell))
 
     # the mutant: exactly its public checks fail, with their messages, nothing else
     res = last["results"][mut_ex]
@@ -143,12 +174,26 @@ def test_notebook_alone_in_an_empty_folder(tmp_path):
             assert t["code"] == mut_codes[t["name"]], t
         if not t["passed"]:
             assert t["message"] and t["code"] not in ("INTERNAL_ERROR", "SNAPSHOT_MISMATCH"), t
-            assert t["message"] in _outputs(nb.cells[-4]), "the failure message is shown to the student"
-    assert "INCORRECT" in _outputs(nb.cells[-4])
+            assert t["message"] in _outputs(nb.cells[-6]), "the failure message is shown to the student"
+    assert words["incorrect"] in _outputs(nb.cells[-6])
 
-    # the stub pasted back: not attempted
+    # the stub pasted back: not attempted, and its figure cell says what to do, in the notebook's language
     assert last["results"][stub_ex]["status"] == "not attempted"
-    assert "NOT ATTEMPTED" in _outputs(nb.cells[-2])
+    assert words["not_attempted"] in _outputs(nb.cells[-4])
+    assert _outputs(nb.cells[-3]).strip() == figures.TEXT[lang]["not_done"].format(ex=stub_ex[:4])
+    assert _pngs(nb.cells[-3]) == 0
+
+    # hint("ex05", 2) renders as Markdown
+    shown = next(o for o in nb.cells[-2].outputs if "text/markdown" in o.get("data", {}))["data"]["text/markdown"]
+    tier2 = hints.HINTS[lang]["ex05_jit_train_step"][1]
+    assert shown.startswith(f"**{'Hint' if lang == 'en' else 'Pista'} 2/3") and " ".join(tier2.split()) in " ".join(
+        shown.split())
+
+    if lang == "es":  # what the student read: no English word outside code
+        avoid, _ = glossary()
+        student_cells = [c for c in nb.cells[1:n_filled] + nb.cells[n_filled + 1:-1] if c.cell_type == "code"]
+        bad = {w for c in student_cells for w in prose_words(_outputs(c))} & (avoid | ENGLISH_WORDS)
+        assert not bad, sorted(bad)
 
     # nothing written outside the notebook's folder (and there only the runtime zip)
     assert sorted(p.name for p in folder.iterdir()) == sorted([_notebook.NOTEBOOK, _notebook.RUNTIME_FILE])
@@ -157,12 +202,15 @@ def test_notebook_alone_in_an_empty_folder(tmp_path):
 
 
 @pytest.mark.slow
-def test_check_py_for_students_working_locally(tmp_path):
-    """student_template/ copied elsewhere: `python check.py` checks the .py files with the notebook's checks."""
-    exercises = json.loads(TEMPLATE_NB.read_text(encoding="utf-8"))["metadata"]["tapetrace"]["exercises"]
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_check_py_for_students_working_locally(tmp_path, lang):
+    """A student template copied elsewhere: `python check.py` checks the .py files with the notebook's checks."""
+    template = _cmd_build.TEMPLATES[lang]
+    exercises = json.loads((template / _notebook.NOTEBOOK).read_text(encoding="utf-8"))["metadata"]["tapetrace"][
+        "exercises"]
     solved, untouched = exercises[0], exercises[1]
     folder = tmp_path / "mine"
-    shutil.copytree(ROOT / "student_template", folder)
+    shutil.copytree(template, folder, ignore=shutil.ignore_patterns("es"))
     shutil.copy(SOLUTIONS / f"{solved}.py", folder / f"{solved}.py")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env.update(PYTHONDONTWRITEBYTECODE="1", TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "torchinductor"))
@@ -170,7 +218,8 @@ def test_check_py_for_students_working_locally(tmp_path):
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
-    assert f"{solved}: public checks" in out and "PASSED" in out, out
-    assert f"{untouched}: public checks" in out and "NOT ATTEMPTED" in out, out
+    title = "public checks" if lang == "en" else "comprobaciones públicas"
+    assert f"{solved}: {title}" in out and WORDS[lang]["passed"] in out, out
+    assert f"{untouched}: {title}" in out and WORDS[lang]["not_attempted"] in out, out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine", "torchinductor"]  # zip next to check.py
     assert (folder / _notebook.RUNTIME_FILE).is_file()

@@ -37,6 +37,11 @@ _WORD = re.compile(r"[A-Za-zÁÉÍÓÚÜÑáéíóúüñ]+")
 _CODEISH = re.compile(r"[_=@/\\<>{}\[\]]|\(\)|\w\.\w|\w\(")
 _TUPLE = re.compile(r"\((?:\s*[\w.*'+-]+\s*,)+\s*[\w.*'+-]*\s*\)")
 _SECTION = ("Args:", "Returns:", "Raises:", "Attributes:", "Example:", "Examples:")
+# Common English words that are not Spanish words: none may appear in Spanish prose a student reads.
+ENGLISH_WORDS = {"the", "and", "with", "your", "you", "this", "that", "these", "is", "are", "of", "to", "for",
+                 "it", "its", "on", "at", "be", "not", "have", "from", "which", "when", "then", "what", "how",
+                 "run", "by", "an", "or", "if", "each", "every", "one", "returns", "return", "must", "should",
+                 "values", "expected", "got", "shape", "index", "differ", "differs", "missing", "keys"}
 
 
 def prose_words(text: str) -> list[str]:
@@ -535,3 +540,84 @@ def test_figure_shows_once_per_cell(monkeypatch):
     Shell.execution_count = 8
     fig._ipython_display_()  # shown again in a later cell
     assert len(shown) == 2
+
+
+def test_notebook_figure_explains_instead_of_raising(notebook_namespaces, capsys):
+    """The notebook's `figure` (figure cells run with "Run all"): an unfinished exercise prints what to do,
+    in the notebook's language, and returns None; a finished one draws."""
+    from autograder.student import figures
+
+    stub = dict(notebook_namespaces["ex09_autograd_tape"])
+
+    def backward_graph(t):
+        raise NotImplementedError("ex09_autograd_tape: sustituye esta línea por tu código")
+
+    stub["backward_graph"] = backward_graph
+    assert figures.notebook_figure("ex09", stub, lang="es", show=False) is None
+    assert capsys.readouterr().out.strip() == figures.TEXT["es"]["not_done"].format(ex="ex09")
+    assert figures.notebook_figure("ex08", {}, lang="en", show=False) is None
+    assert "needs `nth_derivative`" in capsys.readouterr().out
+
+    def broken(t):
+        raise RuntimeError("boom")
+
+    stub["backward_graph"] = broken
+    assert figures.notebook_figure("ex09", stub, lang="es", show=False) is None
+    out = capsys.readouterr().out
+    assert "RuntimeError: boom" in out and 'check(\'ex09\')' in out and "no se pudo dibujar" in out
+    ns = dict(notebook_namespaces["ex09_autograd_tape"])
+    ns["figure"] = figures.notebook_figure
+    exec("fig = figure('ex09', show=False)", ns)  # the caller's globals, as in a notebook cell
+    assert ns["fig"].get_axes() and not capsys.readouterr().out
+    with pytest.raises(ValueError, match="ejercicio desconocido"):
+        figures.notebook_figure("ex11", ns, lang="es")
+
+
+def test_comparison_details_are_translated():
+    """`MISMATCH` and friends embed first_difference's sentence: in Spanish it is translated too."""
+    np = pytest.importorskip("numpy")
+    from autograder._compare import first_difference, localize_detail
+    from autograder._tolerances import Tol
+
+    tol = Tol(1e-5, 1e-4)
+    pairs = [(np.ones((2, 3)), np.zeros((2, 3))), (np.ones(3), np.zeros((2, 3))),
+             (np.ones(3, np.float32), np.ones(3)), (np.array([1, 2]), np.array([1, 3])),
+             (np.array([np.nan]), np.array([1.0])), ({"a": 1, "c": 2}, {"b": 1}), ({"a": 1}, {"a": 1, "b": 2}),
+             ({"a": 1, "b": 2}, {"a": 1}), ([1, 2], [1]), ("x", 1.0), ("x", "y"), (1.0, 0.0),
+             ({"w": [np.ones(2)]}, {"w": [np.zeros(2)]}), (np.zeros(3), np.array([0.0, 0.0, 1.0]))]
+    for got, want in pairs:
+        detail = first_difference(got, want, tol)
+        assert detail, (got, want)
+        es = localize_detail(detail, "es")
+        assert localize_detail(detail, "en") == detail
+        bad = set(prose_words(es)) & ENGLISH_WORDS
+        assert es != detail and not bad, (detail, es, bad)
+        rendered = messages.render("MISMATCH", "es", what="MLP.forward", detail=detail)
+        assert es in rendered and detail not in rendered
+    assert localize_detail("something else: entirely", "es") == "something else: entirely"  # unknown: as is
+    assert messages.render("MISMATCH", "en", what="f", detail="output: differs").endswith("output: differs")
+
+
+def test_feedback_files_in_spanish():
+    """`tapetrace grade --lang es --feedback DIR`: the fixed words of the per-student files are Spanish."""
+    from autograder import _report
+
+    detail = "output: 1 of 3 values off (shape (3,), max abs error 1, max rel error 1, worst at index (2,); " \
+             "tolerance atol=1e-05, rtol=0.0001)"
+    statuses = ("graded", "missing", "error", "timeout", "crashed")  # every status the engine writes
+    res = {"submission": "ana.ipynb", "device": {"torch": "cpu", "jax": "cpu"}, "seed": 1, "total": 3.0,
+           "max_total": 10.0 * len(statuses), "exercises": {}}
+    for ex, status in zip(EXERCISES, statuses):
+        res["exercises"][ex] = {"score": 3.0, "max_score": 10.0, "status": status, "message": "", "tests": [
+            {"name": "public_check", "score": 3, "max_score": 3, "passed": True, "hidden": False, "message": ""},
+            {"name": "hidden_check", "score": 0, "max_score": 7, "passed": False, "hidden": True,
+             "message": messages.render("MISMATCH", "es", what="MLP.forward", detail=detail)}]}
+    md = _report.feedback_markdown(res, "es")
+    page = _report.feedback_html(res, "es")
+    avoid, _ = glossary()
+    for text in (md, re.sub(r"<style>.*?</style>|<[^>]+>", " ", page, flags=re.S)):
+        words = set(prose_words(text))
+        assert not words & (avoid | ENGLISH_WORDS | {"hidden", "public", "points", "test", "graded", "timeout",
+                                                     "crashed", "passed", "failed"}), sorted(words & ENGLISH_WORDS)
+    for status in statuses:
+        assert status == "error" or _report.STATUS_WORDS["es"][status] != status

@@ -97,3 +97,60 @@ def test_unreadable_submissions_raise(tmp_path, name, content):
 def test_missing_path_raises(tmp_path):
     with pytest.raises(_loader.SubmissionError):
         _loader.load(str(tmp_path / "nope"))
+
+
+def test_future_imports_move_to_the_top_of_the_exercise(tmp_path):
+    """Each cell may start with `from __future__ import ...`; joined, they would be mid-module (a SyntaxError)."""
+    nb = _nb([
+        _md("## ex01_torch_mlp"),
+        _code("import math\nHELPER = math.pi\n"),
+        _code('"""cell docstring"""\nfrom __future__ import annotations\n\ndef f(x: Undefined) -> Nope:\n'
+              "    return x\n"),
+        _code("from __future__ import annotations, division  # again\nY = 1\n"),
+        _md("## ex02_torch_training"),
+        _code('"""Module docstring."""\n\nfrom __future__ import annotations\n\nZ = 2\n'),
+    ])
+    p = tmp_path / "nb.ipynb"
+    p.write_text(json.dumps(nb))
+    src = _loader.load(str(p)).sources
+    ex01 = src["ex01_torch_mlp"]
+    assert ex01.splitlines()[0] == "from __future__ import annotations, division"
+    assert ex01.count("from __future__") == 1
+    ns: dict = {}
+    exec(compile(ex01, "ex01_torch_mlp.py", "exec"), ns)  # annotations stay unevaluated: no NameError
+    assert ns["f"](3) == 3 and ns["Y"] == 1 and ns["HELPER"] > 3
+    # already at the top (after a docstring): left exactly as written
+    assert src["ex02_torch_training"] == '"""Module docstring."""\n\nfrom __future__ import annotations\n\nZ = 2\n'
+
+
+def test_future_import_hoisting_keeps_later_line_numbers_close():
+    src = "x = 1\nfrom __future__ import annotations\ny = 2\n"
+    out = _loader.hoist_future_imports(src)
+    assert out == "from __future__ import annotations\nx = 1\n\ny = 2\n"
+    compile(out, "m.py", "exec")
+    assert _loader.hoist_future_imports("def broken(:\n") == "def broken(:\n"  # unparsable: as is
+    same_line = "x = 1\nfrom __future__ import annotations; y = 2\n"
+    assert _loader.hoist_future_imports(same_line) == same_line  # shares a line: left for Python to report
+
+
+def test_size_caps_py_files_small_notebooks_large(tmp_path, monkeypatch):
+    """Notebooks carry outputs (images), which are never read: they get a larger cap than .py files."""
+    big_output = {"output_type": "display_data", "metadata": {},
+                  "data": {"image/png": "A" * (3 * 1024 * 1024), "text/plain": "<Figure>"}}
+    cell = _code("def manual_grads(w, x, b):\n    return w, x, b\n")
+    cell["outputs"] = [big_output]
+    nb = tmp_path / "big.ipynb"
+    nb.write_text(json.dumps(_nb([_md("## ex09_autograd_tape"), cell])))
+    assert nb.stat().st_size > _loader.MAX_SOURCE_BYTES
+    sub = _loader.load(str(nb))
+    assert "def manual_grads" in sub.sources["ex09_autograd_tape"] and "AAAA" not in sub.sources["ex09_autograd_tape"]
+
+    py = tmp_path / "ex01_torch_mlp.py"
+    py.write_text("# padding\n" * (_loader.MAX_SOURCE_BYTES // 10 + 1))
+    with pytest.raises(_loader.SubmissionError, match="larger than 2 MB"):
+        _loader.load(str(py))
+
+    assert _loader.MAX_NOTEBOOK_BYTES >= 100 * 1024 * 1024
+    monkeypatch.setattr(_loader, "MAX_NOTEBOOK_BYTES", 1024 * 1024)
+    with pytest.raises(_loader.SubmissionError, match="larger than 1 MB"):
+        _loader.load(str(nb))

@@ -45,6 +45,10 @@ def render(key: str, lang: str = "en", **fields: object) -> str:
     template = catalogue(lang).get(key) or catalogue("en").get(key)
     if template is None:
         return key
+    if lang != "en" and isinstance(fields.get("detail"), str):
+        from autograder._compare import localize_detail  # its comparison sentences, in this language
+
+        fields["detail"] = localize_detail(fields["detail"], lang)
     try:
         return template.format(**fields)
     except (KeyError, IndexError, ValueError):

@@ -19,7 +19,7 @@ EN = {
 ES = {
     "EX08_NTH_JIT": "jax.jit(nth_derivative(f, n)) falló ({error}): devuelve la propia función de jax.grad anidados — sin float(), .item(), numpy ni `if` de Python sobre valores dentro, para que la traza pueda atravesarla",
     "EX08_BRANCH": "coin_net no coincide con la referencia en {bad} de {total} claves: obtén `branch = jax.random.bernoulli(key)` exactamente de la clave PRNG recibida (sin split ni otro sorteo), y luego relu(x @ w1) si branch es True, sigmoid(x @ w2) si es False",
-    "EX08_PYTHON_IF": "coin_net no se puede trazar con la clave como tracer ({error}): un `if` de Python necesita un bool concreto, pero bajo jax.jit `branch` solo se conoce en ejecución — usa jax.lax.cond(branch, true_fun, false_fun, x)",
+    "EX08_PYTHON_IF": "coin_net no se puede trazar con la clave como trazador ({error}): un `if` de Python necesita un bool concreto, pero bajo jax.jit `branch` solo se conoce en ejecución — usa jax.lax.cond(branch, true_fun, false_fun, x)",
     "EX08_NO_COND": "el jaxpr de coin_net no contiene `cond`: jnp.where / lax.select calculan AMBAS ramas y luego eligen una — usa jax.lax.cond para que solo se ejecute la rama elegida",
     "EX08_COUNT_OPS": "count_ops({name}, ...) devolvió {got}, que no es el número de ecuaciones del jaxpr: devuelve len(jax.make_jaxpr(f)(*args).jaxpr.eqns) — no cuentes líneas del jaxpr impreso ni primitivas distintas",
     "EX08_COUNT_OPS_NESTED": "count_ops({name}, ...) devolvió {got}: cuenta solo las ecuaciones del NIVEL SUPERIOR, len(jax.make_jaxpr(f)(*args).jaxpr.eqns) — un cond, scan, while, custom_jvp o una llamada jit es UNA ecuación; no entres en sus sub-jaxprs ni cuentes líneas impresas",

@@ -53,8 +53,8 @@ def __getattr__(name: str) -> Any:
         from autograder.student import hints
 
         return getattr(hints, name)
-    if name in ("figure", "show", "moons_boundary", "training_curves", "digits_report", "bridge_overlay",
-                "bce_derivatives", "grad_norms", "tape_graph"):
+    if name in ("figure", "notebook_figure", "show", "moons_boundary", "training_curves", "digits_report",
+                "bridge_overlay", "bce_derivatives", "grad_norms", "tape_graph"):
         from autograder.student import figures
 
         return getattr(figures, name)

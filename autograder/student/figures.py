@@ -60,6 +60,10 @@ TEXT: dict[str, dict[str, str]] = {
         "needs": "figure({ex!r}) needs {names} in your notebook: run the cells of {where} first",
         "no_figure": "there is no figure for {ex}",
         "no_model": "give at least one of torch_model or jax_params (with jax_forward)",
+        "not_done": "No figure yet for {ex}: part of it still raises NotImplementedError. Write the exercise, "
+                    "run its code cell and its check, then this cell again.",
+        "failed": "figure({ex!r}) could not be drawn: your code raised {error}. Run check({ex!r}): it says what "
+                  "to fix.",
     },
     "es": {
         "torch": "PyTorch", "jax": "JAX",
@@ -89,6 +93,10 @@ TEXT: dict[str, dict[str, str]] = {
         "needs": "figure({ex!r}) necesita {names} en tu cuaderno: ejecuta antes las celdas de {where}",
         "no_figure": "no hay figura para {ex}",
         "no_model": "da al menos torch_model o jax_params (con jax_forward)",
+        "not_done": "Todavía no hay figura de {ex}: una parte sigue lanzando NotImplementedError. Escribe el "
+                    "ejercicio, ejecuta su celda de código y su comprobación, y después otra vez esta celda.",
+        "failed": "no se pudo dibujar figure({ex!r}): tu código lanzó {error}. Ejecuta check({ex!r}): dice qué "
+                  "corregir.",
     },
 }
 
@@ -597,10 +605,14 @@ def tape_graph(backward_graph: Callable, manual_grads: Callable | None = None, *
 
 
 # ----------------------------------------------------------------- training with the student's code
+class _MissingNames(NameError):
+    """A name a figure needs is not in the notebook yet (the message says which cells to run)."""
+
+
 def _need(ns: dict, ex: str, names: Sequence[str], where: str, lang: str) -> list[Any]:
     missing = [n for n in names if not callable(ns.get(n))]
     if missing:
-        raise NameError(_t("needs", lang, ex=ex, names=", ".join(f"`{n}`" for n in missing), where=where))
+        raise _MissingNames(_t("needs", lang, ex=ex, names=", ".join(f"`{n}`" for n in missing), where=where))
     return [ns[n] for n in names]
 
 
@@ -848,7 +860,7 @@ def figure(exercise: str, namespace: dict | None = None, *, lang: str | None = N
         NameError: a name the figure needs is not defined yet (message says which cells to run).
     """
     lang = get_language(lang)
-    ex = resolve_exercise(exercise)
+    ex = resolve_exercise(exercise, lang)
     if namespace is None:
         namespace = sys._getframe(1).f_globals
     with _one_torch_thread():
@@ -856,6 +868,40 @@ def figure(exercise: str, namespace: dict | None = None, *, lang: str | None = N
     for fig in figs:
         _show(fig, show)
     return figs[0] if len(figs) == 1 else _figure_list(figs)
+
+
+def notebook_figure(exercise: str, namespace: dict | None = None, *, lang: str | None = None,
+                    show: bool = True) -> Any:
+    """:func:`figure` as the notebook defines it: an unfinished exercise is explained, not raised.
+
+    The notebook's figure cells run with "Run all": a stub (``NotImplementedError``), a name
+    not defined yet (``NameError``) or an error in the student's code would stop every later
+    cell. Here such a problem prints one line in the notebook's language instead (what to do
+    next) and the call returns None.
+
+    Args:
+        exercise: ``"ex02"`` or the full exercise name.
+        namespace: where to find the student's names; default: the caller's globals.
+        lang: ``"en"``/``"es"``; default: the notebook's language.
+        show: display inline when running in IPython.
+
+    Returns:
+        What :func:`figure` returns, or None when no figure could be drawn.
+    """
+    lang = get_language(lang)
+    ex = resolve_exercise(exercise, lang)  # a wrong name is the caller's typo: raised
+    if namespace is None:
+        namespace = sys._getframe(1).f_globals
+    try:
+        return figure(ex, namespace, lang=lang, show=show)
+    except NotImplementedError:
+        print(_t("not_done", lang, ex=ex[:4]))
+    except _MissingNames as err:
+        print(err)
+    except Exception as err:  # noqa: BLE001 - the student's code failed while drawing
+        error = f"{type(err).__name__}: {err}".strip()
+        print(_t("failed", lang, ex=ex[:4], error=error[:300]))
+    return None
 
 
 def _figure_list(figs: list[Any]) -> list[Any]:

@@ -290,11 +290,17 @@ _BAD_TIER = {
 }
 
 
-def resolve_exercise(exercise: str) -> str:
+_UNKNOWN = {
+    "en": "unknown exercise {name!r}: expected one of {choices}",
+    "es": "ejercicio desconocido {name!r}: elige uno de {choices}",
+}
+
+
+def resolve_exercise(exercise: str, lang: str | None = None) -> str:
     """Full exercise name from a short one: ``"ex05"``, ``"5"`` or ``"ex05_jit_train_step"``.
 
     Raises:
-        ValueError: the name matches no exercise.
+        ValueError: the name matches no exercise (message in ``lang``, default: the notebook's).
     """
     name = str(exercise).strip()
     if name.isdigit():
@@ -302,7 +308,7 @@ def resolve_exercise(exercise: str) -> str:
     for full in EXERCISES:
         if name == full or full.startswith(name + "_"):
             return full
-    raise ValueError(f"unknown exercise {exercise!r}: expected one of {', '.join(e[:4] for e in EXERCISES)}")
+    raise ValueError(_UNKNOWN[get_language(lang)].format(name=exercise, choices=", ".join(e[:4] for e in EXERCISES)))
 
 
 class Hint(str):
@@ -332,7 +338,7 @@ def hint(exercise: str, tier: int = 1, lang: str | None = None) -> str:
         ValueError: unknown exercise, language or tier.
     """
     lang = get_language(lang)
-    full = resolve_exercise(exercise)
+    full = resolve_exercise(exercise, lang)
     tiers = HINTS[lang][full]
     if not isinstance(tier, int) or isinstance(tier, bool) or not 1 <= tier <= len(tiers):
         raise ValueError(_BAD_TIER[lang].format(exercise=full, n=len(tiers)))

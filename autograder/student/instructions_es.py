@@ -789,7 +789,7 @@ NOTEBOOK_TEXT: dict[str, dict[str, str]] = {
             "nudge toward the idea to a pointed remark about the API. None contains the solution.\n"
             "- `figure(\"exNN\")`: once an exercise passes its checks, draws your result from your own code "
             "(decision boundaries, training curves, a confusion matrix, derivatives...).\n"
-            "- Cells that only call `check`, `hint`, `figure` or `solution` are not graded.\n"
+            "- Cells that only call `check`, `hint` or `figure` are not graded.\n"
         ),
         "intro_selfstudy_md": (
             "**Self-study edition**: `solution(\"exNN\")` shows the reference solution of an exercise. "
@@ -899,7 +899,7 @@ NOTEBOOK_TEXT: dict[str, dict[str, str]] = {
             "- `figure(\"exNN\")`: cuando un ejercicio supera sus comprobaciones, dibuja tu resultado a partir "
             "de tu propio código (fronteras de decisión, curvas de entrenamiento, una matriz de confusión, "
             "derivadas...).\n"
-            "- Las celdas que solo llaman a `check`, `hint`, `figure` o `solution` no se corrigen.\n"
+            "- Las celdas que solo llaman a `check`, `hint` o `figure` no se corrigen.\n"
         ),
         "intro_selfstudy_md": (
             "**Edición de autoestudio**: `solution(\"exNN\")` muestra la solución de referencia de un ejercicio. "

@@ -69,7 +69,7 @@ def solution(exercise: str, lang: str | None = None) -> str:
         LookupError: this build holds no solutions (the graded build), or none for this exercise.
     """
     lang = get_language(lang)
-    full = resolve_exercise(exercise)
+    full = resolve_exercise(exercise, lang)
     payload = _payload()
     if payload is None:
         raise LookupError(_TEXT[lang]["graded"].format(short=full[:4]))

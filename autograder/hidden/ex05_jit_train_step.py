@@ -1,0 +1,125 @@
+"""Hidden suite of ex05_jit_train_step (a jitted optax step): the public checks, then these.
+
+The step is judged on *how* it is compiled: the probes' loss function and
+optimizer count their own Python calls, which happen only while JAX traces,
+so a compiled step shows one trace per input shape and an eager or
+re-jitted one shows a trace per call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder._suite import Ctx, Fail, Suite
+from autograder.public.ex05_jit_train_step import check_losses, he_params, small_case
+from autograder.public.ex05_jit_train_step import suite as _public
+
+suite = Suite("ex05_jit_train_step", checks=list(_public.checks))
+
+FIT_STEPS = 300
+FIT_LR = 0.01
+# Over 1000 He-normal initialisations drawn like here, the reference's
+# validation accuracy after 300 Adam steps at 0.01 ranged 0.92..0.94
+# (median 0.93): the bar 0.9 leaves 2+ points of margin (100 val points).
+FIT_MIN_ACC = 0.9
+# fit builds one jitted step: the loss is traced once (a few times at most,
+# e.g. a separate jitted evaluation); an eager or re-jitted step traces per call.
+FIT_MAX_TRACES = 3
+SHORT_STEPS = 8
+
+
+def _same_shape_cached(got: dict) -> None:
+    """Repeated calls with one shape must not trace again."""
+    loss = got["loss"]
+    if loss[0] == 0:
+        raise Fail("EX05_LOSS_NOT_CALLED")
+    if loss[3] != loss[0]:
+        key = "EX05_NOT_JITTED" if got["loss_traced"] == 0 else "EX05_RETRACES"
+        raise Fail(key, calls=4, traces=loss[3] // loss[0])
+
+
+@suite.check(points=1.5)
+def step_any_optimizer(ctx: Ctx) -> None:
+    """The step uses the optimizer it is given: sgd with momentum and adam both match the reference."""
+    case = small_case(ctx.rng)
+    for opt, lr, label in (("momentum", float(ctx.rng.uniform(0.02, 0.1)), "optax.sgd(lr, momentum=0.9)"),
+                           ("adam", float(ctx.rng.uniform(0.005, 0.05)), "optax.adam(lr)")):
+        got, want = ctx.both("steps", call=f"step(...) made with {label}", opt=opt, lr=lr, n_steps=3, **case)
+        check_losses(ctx, got["losses"], want["losses"], f"the losses of 3 steps with {label}")
+        ctx.assert_close(got["params"], want["params"], kind="steps", what=f"params after 3 steps with {label}",
+                         framework="jax")
+
+
+def _trace_case(ctx: Ctx) -> dict:
+    case = small_case(ctx.rng, n=32)
+    nb = int(ctx.rng.integers(8, 24))
+    d = case["x"].shape[1]
+    return {"params": case["params"], "xa": case["x"], "ya": case["y"],
+            "xb": ctx.rng.standard_normal((nb, d)).astype(np.float32),
+            "yb": ctx.rng.integers(0, 2, size=nb).astype(np.float32)}
+
+
+@suite.check(points=2)
+def compiles_once(ctx: Ctx) -> None:
+    """4 calls with the same shapes trace the loss (and the optimizer update) exactly once."""
+    case = _trace_case(ctx)
+    got = ctx.student("traces", call="step(params, opt_state, x, y), called 4 times", opt="adam",
+                      lr=float(ctx.rng.uniform(0.005, 0.05)), new_shape=False, **case)
+    _same_shape_cached(got)
+    upd = got["update"]
+    if upd[0] == 0:
+        raise Fail("EX05_OPTIMIZER_NOT_USED")
+    if upd[3] != upd[0] or got["update_traced"] == 0:
+        raise Fail("EX05_UPDATE_OUTSIDE_JIT")
+
+
+@suite.check(points=1)
+def one_trace_per_new_shape(ctx: Ctx) -> None:
+    """A new batch size traces exactly once more; shapes seen before are not traced again."""
+    case = _trace_case(ctx)
+    got = ctx.student("traces", call="step(params, opt_state, x, y) with a new batch size", opt="adam",
+                      lr=float(ctx.rng.uniform(0.005, 0.05)), new_shape=True, **case)
+    _same_shape_cached(got)
+    loss = got["loss"]
+    per = loss[0]
+    new = (loss[4] - loss[3]) / per
+    if new != 1:
+        raise Fail("EX05_SHAPE_TRACES", traces=f"{new:g}")
+    if loss[6] != loss[4]:
+        raise Fail("EX05_RETRACES_SEEN_SHAPE", traces=(loss[6] - loss[4]) // per)
+
+
+@suite.check(points=1)
+def no_input_mutation(ctx: Ctx) -> None:
+    """The step changes neither params nor opt_state it was given; same inputs give the same outputs."""
+    case = small_case(ctx.rng)
+    got = ctx.student("no_mutation", call="step(params, opt_state, x, y)", opt="adam",
+                      lr=float(ctx.rng.uniform(0.005, 0.05)), **case)
+    if got["changed"]:
+        raise Fail("EX05_MUTATES", what=got["changed"])
+    if not got["same_twice"]:
+        raise Fail("EX05_NOT_PURE")
+
+
+@suite.check(points=1.5, timeout_scale=3.0)
+def fit_trains_moons(ctx: Ctx) -> None:
+    """300 Adam steps at 0.01 on make_moons: >= 0.9 validation accuracy, one compiled step, reference start."""
+    p = he_params(ctx.rng, [2, 32, 32, 1])
+    # A short run first: an un-jitted or re-jitted fit shows it in a few steps, and
+    # would take minutes (one compile per step) for the full run.
+    short = ctx.student("fit", call=f"fit(params, x, y, steps={SHORT_STEPS}, learning_rate={FIT_LR}, loss_fn=...)",
+                        params=p, steps=SHORT_STEPS, learning_rate=FIT_LR, return_params=False)
+    if short["loss_calls"] > FIT_MAX_TRACES:
+        raise Fail("EX05_FIT_RETRACES", steps=SHORT_STEPS, traces=short["loss_calls"])
+    kwargs = {"params": p, "steps": FIT_STEPS, "learning_rate": FIT_LR, "return_params": False}
+    got, want = ctx.both("fit", call=f"fit(params, x, y, steps={FIT_STEPS}, learning_rate={FIT_LR}, loss_fn=...)",
+                         **kwargs)
+    if len(got["losses"]) != FIT_STEPS:
+        raise Fail("EX05_FIT_LENGTH", steps=FIT_STEPS, got=len(got["losses"]))
+    if got["loss_calls"] > FIT_MAX_TRACES:
+        raise Fail("EX05_FIT_RETRACES", steps=FIT_STEPS, traces=got["loss_calls"])
+    check_losses(ctx, got["losses"][:5], want["losses"][:5], "the first 5 losses of fit")
+    if not np.isfinite(got["losses"]).all():
+        raise Fail("NONFINITE", what="the losses returned by fit")
+    if got["val_acc"] < FIT_MIN_ACC:
+        raise Fail("EX05_FIT_ACCURACY", acc=f"{got['val_acc']:.3f}", bar=FIT_MIN_ACC, steps=FIT_STEPS)

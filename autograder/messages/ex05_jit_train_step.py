@@ -1,0 +1,43 @@
+"""Messages of ex05_jit_train_step."""
+
+EN = {
+    "EX05_STEP_RETURNS": "`{call}` returned {got}; expected the tuple (new_params, new_opt_state, loss)",
+    "EX05_LOSS_AFTER_UPDATE": "your step returns the loss *after* the update: return the value from jax.value_and_grad(loss_fn)(params, x, y), computed at the old params",
+    "EX05_LOSS_NOT_CALLED": "your step never called the loss_fn it was given: differentiate exactly that function (jax.value_and_grad(loss_fn))",
+    "EX05_NOT_JITTED": "your step ran its Python code on each of {calls} calls ({traces} traces of the loss): it is not compiled — wrap the step with jax.jit once, in make_train_step, and return the jitted function",
+    "EX05_RETRACES": "your step was traced again on each of {calls} calls with the same shapes ({traces} traces): it is jitted, but the jitted function is rebuilt per call (jax.jit of a new function/lambda inside step) or a static argument changes — create jax.jit(step) once in make_train_step",
+    "EX05_OPTIMIZER_NOT_USED": "your step never called the optimizer it was given (optimizer.update): do not hard-code an optimizer — use optimizer.update(grads, opt_state, params) and optax.apply_updates",
+    "EX05_UPDATE_OUTSIDE_JIT": "optimizer.update runs outside the compiled code (eagerly on every call): put value_and_grad, optimizer.update and optax.apply_updates all inside the one jitted step",
+    "EX05_SHAPE_TRACES": "a new batch size gave {traces} new trace(s) instead of exactly 1: let jax.jit key its cache on the input shapes (no static arguments, no ahead-of-time .lower().compile() for one shape)",
+    "EX05_RETRACES_SEEN_SHAPE": "coming back to a batch shape seen before traced {traces} more time(s): jax.jit caches one program per shape — create the jitted function once and keep it",
+    "EX05_NEW_SHAPE_FAILS": "the step failed on a new batch size ({error}): a program compiled ahead of time (.lower(...).compile()) only accepts its own shapes — use jax.jit, which compiles once per shape",
+    "EX05_MUTATES": "your step modified its input: {what} — never update params or opt_state in place (PyTorch habit); return new ones and let the caller rebind them",
+    "EX05_DONATED": "your step deleted its input {what} (donate_argnums): the caller's arrays become unusable — do not donate the inputs in this exercise",
+    "EX05_NOT_PURE": "two calls of your step with the same params, opt_state and batch gave different results: keep no state between calls (no globals, counters or Python-side caches)",
+    "EX05_FIT_RETURNS": "fit returned {got}; expected the tuple (final_params, losses)",
+    "EX05_FIT_PARAMS": "the params returned by fit cannot be used as the MLP's params ({error}): return the params pytree from the last step, with the structure you were given",
+    "EX05_FIT_LENGTH": "fit(..., steps={steps}) returned {got} losses; expected one loss per step",
+    "EX05_FIT_RETRACES": "fit traced the loss {traces} times in {steps} steps: build the step once with make_train_step before the loop and reuse it (not inside the loop, not un-jitted)",
+    "EX05_FIT_ACCURACY": "after fit({steps} steps) the validation accuracy is {acc}, below {bar}: use optax.adam(learning_rate), update params and opt_state from each step's result, and train on the full (x, y)",
+}
+
+ES = {
+    "EX05_STEP_RETURNS": "`{call}` devolvió {got}; se esperaba la tupla (new_params, new_opt_state, loss)",
+    "EX05_LOSS_AFTER_UPDATE": "tu paso devuelve la pérdida *después* de la actualización: devuelve el valor de jax.value_and_grad(loss_fn)(params, x, y), calculado con los parámetros anteriores",
+    "EX05_LOSS_NOT_CALLED": "tu paso nunca llamó a la loss_fn que recibió: deriva exactamente esa función (jax.value_and_grad(loss_fn))",
+    "EX05_NOT_JITTED": "tu paso ejecutó su código Python en cada una de {calls} llamadas ({traces} trazas de la pérdida): no está compilado — envuelve el paso con jax.jit una sola vez, en make_train_step, y devuelve la función compilada",
+    "EX05_RETRACES": "tu paso se volvió a trazar en cada una de {calls} llamadas con las mismas formas ({traces} trazas): está compilado, pero la función jit se reconstruye en cada llamada (jax.jit de una función/lambda nueva dentro de step) o cambia un argumento estático — crea jax.jit(step) una vez en make_train_step",
+    "EX05_OPTIMIZER_NOT_USED": "tu paso nunca llamó al optimizador que recibió (optimizer.update): no fijes un optimizador en el código — usa optimizer.update(grads, opt_state, params) y optax.apply_updates",
+    "EX05_UPDATE_OUTSIDE_JIT": "optimizer.update se ejecuta fuera del código compilado (en modo eager en cada llamada): pon value_and_grad, optimizer.update y optax.apply_updates dentro del único paso compilado con jit",
+    "EX05_SHAPE_TRACES": "un tamaño de lote nuevo produjo {traces} traza(s) nueva(s) en lugar de exactamente 1: deja que jax.jit indexe su caché por las formas de entrada (sin argumentos estáticos, sin .lower().compile() anticipado para una sola forma)",
+    "EX05_RETRACES_SEEN_SHAPE": "volver a una forma de lote ya vista produjo {traces} traza(s) más: jax.jit guarda un programa por forma — crea la función compilada una vez y consérvala",
+    "EX05_NEW_SHAPE_FAILS": "el paso falló con un tamaño de lote nuevo ({error}): un programa compilado por adelantado (.lower(...).compile()) solo acepta sus formas — usa jax.jit, que compila una vez por forma",
+    "EX05_MUTATES": "tu paso modificó su entrada: {what} — nunca actualices params ni opt_state in situ (costumbre de PyTorch); devuelve otros nuevos y deja que quien llama los reasigne",
+    "EX05_DONATED": "tu paso borró su entrada {what} (donate_argnums): los arrays de quien llama quedan inutilizables — no dones las entradas en este ejercicio",
+    "EX05_NOT_PURE": "dos llamadas a tu paso con los mismos params, opt_state y lote dieron resultados distintos: no guardes estado entre llamadas (ni globales, ni contadores, ni cachés en Python)",
+    "EX05_FIT_RETURNS": "fit devolvió {got}; se esperaba la tupla (final_params, losses)",
+    "EX05_FIT_PARAMS": "los parámetros que devuelve fit no sirven como parámetros del MLP ({error}): devuelve el pytree de parámetros del último paso, con la estructura que recibiste",
+    "EX05_FIT_LENGTH": "fit(..., steps={steps}) devolvió {got} pérdidas; se esperaba una pérdida por paso",
+    "EX05_FIT_RETRACES": "fit trazó la pérdida {traces} veces en {steps} pasos: construye el paso una vez con make_train_step antes del bucle y reutilízalo (no dentro del bucle, no sin jit)",
+    "EX05_FIT_ACCURACY": "tras fit({steps} pasos) la exactitud de validación es {acc}, por debajo de {bar}: usa optax.adam(learning_rate), actualiza params y opt_state con el resultado de cada paso y entrena con (x, y) completos",
+}

@@ -1,0 +1,58 @@
+"""Public checks of ex05_jit_train_step (shown in the student notebook)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder._suite import Ctx, Fail, Suite
+
+suite = Suite("ex05_jit_train_step")
+
+
+def he_params(rng: np.random.Generator, layer_dims: list[int]) -> dict[str, list[np.ndarray]]:
+    """He-normal weights, zero biases, JAX layout (the reference init's recipe, drawn by the grader)."""
+    ws = [(rng.standard_normal((a, b)) * np.sqrt(2.0 / a)).astype(np.float32)
+          for a, b in zip(layer_dims[:-1], layer_dims[1:])]
+    return {"W": ws, "b": [np.zeros(b, np.float32) for b in layer_dims[1:]]}
+
+
+def small_case(rng: np.random.Generator, n: int | None = None) -> dict:
+    """A small MLP problem: params for [d, h, 1], x (n, d), y (n,) of 0/1."""
+    d, h = int(rng.integers(2, 6)), int(rng.integers(4, 12))
+    n = int(rng.integers(16, 48)) if n is None else n
+    p = he_params(rng, [d, h, 1])
+    p["b"] = [(0.1 * rng.standard_normal(b.shape)).astype(np.float32) for b in p["b"]]
+    x = rng.standard_normal((n, d)).astype(np.float32)
+    y = rng.integers(0, 2, size=n).astype(np.float32)
+    return {"params": p, "x": x, "y": y}
+
+
+def check_losses(ctx: Ctx, got: list[float], want: list[float], what: str) -> None:
+    """Losses must match; a first loss equal to the reference's second means 'loss after the update'."""
+    if len(got) == len(want) >= 2 and abs(got[0] - want[0]) > 1e-4 + 1e-3 * abs(want[0]) \
+            and abs(got[0] - want[1]) <= 1e-4 + 1e-3 * abs(want[1]):
+        raise Fail("EX05_LOSS_AFTER_UPDATE")
+    ctx.assert_close(got, want, kind="steps", what=what, framework="jax")
+
+
+@suite.check(points=2, hidden=False)
+def step_matches_reference(ctx: Ctx) -> None:
+    """Two steps with optax.sgd: the pre-update losses and the new params match the reference."""
+    case = small_case(ctx.rng)
+    lr = float(ctx.rng.uniform(0.05, 0.2))
+    got, want = ctx.both("steps", call="step(params, opt_state, x, y)", opt="sgd", lr=lr, n_steps=2, **case)
+    check_losses(ctx, got["losses"], want["losses"], "the losses returned by step (optax.sgd)")
+    ctx.assert_close(got["params"], want["params"], kind="steps", what="params after 2 steps (optax.sgd)",
+                     framework="jax")
+
+
+@suite.check(points=1, hidden=False)
+def fit_first_losses(ctx: Ctx) -> None:
+    """fit on make_moons for 5 steps: Python-float losses matching the reference's Adam run."""
+    p = he_params(ctx.rng, [2, 32, 32, 1])
+    got, want = ctx.both("fit", call="fit(params, x, y, steps=5, learning_rate=0.01, loss_fn=...)",
+                         params=p, steps=5, learning_rate=0.01, return_params=True)
+    if len(got["losses"]) != 5:
+        raise Fail("EX05_FIT_LENGTH", steps=5, got=len(got["losses"]))
+    check_losses(ctx, got["losses"], want["losses"], "the losses returned by fit (5 Adam steps)")
+    ctx.assert_close(got["params"], want["params"], kind="steps", what="params returned by fit", framework="jax")

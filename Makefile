@@ -30,6 +30,7 @@ stubs: $(STAMP)
 
 build: $(STAMP)
 	$(VENV)/bin/tapetrace build
+	$(VENV)/bin/tapetrace build --lang es --only template
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py

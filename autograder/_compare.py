@@ -103,7 +103,8 @@ def first_difference(got: Any, want: Any, tol: Tol, where: str = "") -> str | No
     if np.isnan(g64).any() or not np.array_equal(gfin, wfin) or not np.array_equal(g64[~gfin], w64[~wfin]):
         n = int((~gfin).sum())
         return f"{here}: {n} non-finite value(s) (nan/inf) where finite values were expected"
-    err = _abs(g64 - w64)
+    with np.errstate(invalid="ignore"):  # inf - inf where both are the same inf
+        err = _abs(g64 - w64)
     err[~gfin] = 0.0
     limit = tol.atol + tol.rtol * _abs(w64)
     bad = err > limit

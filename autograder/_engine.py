@@ -148,7 +148,13 @@ class GradingRun:
         self.sandbox = sandbox
         self.debug = debug
         self.tmp = tempfile.mkdtemp(prefix="tapetrace-run-")
-        self.jax_cache = os.path.join(self.tmp, "jax-cache")
+        # Outside /tmp: a student's worker covers /tmp with a private tmpfs but may read this (read-only).
+        try:
+            base = os.path.join(os.path.expanduser("~"), ".cache", "tapetrace")
+            os.makedirs(base, exist_ok=True)
+            self.jax_cache = tempfile.mkdtemp(prefix="jax-", dir=base)
+        except OSError:
+            self.jax_cache = os.path.join(self.tmp, "jax-cache")
         self._cancel = threading.Event()
         self.launcher = _TrackedLauncher(self._make_launcher(launcher))
         self.reference = ReferenceBank(self)
@@ -176,9 +182,8 @@ class GradingRun:
         spec: dict[str, Any] = {
             "exercise": exercise, "role": role, "source_path": source_path,
             "module_name": exercise, "device": self.device,
-            # the persistent compile cache is shared by reference workers only: a student's
-            # worker must not be able to plant entries another submission would load
-            "jax_cache": self.jax_cache if role == "reference" else None,
+            # the persistent compile cache: written by reference workers only (see _worker)
+            "jax_cache": self.jax_cache,
             "debug": self.debug,
         }
         if role == "student" and self.sandbox:
@@ -204,6 +209,7 @@ class GradingRun:
         self.reference.close()
         self.launcher.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
+        shutil.rmtree(self.jax_cache, ignore_errors=True)
 
     # ------------------------------------------------------------------ grading
     def grade_exercise(self, sub: _loader.Submission, exercise: str) -> dict[str, Any]:

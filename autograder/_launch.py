@@ -35,6 +35,9 @@ def worker_env() -> dict[str, str]:
         flags += " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
     env["XLA_FLAGS"] = flags.strip()
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    # On a GPU box a student's and the reference's JAX workers (and torch in the same worker) share
+    # one GPU: JAX's default preallocation of 75% of its memory per process would starve the others.
+    env.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     env["PYTHONPATH"] = str(ROOT)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.pop("PYTHONSTARTUP", None)

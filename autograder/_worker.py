@@ -42,6 +42,8 @@ def _setup_threads_and_precision(device: dict[str, str], jax_cache: str | None) 
         if device.get("jax") == "cpu":
             jax.config.update("jax_platforms", "cpu")
         if jax_cache:
+            # path-independent keys, so entries written by the reference's workers hit in students' ones
+            jax.config.update("jax_persistent_cache_enable_xla_caches", "none")
             jax.config.update("jax_compilation_cache_dir", jax_cache)
             jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
             jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
@@ -174,7 +176,9 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead of killing
     _common.DEVICE.update(spec["device"])
     probes = importlib.import_module(f"autograder.probes.{spec['exercise']}")
-    _setup_threads_and_precision(spec["device"], spec.get("jax_cache"))
+    # Reference workers fill the run's compile cache; a student's worker may only read it, and
+    # only once the sandbox made the filesystem read-only (else it could plant entries).
+    _setup_threads_and_precision(spec["device"], spec.get("jax_cache") if not spec.get("sandbox") else None)
     isolation: dict[str, Any] = {}
     if spec.get("sandbox"):
         from autograder import _data, _sandbox
@@ -192,6 +196,9 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
         spec = dict(spec, source_path=os.path.join(scratch, f"{spec['module_name']}.py"))
         with open(spec["source_path"], "wb") as fh:
             fh.write(source)
+    if spec.get("sandbox") and spec.get("jax_cache") and isolation.get("read_only_filesystem") \
+            and os.path.isdir(spec["jax_cache"]):
+        _setup_threads_and_precision(spec["device"], spec["jax_cache"])
     mod, status = _load(spec)
     if mod is not None:
         names = list(getattr(probes, "NAMES", ()))

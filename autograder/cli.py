@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
+import os
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +32,36 @@ def _parse_only(text: str | None) -> list[str] | None:
     return names
 
 
+def available_exercises() -> list[str]:
+    """Exercises whose hidden suite is installed (all ten in a complete installation)."""
+    import importlib.util
+
+    return [ex for ex in EXERCISES if importlib.util.find_spec(f"autograder.hidden.{ex}") is not None]
+
+
+def _check_output(path: str | None, flag: str) -> str | None:
+    """A reason why ``path`` cannot be written, or None."""
+    if not path:
+        return None
+    target = Path(path)
+    parent = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        return f"{flag} {path}: is a directory"
+    if not parent.is_dir():
+        return f"{flag} {path}: folder {parent} does not exist"
+    if not os.access(parent, os.W_OK):
+        return f"{flag} {path}: folder {parent} is not writable"
+    return None
+
+
+def _load_previous(path: str) -> list[dict[str, Any]]:
+    from autograder import _report
+
+    return _report.read_json(path)
+
+
 def cmd_grade(args: argparse.Namespace) -> int:
+    """``tapetrace grade``: validate everything first, then grade; outputs survive Ctrl-C."""
     from autograder import _device, _report
     from autograder._engine import GradingRun
 
@@ -39,49 +71,134 @@ def cmd_grade(args: argparse.Namespace) -> int:
         return _exit_error(str(err))
     if args.timeout <= 0:
         return _exit_error("--timeout must be positive")
+    if args.jobs is None:
+        args.jobs = max(1, min(os.cpu_count() or 1, 4))
     if args.jobs < 1:
         return _exit_error("--jobs must be >= 1")
-    missing = [p for p in args.submissions if not Path(p).exists()]
-    if missing:
-        return _exit_error(f"no such file or directory: {missing[0]}")
-    paths = list(args.submissions)
-    done_before: list[dict[str, Any]] = []
-    if args.resume and args.json and Path(args.json).exists():
+    if args.resume and not args.json:
+        return _exit_error("--resume needs --json OUT.json (the results to resume from)")
+    for p in args.submissions:
+        if not Path(p).exists():
+            return _exit_error(f"no such file or directory: {p}")
+        if not os.access(p, os.R_OK) or (Path(p).is_dir() and not os.access(p, os.X_OK)):
+            return _exit_error(f"cannot read {p}: permission denied")
+    for path, flag in ((args.json, "--json"), (args.csv, "--csv")):
+        reason = _check_output(path, flag)
+        if reason:
+            return _exit_error(reason)
+    if args.feedback and Path(args.feedback).exists() and not Path(args.feedback).is_dir():
+        return _exit_error(f"--feedback {args.feedback}: exists and is not a directory")
+    installed = available_exercises()
+    if only is None:
+        only = installed
+        absent = [ex for ex in EXERCISES if ex not in installed]
+        if absent and not args.quiet:
+            print(f"tapetrace: note: no hidden suite installed for {', '.join(absent)}; not graded",
+                  file=sys.stderr)
+    else:
+        absent = [ex for ex in only if ex not in installed]
+        if absent:
+            return _exit_error(f"--only: no hidden suite installed for {', '.join(absent)}")
+
+    # --resume: keep every earlier result, grade only the submissions not in it yet.
+    paths = list(dict.fromkeys(args.submissions))
+    before: list[dict[str, Any]] = []
+    seed = args.seed
+    if args.resume and Path(args.json).exists():
         try:
-            prev = json.loads(Path(args.json).read_text())
-        except ValueError:
-            return _exit_error(f"--resume: {args.json} is not valid JSON")
-        prev = prev if isinstance(prev, list) else [prev]
-        done_before = [r for r in prev if r.get("submission") in paths]
-        seen = {r["submission"] for r in done_before}
+            before = _load_previous(args.json)
+        except (ValueError, OSError) as err:
+            return _exit_error(f"--resume: cannot read {args.json}: {str(err).splitlines()[0]}")
+        seen = {r["submission"] for r in before}
         paths = [p for p in paths if p not in seen]
-    try:
-        run = GradingRun(device=args.device, timeout=args.timeout, seed=args.seed, lang=args.lang,
-                         public_only=args.public_only, launcher=args.launcher)
-    except _device.DeviceError as err:
-        return _exit_error(str(err))
-    progress = _report.Progress(len(paths), enabled=not args.quiet)
-    results: list[dict[str, Any]] = []
+        seeds = {r.get("seed") for r in before if r.get("seed") is not None}
+        if seed is None and len(seeds) == 1:
+            seed = seeds.pop()  # same inputs as the first part of the run
+        if not args.quiet:
+            print(f"tapetrace: --resume: {len(seen & set(args.submissions))} already graded in {args.json}, "
+                  f"{len(paths)} to go", file=sys.stderr)
+            short = [r["submission"] for r in before
+                     if r["submission"] in args.submissions and set(only) - set(r.get("exercises", {}))]
+            if short:
+                print(f"tapetrace: --resume: note: {len(short)} earlier result(s) lack some of the exercises asked "
+                      f"for (e.g. {short[0]}); they are kept as they are", file=sys.stderr)
+
     interrupted = False
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)} if main_thread else {}
+
+    def on_term(_signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    if main_thread:
+        signal.signal(signal.SIGTERM, on_term)  # `timeout`, batch schedulers: same as Ctrl-C
+    run = None
+    device_error = ""
+    checkpoint = _report.Checkpoint(args.json, before, paths)
+    t0 = time.monotonic()
     try:
-        results = run.grade(paths, only=only, jobs=args.jobs, on_result=progress.update)
+        if paths:
+            progress = _report.Progress(len(paths), tasks_per_item=len(only),
+                                        enabled=not args.quiet and (len(paths) > 1 or sys.stderr.isatty()))
+            try:
+                run = GradingRun(device=args.device, timeout=args.timeout, seed=seed, lang=args.lang,
+                                 public_only=args.public_only, launcher=args.launcher)
+                progress.begin()
+                run.grade(paths, only=only, jobs=args.jobs,
+                          on_result=_report.merge_callbacks(checkpoint.add, progress.update),
+                          on_task=progress.task_done)
+            except _device.DeviceError as err:
+                device_error = str(err)
+            finally:
+                progress.close()
     except KeyboardInterrupt:
         interrupted = True
-        results = progress.finished
-        print("\ninterrupted: keeping the submissions graded so far", file=sys.stderr)
+        if main_thread:  # a second Ctrl-C must not cut the clean-up and the writing of what was graded
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
     finally:
-        progress.close()
-        run.close()
-    all_results = done_before + results
-    if args.json:
-        _report.write_json(all_results, args.json)
-    if args.csv:
-        _report.write_csv(all_results, args.csv)
-    if args.feedback:
-        _report.write_feedback(all_results, args.feedback, lang=args.lang)
+        if run is not None:
+            if interrupted:
+                run.cancel()
+            run.close()
+    try:
+        if device_error:
+            return _exit_error(device_error)
+        return _finish_grade(args, checkpoint, before, interrupted, time.monotonic() - t0)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[str, Any]], interrupted: bool,
+                  elapsed: float) -> int:
+    """Writes the outputs of ``grade`` (also after Ctrl-C) and prints the table and summary."""
+    from autograder import _report
+
+    all_results = checkpoint.results()
+    new_results = all_results[len(before):]
+    try:
+        if args.json and all_results:
+            _report.write_json(all_results, args.json)
+        if args.csv:
+            _report.write_csv(all_results, args.csv)
+        if args.feedback:
+            _report.write_feedback(all_results, args.feedback, lang=args.lang, fmt=args.feedback_format)
+    except OSError as err:
+        return _exit_error(f"cannot write the results: {err}")
     if not args.quiet:
-        print(_report.table(results))
-    return 130 if interrupted else 0
+        if new_results and (len(new_results) <= 20 or args.table):
+            print(_report.table(new_results))
+        elif new_results:
+            print(_report.compact_table(new_results))
+        if len(new_results) > 1 or interrupted:
+            print(_report.summary_line(new_results, elapsed), file=sys.stderr)
+    if interrupted:
+        where = f" in {args.json}; finish with --resume" if args.json else ""
+        print(f"tapetrace: interrupted: kept the {len(new_results)} submission(s) graded so far{where}",
+              file=sys.stderr)
+        return 130
+    return 0
 
 
 def cmd_stubs(args: argparse.Namespace) -> int:
@@ -92,28 +209,40 @@ def cmd_stubs(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (GRADING.md: non-zero exit with a one-line reason)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used by the docs test)."""
-    p = argparse.ArgumentParser(prog="tapetrace", description="Autograded PyTorch-vs-JAX exercises.")
+    p = _Parser(prog="tapetrace", description="Autograded PyTorch-vs-JAX exercises.")
     sub = p.add_subparsers(dest="command", required=True)
 
     g = sub.add_parser("grade", help="grade submissions against the hidden suites")
     g.add_argument("submissions", nargs="+", metavar="SUBMISSION")
     g.add_argument("--json", metavar="OUT.json")
     g.add_argument("--csv", metavar="OUT.csv")
-    g.add_argument("--feedback", metavar="DIR", help="write one Markdown feedback file per submission")
+    g.add_argument("--feedback", metavar="DIR", help="write one feedback file per submission into DIR")
+    g.add_argument("--feedback-format", default="md", choices=["md", "html", "both"],
+                   help="feedback as Markdown (default), HTML or both")
     g.add_argument("--only", metavar="ex04_jax_mlp,...")
     g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "tpu"])
     g.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="limit for loading an exercise and for each test's call (default 30)")
     g.add_argument("--public-only", action="store_true", help="run only the public checks")
-    g.add_argument("--jobs", type=int, default=1, metavar="N")
+    g.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="(submission, exercise) pairs graded at once, one CPU thread each "
+                        "(default: the number of CPUs, at most 4)")
     g.add_argument("--seed", type=int, default=None, help="reproduce a run (recorded in the JSON)")
     g.add_argument("--lang", default="en", choices=["en", "es"])
     g.add_argument("--resume", action="store_true", help="skip submissions already in --json")
     g.add_argument("--launcher", default="auto", choices=["auto", "zygote", "spawn"],
                    help=argparse.SUPPRESS)
-    g.add_argument("--quiet", action="store_true")
+    g.add_argument("--quiet", action="store_true", help="no progress, no table")
+    g.add_argument("--table", action="store_true", help="print the per-exercise table even for large batches")
     g.set_defaults(func=cmd_grade)
 
     s = sub.add_parser("stubs", help="regenerate exercises/ from solutions/")
@@ -122,7 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, help_text in (("build", "build student_template/ and the otter autograder zip"),
                             ("report", "summary report with plots from results JSON"),
                             ("figures", "instructor figures (PyTorch vs JAX loss curves)")):
-        extra = sub.add_parser(name, help=help_text)
+        # "+" prefix: every token (`--cpu-torch`, `--help`) goes to the subcommand's own parser
+        extra = sub.add_parser(name, help=help_text, prefix_chars="+", add_help=False)
         extra.add_argument("rest", nargs=argparse.REMAINDER)
         extra.set_defaults(func=_dispatch(name))
     return p

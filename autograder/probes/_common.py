@@ -118,3 +118,31 @@ def to_float(x: Any, call: str, strict: bool = True) -> float:
         except ImportError:
             pass
     raise ProbeFail("WRONG_TYPE", call=call, got=type_name(x), expected="a Python float")
+
+
+def _subjaxprs(value: Any) -> list[Any]:
+    """The jaxprs held in one equation parameter (ClosedJaxpr, Jaxpr, or tuples of them)."""
+    if hasattr(value, "eqns"):
+        return [value]
+    inner = getattr(value, "jaxpr", None)
+    if inner is not None and hasattr(inner, "eqns"):
+        return [inner]
+    if isinstance(value, (tuple, list)):
+        return [j for v in value for j in _subjaxprs(v)]
+    return []
+
+
+def walk_jaxpr(jaxpr: Any) -> tuple[int, set[str]]:
+    """(equations counted recursively, primitive names seen) of a jaxpr and all its sub-jaxprs
+    (pjit, cond branches, scan/while bodies, custom_jvp, ...)."""
+    count = 0
+    prims: set[str] = set()
+    stack = [jaxpr]
+    while stack:
+        j = stack.pop()
+        for eqn in j.eqns:
+            count += 1
+            prims.add(str(eqn.primitive.name))
+            for v in eqn.params.values():
+                stack.extend(_subjaxprs(v))
+    return count, prims

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from autograder.probes._common import DEVICE, ProbeFail, get, torch_to_np, tree_to_np, type_name
+from autograder.probes._common import DEVICE, ProbeFail, get, torch_to_np, tree_to_np, type_name, walk_jaxpr
 
 NAMES = ("per_example_grads", "clip_and_average", "torch_per_example_grads")
 
@@ -68,31 +68,9 @@ def _jax_tree(tree: Any) -> Any:
     return _tree_map(_asarray, tree)
 
 
-def _subjaxprs(value: Any) -> list[Any]:
-    """The jaxprs held in one equation parameter (ClosedJaxpr, Jaxpr, or tuples of them)."""
-    if hasattr(value, "eqns"):
-        return [value]
-    inner = getattr(value, "jaxpr", None)
-    if inner is not None and hasattr(inner, "eqns"):
-        return [inner]
-    if isinstance(value, (tuple, list)):
-        return [j for v in value for j in _subjaxprs(v)]
-    return []
-
-
 def jaxpr_stats(jaxpr: Any) -> tuple[int, set[str]]:
     """(equations counted recursively, primitive names seen) of a jaxpr and all its sub-jaxprs."""
-    count = 0
-    prims: set[str] = set()
-    stack = [jaxpr]
-    while stack:
-        j = stack.pop()
-        for eqn in j.eqns:
-            count += 1
-            prims.add(str(eqn.primitive.name))
-            for v in eqn.params.values():
-                stack.extend(_subjaxprs(v))
-    return count, prims
+    return walk_jaxpr(jaxpr)
 
 
 # ------------------------------------------------------------------ JAX probes

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder.probes._common import ProbeFail, get, jax_to_np, to_float, type_name
+from autograder.probes._common import ProbeFail, get, jax_to_np, to_float, type_name, walk_jaxpr
 
 NAMES = ("nth_derivative", "coin_net", "count_ops", "dropout")
 
@@ -112,29 +112,9 @@ def probe_coin_jit(mod: Any, x: np.ndarray, w1: np.ndarray, w2: np.ndarray, seed
     return _coin_outputs(_jit(fn), x, w1, w2, _keys(seed, n_keys), "jax.jit(coin_net)")
 
 
-def _subjaxprs(value: Any) -> list[Any]:
-    """The jaxprs held in one equation parameter (ClosedJaxpr, Jaxpr, or tuples of them)."""
-    if hasattr(value, "eqns"):
-        return [value]
-    inner = getattr(value, "jaxpr", None)
-    if inner is not None and hasattr(inner, "eqns"):
-        return [inner]
-    if isinstance(value, (tuple, list)):
-        return [j for v in value for j in _subjaxprs(v)]
-    return []
-
-
 def all_primitives(jaxpr: Any) -> set[str]:
     """Names of the primitives in a jaxpr and, recursively, in all its sub-jaxprs (jit, custom_jvp, ...)."""
-    prims: set[str] = set()
-    stack = [jaxpr]
-    while stack:
-        j = stack.pop()
-        for eqn in j.eqns:
-            prims.add(str(eqn.primitive.name))
-            for v in eqn.params.values():
-                stack.extend(_subjaxprs(v))
-    return prims
+    return walk_jaxpr(jaxpr)[1]
 
 
 def probe_coin_jaxpr(mod: Any, x: np.ndarray, w1: np.ndarray, w2: np.ndarray, seed: int) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from autograder import _device, _launch, _loader
-from autograder._paths import EXERCISES, ROOT, SOLUTIONS, private_dirs
+from autograder._paths import EXERCISES, ROOT, SOLUTIONS, TORCH_ONLY, private_dirs
 from autograder._protocol import check_rng, probe_error, reference_key
 from autograder._suite import Ctx, Fail, GraderBug, StudentProblem, Suite
 from autograder.messages import render
@@ -50,6 +50,80 @@ def _hideable_parent(path: str, tmp: str) -> list[str]:
     if any(n == parent or n.startswith(parent.rstrip(os.sep) + os.sep) for n in needed):
         return []
     return [parent]
+
+
+# Grading seconds of one full submission per exercise (reference included), measured on the
+# 2-core CI-like machine (benchmarks/run.py --sections perex). Only the order matters.
+_COST = {"ex07_flax_cnn": 7.0, "ex04_jax_mlp": 6.0, "ex05_jit_train_step": 4.5, "ex10_bridge": 2.6,
+         "ex08_jax_transforms": 2.2, "ex06_per_example_grads": 1.8, "ex02_torch_training": 0.5,
+         "ex03_torch_cnn": 0.25, "ex01_torch_mlp": 0.2, "ex09_autograd_tape": 0.1}
+
+
+def schedule(exercises: list[str]) -> list[str]:
+    """The order a submission's exercises are handed to the --jobs threads.
+
+    PyTorch-only exercises first: their workers fork as soon as the zygote has torch, while it
+    still imports JAX. Then longest first, so no long exercise is left alone at the end while
+    the other threads idle (wall time of one submission with --jobs 2: see benchmarks/).
+    """
+    return sorted(exercises, key=lambda ex: (ex not in TORCH_ONLY, -_COST.get(ex, 1.0)))
+
+
+CACHE_ENV = "TAPETRACE_JAX_CACHE"
+CACHE_MAX_BYTES = 1 << 30  # pruned (oldest first) to half of this when a run starts above it
+
+
+def jax_cache_dir(tmp: str) -> tuple[str, bool]:
+    """The JAX compilation cache of a run: (directory, whether it is the run's own).
+
+    By default it persists across runs in ``~/.cache/tapetrace/jax-compile``: programs that do not
+    depend on the seed (dataset training, Flax inits, probe helpers) and every program of a re-run
+    with the same ``--seed`` (``--resume``, a regrade) load instead of compiling. JAX keys entries by
+    the program, its compile options, the XLA flags and the jax/jaxlib versions, so one directory
+    serves every version and device. Only reference workers write it (trusted code); a student's
+    worker reads it inside the sandbox only, where the filesystem is read-only, so no submission
+    can plant an entry that a later run would load. Outside /tmp on purpose: a student's
+    worker covers /tmp with a private tmpfs.
+
+    ``TAPETRACE_JAX_CACHE=run`` gives each run a fresh directory (deleted at the end);
+    ``TAPETRACE_JAX_CACHE=/some/dir`` puts the persistent one elsewhere.
+    """
+    choice = os.environ.get(CACHE_ENV, "")
+    base = os.path.join(os.path.expanduser("~"), ".cache", "tapetrace")
+    if choice != "run":
+        path = choice or os.path.join(base, "jax-compile")
+        try:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            _prune(path)
+            return path, False
+        except OSError:
+            pass
+    try:
+        os.makedirs(base, exist_ok=True)
+        return tempfile.mkdtemp(prefix="jax-", dir=base), True
+    except OSError:
+        return os.path.join(tmp, "jax-cache"), True
+
+
+def _prune(path: str) -> None:
+    """Keeps the persistent cache under :data:`CACHE_MAX_BYTES` (oldest entries go first)."""
+    entries = []
+    with os.scandir(path) as it:
+        for e in it:
+            if e.is_file(follow_symlinks=False):
+                st = e.stat(follow_symlinks=False)
+                entries.append((st.st_mtime, st.st_size, e.path))
+    total = sum(size for _, size, _ in entries)
+    if total <= CACHE_MAX_BYTES:
+        return
+    for _, size, p in sorted(entries):
+        if total <= CACHE_MAX_BYTES // 2:
+            break
+        try:
+            os.unlink(p)
+            total -= size
+        except OSError:
+            pass
 
 
 class ReferenceBank:
@@ -148,13 +222,7 @@ class GradingRun:
         self.sandbox = sandbox
         self.debug = debug
         self.tmp = tempfile.mkdtemp(prefix="tapetrace-run-")
-        # Outside /tmp: a student's worker covers /tmp with a private tmpfs but may read this (read-only).
-        try:
-            base = os.path.join(os.path.expanduser("~"), ".cache", "tapetrace")
-            os.makedirs(base, exist_ok=True)
-            self.jax_cache = tempfile.mkdtemp(prefix="jax-", dir=base)
-        except OSError:
-            self.jax_cache = os.path.join(self.tmp, "jax-cache")
+        self.jax_cache, self._run_cache = jax_cache_dir(self.tmp)
         self._cancel = threading.Event()
         self.launcher = _TrackedLauncher(self._make_launcher(launcher))
         self.reference = ReferenceBank(self)
@@ -162,14 +230,18 @@ class GradingRun:
         self._scratch_ids = iter(range(10**9))
         self._lock = threading.Lock()
 
+    @property
+    def _cpu_jax(self) -> bool:
+        return self.device.get("jax", "cpu") == "cpu"
+
     def _make_launcher(self, kind: str) -> Any:
         if kind in ("auto", "zygote") and hasattr(os, "fork"):
             try:
-                return _launch.ZygoteLauncher()
+                return _launch.ZygoteLauncher(cpu_jax=self._cpu_jax)
             except (RuntimeError, OSError):
                 if kind == "zygote":
                     raise
-        return _launch.SpawnLauncher()
+        return _launch.SpawnLauncher(cpu_jax=self._cpu_jax)
 
     def start_worker(self, exercise: str, source_path: str, role: str,
                      hide_extra: list[str] | None = None) -> _launch.Worker:
@@ -182,9 +254,11 @@ class GradingRun:
         spec: dict[str, Any] = {
             "exercise": exercise, "role": role, "source_path": source_path,
             "module_name": exercise, "device": self.device,
-            # the persistent compile cache: written by reference workers only (see _worker)
-            "jax_cache": self.jax_cache,
+            # the persistent compile cache: written by reference workers only; a student's worker
+            # gets it only inside a sandbox, where the filesystem is read-only (see _worker)
+            "jax_cache": self.jax_cache if role == "reference" or self.sandbox else None,
             "debug": self.debug,
+            "needs": "torch" if exercise in TORCH_ONLY else "all",
         }
         if role == "student" and self.sandbox:
             spec["sandbox"] = {
@@ -192,7 +266,7 @@ class GradingRun:
                 "hide": private_dirs() + list(hide_extra or []), "network": False,
             }
         if getattr(self.launcher, "alive", True) is False:
-            self.launcher = _TrackedLauncher(_launch.SpawnLauncher())
+            self.launcher = _TrackedLauncher(_launch.SpawnLauncher(cpu_jax=self._cpu_jax))
         return _launch.Worker(self.launcher, spec, self.timeout)
 
     def cancel(self) -> None:
@@ -209,7 +283,8 @@ class GradingRun:
         self.reference.close()
         self.launcher.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
-        shutil.rmtree(self.jax_cache, ignore_errors=True)
+        if self._run_cache:
+            shutil.rmtree(self.jax_cache, ignore_errors=True)
 
     # ------------------------------------------------------------------ grading
     def grade_exercise(self, sub: _loader.Submission, exercise: str) -> dict[str, Any]:
@@ -361,7 +436,7 @@ class GradingRun:
                     if on_result:
                         on_result(results[i])
 
-        order = [(i, ex) for i in range(len(paths)) for ex in exercises]
+        order = [(i, ex) for i in range(len(paths)) for ex in schedule(exercises)]
         # The main thread only waits, so Ctrl-C lands here (never inside a check) and
         # cancels at once instead of waiting for the tasks in flight.
         pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="tapetrace-grade")

@@ -23,6 +23,12 @@ EXERCISES: tuple[str, ...] = (
     "ex10_bridge",
 )
 
+# Exercises whose workers need PyTorch only: forked as soon as the zygote has imported torch,
+# while it goes on importing the JAX stack (a student module importing jax there still works,
+# it imports it itself).
+TORCH_ONLY: frozenset[str] = frozenset({"ex01_torch_mlp", "ex02_torch_training", "ex03_torch_cnn",
+                                        "ex09_autograd_tape"})
+
 
 def private_dirs() -> list[str]:
     """Directories a student's worker must not see (covered by tmpfs when possible)."""

@@ -178,7 +178,8 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
     probes = importlib.import_module(f"autograder.probes.{spec['exercise']}")
     # Reference workers fill the run's compile cache; a student's worker may only read it, and
     # only once the sandbox made the filesystem read-only (else it could plant entries).
-    _setup_threads_and_precision(spec["device"], spec.get("jax_cache") if not spec.get("sandbox") else None)
+    writer = spec.get("role") == "reference" and not spec.get("sandbox")
+    _setup_threads_and_precision(spec["device"], spec.get("jax_cache") if writer else None)
     isolation: dict[str, Any] = {}
     if spec.get("sandbox"):
         from autograder import _data, _sandbox

@@ -3,6 +3,11 @@
 Importing torch, jax, flax and optax costs ~4 s per process on CPU. The
 zygote imports them once (single-threaded: BLAS pinned to one thread, no
 backend initialised, no CUDA context), then forks one worker per request.
+It imports in two stages: numpy + torch first ("ready", stage "torch"),
+after which requests whose spec says ``needs: "torch"`` (the PyTorch-only
+exercises) are forked between the following imports (never during one),
+so they run on another core while the JAX stack loads; other requests wait
+for stage "all".
 Each child initialises its own backend after the fork, so nothing
 fork-unsafe is shared. Requests arrive over a SOCK_SEQPACKET socket with the
 worker's two pipe ends attached (SCM_RIGHTS); exits are reported back.
@@ -17,12 +22,18 @@ import select
 import signal
 import socket
 import sys
+from typing import Any, NoReturn
 
 PRELOAD = ("numpy", "torch", "jax", "jax.numpy", "flax.linen", "optax")
+# Imported first: the PyTorch-only exercises (``needs: "torch"``) are forked as soon as these are
+# in, on the other core, while the zygote goes on importing the JAX stack (~2.5 s on CPU).
+TORCH_STAGE = ("numpy", "torch")
 
 
-def _preload(extra: list[str]) -> None:
-    for name in (*PRELOAD, *extra):
+def _preload(names: tuple[str, ...] | list[str], between: Any = None) -> None:
+    for name in names:
+        if between is not None:
+            between()
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a missing optional framework is fine
@@ -47,58 +58,109 @@ def _warm_torch() -> None:
         pass
 
 
-def serve(sock: socket.socket) -> None:
-    """Serves fork requests until the grader closes its end."""
-    from autograder._worker import worker_main
+class _Server:
+    """Forks a worker per request; requests needing more than is imported yet wait in a queue."""
 
-    children: set[int] = set()
-    while True:
-        ready = select.select([sock], [], [], 0.05)[0]
-        while children:
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.children: set[int] = set()
+        self.queue: list[tuple[dict[str, Any], list[int]]] = []
+        self.stage = "torch"
+
+    def reap(self) -> None:
+        while self.children:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 break
             if pid == 0:
                 break
-            children.discard(pid)
-            sock.send(json.dumps({"event": "exit", "pid": pid, "status": status}).encode())
+            self.children.discard(pid)
+            self.sock.send(json.dumps({"event": "exit", "pid": pid, "status": status}).encode())
+
+    def poll(self, timeout: float) -> bool:
+        """Reaps children, then takes at most one request (waiting up to ``timeout`` s).
+
+        Returns: whether a request was taken.
+        """
+        ready = select.select([self.sock], [], [], timeout)[0]
+        self.reap()
         if not ready:
-            continue
+            return False
         try:
-            msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 20, 2)
+            msg, fds, _flags, _addr = socket.recv_fds(self.sock, 1 << 20, 2)
         except OSError:
             msg, fds = b"", []
         if not msg:
-            for pid in children:
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            return
+            self.close()
         req = json.loads(msg)
+        if self.stage == "all" or req["spec"].get("needs", "all") == self.stage:
+            self.fork(req, list(fds))
+        else:
+            self.queue.append((req, list(fds)))
+        return True
+
+    def drain(self) -> None:
+        """Forks the queued requests the current stage satisfies."""
+        waiting, self.queue = self.queue, []
+        for req, fds in waiting:
+            if self.stage == "all" or req["spec"].get("needs", "all") == self.stage:
+                self.fork(req, fds)
+            else:
+                self.queue.append((req, fds))
+
+    def fork(self, req: dict[str, Any], fds: list[int]) -> None:
+        from autograder._worker import worker_main
+
         pid = os.fork()
         if pid == 0:  # the worker
             try:
-                sock.close()
+                self.sock.close()
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 os.setsid()
                 worker_main(fds[0], fds[1], req["spec"])
             finally:
                 os._exit(0)
-        children.add(pid)
+        self.children.add(pid)
         for fd in fds:
             os.close(fd)
-        sock.send(json.dumps({"event": "spawned", "id": req["id"], "pid": pid}).encode())
+        self.sock.send(json.dumps({"event": "spawned", "id": req["id"], "pid": pid}).encode())
+
+    def close(self) -> NoReturn:
+        """The grader closed its end: kill what is left, stop."""
+        for pid in self.children:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        os._exit(0)
+
+
+def serve(server: _Server) -> None:
+    """Serves fork requests until the grader closes its end."""
+    server.drain()
+    while True:
+        server.poll(0.05)
 
 
 def main() -> None:
     """Entry point: ``python -m autograder._zygote SOCKFD [MODULE...]``."""
     sock = socket.socket(fileno=int(sys.argv[1]))
-    _preload(sys.argv[2:])
+    server = _Server(sock)
+    _preload(TORCH_STAGE)
     _warm_torch()
-    sock.send(json.dumps({"event": "ready"}).encode())
-    serve(sock)
+    import autograder._worker  # noqa: F401 - what every child runs
+    sock.send(json.dumps({"event": "ready", "stage": "torch"}).encode())
+    rest = [m for m in (*PRELOAD, *sys.argv[2:]) if m not in TORCH_STAGE]
+    # between two imports (never during one) fork the requests PyTorch alone satisfies
+    def between() -> None:
+        while server.poll(0.0):
+            pass
+
+    _preload(rest, between=between)
+    server.stage = "all"
+    sock.send(json.dumps({"event": "ready", "stage": "all"}).encode())
+    serve(server)
 
 
 if __name__ == "__main__":

@@ -65,6 +65,35 @@ def torch_to_np(x: Any, call: str) -> np.ndarray:
     return _np_array(torch.Tensor.numpy(t), copy=True)
 
 
+# ``jax.jit(..., compiler_options=FAST_RUN)`` for the compute-heavy loops a probe jits itself
+# (training on a dataset): on CPU the grader compiles at LLVM level 0 (autograder._launch), these
+# few programs run hundreds of times and want XLA's default level 2 back. Elsewhere a no-op.
+FAST_RUN: dict[str, Any] = {"xla_backend_optimization_level": 2}
+
+
+def jax_converter() -> Any:
+    """``to_jax(x, dtype=None)``: numpy data as a JAX array without compiling anything.
+
+    ``jnp.asarray`` lowers and compiles an identity (``jit(stage)``) per new
+    shape (~15 ms each, hundreds per exercise); ``jax.device_put`` of a private
+    copy gives the same array (same dtype canonicalisation, not weakly typed)
+    without a compile. Other inputs (Python scalars, lists, arrays) go through
+    ``jnp.asarray``. Call at probe import: the functions are bound then, before
+    student code can patch them.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    device_put, jnp_asarray = jax.device_put, jnp.asarray
+
+    def to_jax(x: Any, dtype: Any = None) -> Any:
+        if type(x) is np.ndarray or isinstance(x, np.generic):
+            return device_put(_np_array(x, dtype=dtype, copy=True))
+        return jnp_asarray(x, dtype=dtype)
+
+    return to_jax
+
+
 def jax_to_np(x: Any, call: str, allow_numpy: bool = False) -> np.ndarray:
     """A JAX array as a numpy array (numpy arrays only when ``allow_numpy``)."""
     import jax

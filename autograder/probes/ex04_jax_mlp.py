@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder.probes._common import ProbeFail, get, jax_to_np, tree_to_np, type_name
+from autograder.probes._common import ProbeFail, get, jax_converter, jax_to_np, tree_to_np, type_name
 
 NAMES = ("init_params", "mlp_forward", "bce_loss", "accuracy")
 
@@ -23,7 +23,7 @@ _jit = jax.jit
 _grad = jax.grad
 _vmap = jax.vmap
 _relu = jax.nn.relu
-_asarray = jnp.asarray
+_asarray = jax_converter()
 _jsum = jnp.sum
 _prng_key = jax.random.PRNGKey
 _typed_key = jax.random.key

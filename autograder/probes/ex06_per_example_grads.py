@@ -15,7 +15,16 @@ import numpy as np
 import torch
 from torch import nn
 
-from autograder.probes._common import DEVICE, ProbeFail, get, torch_to_np, tree_to_np, type_name, walk_jaxpr
+from autograder.probes._common import (
+    DEVICE,
+    ProbeFail,
+    get,
+    jax_converter,
+    torch_to_np,
+    tree_to_np,
+    type_name,
+    walk_jaxpr,
+)
 
 NAMES = ("per_example_grads", "clip_and_average", "torch_per_example_grads")
 
@@ -23,7 +32,7 @@ NAMES = ("per_example_grads", "clip_and_average", "torch_per_example_grads")
 _jit = jax.jit
 _make_jaxpr = jax.make_jaxpr
 _tree_map = jax.tree.map
-_asarray = jnp.asarray
+_asarray = jax_converter()
 _relu = jax.nn.relu
 _log_softmax = jax.nn.log_softmax
 _take_along_axis = jnp.take_along_axis

@@ -11,12 +11,12 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from autograder.probes._common import ProbeFail, get, jax_to_np, type_name
+from autograder.probes._common import FAST_RUN, ProbeFail, get, jax_converter, jax_to_np, type_name
 
 NAMES = ("FlaxCNN", "to_nhwc", "make_flax_train_step")
 
 # Bound at import, before the student's module can patch anything.
-_asarray = jnp.asarray
+_asarray = jax_converter()
 _jit = jax.jit
 _eval_shape = jax.eval_shape
 _tree_map = jax.tree.map
@@ -260,12 +260,14 @@ def probe_trace_counts(mod: Any, num_classes: int, params: dict, xs: list[np.nda
     return {"model_calls": model_calls, "update_calls": update_calls, "traced": traced}
 
 
-def probe_fit_digits(mod: Any, params: dict, steps: int, learning_rate: float) -> dict[str, Any]:
-    """Full-batch ``optax.adam`` training on digits with the student's step; validation accuracy."""
+def probe_fit_digits(mod: Any, params: dict, steps: int, learning_rate: float,
+                     n_train: int | None = None) -> dict[str, Any]:
+    """Full-batch ``optax.adam`` training on the first ``n_train`` digits (all when None) with the
+    student's step; accuracy on the whole validation split."""
     from autograder import _data
 
     d = _data.load("digits")
-    x_train, y_train = _asarray(d["x_train"][..., None]), _asarray(d["y_train"])
+    x_train, y_train = _asarray(d["x_train"][:n_train, ..., None]), _asarray(d["y_train"][:n_train])
     x_val, y_val = _asarray(d["x_val"][..., None]), d["y_val"]
     call = "make_flax_train_step(model, optax.adam(...))"
     model, variables = _with_params(mod, 10, params, 1, call)
@@ -275,7 +277,7 @@ def probe_fit_digits(mod: Any, params: dict, steps: int, learning_rate: float) -
     # Judged by outcome only (compiling is another check's business): wrap the
     # step in jit so an eager step is not slow here; nested jit costs nothing.
     # A step that cannot be traced runs as written.
-    fast = _jit(step)
+    fast = _jit(step, compiler_options=FAST_RUN)
     try:
         variables, opt_state, loss = _call_step(fast, variables, opt_state, x_train, y_train)
     except Exception:  # noqa: BLE001 - student code; retried unwrapped

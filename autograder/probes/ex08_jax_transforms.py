@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder.probes._common import ProbeFail, get, jax_to_np, to_float, type_name, walk_jaxpr
+from autograder.probes._common import ProbeFail, get, jax_converter, jax_to_np, to_float, type_name, walk_jaxpr
 
 NAMES = ("nth_derivative", "coin_net", "count_ops", "dropout")
 
@@ -20,7 +20,7 @@ NAMES = ("nth_derivative", "coin_net", "count_ops", "dropout")
 _jit = jax.jit
 _vmap = jax.vmap
 _make_jaxpr = jax.make_jaxpr
-_asarray = jnp.asarray
+_asarray = jax_converter()
 _float32 = jnp.float32
 _prng_key = jax.random.PRNGKey
 _split = jax.random.split

@@ -20,7 +20,16 @@ import torch
 from flax import linen
 
 from autograder import _data
-from autograder.probes._common import DEVICE, ProbeFail, get, torch_to_np, tree_to_np, type_name
+from autograder.probes._common import (
+    DEVICE,
+    FAST_RUN,
+    ProbeFail,
+    get,
+    jax_converter,
+    torch_to_np,
+    tree_to_np,
+    type_name,
+)
 
 NAMES = ("torch_mlp_to_jax", "jax_to_torch_mlp", "torch_conv_to_flax")
 
@@ -31,7 +40,8 @@ _no_grad, _Generator, _randn, _from_numpy = torch.no_grad, torch.Generator, torc
 _t_relu, _t_abs, _t_log1p, _t_exp, _t_clamp = torch.relu, torch.abs, torch.log1p, torch.exp, torch.clamp
 _t_sigmoid = torch.sigmoid
 _conv2d = torch.nn.functional.conv2d
-_jnp_asarray, _jnp_array, _jnp_maximum = jnp.asarray, jnp.array, jnp.maximum
+_jnp_array, _jnp_maximum = jnp.array, jnp.maximum
+_jnp_asarray = jax_converter()
 _j_relu = jax.nn.relu
 _j_log1p, _j_exp, _j_abs, _j_mean = jnp.log1p, jnp.exp, jnp.abs, jnp.mean
 _jit, _value_and_grad = jax.jit, jax.value_and_grad
@@ -160,7 +170,7 @@ def _jax_step(lr: float) -> tuple[Any, Any]:
             updates, opt_state = opt.update(grads, opt_state, params)
             return _apply_updates(params, updates), opt_state, loss
 
-        _STEPS[lr] = (opt, _jit(step))
+        _STEPS[lr] = (opt, _jit(step, compiler_options=FAST_RUN))
     return _STEPS[lr]
 
 

@@ -1,0 +1,152 @@
+"""The grading-speed machinery keeps its promises (speed itself is measured in benchmarks/).
+
+- exercises are scheduled PyTorch-only first, then longest first;
+- probes turn numpy data into JAX arrays without compiling (``jnp.asarray`` compiles per shape);
+- CPU runs compile at XLA level 0, GPU/TPU runs keep XLA's defaults;
+- the JAX compilation cache persists across runs, re-runs load from it, students never write it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import SEED
+
+from autograder import _engine, _launch
+from autograder._engine import GradingRun, jax_cache_dir, schedule
+from autograder._paths import EXERCISES, SOLUTIONS, TORCH_ONLY
+
+
+def test_schedule_puts_torch_only_first_then_longest_first():
+    order = schedule(list(EXERCISES))
+    assert sorted(order) == sorted(EXERCISES)
+    n = len(TORCH_ONLY)
+    assert set(order[:n]) == set(TORCH_ONLY)
+    costs = [_engine._COST[ex] for ex in order[n:]]
+    assert costs == sorted(costs, reverse=True)
+    assert order[n] == "ex07_flax_cnn"  # the longest JAX exercise starts first
+
+
+class _CountCompiles(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.n = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "Finished XLA compilation" in record.getMessage():
+            self.n += 1
+
+
+def test_probe_conversion_compiles_nothing_and_equals_jnp_asarray():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    from autograder.probes._common import jax_converter
+
+    to_jax = jax_converter()
+    rng = np.random.default_rng(0)
+    data = [rng.standard_normal((3 + i, 7 - i)) for i in range(4)]  # float64: canonicalised to float32
+    data += [rng.integers(0, 5, size=(11,)), rng.random(13) > 0.5, np.float32(2.5)]
+    handler = _CountCompiles()
+    loggers = [logging.getLogger(n) for n in ("jax._src.dispatch", "jax._src.interpreters.pxla")]
+    jax.config.update("jax_log_compiles", True)
+    try:
+        for lg in loggers:
+            lg.addHandler(handler)
+        got = [to_jax(a) for a in data]
+    finally:
+        jax.config.update("jax_log_compiles", False)
+        for lg in loggers:
+            lg.removeHandler(handler)
+    assert handler.n == 0, f"{handler.n} XLA compilations for {len(data)} conversions"
+    for a, g in zip(data, got, strict=True):
+        want = jnp.asarray(a)
+        assert isinstance(g, jax.Array)
+        assert g.dtype == want.dtype and g.shape == want.shape and g.weak_type == want.weak_type
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(want))
+    # a private copy: changing the numpy input later does not change the JAX array (CPU aliases)
+    a = np.ones((4, 4), np.float32)
+    g = to_jax(a)
+    a[:] = 7.0
+    assert float(np.asarray(g).max()) == 1.0
+    assert to_jax([1.0, 2.0]).dtype == jnp.asarray([1.0, 2.0]).dtype
+
+
+def test_cpu_runs_compile_at_level_zero_accelerators_keep_defaults(monkeypatch):
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    assert _launch.CPU_COMPILE_FLAGS in _launch.worker_env(cpu_jax=True)["XLA_FLAGS"]
+    assert "xla_backend_optimization_level" not in _launch.worker_env(cpu_jax=False)["XLA_FLAGS"]
+    monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=3")  # the user's choice wins
+    assert _launch.worker_env(cpu_jax=True)["XLA_FLAGS"].count("xla_backend_optimization_level") == 1
+
+
+def test_cache_dir_choices_and_pruning(tmp_path, monkeypatch):
+    monkeypatch.setenv(_engine.CACHE_ENV, "run")
+    path, own = jax_cache_dir(str(tmp_path))
+    assert own and os.path.isdir(path)
+    os.rmdir(path)
+    persistent = tmp_path / "cache"
+    monkeypatch.setenv(_engine.CACHE_ENV, str(persistent))
+    path, own = jax_cache_dir(str(tmp_path))
+    assert not own and path == str(persistent)
+    for i in range(10):  # 10 entries of 100 bytes, oldest first
+        f = persistent / f"e{i}-cache"
+        f.write_bytes(b"x" * 100)
+        os.utime(f, (1000 + i, 1000 + i))
+    monkeypatch.setattr(_engine, "CACHE_MAX_BYTES", 500)
+    jax_cache_dir(str(tmp_path))
+    left = sorted(p.name for p in persistent.iterdir())
+    assert left == ["e8-cache", "e9-cache"]  # oldest removed until <= half the cap
+
+
+def test_unsandboxed_students_get_no_compile_cache(monkeypatch, tmp_path):
+    seen: list[dict] = []
+
+    class _Fake:
+        def __init__(self, launcher, spec, timeout) -> None:
+            seen.append(spec)
+            self.status = {"status": "loaded"}
+
+    monkeypatch.setattr(_launch, "Worker", _Fake)
+    monkeypatch.setenv(_engine.CACHE_ENV, str(tmp_path / "c"))
+    for sandbox in (True, False):
+        run = GradingRun(device="cpu", seed=1, sandbox=sandbox, launcher="spawn")
+        try:
+            run.start_worker("ex04_jax_mlp", str(SOLUTIONS / "ex04_jax_mlp.py"), "student")
+            run.start_worker("ex04_jax_mlp", str(SOLUTIONS / "ex04_jax_mlp.py"), "reference")
+        finally:
+            run.close()
+    student_sb, ref_sb, student_plain, ref_plain = seen
+    assert student_sb["jax_cache"] and "sandbox" in student_sb  # read-only, inside the sandbox
+    assert student_plain["jax_cache"] is None and "sandbox" not in student_plain
+    assert ref_sb["jax_cache"] == ref_plain["jax_cache"] == str(tmp_path / "c")
+    assert os.path.isdir(tmp_path / "c"), "a persistent cache must survive the run"
+
+
+def test_cache_persists_and_a_rerun_loads_instead_of_compiling(tmp_path, monkeypatch):
+    cache = tmp_path / "jax-cache"
+    monkeypatch.setenv(_engine.CACHE_ENV, str(cache))
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    ex = "ex08_jax_transforms"
+    (sub / f"{ex}.py").write_text((SOLUTIONS / f"{ex}.py").read_text())
+
+    def grade() -> tuple[float, set[str]]:
+        run = GradingRun(device="cpu", seed=SEED, timeout=60.0)
+        try:
+            res = run.grade([str(sub)], only=[ex])[0]
+        finally:
+            run.close()
+        return res["total"], {p.name for p in Path(cache).iterdir()}
+
+    total, first = grade()
+    assert total == 10.0
+    assert len(first) > 5, "the reference wrote no compile cache entries"
+    total, second = grade()
+    assert total == 10.0
+    # same seed, same programs: every compile of the second run was a cache hit
+    assert second == first, f"{len(second - first)} new entries on a re-run"

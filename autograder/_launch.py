@@ -136,7 +136,7 @@ class ZygoteLauncher:
         self._popen = subprocess.Popen(
             [sys.executable, "-m", "autograder._zygote", str(child.fileno())],
             pass_fds=(child.fileno(),), env=worker_env(cpu_jax), cwd=str(ROOT), start_new_session=True,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(os.environ["PROF_ERR"], "a") if os.environ.get("PROF_ERR") else subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         child.close()
         self._ids = itertools.count()

@@ -52,11 +52,11 @@ def _hideable_parent(path: str, tmp: str) -> list[str]:
     return [parent]
 
 
-# Grading seconds of one full submission per exercise (reference included), measured on the
-# 2-core CI-like machine (benchmarks/run.py --sections perex). Only the order matters.
-_COST = {"ex07_flax_cnn": 7.0, "ex04_jax_mlp": 6.0, "ex05_jit_train_step": 4.5, "ex10_bridge": 2.6,
-         "ex08_jax_transforms": 2.2, "ex06_per_example_grads": 1.8, "ex02_torch_training": 0.5,
-         "ex03_torch_cnn": 0.25, "ex01_torch_mlp": 0.2, "ex09_autograd_tape": 0.1}
+# Grading seconds of one full submission per exercise, reference included (benchmarks/run.py
+# --sections perex, "first" column, 2-core CPU machine, 2026-11-30). Only the order matters.
+_COST = {"ex07_flax_cnn": 7.3, "ex04_jax_mlp": 7.0, "ex05_jit_train_step": 4.8, "ex10_bridge": 3.1,
+         "ex08_jax_transforms": 2.6, "ex06_per_example_grads": 1.6, "ex02_torch_training": 1.1,
+         "ex03_torch_cnn": 0.2, "ex01_torch_mlp": 0.2, "ex09_autograd_tape": 0.1}
 
 
 def schedule(exercises: list[str]) -> list[str]:

@@ -2,7 +2,7 @@
 
 Student side (committed, one folder per language; a test fails when either is stale):
     ``student_template/`` (English, ``--lang en``, the default) and ``student_template/es/``
-    (Spanish, ``--lang es``): ``tapetrace.ipynb``, the ten exercises in order (instructions from
+    (Spanish, ``--lang es``): ``tapetrace.ipynb``, the exercises in order (instructions from
     the stub docstrings, the stub code, a check cell, a hints paragraph and a figure cell each)
     after a self-contained set-up cell carrying the *public runtime*: a zip of the public checks,
     probes, messages, datasets, the in-notebook runner (``_public.py``), the student package
@@ -48,7 +48,7 @@ SNAPSHOT_FORMAT = 1
 
 # Engine modules the public runtime needs (besides messages/, probes/, public/ and the data).
 RUNTIME_MODULES = ("_protocol.py", "_suite.py", "_compare.py", "_tolerances.py", "_wire.py", "_worker.py",
-                   "_data.py", "_public.py")
+                   "_data.py", "_public.py", "_cells.py", "_exec.py")
 # Sub-packages shipped whole (exercise-named files only for the exercises built; probes pruned).
 RUNTIME_PACKAGES = ("messages", "probes", "public", "student")
 # Imported by the student package only inside build-time functions (never in the notebook).
@@ -73,7 +73,7 @@ STUDENT_README = {
     "en": """\
 # tapetrace: your exercises
 
-- `tapetrace.ipynb`: all ten exercises. Open it in Colab (File → Upload notebook) or Jupyter,
+- `tapetrace.ipynb`: all the exercises. Open it in Colab (File → Upload notebook) or Jupyter,
   run the first cell, then work through the exercises; `check("ex01")` runs exercise 01's public checks,
   `hint("ex01")` gives a hint (`hint("ex01", 2)`, `hint("ex01", 3)`: more specific ones) and `figure("ex01")`
   draws your result.
@@ -88,7 +88,7 @@ Submit the notebook (or, if your instructor asks for it, the `.py` files).
     "es": """\
 # tapetrace: tus ejercicios
 
-- `tapetrace.ipynb`: los diez ejercicios. Ábrelo en Colab (Archivo → Subir cuaderno) o en Jupyter,
+- `tapetrace.ipynb`: todos los ejercicios. Ábrelo en Colab (Archivo → Subir cuaderno) o en Jupyter,
   ejecuta la primera celda y después resuelve los ejercicios; `check("ex01")` pasa las pruebas públicas
   del ejercicio 01, `hint("ex01")` da una pista (`hint("ex01", 2)`, `hint("ex01", 3)`: otras más concretas)
   y `figure("ex01")` dibuja tu resultado.
@@ -665,6 +665,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="fixed grading seed (default: derived from each submission's bytes and a build salt)")
     g.add_argument("--python-version", default=f"{sys.version_info[0]}.{sys.version_info[1]}",
                    help="Python of the grading image (default: this interpreter's)")
+    g.add_argument("--require-isolation", default="container", choices=["full", "container", "minimal"],
+                   help="the weakest isolation of student code the zip grades under (default container: what "
+                        "Docker's default privileges allow, as on Gradescope and in otter grade; full: Linux "
+                        "namespaces; minimal: grade anyway). Below it every case fails with 'not graded'")
     g.add_argument("--hide-results", action="store_true",
                    help="Gradescope: keep per-exercise results hidden from students even after publishing")
     g.add_argument("--exercises", default=None, help=argparse.SUPPRESS)
@@ -716,7 +720,7 @@ def main(argv: list[str]) -> int:
             out = _otter.build_zip(Path(args.out) / zip_name(lang), exercises, timeout=args.timeout,
                                    device=args.device, jobs=args.jobs, lang=lang, seed=args.seed,
                                    cpu_torch=args.cpu_torch, python_version=args.python_version,
-                                   show_hidden=not args.hide_results)
+                                   show_hidden=not args.hide_results, require_isolation=args.require_isolation)
             print(f"wrote {out} ({len(exercises)} exercise(s); grade with: otter run -a {out} NOTEBOOK.ipynb)")
     except BuildError as err:
         print(f"tapetrace build: {err}", file=sys.stderr)

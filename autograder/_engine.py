@@ -43,12 +43,14 @@ _key = reference_key
 _probe_error = probe_error
 
 
-def _hideable_parent(path: str, tmp: str) -> list[str]:
-    """The submission's folder (other students' work) if hiding it breaks nothing."""
-    parent = os.path.dirname(os.path.abspath(path))
+def _hideable(path: str, tmp: str) -> list[str]:
+    """What of a submission's place to hide from students: its folder (other students' work) if hiding
+    it breaks nothing, else the submission itself."""
+    path = os.path.abspath(path)
+    parent = os.path.dirname(path)
     needed = [str(ROOT), tmp, sys.prefix, sys.base_prefix, os.path.expanduser("~")]
     if any(n == parent or n.startswith(parent.rstrip(os.sep) + os.sep) for n in needed):
-        return []
+        return [path]
     return [parent]
 
 
@@ -56,7 +58,9 @@ def _hideable_parent(path: str, tmp: str) -> list[str]:
 # --sections perex, "first" column, 2-core CPU machine, 2026-11-30). Only the order matters.
 _COST = {"ex07_flax_cnn": 7.3, "ex04_jax_mlp": 7.0, "ex05_jit_train_step": 4.8, "ex10_bridge": 3.1,
          "ex08_jax_transforms": 2.6, "ex06_per_example_grads": 1.6, "ex02_torch_training": 1.1,
-         "ex03_torch_cnn": 0.2, "ex01_torch_mlp": 0.2, "ex09_autograd_tape": 0.1}
+         "ex03_torch_cnn": 0.2, "ex01_torch_mlp": 0.2, "ex09_autograd_tape": 0.1,
+         # measured 2026-12-01 with ex07 beside them (9.9 s there), scaled to ex07's 7.3
+         "ex11_torch_compile": 4.4, "ex13_spmd": 3.1, "ex12_checkpointing": 2.8}
 
 
 def schedule(exercises: list[str]) -> list[str]:
@@ -212,7 +216,8 @@ class GradingRun:
 
     def __init__(self, *, device: str = "auto", timeout: float = 30.0, seed: int | None = None,
                  lang: str = "en", public_only: bool = False, launcher: str = "auto",
-                 mem_bytes: int = DEFAULT_MEM_BYTES, sandbox: bool = True, debug: bool = False) -> None:
+                 mem_bytes: int = DEFAULT_MEM_BYTES, sandbox: bool = True, debug: bool = False,
+                 launch_prefix: list[str] | None = None, sandbox_skip: list[str] | None = None) -> None:
         self.device = _device.resolve(device)
         self.timeout = float(timeout)
         self.seed = int(seed) if seed is not None else secrets.randbelow(2**31)
@@ -222,11 +227,18 @@ class GradingRun:
         self.sandbox = sandbox
         self.debug = debug
         self.tmp = tempfile.mkdtemp(prefix="tapetrace-run-")
+        # enterable, not listable: an unprivileged student worker reaches its own scratch (0700, its own)
+        # and nothing else here (the sources of other submissions sit in 0700 folders)
+        os.chmod(self.tmp, 0o711)
         self.jax_cache, self._run_cache = jax_cache_dir(self.tmp)
         self._cancel = threading.Event()
+        # e.g. setpriv dropping CAP_SYS_ADMIN: workers then run as in a default Docker container (tests)
+        self.launch_prefix = list(launch_prefix or [])
+        self.sandbox_skip = list(sandbox_skip or [])  # layers not to try: see _sandbox.apply
         self.launcher = _TrackedLauncher(self._make_launcher(launcher))
         self.reference = ReferenceBank(self)
         self.isolation: dict[str, Any] = {}
+        self._hide: list[str] = []
         self._scratch_ids = iter(range(10**9))
         self._lock = threading.Lock()
 
@@ -235,13 +247,14 @@ class GradingRun:
         return self.device.get("jax", "cpu") == "cpu"
 
     def _make_launcher(self, kind: str) -> Any:
+        prefix = self.launch_prefix
         if kind in ("auto", "zygote") and hasattr(os, "fork"):
             try:
-                return _launch.ZygoteLauncher(cpu_jax=self._cpu_jax)
+                return _launch.ZygoteLauncher(cpu_jax=self._cpu_jax, prefix=prefix)
             except (RuntimeError, OSError):
                 if kind == "zygote":
                     raise
-        return _launch.SpawnLauncher(cpu_jax=self._cpu_jax)
+        return _launch.SpawnLauncher(cpu_jax=self._cpu_jax, prefix=prefix)
 
     def start_worker(self, exercise: str, source_path: str, role: str,
                      hide_extra: list[str] | None = None) -> _launch.Worker:
@@ -250,24 +263,61 @@ class GradingRun:
             raise GradingCancelled("grading was cancelled")
         with self._lock:
             scratch = os.path.join(self.tmp, f"w{next(self._scratch_ids)}")
-        os.makedirs(scratch)
+        os.makedirs(scratch, mode=0o700)
         spec: dict[str, Any] = {
             "exercise": exercise, "role": role, "source_path": source_path,
             "module_name": exercise, "device": self.device,
-            # the persistent compile cache: written by reference workers only; a student's worker
-            # gets it only inside a sandbox, where the filesystem is read-only (see _worker)
-            "jax_cache": self.jax_cache if role == "reference" or self.sandbox else None,
+            # the persistent compile cache: reference workers only. A student's worker gets none: it
+            # holds the reference's compiled programs (derived from the solutions), and a student must
+            # neither read nor plant them
+            "jax_cache": self.jax_cache if role == "reference" else None,
             "debug": self.debug,
-            "needs": "torch" if exercise in TORCH_ONLY else "all",
+            "needs": "torch" if exercise in TORCH_ONLY or role == "isolation" else "all",
         }
-        if role == "student" and self.sandbox:
-            spec["sandbox"] = {
-                "scratch": scratch, "mem_bytes": self.mem_bytes, "fsize_bytes": 64 * 1024**2,
-                "hide": private_dirs() + list(hide_extra or []), "network": False,
-            }
+        if role in ("student", "isolation") and self.sandbox:
+            spec["sandbox"] = self._sandbox_spec(scratch, hide_extra)
         if getattr(self.launcher, "alive", True) is False:
-            self.launcher = _TrackedLauncher(_launch.SpawnLauncher(cpu_jax=self._cpu_jax))
+            self.launcher = _TrackedLauncher(_launch.SpawnLauncher(cpu_jax=self._cpu_jax, prefix=self.launch_prefix))
         return _launch.Worker(self.launcher, spec, self.timeout)
+
+    def _sandbox_spec(self, scratch: str, hide_extra: list[str] | None) -> dict[str, Any]:
+        """A student worker's sandbox: its scratch, limits, what it must not read, what it may."""
+        with self._lock:
+            hide = [*private_dirs(), self.tmp, *self._hide, *(hide_extra or [])]
+        return {"scratch": scratch, "mem_bytes": self.mem_bytes, "fsize_bytes": 64 * 1024**2,
+                "hide": list(dict.fromkeys(hide)), "read": [],
+                "network": False, "skip": self.sandbox_skip}
+
+    def hide(self, places: Any) -> None:
+        """Keeps ``places`` (paths) from every student worker started from now on: other submissions."""
+        with self._lock:
+            self._hide = list(dict.fromkeys([*self._hide, *places]))
+
+    def measure_isolation(self) -> dict[str, Any]:
+        """The isolation a student's worker obtains here (a throwaway sandboxed worker; no student code).
+
+        Returns:
+            Its ``isolation`` record (``level`` is ``full``, ``container`` or ``minimal``), or
+            ``{"level": "minimal", "error": ...}`` when it could not be measured.
+        """
+        if not self.sandbox:
+            return {"level": "minimal", "error": "the sandbox is off"}
+        try:
+            worker = self.start_worker("", os.devnull, "isolation")
+        except Exception as err:  # noqa: BLE001 - reported, never raised
+            return {"level": "minimal", "error": f"{type(err).__name__}: {err}"}
+        worker.close()
+        got = dict(worker.status.get("isolation") or {"level": "minimal", "error": str(worker.status)})
+        self._note_isolation(got)
+        return got
+
+    def _note_isolation(self, got: dict[str, Any]) -> None:
+        """Keeps the weakest isolation any student worker of this run obtained."""
+        from autograder._sandbox import level_at_least
+
+        with self._lock:
+            if not self.isolation or not level_at_least(got, str(self.isolation.get("level", "minimal"))):
+                self.isolation = dict(got)
 
     def cancel(self) -> None:
         """Stops the run now (Ctrl-C): no new workers, running ones killed, unfinished work dropped."""
@@ -303,16 +353,20 @@ class GradingRun:
             return [{"name": c.name, "score": 0.0, "max_score": c.points, "passed": False,
                      "hidden": c.hidden, "message": message, "code": code} for c in checks]
 
+        if exercise in sub.refused:
+            name, kind = sub.refused[exercise]
+            msg = render("REFUSED_FILE", self.lang, name=name, what=render(kind, self.lang))
+            return result("error", zero_tests(msg, "REFUSED_FILE"), msg)
         source = sub.sources.get(exercise)
         if source is None:
             msg = render("MISSING_FILE", self.lang, exercise=exercise)
             return result("missing", zero_tests(msg, "MISSING_FILE"), msg)
         scratch_src = os.path.join(self.tmp, f"src-{next(self._scratch_ids)}")
-        os.makedirs(scratch_src)
+        os.makedirs(scratch_src, mode=0o700)  # other students' workers must not read it
         src_path = os.path.join(scratch_src, f"{exercise}.py")
         with open(src_path, "w", encoding="utf-8") as fh:
             fh.write(source)
-        hide = _hideable_parent(sub.path, self.tmp)
+        hide = _hideable(sub.path, self.tmp)
 
         holder: dict[str, Any] = {"worker": None}
         timeouts = 0
@@ -347,9 +401,8 @@ class GradingRun:
             msg = render("GRADER_ERROR", self.lang, error=str(err))
             return result("error", zero_tests(msg, "GRADER_ERROR"), msg)
         st = first.status
-        with self._lock:
-            if st.get("isolation"):
-                self.isolation = st["isolation"]
+        if st.get("isolation"):
+            self._note_isolation(st["isolation"])
         if st.get("status") != "loaded":
             status = st.get("status", "crashed")
             msg = render(st.get("code", "LOAD_CRASHED"), self.lang, **st.get("fields", {}))
@@ -408,6 +461,9 @@ class GradingRun:
                 subs.append(err)
             except Exception as err:  # noqa: BLE001
                 subs.append(_loader.SubmissionError(f"{type(err).__name__}: {err}"))
+        self.hide(h for p in paths for h in _hideable(p, self.tmp))
+        if self.sandbox and not self.isolation:  # recorded from the start: a row without student code has it too
+            self.measure_isolation()
         results: list[dict[str, Any]] = [self._empty(p) for p in paths]
         pending = {i: len(exercises) for i in range(len(paths))}
         done_lock = threading.Lock()

@@ -97,13 +97,15 @@ class Proc:
         return self.status
 
     def kill(self) -> None:
-        """Kills the worker's whole process group."""
-        for target in (lambda: os.killpg(self.pid, signal.SIGKILL), lambda: os.kill(self.pid, signal.SIGKILL)):
-            try:
-                target()
-                return
-            except OSError:
-                continue
+        """Kills the worker's whole process group (and the worker itself if it is not a group leader)."""
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except OSError:
+            if self.status is None:  # never the pid of a reaped worker: it may belong to someone else now
+                try:
+                    os.kill(self.pid, signal.SIGKILL)
+                except OSError:
+                    pass
 
 
 class SpawnLauncher:
@@ -111,12 +113,13 @@ class SpawnLauncher:
 
     kind = "spawn"
 
-    def __init__(self, cpu_jax: bool = True) -> None:
+    def __init__(self, cpu_jax: bool = True, prefix: list[str] | None = None) -> None:
         self.cpu_jax = cpu_jax
+        self.prefix = list(prefix or [])
 
     def spawn(self, spec: dict[str, Any], fds: tuple[int, int]) -> Proc:
         popen = subprocess.Popen(
-            [sys.executable, "-m", "autograder._worker", str(fds[0]), str(fds[1]), json.dumps(spec)],
+            [*self.prefix, sys.executable, "-m", "autograder._worker", str(fds[0]), str(fds[1]), json.dumps(spec)],
             pass_fds=fds, env=worker_env(self.cpu_jax), cwd=str(ROOT), start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
@@ -131,10 +134,18 @@ class ZygoteLauncher:
 
     kind = "zygote"
 
-    def __init__(self, ready_timeout: float = 120.0, cpu_jax: bool = True) -> None:
+    def __init__(self, ready_timeout: float = 120.0, cpu_jax: bool = True, prefix: list[str] | None = None) -> None:
+        """Starts the zygote.
+
+        Args:
+            ready_timeout: seconds its imports may take.
+            cpu_jax: the run's JAX device is the CPU (see :func:`worker_env`).
+            prefix: a command the zygote runs under (e.g. ``setpriv`` dropping CAP_SYS_ADMIN, to grade
+                as in a container with Docker's default privileges).
+        """
         self._sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._popen = subprocess.Popen(
-            [sys.executable, "-m", "autograder._zygote", str(child.fileno())],
+            [*(prefix or []), sys.executable, "-m", "autograder._zygote", str(child.fileno())],
             pass_fds=(child.fileno(),), env=worker_env(cpu_jax), cwd=str(ROOT), start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
@@ -279,7 +290,8 @@ class Worker:
         self.close()
 
     def close(self) -> None:
-        """Closes the pipes; the worker exits on EOF."""
+        """Closes the pipes (the worker exits on EOF), then kills what is left of its process group:
+        without a pid namespace, processes the student's code started would outlive it."""
         if self.alive:
             self.alive = False
             for fd in (self._cmd_w, self._res_r):
@@ -287,5 +299,5 @@ class Worker:
                     os.close(fd)
                 except OSError:
                     pass
-            if self.proc.wait(0.5) is None:
-                self.proc.kill()
+            self.proc.wait(0.5)
+            self.proc.kill()

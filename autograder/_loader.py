@@ -4,14 +4,12 @@ Supported forms (GRADING.md):
 - a directory holding ``exNN_*.py`` files (or one sub-folder that does);
 - a single ``.py``: named like an exercise it is that exercise; any other
   name is taken as the whole submission (every exercise reads the same file);
-- a notebook: code cells are grouped per exercise. A cell belongs to the
-  exercise named in its ``tapetrace`` metadata, else to the exercise of the
-  nearest heading above it that names one (``ex04_jax_mlp`` or ``ex04``);
-  check, hint and figure cells (``role: check|figure|hint`` or cells that only
-  call ``check(...)``/``hint(...)``/``figure(...)``/``grader.check``) and
-  notebook magics (``%``, ``!``) are dropped; ``from __future__`` imports that
-  the concatenation leaves mid-module move to the top of the exercise's source.
-  Cells before the first exercise (set-up) are not graded. Only code cells'
+- a single ``.py`` in jupytext's "percent" format (``# %%`` cells) with exercise
+  sections: split like the notebook it was made from;
+- a notebook: each exercise's *graded module* is its section (the code cells
+  under its template heading, and cells carrying its metadata) plus, as
+  context, what "Run all" gives it from the cells above (see
+  :mod:`autograder._cells`, which does the splitting). Only code cells'
   sources are read (outputs are ignored), so notebooks get a larger size cap
   than ``.py`` files;
 - a ``.zip`` of any of these (at the top or inside one folder), extracted
@@ -22,21 +20,23 @@ Student code is never executed here: this only reads text.
 
 from __future__ import annotations
 
-import ast
+import errno
 import json
-import re
+import os
+import stat
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder import _cells
+from autograder._cells import hoist_future_imports  # noqa: F401 - re-exported
 from autograder._paths import EXERCISES
 
 MAX_ZIP_BYTES = 50 * 1024 * 1024
 MAX_ZIP_ENTRIES = 500
 MAX_SOURCE_BYTES = 2 * 1024 * 1024  # a .py file
 MAX_NOTEBOOK_BYTES = 100 * 1024 * 1024  # a notebook: mostly outputs (images), which are not read
-_SHORT = {name[:4]: name for name in EXERCISES}
 
 
 class SubmissionError(Exception):
@@ -45,140 +45,139 @@ class SubmissionError(Exception):
 
 @dataclass
 class Submission:
-    """Source text per exercise; None where the submission has none."""
+    """Source text per exercise; None where the submission has none.
+
+    ``refused`` maps the exercises whose file the loader would not read (a link, a special file) to
+    ``(file name, kind key)``; those score 0 with a message saying so, the other exercises are graded.
+    """
 
     path: str
     sources: dict[str, str | None] = field(default_factory=dict)
     form: str = "directory"
+    refused: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
-def _exercise_in(text: str) -> str | None:
-    for m in re.finditer(r"\b(ex\d\d)(_\w+)?\b", text):
-        full = m.group(0)
-        if full in EXERCISES:
-            return full
-        if m.group(1) in _SHORT:
-            return _SHORT[m.group(1)]
-    return None
+class Refused(Exception):
+    """A file of the submission that the loader does not read; ``kind`` is a message key (``KIND_LINK``...)."""
+
+    def __init__(self, name: str, kind: str) -> None:
+        super().__init__(f"{name}: {kind}")
+        self.name = name
+        self.kind = kind
 
 
-_CHECK_LINE = re.compile(r"^\s*(check|grader\.check|hint|solution|show|figure|grader\.check_all)\s*\(")
+_KINDS = ((stat.S_ISLNK, "KIND_LINK"), (stat.S_ISFIFO, "KIND_FIFO"), (stat.S_ISSOCK, "KIND_SOCKET"),
+          (stat.S_ISCHR, "KIND_DEVICE"), (stat.S_ISBLK, "KIND_DEVICE"), (stat.S_ISDIR, "KIND_FOLDER"))
 
 
-def _clean_cell(src: str) -> str:
-    lines = []
-    for line in src.splitlines():
-        if line.lstrip().startswith(("%", "!")):
-            lines.append("pass  # notebook magic removed by the grader" if line.startswith((" ", "\t")) else "")
-            continue
-        lines.append(line)
-    return "\n".join(lines)
+def _kind(st: os.stat_result) -> str | None:
+    """The message key of what a non-regular file is (None for a regular file)."""
+    for test, key in _KINDS:
+        if test(st.st_mode):
+            return key
+    return None if stat.S_ISREG(st.st_mode) else "KIND_OTHER"
 
 
-def notebook_sources(nb: dict) -> dict[str, str | None]:
-    """Groups a notebook's code cells per exercise (see module docstring)."""
-    cells = nb.get("cells")
-    if not isinstance(cells, list):
-        raise SubmissionError("the notebook has no cells")
-    parts: dict[str, list[str]] = {}
-    current: str | None = None
-    for cell in cells:
-        if not isinstance(cell, dict):
-            continue
-        src = cell.get("source", "")
-        if isinstance(src, list):
-            src = "".join(str(s) for s in src)
-        meta = (cell.get("metadata") or {}).get("tapetrace") or {}
-        ex = meta.get("exercise") if isinstance(meta, dict) else None
-        if cell.get("cell_type") == "markdown":
-            found = ex if ex in EXERCISES else None
-            if found is None:
-                heading = "\n".join(ln for ln in str(src).splitlines() if ln.lstrip().startswith("#"))
-                found = _exercise_in(heading)
-            if found:
-                current = found
-            continue
-        if cell.get("cell_type") != "code":
-            continue
-        if ex in EXERCISES:
-            current = ex
-        role = meta.get("role") if isinstance(meta, dict) else None
-        if role in ("check", "setup", "figure", "hint") or current is None:
-            continue
-        if all(_CHECK_LINE.match(ln) or not ln.strip() or ln.lstrip().startswith("#")
-               for ln in str(src).splitlines()):
-            if any(_CHECK_LINE.match(ln) for ln in str(src).splitlines()):
-                continue
-        parts.setdefault(current, []).append(_clean_cell(str(src)))
-    return {ex: (hoist_future_imports("\n\n".join(parts[ex]) + "\n") if ex in parts else None) for ex in EXERCISES}
+def _read_text(path: Path, limit: int = MAX_SOURCE_BYTES, follow: bool = False) -> str:
+    """The text of a regular file, never through a link (unless ``follow``: a path the instructor gave).
 
+    Opened without following a final symbolic link and without blocking (a FIFO would wait forever),
+    then checked to be a regular file: the grader itself must not read what a link points to.
 
-def hoist_future_imports(source: str) -> str:
-    """Moves ``from __future__`` imports that are not at the top of a module to its first line.
-
-    Cells joined into one module can leave a ``from __future__ import annotations`` (legal at
-    the top of its own cell) after other code, which Python rejects. Each such statement's lines
-    are blanked and one combined import goes first, so later line numbers shift by one. A source
-    that does not parse, or whose future imports are already where Python wants them, is returned
-    unchanged.
+    Raises:
+        Refused: it is a link, a FIFO, a device, a socket or a folder.
+        SubmissionError: it is too large.
     """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return source
-    futures = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
-    if not futures:
-        return source
-    allowed = 0  # the statements Python allows before a future import: a docstring, other future imports
-    for i, node in enumerate(tree.body):
-        doc = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
-            and isinstance(node.value.value, str)
-        if doc or node in futures:
-            allowed += 1
-        else:
-            break
-    if all(node in tree.body[:allowed] for node in futures):
-        return source
-    lines = source.splitlines(keepends=True)
-    names: list[str] = []
-    for node in futures:
-        start, end = node.lineno - 1, node.end_lineno or node.lineno
-        before = lines[start][:node.col_offset]
-        after = lines[end - 1][node.end_col_offset or 0:]
-        if before.strip() or after.strip().lstrip(";").strip() and not after.strip().startswith("#"):
-            return source  # shares its line with other code: leave it (Python will say where)
-        names += [a.name for a in node.names if a.name not in names]
-        for k in range(start, end):
-            lines[k] = "\n"
-    return f"from __future__ import {', '.join(names)}\n" + "".join(lines)
-
-
-def _read_text(path: Path, limit: int = MAX_SOURCE_BYTES) -> str:
-    if path.stat().st_size > limit:
+        fd = os.open(path, flags)
+    except OSError as err:
+        if err.errno == errno.ELOOP or (not follow and os.path.islink(path)):
+            raise Refused(path.name, "KIND_LINK") from None
+        raise
+    kind = _kind(os.fstat(fd))
+    if kind:
+        os.close(fd)
+        raise Refused(path.name, kind)
+    with os.fdopen(fd, "rb") as fh:
+        if os.fstat(fd).st_size > limit:
+            raise SubmissionError(f"{path.name} is larger than {limit // (1024 * 1024)} MB")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
         raise SubmissionError(f"{path.name} is larger than {limit // (1024 * 1024)} MB")
-    return path.read_text(encoding="utf-8", errors="replace")
+    return data.decode("utf-8", errors="replace")
+
+
+def _entries(path: Path) -> list[os.DirEntry]:
+    """A folder's entries (never following links)."""
+    with os.scandir(path) as it:
+        return sorted(it, key=lambda e: e.name)
 
 
 def _from_dir(path: Path) -> Submission:
-    files = {p.stem: p for p in path.glob("ex*.py") if p.stem in EXERCISES}
+    entries = _entries(path)
+    files = {Path(e.name).stem: e for e in entries if e.name.endswith(".py") and Path(e.name).stem in EXERCISES}
     if not files:
-        subdirs = [d for d in path.iterdir() if d.is_dir() and not d.name.startswith((".", "__"))]
-        notebooks = sorted(path.glob("*.ipynb"))
+        notebooks = [e for e in entries if e.name.endswith(".ipynb")]
+        subdirs = [e for e in entries if e.is_dir(follow_symlinks=False) and not e.name.startswith((".", "__"))]
         if len(notebooks) == 1:
-            return _from_notebook(notebooks[0])
-        if len(subdirs) == 1:
-            return _from_dir(subdirs[0])
-    return Submission(str(path), {ex: (_read_text(files[ex]) if ex in files else None) for ex in EXERCISES})
+            return _from_notebook(Path(notebooks[0].path))
+        if len(subdirs) == 1 and not notebooks:
+            return _from_dir(Path(subdirs[0].path))
+        linked = [e for e in entries if e.is_symlink() and not e.name.startswith((".", "__"))]
+        if not notebooks and not subdirs and linked:
+            return _refused_all(str(path), Refused(linked[0].name, "KIND_LINK"))
+    sub = Submission(str(path), dict.fromkeys(EXERCISES))
+    for ex, entry in files.items():
+        try:
+            sub.sources[ex] = _read_text(Path(entry.path))
+        except Refused as err:
+            sub.refused[ex] = (err.name, err.kind)
+    return sub
 
 
-def _from_notebook(path: Path) -> Submission:
+def _refused_all(path: str, err: Refused, form: str = "directory") -> Submission:
+    """A submission whose one file (a notebook, a folder) was refused: every exercise says so."""
+    return Submission(path, dict.fromkeys(EXERCISES), form, dict.fromkeys(EXERCISES, (err.name, err.kind)))
+
+
+def notebook_sources(nb: dict) -> dict[str, str | None]:
+    """Each exercise's section of a notebook, without context (see :mod:`autograder._cells`)."""
     try:
-        nb = json.loads(_read_text(path, MAX_NOTEBOOK_BYTES))
+        return _cells.sections(_cells.notebook_cells(nb, EXERCISES), EXERCISES)
+    except ValueError as err:
+        raise SubmissionError(str(err)) from None
+
+
+def _graded(cells: list[_cells.Cell]) -> dict[str, str | None]:
+    """Each exercise's graded module: its section, with the context "Run all" gives it."""
+    return _cells.graded_sources(cells, EXERCISES)
+
+
+def _from_notebook(path: Path, follow: bool = False) -> Submission:
+    try:
+        text = _read_text(path, MAX_NOTEBOOK_BYTES, follow=follow)
+    except Refused as err:
+        return _refused_all(str(path), err, "notebook")
+    try:
+        nb = json.loads(text)
     except (ValueError, UnicodeDecodeError) as err:
         raise SubmissionError(f"{path.name} is not a valid notebook: {err}") from None
     if not isinstance(nb, dict):
         raise SubmissionError(f"{path.name} is not a valid notebook")
-    return Submission(str(path), notebook_sources(nb), "notebook")
+    try:
+        cells = _cells.notebook_cells(nb, EXERCISES)
+    except ValueError as err:
+        raise SubmissionError(f"{path.name}: {err}") from None
+    return Submission(str(path), _graded(cells), "notebook")
+
+
+def _from_percent(path: str, text: str) -> Submission | None:
+    """A jupytext percent script split like its notebook; None when it has no exercise section."""
+    sources = _graded(_cells.percent_cells(text, EXERCISES))
+    if all(v is None for v in sources.values()):
+        return None
+    return Submission(path, sources, "percent")
 
 
 def _from_zip(path: Path) -> Submission:
@@ -192,16 +191,28 @@ def _from_zip(path: Path) -> Submission:
             raise SubmissionError(f"{path.name} is too large to be a submission")
         with tempfile.TemporaryDirectory(prefix="tapetrace-zip-") as tmp:
             root = Path(tmp)
+            refused: dict[str, str] = {}  # entry name -> kind key
             for info in infos:
                 name = Path(info.filename)
                 if name.is_absolute() or ".." in name.parts or len(name.parts) > 3:
                     continue
                 if name.suffix not in (".py", ".ipynb"):
                     continue
+                mode = info.external_attr >> 16
+                kind = _kind(os.stat_result((mode,) + (0,) * 9)) if stat.S_IFMT(mode) else None
+                if kind:  # a link (or a FIFO, a device) stored in the zip: recorded, never written out
+                    refused[name.name] = kind
+                    continue
                 target = root / name
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(zf.read(info))
             sub = _from_dir(root)
+            for entry, kind in refused.items():
+                stem = Path(entry).stem
+                if stem in EXERCISES and sub.sources.get(stem) is None:
+                    sub.refused[stem] = (entry, kind)
+                elif entry.endswith(".ipynb") and all(v is None for v in sub.sources.values()):
+                    sub = _refused_all(str(path), Refused(entry, kind))
             sub.path = str(path)
             sub.form = "zip"
             return sub
@@ -226,17 +237,20 @@ def load(path_str: str) -> Submission:
         if path.is_dir():
             sub = _from_dir(path)
         elif path.suffix == ".ipynb":
-            sub = _from_notebook(path)
+            sub = _from_notebook(path, follow=True)
         elif path.suffix == ".zip":
             sub = _from_zip(path)
         elif path.suffix == ".py":
-            text = _read_text(path)
+            text = _read_text(path, follow=True)
             if path.stem in EXERCISES:
                 sub = Submission(str(path), {ex: (text if ex == path.stem else None) for ex in EXERCISES}, "file")
             else:
-                sub = Submission(str(path), dict.fromkeys(EXERCISES, text), "script")
+                sub = (_cells.is_percent_script(text) and _from_percent(str(path), text)) \
+                    or Submission(str(path), dict.fromkeys(EXERCISES, text), "script")
         else:
             raise SubmissionError(f"{path.name}: expected a directory, .py, .ipynb or .zip")
+    except Refused as err:  # the path the instructor gave is itself a FIFO, a device...
+        raise SubmissionError(f"{path_str}: not a regular file ({err.kind})") from None
     except OSError as err:
         raise SubmissionError(f"{path_str}: {err.strerror or err}") from None
     sub.path = path_str

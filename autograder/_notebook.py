@@ -68,21 +68,9 @@ SETUP_DAMAGED = {
     "en": "tapetrace: the set-up cell is damaged; download a fresh copy of the notebook",
     "es": "tapetrace: la celda de preparación está dañada; descarga una copia nueva del cuaderno",
 }
-# When otter grades the notebook (its kernel runs the cells), the set-up cell stops every later cell
-# there: the grader reads the code from the notebook file and runs it in its own sandboxed processes
-# with time limits. The helpers are then no-ops.
 SETUP_CODE = '''\
 def _tapetrace_setup(sha256, data):
     import base64, hashlib, importlib, os, sys, zipimport
-    otter = sys.modules.get("otter")
-    if otter is not None and getattr(getattr(otter, "Notebook", None), "_grading_mode", False):
-        def _skip(lines):
-            return lines if "Checker.check_if_not_already_checked" in "".join(lines) else []
-        try:
-            get_ipython().input_transformers_cleanup.append(_skip)
-        except NameError:
-            pass
-        return (lambda *args, **kwargs: None,) * {n_helpers}
     blob = base64.b64decode(data)
     if hashlib.sha256(blob).hexdigest() != sha256:
         raise RuntimeError("{damaged}")
@@ -100,6 +88,8 @@ def _tapetrace_setup(sha256, data):
     importlib.invalidate_caches()
     from autograder import _public, student
     from autograder.student import figures, hints
+    from autograder.student import devices
+    devices.ensure_host_devices()  # before JAX starts: 8 CPU devices for ex13's meshes
     _public.set_language("{lang}")
     student.set_language("{lang}")
     return {helpers}
@@ -113,7 +103,7 @@ SELF_STUDY_HELPERS = (("solution", "student.solution"),)
 INTRO = """\
 # tapetrace — the tape vs the trace: PyTorch and JAX, exercise by exercise
 
-Ten exercises build the same models twice: in PyTorch, where autograd records a *tape*
+The exercises build the same models twice: in PyTorch, where autograd records a *tape*
 while your code runs, and in JAX, where `jax.jit` *traces* your function once and compiles it.
 
 **How to work**
@@ -126,9 +116,10 @@ while your code runs, and in JAX, where `jax.jit` *traces* your function once an
 
 **Rules that keep grading fair to you**
 - Keep the names and signatures of the stubs. Helpers of your own are fine (start their names with `_`).
-- An exercise's code is every code cell from its heading to the next exercise's heading (cells you add count);
-  it is graded as one Python module, so it must define everything it uses, and code at the top level runs
-  when it is graded: keep long training runs inside functions.
+- An exercise's code is every code cell from its heading to the next exercise's heading (cells you add count).
+  It is graded as *Run all* runs it: it may use what the cells above define (imports, functions, classes,
+  variables; their loops and bare expressions are not re-run for it), and an error elsewhere costs it nothing.
+  Its own top-level code runs when it is graded: keep long training runs inside functions.
 - Do not edit or delete the set-up cell. Checks use your runtime's device: torch on a GPU when there is one,
   JAX on its default backend (GPU or TPU).
 
@@ -226,7 +217,7 @@ def setup_source(runtime: bytes, lang: str = "en", self_study: bool = False) -> 
     comments = SETUP_COMMENTS[lang].format(title=NOTEBOOK_TEXT[lang]["setup_comment"], runtime_file=RUNTIME_FILE)
     code = SETUP_CODE.format(runtime_file=RUNTIME_FILE, sha256=hashlib.sha256(runtime).hexdigest(),
                              data=base64.b64encode(runtime).decode("ascii"), lang=lang,
-                             damaged=SETUP_DAMAGED[lang], n_helpers=len(helpers),
+                             damaged=SETUP_DAMAGED[lang],
                              helpers=", ".join(src for _, src in helpers),
                              names=", ".join(name for name, _ in helpers))
     return comments + code

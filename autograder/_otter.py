@@ -1,28 +1,42 @@
-"""otter-grader 7 bridge: an autograder zip whose test files hand the notebook to the tapetrace engine.
+"""otter-grader 7 bridge: an autograder zip in which nothing of a submission runs in otter's kernel.
 
-What the zip (``otter generate`` output) holds:
+What the zip (``otter generate`` output, then adjusted here) holds:
 
 - ``tests/<ex>.py``: one exception-format test file per exercise (``OK_FORMAT = False``), one
   ``test_case`` per check with that check's points (hidden unless it is one of the public checks).
   They hold no test code and no expected values, only a call to :func:`otter_check`, so nothing of
   the hidden tests can show in what students see.
-- ``files/autograder/``: the engine, hidden suites, probes, messages and data, and
-  ``_otter_settings.json`` (timeout, device, jobs, exercises). A package directory: a top-level
-  ``.py`` in ``files/`` would make otter refuse ``.py`` submissions ("more than one Python file").
+- ``files/autograder/``: the engine, hidden suites, probes, messages and data, ``otter_plugin.py``
+  and ``_otter_settings.json`` (timeout, device, jobs, exercises, seed salt, required isolation).
+  A package directory: a top-level ``.py`` in ``files/`` would make otter refuse ``.py``
+  submissions ("more than one Python file").
 - ``files/solutions/``: the reference solutions (never shipped to students).
-- ``otter_config.json``, ``environment.yml`` (the requirements), ``run_autograder``, ``setup.sh``.
+- ``otter_config.json`` (naming the plugin), ``environment.yml`` (the requirements),
+  ``run_autograder``, ``run_otter.py`` (puts ``files/`` on ``sys.path`` so the plugin imports on
+  Gradescope and in ``otter grade``'s image), ``setup.sh`` (lets an unprivileged user read the
+  image's Python under ``/root``, so student workers can drop to one).
 
-How a notebook is graded: otter executes it in a kernel, but its answer and check cells are marked
-otter-ignore and its set-up cell stops any later cell from running there (see ``_notebook``), so
-no student code runs in otter's process tree. Then otter runs the test files. The first case
-starts ``python -m autograder._otter grade NOTEBOOK`` in a fresh process from the zip's pristine
-copy of the engine: it grades every exercise exactly like ``tapetrace grade`` (sandboxed workers,
-per-exercise isolation and timeouts, reference on the same device) and the result is cached in a
-temp file keyed by the notebook's hash; every other case only reads it. A failed case raises
-``AssertionError(student-safe message)``.
+How a submission is graded (mechanism: an otter plugin, :class:`autograder.otter_plugin.TapetracePlugin`):
 
-This module is loaded by the test files by path, inside otter's kernel: its top level imports the
-standard library only; engine and otter imports happen inside functions.
+1. ``before_execution`` runs in otter's own process before the kernel sees anything. It moves
+   every file of the submission folder but the submission itself out of the way (a zip's
+   ``otter/`` or ``json.py`` would otherwise shadow modules in the kernel, whose working folder it
+   is), grades the submission file with the zip's engine in a fresh process
+   (``python -m autograder._otter grade``: the same sandboxed workers, timeouts and verdicts as
+   ``tapetrace grade``), writes the result to a root-only file, and hands otter an **empty
+   notebook**. So the kernel runs otter's own cells and the test files, never a student cell —
+   whatever the notebook holds (cells above or instead of the set-up cell, edited or removed
+   metadata, another kernel name, a notebook not made from the template, a ``.py``).
+2. The test files' cases (in the kernel) read that result: a check's case passes when the engine
+   passed it, else it raises ``AssertionError(the engine's student-safe message)``.
+3. ``after_grading`` (otter's process again) runs the same test files there and replaces the
+   kernel's results with those: the scores otter reports come from the engine's result and the
+   zip's own test files only.
+
+If the plugin did not run, every case fails ("not graded"): fail closed.
+
+This module is loaded by path (by the plugin, in otter's process; by the test files, in the kernel):
+its top level imports the standard library only; engine and otter imports happen inside functions.
 """
 
 from __future__ import annotations
@@ -38,14 +52,17 @@ import signal
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 SETTINGS = "_otter_settings.json"
-CACHE_DIR = "tapetrace-otter"
 ZIP_NAME = "tapetrace-autograder.zip"
 CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
+RESULT_ENV = "TAPETRACE_OTTER_RESULT"
+PLUGIN = "autograder.otter_plugin.TapetracePlugin"
+WORK_DIR = "tapetrace"  # beside otter's source/submission/results folders; root-only
 _MEMO: dict[str, dict[str, Any]] = {}
 
 
@@ -102,9 +119,9 @@ def _grade_in_subprocess(base: str, submission: str, settings: dict[str, Any]) -
         except subprocess.TimeoutExpired:
             _kill_group(proc)
             return {"error": f"the grader did not finish within {limit:g} s"}
-        if proc.returncode != 0 or not os.path.isfile(out):
-            # Details go to the autograder's log (instructors), not to the student-facing message.
+        if stderr:  # the isolation line and any problem go to the autograder's log (instructors)
             print(stderr.decode("utf-8", "replace")[-4000:], file=sys.__stderr__)
+        if proc.returncode != 0 or not os.path.isfile(out):
             return {"error": f"the grader failed (exit status {proc.returncode}); your instructor can see why "
                              "in the autograder's log"}
         with open(out, encoding="utf-8") as fh:
@@ -113,39 +130,84 @@ def _grade_in_subprocess(base: str, submission: str, settings: dict[str, Any]) -
         shutil.rmtree(out_dir, ignore_errors=True)
 
 
-def results(folder: str | None = None) -> dict[str, Any]:
-    """The engine's result for the submission in ``folder`` (default: the current one), graded once.
+def _quarantine(submission: str, work: str) -> None:
+    """Moves everything of the submission folder but the submission, otter's ``tests/`` and its
+    ``__init__.py`` out of it: the kernel runs there, and the folder is first on its import path."""
+    folder = os.path.dirname(submission)
+    keep = {os.path.basename(submission), "tests", "__init__.py"}
+    aside = os.path.join(work, "quarantine")
+    os.makedirs(aside, mode=0o700, exist_ok=True)
+    for name in os.listdir(folder):
+        if name not in keep:
+            try:
+                shutil.move(os.path.join(folder, name), os.path.join(aside, name))
+            except OSError:
+                shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
 
-    Cached in memory and in ``$TMPDIR/tapetrace-otter/<sha256 of settings + submission>.json``.
+
+def plugin_before_execution(plugin: Any, notebook: Any) -> Any:
+    """The plugin's ``before_execution``: grade the submission file here, hand otter an empty notebook.
+
+    Args:
+        plugin: the :class:`autograder.otter_plugin.TapetracePlugin` (its ``submission_path``).
+        notebook: what otter would execute (ignored: nothing of it reaches the kernel).
+
+    Returns:
+        A notebook without cells, for the kernel named ``python3``.
     """
+    import nbformat
+
+    submission = os.path.abspath(plugin.submission_path)
+    agdir = os.path.dirname(os.path.dirname(submission))
+    work = os.path.join(agdir, WORK_DIR)
+    os.makedirs(work, mode=0o700, exist_ok=True)
+    os.chmod(work, 0o700)
+    _quarantine(submission, work)
     base = _base()
-    settings, raw = _read_settings(base)
-    try:
-        sub = submission_path(folder or os.getcwd())
-    except FileNotFoundError as err:
-        return {"error": str(err)}
-    with open(sub, "rb") as fh:
-        digest = hashlib.sha256(raw + b"\0" + fh.read()).hexdigest()
-    if digest in _MEMO:
-        return _MEMO[digest]
-    cache = os.path.join(tempfile.gettempdir(), CACHE_DIR, f"{digest}.json")
-    res: dict[str, Any] | None = None
-    if os.path.isfile(cache):
+    settings, _raw = _read_settings(base)
+    res = _grade_in_subprocess(base, submission, settings)
+    res["engine_root"] = base
+    path = os.path.join(work, "result.json")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(res, fh)
+    os.environ[RESULT_ENV] = path
+    plugin.tapetrace_result = path
+    level = (res.get("isolation") or {}).get("level", "unknown")
+    print(f"tapetrace: graded {os.path.basename(submission)} with the engine in {base} ({level} isolation)")
+    return nbformat.v4.new_notebook(metadata={
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"}})
+
+
+def plugin_after_grading(plugin: Any, results: Any) -> None:
+    """The plugin's ``after_grading``: the zip's test files, run in otter's process on the engine's result,
+    replace whatever the kernel reported."""
+    from otter.test_files.exception_test import ExceptionTestFile
+
+    agdir = os.path.dirname(os.path.dirname(os.path.abspath(plugin.submission_path)))
+    files = {}
+    for path in sorted(glob.glob(os.path.join(agdir, "source", "tests", "*.py"))):
+        test_file = ExceptionTestFile.from_file(path)  # the zip's own files: exception format, no test code
+        test_file.run({})
+        files[test_file.name] = test_file
+    results.results = files
+    results._catastrophic_error = None
+
+
+def results() -> dict[str, Any]:
+    """The engine's result for this submission, written by the plugin (see the module docstring)."""
+    path = os.environ.get(RESULT_ENV)
+    if not path:
+        return {"error": "the tapetrace otter plugin did not run (otter_config.json must name "
+                         f"{PLUGIN}); nothing was graded"}
+    if path not in _MEMO:
         try:
-            with open(cache, encoding="utf-8") as fh:
-                res = json.load(fh)
-        except (OSError, ValueError):
-            res = None
-    if res is None:
-        res = _grade_in_subprocess(base, sub, settings)
-        if "error" not in res:
-            os.makedirs(os.path.dirname(cache), exist_ok=True)
-            tmp = f"{cache}.{os.getpid()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(res, fh)
-            os.replace(tmp, cache)
-    _MEMO[digest] = res
-    return res
+            with open(path, encoding="utf-8") as fh:
+                _MEMO[path] = json.load(fh)
+        except (OSError, ValueError) as err:
+            return {"error": f"the grader's result is unreadable: {err}"}
+    return _MEMO[path]
 
 
 def otter_check(exercise: str, check: str) -> None:
@@ -172,19 +234,22 @@ def _without_outputs(submission: str) -> str:
     """A copy of a notebook without cell outputs (plots can outgrow the loader's size cap); else the path.
 
     The copy is a hidden file beside the submission: the engine then hides that whole folder from
-    the student's workers (it also holds otter's copies of files/, i.e. solutions and hidden suites).
+    the student's workers. The notebook is read as the loader reads (never through a link).
     """
+    from pathlib import Path
+
+    from autograder import _loader
+
     if not submission.endswith(".ipynb"):
         return submission
     try:
-        with open(submission, encoding="utf-8") as fh:
-            nb = json.load(fh)
+        nb = json.loads(_loader._read_text(Path(submission), _loader.MAX_NOTEBOOK_BYTES))
         for cell in nb.get("cells", []):
             if isinstance(cell, dict):
                 cell.pop("attachments", None)
                 if cell.get("cell_type") == "code":
                     cell["outputs"] = []
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, _loader.Refused, _loader.SubmissionError):
         return submission  # the engine reports what is wrong with it
     path = os.path.join(os.path.dirname(os.path.abspath(submission)), f".tapetrace-{os.path.basename(submission)}")
     try:
@@ -195,12 +260,28 @@ def _without_outputs(submission: str) -> str:
     return path
 
 
+def _lock_private(base: str) -> None:
+    """The zip's private parts readable by root only (a student worker with its own uid cannot read them)."""
+    for rel, mode in (("solutions", 0o700), (os.path.join("autograder", "hidden"), 0o700),
+                      (os.path.join("autograder", SETTINGS), 0o600)):
+        path = os.path.join(base, rel)
+        if os.path.exists(path) and not os.path.islink(path):
+            try:
+                os.chmod(path, mode)
+            except OSError:
+                pass
+
+
 def grade_main(submission: str, out: str) -> int:
     """``python -m autograder._otter grade SUBMISSION --out JSON``: the engine over the submission."""
+    from autograder import _sandbox
     from autograder._engine import GradingRun
     from autograder._paths import ROOT
 
-    settings, _raw = _read_settings(_base())
+    base = _base()
+    settings, _raw = _read_settings(base)
+    if os.geteuid() == 0:
+        _lock_private(base)
     seed = settings.get("seed")
     if seed is None:
         with open(submission, "rb") as fh:
@@ -215,8 +296,16 @@ def grade_main(submission: str, out: str) -> int:
                      lang=settings["lang"])
     path = submission
     try:
-        path = _without_outputs(submission)
-        res = run.grade([path], only=list(settings["exercises"]), jobs=int(settings["jobs"]))[0]
+        iso = run.measure_isolation()
+        wanted = settings.get("require_isolation", "container")
+        print(f"tapetrace: {_sandbox.describe(iso)}", file=sys.stderr)
+        if wanted != "minimal" and not _sandbox.level_at_least(iso, wanted):
+            res = {"error": f"this grading machine gives student code only {iso.get('level')} isolation, below the "
+                            f"{wanted} level this autograder requires; your instructor can see why in the log",
+                   "isolation": iso}
+        else:
+            path = _without_outputs(submission)
+            res = run.grade([path], only=list(settings["exercises"]), jobs=int(settings["jobs"]))[0]
     finally:
         run.close()
         if path != submission:
@@ -252,7 +341,7 @@ name = "{exercise}"
 
 def _bridge():
     here = _os.getcwd()
-    for base in (_os.path.join(here, _os.pardir, "source", "files"), here):
+    for base in (_os.path.join(here, _os.pardir, "source", "files"),):
         path = _os.path.abspath(_os.path.join(base, "autograder", "_otter.py"))
         if _os.path.isfile(path):
             module = _sys.modules.get("_tapetrace_otter_bridge")
@@ -309,7 +398,9 @@ def requirements(cpu_torch: bool) -> str:
                   f"--extra-index-url {CPU_TORCH_INDEX}", f"torch=={torch}+cpu"]
     else:
         lines.append(f"torch=={torch}")
-    for pkg in ("numpy", "jax", "jaxlib", "flax", "optax"):
+    # the engine's own needs, then what Colab preinstalls and graded notebooks may import (GRADING.md)
+    for pkg in ("numpy", "jax", "jaxlib", "flax", "optax", "ipython", "tqdm", "pandas", "matplotlib",
+                "scikit-learn", "seaborn"):
         v = ver(pkg)
         lines.append(f"{pkg}=={v}" if v else pkg)
     return "\n".join(lines) + "\n"
@@ -353,7 +444,8 @@ def _exercise_names() -> tuple[str, ...]:
 
 def build_zip(out: Path, exercises: list[str], *, timeout: float = 30.0, device: str = "auto", jobs: int = 1,
               lang: str = "en", seed: int | None = None, cpu_torch: bool = False,
-              python_version: str | None = None, show_hidden: bool = True) -> Path:
+              python_version: str | None = None, show_hidden: bool = True,
+              require_isolation: str = "container") -> Path:
     """Writes the otter autograder zip.
 
     Args:
@@ -367,6 +459,9 @@ def build_zip(out: Path, exercises: list[str], *, timeout: float = 30.0, device:
         cpu_torch: see :func:`requirements`.
         python_version: Python of the grading image (default: the one running this build).
         show_hidden: let students see each exercise's results on Gradescope once grades are published.
+        require_isolation: the weakest isolation of student code the zip grades under (``full``,
+            ``container`` — Docker's default privileges — or ``minimal``); below it every case fails
+            with "not graded" and the log says why.
 
     Returns:
         ``out``.
@@ -384,6 +479,7 @@ def build_zip(out: Path, exercises: list[str], *, timeout: float = 30.0, device:
         "exercises": list(exercises), "timeout": float(timeout), "device": device, "jobs": int(jobs),
         "lang": lang, "seed": seed, "salt": secrets.token_hex(16),
         "total_timeout": max(900.0, float(timeout) * (8 * len(exercises) + 10) + 300.0),
+        "require_isolation": require_isolation,
     }
     with tempfile.TemporaryDirectory(prefix="tapetrace-build-") as tmp:
         stage = Path(tmp)
@@ -398,14 +494,44 @@ def build_zip(out: Path, exercises: list[str], *, timeout: float = 30.0, device:
             (stage / "tests" / f"{ex}.py").write_text(test_file_source(ex, checks))
         (stage / "requirements.txt").write_text(requirements(cpu_torch))
         config = {"lang": "python", "show_hidden": bool(show_hidden), "show_stdout": False,
-                  "print_summary": True}
+                  "print_summary": True, "plugins": [PLUGIN]}
         (stage / "otter_config.json").write_text(json.dumps(config, indent=2) + "\n")
         with _chdir(stage):
             otter.generate.main(tests_dir="tests", output_path=str(out), config="otter_config.json",
                                 requirements="requirements.txt", no_environment=True,
                                 files=["autograder", "solutions"],
                                 python_version=python_version or f"{sys.version_info[0]}.{sys.version_info[1]}")
+    _adjust_zip(out)
     return out
+
+
+RUN_OTTER_PATH = """\
+import os as _os
+import sys as _sys
+
+# tapetrace: the otter plugin (files/autograder/otter_plugin.py) must import in this process
+_sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "files"))
+"""
+SETUP_TAIL = """
+# tapetrace: a student's worker may drop to an unprivileged user, who must be able to read the
+# Python installed under /root (enter only: /root stays unlistable)
+chmod o+x /root || true
+"""
+
+
+def _adjust_zip(path: Path) -> None:
+    """Puts ``files/`` on ``run_otter.py``'s import path and lets ``setup.sh`` open ``/root`` for reading."""
+    with zipfile.ZipFile(path) as zf:
+        members = [(info, zf.read(info)) for info in zf.infolist()]
+    tmp = path.with_suffix(".tmp")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+        for info, data in members:
+            if info.filename == "run_otter.py":
+                data = RUN_OTTER_PATH.encode() + data
+            elif info.filename == "setup.sh":
+                data = data.rstrip(b"\n") + b"\n" + SETUP_TAIL.encode()
+            zf.writestr(info, data)
+    os.replace(tmp, path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,16 +21,22 @@ EXERCISES: tuple[str, ...] = (
     "ex08_jax_transforms",
     "ex09_autograd_tape",
     "ex10_bridge",
+    "ex11_torch_compile",
+    "ex12_checkpointing",
+    "ex13_spmd",
 )
 
 # Exercises whose workers need PyTorch only: forked as soon as the zygote has imported torch,
 # while it goes on importing the JAX stack (a student module importing jax there still works,
 # it imports it itself).
 TORCH_ONLY: frozenset[str] = frozenset({"ex01_torch_mlp", "ex02_torch_training", "ex03_torch_cnn",
-                                        "ex09_autograd_tape"})
+                                        "ex09_autograd_tape", "ex11_torch_compile"})
 
 
 def private_dirs() -> list[str]:
-    """Directories a student's worker must not see (covered by tmpfs when possible)."""
-    dirs = [SOLUTIONS, HIDDEN, TESTS, ROOT / ".git", ROOT / "dist", ROOT / "examples"]
-    return [str(d) for d in dirs if d.is_dir()]
+    """Paths a student's worker must not read: the reference solutions, the hidden suites, our tests, the
+    repository's history and builds, the sample submissions, and the otter zip's grading settings
+    (its seed salt). Covered by an empty tmpfs (files: /dev/null) or carved out of Landlock's allow-list."""
+    paths = [SOLUTIONS, HIDDEN, TESTS, ROOT / ".git", ROOT / "dist", ROOT / "examples",
+             ROOT / "autograder" / "_otter_settings.json"]
+    return [str(p) for p in paths if p.exists()]

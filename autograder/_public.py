@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from autograder import _wire
+from autograder import _cells, _exec, _wire
 from autograder._protocol import check_rng, probe_error, reference_key
 from autograder._suite import Check, Ctx, Fail, GraderBug, StudentProblem
 from autograder.messages import render
@@ -64,6 +64,17 @@ TEXT = {
         "unknown": "unknown exercise {name!r}; choose one of: {choices}",
         "no_snapshot": "no snapshot here: `check` runs inside the notebook built by `tapetrace build` "
                        "(run its first cell)",
+        "as_graded": "as graded, {exercise} does not load: {message}. Grading runs the code cells under the "
+                     "exercise's heading, after what the cells above it define (their loops and bare "
+                     "expressions do not run): make that code work on its own, in order",
+        "where": " at line {line} of the exercise's code: `{code}`",
+        "no_section": "the notebook has no code cell under {exercise}'s heading, so grading finds no code for it: "
+                      "keep your code in the exercise's cells (between its heading and the next exercise's)",
+        "unread": "Note: check could not read this notebook's cells, so it checked the names your session has "
+                  "defined, not the code as it is graded (each exercise's cells under its heading, after what "
+                  "the cells above define).",
+        "stale": "Note: the saved notebook differs from the code you ran: save it (Ctrl+S) so check reads what "
+                 "you hand in. This time it checked the names your session has defined.",
     },
     "es": {
         "title": "{exercise}: comprobaciones públicas (torch en {torch}, jax en {jax})",
@@ -85,9 +96,24 @@ TEXT = {
         "unknown": "ejercicio desconocido {name!r}; elige uno de: {choices}",
         "no_snapshot": "aquí no hay instantánea: `check` funciona dentro del cuaderno generado por "
                        "`tapetrace build` (ejecuta su primera celda)",
+        "as_graded": "tal como se corrige, {exercise} no se carga: {message}. La corrección ejecuta las celdas de "
+                     "código bajo el encabezado del ejercicio, después de lo que definen las celdas de encima "
+                     "(sus bucles y expresiones sueltas no se ejecutan): haz que ese código funcione por sí "
+                     "solo, en orden",
+        "where": " en la línea {line} del código del ejercicio: `{code}`",
+        "no_section": "el cuaderno no tiene ninguna celda de código bajo el encabezado de {exercise}, así que la "
+                      "corrección no encuentra código para él: deja tu código en las celdas del ejercicio "
+                      "(entre su encabezado y el del siguiente ejercicio)",
+        "unread": "Nota: check no pudo leer las celdas de este cuaderno, así que comprobó los nombres que ha "
+                  "definido tu sesión, no el código tal como se corrige (las celdas de cada ejercicio bajo su "
+                  "encabezado, después de lo que definen las celdas de encima).",
+        "stale": "Nota: el cuaderno guardado difiere del código que ejecutaste: guárdalo (Ctrl+S) para que check "
+                 "lea lo que entregas. Esta vez comprobó los nombres que ha definido tu sesión.",
     },
 }
 NOT_ATTEMPTED_CODES = ("NOT_ATTEMPTED", "MISSING_NAMES")
+# Seconds the graded module's own section may take to load in a check (the grader's default load timeout).
+LOAD_TIMEOUT = 30.0
 
 
 class SnapshotMissing(Exception):
@@ -258,6 +284,133 @@ def snapshot_reference(exercise: str, values: dict[str, Any]) -> Callable[[str, 
     return reference
 
 
+# --------------------------------------------------------------------------- the notebook as graded
+def notebook_json(namespace: Any = None, timeout: float = 10.0) -> tuple[dict | None, str]:
+    """The running notebook's JSON and where it came from (``"colab"``, ``"file"``), else ``(None, "")``.
+
+    Colab: the live notebook from the browser (``google.colab._message``, unsaved edits included).
+    Jupyter: the file named by ``JPY_SESSION_NAME``; VS Code: ``__vsc_ipynb_file__``.
+    """
+    colab = sys.modules.get("google.colab")
+    if colab is not None and not isinstance(colab, _exec._ColabModule):
+        try:
+            from google.colab import _message
+
+            resp = _message.blocking_request("get_ipynb", request="", timeout_sec=timeout)
+            nb = resp.get("ipynb") if isinstance(resp, dict) else None
+            if isinstance(nb, dict) and isinstance(nb.get("cells"), list):
+                return nb, "colab"
+        except Exception:  # noqa: BLE001 - the frontend did not answer: try the file
+            pass
+    names = dict(namespace) if isinstance(namespace, dict) else {}
+    for path in (os.environ.get("JPY_SESSION_NAME", ""), str(names.get("__vsc_ipynb_file__", ""))):
+        if path.endswith(".ipynb") and os.path.isfile(path):
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    nb = json.load(fh)
+            except (OSError, ValueError):
+                continue
+            if isinstance(nb, dict) and isinstance(nb.get("cells"), list):
+                return nb, "file"
+    return None, ""
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _ran_other_code(namespace: Any, names: list[str], notebook_code: str) -> bool:
+    """Whether a contract function or class the session defined is not in the saved notebook (unsaved edits)."""
+    import inspect
+
+    code = _squash(notebook_code)
+    for name in names:
+        obj = dict(namespace).get(name) if isinstance(namespace, dict) else getattr(namespace, name, None)
+        if not (inspect.isfunction(obj) or inspect.isclass(obj)) or getattr(obj, "__module__", "") != "__main__":
+            continue
+        try:
+            src = inspect.getsource(obj)
+        except (OSError, TypeError):
+            continue
+        if _squash(src) not in code:
+            return True
+    return False
+
+
+@dataclass
+class GradedView:
+    """What a check runs on: the graded module, or the session's names (``note`` says why)."""
+
+    module: Any = None
+    problem: str = ""  # a message: the section cannot stand as graded
+    code: str = ""
+    note: str = ""
+    files: tuple[str, ...] = ()
+
+
+def graded_module(exercise: str, source: str, names: tuple[str, ...], lang: str) -> GradedView:
+    """Loads one exercise's graded module in a fresh module of this process, as the grader's worker does.
+
+    Context first (its failures skipped, same budget), then the section: its failure is reported as
+    the grader would report it.
+    """
+    from autograder._worker import _student_frame, load_error
+
+    filename = f"<{exercise} as graded>"
+    mod = types.ModuleType(f"_tapetrace_graded_{exercise}")
+    mod.__file__ = filename
+    sys.modules[mod.__name__] = mod
+    finder = _exec.install_colab_standin()
+    out = io.StringIO()
+    try:
+        prepared = _exec.prepare(source, filename, names)
+        _exec._remember(filename, prepared.section)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            _exec.run(prepared, mod.__dict__, interrupts=True, section_guard=lambda: _time_limit(LOAD_TIMEOUT))
+    except KeyboardInterrupt:
+        raise
+    except _CheckTimeout:
+        msg = render("LOAD_TIMEOUT", lang, timeout=LOAD_TIMEOUT)
+        return GradedView(problem=_text(lang, "as_graded", exercise=exercise, message=msg), code="LOAD_TIMEOUT")
+    except BaseException as err:  # noqa: BLE001 - whatever the student's section raises
+        files = StudentFiles((filename,))
+        st = load_error(err, files)
+        fields = dict(st["fields"])
+        if "error" in fields:  # Python's own words, as code
+            fields["error"] = f"`{fields['error']}`"
+        if "where" in fields:
+            where = _student_frame(err.__traceback__, files)
+            fields["where"] = _text(lang, "where", line=where[0], code=where[1][:120]) if where else ""
+        msg = render(st["code"], lang, **fields)
+        return GradedView(problem=_text(lang, "as_graded", exercise=exercise, message=msg.rstrip(".")),
+                          code=st["code"])
+    finally:
+        _exec.remove_colab_standin(finder)
+    return GradedView(module=mod, files=(filename,))
+
+
+def graded_view(exercise: str, namespace: Any, names: tuple[str, ...], lang: str) -> GradedView:
+    """The exercise as the grader will see it in this notebook, or the session's names with a note."""
+    nb, where = notebook_json(namespace)
+    if nb is None:
+        return GradedView(module=as_module(namespace), note=_text(lang, "unread"))
+    exercises = tuple(snapshot()["exercises"])
+    try:
+        cells = _cells.notebook_cells(nb, exercises)
+        sources = _cells.graded_sources(cells, exercises)
+    except ValueError:
+        return GradedView(module=as_module(namespace), note=_text(lang, "unread"))
+    source = sources.get(exercise)
+    if where == "file":
+        code = "\n".join([c.source for c in cells if c.kind == "code"]
+                         + [_cells.split_graded(s)[0] for s in sources.values() if s])
+        if _ran_other_code(namespace, list(names), code):
+            return GradedView(module=as_module(namespace), note=_text(lang, "stale"))
+    if source is None:
+        return GradedView(problem=_text(lang, "no_section", exercise=exercise), code="MISSING_SECTION")
+    return graded_module(exercise, source, names, lang)
+
+
 # --------------------------------------------------------------------------- device and precision
 def devices() -> dict[str, str]:
     """The student's devices: torch on CUDA when present, JAX on its default backend.
@@ -353,6 +506,7 @@ class CheckResult:
     public_points: float = 0.0
     total_points: float = 0.0
     device: dict[str, str] = field(default_factory=dict)
+    note: str = ""
     report: str = ""
 
     def __repr__(self) -> str:
@@ -383,12 +537,14 @@ def _report(res: CheckResult, lang: str) -> str:
         failed = sum(1 for t in res.tests if not t["passed"])
         lines.append(_text(lang, "passed", n=len(res.tests)) if not failed
                      else _text(lang, "incorrect", failed=failed, n=len(res.tests)))
+    if res.note:
+        lines.append(res.note)
     lines.append(_text(lang, "reminder", public=res.public_points, total=res.total_points))
     return "\n".join(lines)
 
 
 def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-        files: tuple[str, ...] = ()) -> CheckResult:
+        files: tuple[str, ...] = (), graded: bool = False) -> CheckResult:
     """Runs one exercise's public checks against ``namespace`` (a module or a globals dict).
 
     Args:
@@ -397,6 +553,9 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
         lang: ``"en"`` or ``"es"`` (default: :func:`set_language`'s choice).
         timeout: seconds one call of the student's code may take (times the check's scale).
         files: source files of the student's code, to point at lines in error messages.
+        graded: check the exercise as the grader sees it: read the running notebook's cells and load
+            the exercise's graded module (:func:`graded_view`); ``namespace`` (the notebook's
+            globals) is used, with a note saying so, only where the notebook cannot be read.
 
     Returns:
         A :class:`CheckResult` (also kept in ``RESULTS``).
@@ -413,19 +572,23 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
 
     device = devices()
     _common.DEVICE.update(device)
-    mod = as_module(namespace)
     names = list(getattr(probes, "NAMES", ()))
-    if names and not any(hasattr(mod, n) for n in names):
+    view = graded_view(ex, namespace, tuple(names), lang) if graded else GradedView(module=as_module(namespace))
+    mod = view.module
+    if view.problem:
+        tests = [{"name": c.name, "points": c.points, "passed": False, "code": view.code, "message": view.problem}
+                 for c in checks]
+    elif names and not any(hasattr(mod, n) for n in names):
         msg = _text(lang, "missing", names=", ".join(f"`{n}`" for n in names))
         tests = [{"name": c.name, "points": c.points, "passed": False, "code": "MISSING_NAMES", "message": msg}
                  for c in checks]
     else:
-        student = student_caller(probes, mod, StudentFiles(files), timeout)
+        student = student_caller(probes, mod, StudentFiles(view.files or files), timeout)
         with pinned_precision():
             tests = run_checks(ex, checks, student=student, reference=snapshot_reference(ex, snap["values"]),
                                seed=int(snap["seed"]), device=device, lang=lang)
     res = CheckResult(ex, _status(tests), tests, float(info["public_points"]), float(info["total_points"]),
-                      device)
+                      device, note=view.note)
     res.report = _report(res, lang)
     RESULTS[ex] = res
     return res
@@ -435,16 +598,20 @@ def check(exercise: str | int | None = None, namespace: Any = None, *, lang: str
           timeout: float = DEFAULT_TIMEOUT) -> None:
     """Checks an exercise (or, without one, every exercise) and prints what passed and what to fix.
 
+    Called from the notebook without ``namespace``, it checks each exercise as it will be graded:
+    the code cells under its heading, after what the cells above define (GRADING.md, Submissions).
+
     Args:
         exercise: ``"ex01"``, ``1``, ``"ex01_torch_mlp"``; None checks them all.
-        namespace: where the student's names live (default: the caller's globals, i.e. the notebook).
+        namespace: where the student's names live (default: the notebook, as graded).
         lang: ``"en"`` or ``"es"``.
         timeout: seconds one call of your code may take before it counts as a hang.
     """
+    graded = namespace is None
     if namespace is None:
         namespace = sys._getframe(1).f_globals
     todo = list(snapshot()["exercises"]) if exercise is None else [exercise]
     for i, ex in enumerate(todo):
         if i:
             print()
-        print(run(ex, namespace, lang=lang, timeout=timeout).report)
+        print(run(ex, namespace, lang=lang, timeout=timeout, graded=graded).report)

@@ -121,6 +121,8 @@ def read_json(path: str) -> list[dict[str, Any]]:
         ValueError: the file is not valid JSON or holds no result objects.
     """
     data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if isinstance(data, dict) and isinstance(data.get("tapetrace_part"), dict):
+        data = data.get("results")  # one shard's part (autograder/_shard.py): its results
     items = data if isinstance(data, list) else [data]
     if not all(isinstance(r, dict) and "submission" in r and "exercises" in r for r in items):
         raise ValueError(f"{path} does not hold tapetrace results")
@@ -154,8 +156,11 @@ class Checkpoint:
     """
 
     def __init__(self, path: str | None, before: list[dict[str, Any]], order: list[str],
-                 every: float = 2.0) -> None:
+                 every: float = 2.0, writer: Callable[[list[dict[str, Any]], str], None] | None = None,
+                 write_empty: bool = False) -> None:
         self.path = path
+        self.writer = writer or write_json  # a shard writes its part (autograder/_shard.py)
+        self.write_empty = write_empty
         self.before = list(before)
         self.rank = {p: i for i, p in enumerate(order)}
         self.every = every
@@ -183,10 +188,10 @@ class Checkpoint:
     def _write(self) -> None:
         data = self.before + sorted(self.new, key=lambda r: self.rank.get(r["submission"], 1 << 30))
         self._last = time.monotonic()
-        if not data:
+        if not data and not self.write_empty:
             return
         try:
-            write_json(data, self.path)
+            self.writer(data, self.path)
         except OSError as err:  # a full disk must not stop the grading; the final write retries
             if not self.warned:
                 self.warned = True

@@ -17,7 +17,7 @@ import sys
 import traceback
 from typing import Any
 
-from autograder import _wire
+from autograder import _exec, _wire
 
 
 def _setup_threads_and_precision(device: dict[str, str], jax_cache: str | None) -> None:
@@ -99,28 +99,43 @@ def _describe(err: BaseException, path: str) -> dict[str, Any]:
 
 
 def _load(spec: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """Loads the exercise's module: a plain file, or a notebook's graded module (context, then section).
+
+    See :mod:`autograder._exec`: stand-ins for the notebook's helpers (and ``google.colab`` in a
+    student's worker, where the real one is absent), the context with its failures skipped under a
+    small time budget, then the section strictly: its failure is the load error reported here.
+    """
     path = os.path.abspath(spec["source_path"])
     name = spec["module_name"]
+    probes = sys.modules.get(f"autograder.probes.{spec.get('exercise')}")
+    contract = tuple(getattr(probes, "NAMES", ()))
     try:
+        with open(path, "rb") as fh:
+            text = importlib.util.decode_source(fh.read())
+        prepared = _exec.prepare(text, path, contract)
         mspec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(mspec)
         sys.modules[name] = mod
-        mspec.loader.exec_module(mod)
-    except SyntaxError as err:
-        return None, {"status": "error", "code": "LOAD_SYNTAX",
-                      "fields": {"error": f"{type(err).__name__}: {err.msg}", "line": err.lineno or 0}}
-    except SystemExit as err:
-        d = _describe(err, path)
-        return None, {"status": "error", "code": "LOAD_EXIT", "fields": {"where": d["where"]}}
-    except MemoryError:
-        return None, {"status": "error", "code": "LOAD_MEMORY", "fields": {}}
+        if spec.get("role") != "reference":
+            _exec.install_colab_standin()
+        _exec.run(prepared, mod.__dict__)
     except BaseException as err:  # noqa: BLE001 - anything student code raises
-        if isinstance(err, RuntimeError) and _OOM_TEXT in _safe_str(err).lower():
-            return None, {"status": "error", "code": "LOAD_MEMORY", "fields": {}}
-        d = _describe(err, path)
-        return None, {"status": "error", "code": "LOAD_EXCEPTION",
-                      "fields": {"error": f"{d['type']}: {d['message']}", "where": d["where"]}}
+        return None, load_error(err, path)
     return mod, {"status": "loaded"}
+
+
+def load_error(err: BaseException, path: str) -> dict[str, Any]:
+    """The load status for an exception a module's code raised (``path``: its file, for the line)."""
+    if isinstance(err, SyntaxError):
+        return {"status": "error", "code": "LOAD_SYNTAX",
+                "fields": {"error": f"{type(err).__name__}: {err.msg}", "line": err.lineno or 0}}
+    if isinstance(err, SystemExit):
+        return {"status": "error", "code": "LOAD_EXIT", "fields": {"where": _describe(err, path)["where"]}}
+    if isinstance(err, MemoryError) or (isinstance(err, RuntimeError) and _OOM_TEXT in _safe_str(err).lower()):
+        return {"status": "error", "code": "LOAD_MEMORY", "fields": {}}
+    d = _describe(err, path)
+    return {"status": "error", "code": "LOAD_EXCEPTION",
+            "fields": {"error": f"{d['type']}: {d['message']}", "where": d["where"]}}
 
 
 def _run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[str, Any]:
@@ -174,10 +189,19 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
     from autograder.probes import _common
 
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead of killing
+    if spec.get("role") == "isolation":  # the run's pre-flight: what would a student's worker obtain?
+        from autograder import _sandbox
+
+        _scratch, isolation = _sandbox.apply(**spec["sandbox"])
+        _wire.send(res_fd, {"status": "isolation", "isolation": isolation})
+        return
     _common.DEVICE.update(spec["device"])
     probes = importlib.import_module(f"autograder.probes.{spec['exercise']}")
-    # Reference workers fill the run's compile cache; a student's worker may only read it, and
-    # only once the sandbox made the filesystem read-only (else it could plant entries).
+    # Host CPU devices the exercise's probes ask for (ex13: 8; the others keep one): JAX reads this
+    # when its backend starts, which no worker has done yet (the zygote imports JAX, nothing more).
+    if getattr(probes, "CPU_DEVICES", None) and "jax" in sys.modules:
+        sys.modules["jax"].config.update("jax_num_cpu_devices", int(probes.CPU_DEVICES))
+    # Only reference workers use the run's compile cache (the engine gives students none).
     writer = spec.get("role") == "reference" and not spec.get("sandbox")
     _setup_threads_and_precision(spec["device"], spec.get("jax_cache") if writer else None)
     isolation: dict[str, Any] = {}
@@ -197,9 +221,6 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
         spec = dict(spec, source_path=os.path.join(scratch, f"{spec['module_name']}.py"))
         with open(spec["source_path"], "wb") as fh:
             fh.write(source)
-    if spec.get("sandbox") and spec.get("jax_cache") and isolation.get("read_only_filesystem") \
-            and os.path.isdir(spec["jax_cache"]):
-        _setup_threads_and_precision(spec["device"], spec["jax_cache"])
     mod, status = _load(spec)
     if mod is not None:
         names = list(getattr(probes, "NAMES", ()))

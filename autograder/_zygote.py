@@ -22,12 +22,15 @@ import select
 import signal
 import socket
 import sys
+import tempfile
+import time
 from typing import Any, NoReturn
 
-PRELOAD = ("numpy", "torch", "jax", "jax.numpy", "flax.linen", "optax")
+PRELOAD = ("numpy", "torch", "torch._dynamo", "jax", "jax.numpy", "flax.linen", "optax")
 # Imported first: the PyTorch-only exercises (``needs: "torch"``) are forked as soon as these are
 # in, on the other core, while the zygote goes on importing the JAX stack (~2.5 s on CPU).
-TORCH_STAGE = ("numpy", "torch")
+# torch._dynamo (torch.compile, ex11: ~1.3 s to import) is paid here once, not in every ex11 worker.
+TORCH_STAGE = ("numpy", "torch", "torch._dynamo")
 
 
 def _preload(names: tuple[str, ...] | list[str], between: Any = None) -> None:
@@ -66,17 +69,47 @@ class _Server:
         self.children: set[int] = set()
         self.queue: list[tuple[dict[str, Any], list[int]]] = []
         self.stage = "torch"
+        self.next_sweep = 0.0
 
     def reap(self) -> None:
-        while self.children:
+        exited = False
+        while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 break
             if pid == 0:
                 break
-            self.children.discard(pid)
-            self.sock.send(json.dumps({"event": "exit", "pid": pid, "status": status}).encode())
+            if pid in self.children:
+                self.children.discard(pid)
+                self.sock.send(json.dumps({"event": "exit", "pid": pid, "status": status}).encode())
+            exited = True
+        if exited or time.monotonic() >= self.next_sweep:
+            self.sweep()
+
+    def sweep(self, everyone: bool = False) -> None:
+        """Kills the orphans a worker left behind (the zygote is their subreaper): processes a student
+        started and detached from the worker's process group must not outlive it. ``everyone``: the
+        workers too (the zygote is about to exit)."""
+        self.next_sweep = time.monotonic() + 1.0
+        me = str(os.getpid())
+        try:
+            pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+        except OSError:
+            return
+        for pid in pids:
+            if pid in self.children and not everyone:
+                continue
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as fh:
+                    fields = fh.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[1].decode() == me:  # ppid: an orphan handed to us
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
 
     def poll(self, timeout: float) -> bool:
         """Reaps children, then takes at most one request (waiting up to ``timeout`` s).
@@ -133,6 +166,7 @@ class _Server:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
+        self.sweep(everyone=True)
         os._exit(0)
 
 
@@ -146,9 +180,19 @@ def serve(server: _Server) -> None:
 def main() -> None:
     """Entry point: ``python -m autograder._zygote SOCKFD [MODULE...]``."""
     sock = socket.socket(fileno=int(sys.argv[1]))
+    if sys.platform.startswith("linux"):  # orphans of workers come to us (see _Server.sweep)
+        import ctypes
+
+        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     server = _Server(sock)
+    inductor_dir = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     _preload(TORCH_STAGE)
     _warm_torch()
+    # torch._dynamo's import fixes its cache directory (and tempfile's) under /tmp; a sandboxed worker
+    # may not write there: each worker finds its own from its TMPDIR
+    tempfile.tempdir = None
+    if inductor_dir is None:
+        os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
     import autograder._worker  # noqa: F401 - what every child runs
     sock.send(json.dumps({"event": "ready", "stage": "torch"}).encode())
     rest = [m for m in (*PRELOAD, *sys.argv[2:]) if m not in TORCH_STAGE]

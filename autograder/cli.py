@@ -65,6 +65,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from autograder import _device, _report
     from autograder._engine import GradingRun
 
+    args.submissions = [*getattr(args, "shard_spill", []), *args.submissions]  # `--shard PATH ...`
     try:
         only = _parse_only(args.only)
     except ValueError as err:
@@ -88,6 +89,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
             return _exit_error(reason)
     if args.feedback and Path(args.feedback).exists() and not Path(args.feedback).is_dir():
         return _exit_error(f"--feedback {args.feedback}: exists and is not a directory")
+    make_run: Any = GradingRun
+    if args.cluster is not None or args.scheduler is not None:  # a Dask cluster (autograder/_cluster.py)
+        from autograder import _cluster
+
+        reason = _cluster.check_args(args.cluster, args.scheduler)
+        if reason:
+            return _exit_error(reason)
+        make_run = _cluster.factory(args.cluster, args.scheduler)
     installed = available_exercises()
     if only is None:
         only = installed
@@ -100,10 +109,21 @@ def cmd_grade(args: argparse.Namespace) -> int:
         if absent:
             return _exit_error(f"--only: no hidden suite installed for {', '.join(absent)}")
 
+    shard = None
+    if args.shard is not None or args.shards is not None:  # one slice of the run (autograder/_shard.py)
+        from autograder import _shard
+
+        try:
+            shard = _shard.select(args, only)
+        except _shard.ShardError as err:
+            return _exit_error(str(err))
+        if not args.quiet:
+            print(_shard.note(shard, args.seed is not None), file=sys.stderr)
+
     # --resume: keep every earlier result, grade only the submissions not in it yet.
-    paths = list(dict.fromkeys(args.submissions))
+    paths = shard.paths if shard else list(dict.fromkeys(args.submissions))
     before: list[dict[str, Any]] = []
-    seed = args.seed
+    seed = shard.seed if shard else args.seed
     if args.resume and Path(args.json).exists():
         try:
             before = _load_previous(args.json)
@@ -134,20 +154,23 @@ def cmd_grade(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, on_term)  # `timeout`, batch schedulers: same as Ctrl-C
     run = None
     device_error = ""
-    checkpoint = _report.Checkpoint(args.json, before, paths)
+    checkpoint = _report.Checkpoint(args.json, before, paths, writer=shard.write_json if shard else None,
+                                    write_empty=shard is not None)
     t0 = time.monotonic()
     try:
         if paths:
             progress = _report.Progress(len(paths), tasks_per_item=len(only),
                                         enabled=not args.quiet and (len(paths) > 1 or sys.stderr.isatty()))
             try:
-                run = GradingRun(device=args.device, timeout=args.timeout, seed=seed, lang=args.lang,
-                                 public_only=args.public_only, launcher=args.launcher)
+                extra = {"sandbox_skip": [x for x in args.sandbox_skip.split(",") if x]} if args.sandbox_skip else {}
+                run = make_run(device=args.device, timeout=args.timeout, seed=seed, lang=args.lang,
+                               public_only=args.public_only, launcher=args.launcher, **extra)
+                _check_isolation(run, args)
                 progress.begin()
                 run.grade(paths, only=only, jobs=args.jobs,
                           on_result=_report.merge_callbacks(checkpoint.add, progress.update),
                           on_task=progress.task_done)
-            except _device.DeviceError as err:
+            except (_device.DeviceError, IsolationRefused, *_cluster_errors(args)) as err:
                 device_error = str(err)
             finally:
                 progress.close()
@@ -178,8 +201,8 @@ def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[s
     all_results = checkpoint.results()
     new_results = all_results[len(before):]
     try:
-        if args.json and all_results:
-            _report.write_json(all_results, args.json)
+        if args.json and (all_results or checkpoint.write_empty):
+            checkpoint.writer(all_results, args.json)
         if args.csv:
             _report.write_csv(all_results, args.csv)
         if args.feedback:
@@ -199,6 +222,38 @@ def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[s
               file=sys.stderr)
         return 130
     return 0
+
+
+class IsolationRefused(Exception):
+    """The machine cannot isolate student code at the level ``--require-isolation`` asks for."""
+
+
+def _check_isolation(run: Any, args: argparse.Namespace) -> None:
+    """Measures what a student's worker obtains here; one line when below full; refuses below the required level.
+
+    Raises:
+        IsolationRefused: below ``--require-isolation`` (nothing is graded; exit status 2).
+    """
+    from autograder import _sandbox
+
+    measure = getattr(run, "measure_isolation", None)
+    if measure is None:  # a cluster: its workers record the level they obtained in each result
+        return
+    iso = measure()
+    wanted = getattr(args, "require_isolation", None)
+    if wanted and not _sandbox.level_at_least(iso, wanted):
+        raise IsolationRefused(f"--require-isolation {wanted}: student code would run with {_sandbox.describe(iso)}"
+                               + (f" ({iso['error']})" if iso.get("error") else ""))
+    if iso.get("level") != "full" and not args.quiet:
+        print(f"tapetrace: note: {_sandbox.describe(iso)}; see README, \"Sandbox\"", file=sys.stderr)
+
+
+def _cluster_errors(args: argparse.Namespace) -> tuple[type[Exception], ...]:
+    if args.cluster is None and args.scheduler is None:
+        return ()
+    from autograder._cluster import ClusterError
+
+    return (ClusterError,)
 
 
 def cmd_stubs(args: argparse.Namespace) -> int:
@@ -241,9 +296,25 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--resume", action="store_true", help="skip submissions already in --json")
     g.add_argument("--launcher", default="auto", choices=["auto", "zygote", "spawn"],
                    help=argparse.SUPPRESS)
+    g.add_argument("--sandbox-skip", default="", metavar="LAYER,...",
+                   help="sandbox layers not to try (namespaces, landlock, uid): to see what a machine refusing "
+                        "them gets, or to work around a layer that breaks a driver; the JSON records it")
     g.add_argument("--quiet", action="store_true", help="no progress, no table")
     g.add_argument("--table", action="store_true", help="print the per-exercise table even for large batches")
+    g.add_argument("--require-isolation", choices=["full", "container"], default=None,
+                   help="refuse to grade (exit 2) unless student code gets at least this isolation: full "
+                        "(namespaces) or container (Docker's default privileges: Landlock/unprivileged uid, "
+                        "seccomp, no capabilities)")
+    from autograder import _shard
+
+    _shard.add_grade_options(g)
+    where = g.add_mutually_exclusive_group()
+    where.add_argument("--cluster", metavar="local:N", default=None,
+                       help="grade on a local Dask cluster of N worker processes (pip install 'tapetrace[cluster]')")
+    where.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                       help="grade on a running Dask scheduler (tcp://host:8786, or its scheduler file)")
     g.set_defaults(func=cmd_grade)
+    _shard.add_merge_parser(sub)
 
     s = sub.add_parser("stubs", help="regenerate exercises/ from solutions/")
     s.set_defaults(func=cmd_stubs)

@@ -8,6 +8,8 @@ Sections (all by default; pick with --sections):
   load    M mixed submissions (honest, wrong, empty, corrupt, hostile) with --jobs 2: M rows?
   safety  zygote-forked workers vs spawned interpreters: probe answers bit-identical?
   cache   JAX persistent compilation cache: a student worker with vs without a warm private copy
+  scale   Dask local cluster vs --jobs (start-up, cost per task, 1 -> 2 workers) and a projection to
+          10,000 submissions on K workers (benchmarks/scale.py; needs tapetrace[cluster])
 
 Targets (2-core CPU machine): one full submission <= 15 s wall; >= 300 full submissions/hour
 with --jobs 2; isolation overhead <= 1.3x. Timings on a shared machine are noisy: the load
@@ -40,7 +42,7 @@ from autograder._paths import EXERCISES, EXERCISES_DIR, SOLUTIONS  # noqa: E402
 from autograder.cli import available_exercises  # noqa: E402
 
 TAPETRACE = [sys.executable, "-m", "autograder.cli"]
-SECTIONS = ("iso", "jobs", "perex", "otter", "load", "safety", "cache")
+SECTIONS = ("iso", "jobs", "perex", "otter", "load", "safety", "cache", "scale")
 
 
 def _cpu_children() -> float:
@@ -134,7 +136,7 @@ def bench_jobs(tmp: Path, exercises: list[str], seed: int, n: int) -> dict[str, 
     speed = out[1]["wall"] / out[2]["wall"]
     line("speed-up --jobs 2 vs --jobs 1", f"{speed:5.2f}x")
     full = len(exercises) == len(EXERCISES)
-    line("--jobs 2 rate" + ("" if full else f" (only {len(exercises)}/10 exercises)"),
+    line("--jobs 2 rate" + ("" if full else f" (only {len(exercises)}/{len(EXERCISES)} exercises)"),
          f"{out[2]['rate_per_hour']:.0f}/hour" + ("   (target >= 300)" if full else ""))
     return {"n": n, "wall_jobs1": out[1]["wall"], "wall_jobs2": out[2]["wall"], "speedup": speed,
             "rate_jobs1": out[1]["rate_per_hour"], "rate_jobs2": out[2]["rate_per_hour"],
@@ -308,6 +310,7 @@ def main() -> None:
     p.add_argument("--n", type=int, default=None, help="submissions in the jobs benchmark (default 20)")
     p.add_argument("--load-n", type=int, default=None, help="submissions in the load test (default 200)")
     p.add_argument("--load-only", default=None, help="exercises for the load test (default: the first one)")
+    p.add_argument("--scale-n", type=int, default=None, help="submissions in the scale section (default 8)")
     p.add_argument("--reps", type=int, default=2, help="repetitions of the iso benchmark (best is kept)")
     p.add_argument("--seed", type=int, default=2026)
     p.add_argument("--otter-zip", default=None, help="otter autograder zip (default: a stand-in bridge)")
@@ -348,6 +351,11 @@ def main() -> None:
             results["safety"] = {k: v for k, v in rep.items() if k != "scores"}
         if "cache" in sections:
             results["cache"] = bench_cache(tmp, exercises, args.seed)
+        if "scale" in sections:
+            from scale import bench_scale
+
+            results["scale"] = bench_scale(tmp, exercises, args.seed, args.scale_n or (3 if args.quick else 8),
+                                           line, load)
     results["load_average_end"] = os.getloadavg()
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1, default=str))

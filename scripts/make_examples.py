@@ -34,6 +34,9 @@ BOB = {  # exercise -> mutant file stem (a bug a student really makes)
     "ex08_jax_transforms": "python_if",
     "ex09_autograd_tape": "figure2_dldw",
     "ex10_bridge": "missing_transpose",
+    "ex11_torch_compile": "clip_python_if",
+    "ex12_checkpointing": "torch_whole_network",
+    "ex13_spmd": "dp_averages_losses_not_grads",
 }
 
 

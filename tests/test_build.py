@@ -322,6 +322,9 @@ def test_requirements_cpu_torch_flag():
     assert f"--extra-index-url {_otter.CPU_TORCH_INDEX}" in cpu and re.search(r"^torch==[\d.]+\+cpu$", cpu, re.M)
     for pkg in ("jax", "flax", "optax", "numpy"):
         assert re.search(rf"^{pkg}==", plain, re.M)
+    # what Colab preinstalls and students import, and IPython (the engine reads cells as IPython does)
+    for pkg in ("ipython", "tqdm", "pandas", "matplotlib", "scikit-learn", "seaborn"):
+        assert re.search(rf"^{pkg}==[\d.]+$", plain, re.M), pkg
 
 
 def test_otter_bridge_reports_results_and_problems(tmp_path, monkeypatch):

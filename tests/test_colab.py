@@ -2,9 +2,13 @@
 
 Once per language (student_template/tapetrace.ipynb and student_template/es/tapetrace.ipynb), one
 kernel session each (kernel start-up and framework imports dominate): the notebook filled with the
-solutions (every check cell and every figure cell runs), then a mutant pasted into one exercise and
-its check re-run, then a stub pasted back into another (its check says not attempted, its figure
-cell explains instead of failing), then ``hint("ex05", 2)``. The kernel cannot see this repository
+solutions (every check cell and every figure cell runs), then a mutant pasted into one exercise's
+answer cell and that cell and its check re-run, then a stub pasted back into another (its check says
+not attempted, its figure cell explains instead of failing), then a cell the student added under a
+third exercise that cannot run as graded (its check says so, as the grader would), then
+``hint("ex05", 2)``. ``check`` reads the notebook's cells as the grader does: in English through a
+stand-in of Colab's ``google.colab._message`` serving the notebook as the browser holds it, in Spanish
+through ``JPY_SESSION_NAME`` (Jupyter's path of the saved notebook). The kernel cannot see this repository
 (the editable install's finder and the repo path are removed first), its HOME and TMPDIR are empty
 folders, and afterwards the notebook's folder holds only the notebook and the one file the set-up
 cell writes. In Spanish, no English word reaches the student's outputs.
@@ -53,6 +57,53 @@ print({MARK!r} + json.dumps({{
     "modules": {{k: getattr(m, "__file__", None) for k, m in sys.modules.items() if k.split(".")[0] == "autograder"}},
     "hidden_importable": __import__("importlib.util").util.find_spec("autograder.hidden") is not None,
 }}))
+"""
+
+
+# Colab's frontend, as far as `check` needs it: `blocking_request("get_ipynb")` answers with the notebook as
+# the browser holds it (BROWSER: a JSON file the edit cells below change, like a student typing in a cell).
+COLAB_STANDIN = """\
+import json, sys, types
+try:
+    import google
+except ImportError:
+    google = types.ModuleType("google")
+    google.__path__ = []
+    sys.modules["google"] = google
+_colab = types.ModuleType("google.colab")
+_colab.__path__ = []
+_message = types.ModuleType("google.colab._message")
+
+
+def blocking_request(request_type, request="", timeout_sec=5, parent=None):
+    assert request_type == "get_ipynb", request_type
+    with open({browser!r}, encoding="utf-8") as fh:
+        return {{"ipynb": json.load(fh)}}
+
+
+_message.blocking_request = blocking_request
+_colab._message = _message
+_colab.output = types.ModuleType("google.colab.output")  # jax's debugger imports it when it sees Colab
+google.colab = _colab
+sys.modules.update({{"google.colab": _colab, "google.colab._message": _message, "google.colab.output": _colab.output}})
+"""
+
+# The student edits a cell of the notebook (saved: Jupyter's file; or as the browser holds it: Colab's), then runs it.
+EDIT = """\
+import json
+with open({path!r}, encoding="utf-8") as fh:
+    _nb = json.load(fh)
+_at = next(i for i, c in enumerate(_nb["cells"]) if c["metadata"].get("tapetrace") == {{"exercise": {ex!r}, "role": "answer"}})
+if {add!r}:
+    _nb["cells"].insert(_at + 1, {{"cell_type": "code", "metadata": {{}}, "execution_count": None, "outputs": [],
+                                  "source": {source!r}}})
+else:
+    _nb["cells"][_at]["source"] = {source!r}
+with open({path!r}, "w", encoding="utf-8") as fh:
+    json.dump(_nb, fh)
+if not {add!r}:
+    exec({source!r}, globals())  # the edited cell, run
+del _nb, _at, fh
 """
 
 
@@ -115,25 +166,35 @@ def test_notebook_alone_in_an_empty_folder(tmp_path, lang):
 
     nb = nbformat.reads(_notebook.dumps(filled), as_version=4)
     new = nbformat.v4.new_code_cell
-    nb.cells.insert(0, new(HIDE_REPO))
+    browser = tmp_path / "browser.ipynb"  # Colab: the notebook as the browser holds it (outside the folder)
+    seen = browser if lang == "en" else folder / _notebook.NOTEBOOK  # Jupyter: the saved file
+    nb.cells.insert(0, new(HIDE_REPO + (COLAB_STANDIN.format(browser=str(browser)) if lang == "en" else "")))
     n_filled = len(nb.cells)
     stub = _stubs.stub_source((SOLUTIONS / f"{stub_ex}.py").read_text(), stub_ex)
+    stub_code = _notebook.code_cell_source(instructions_es.localize_stub(stub, stub_ex, lang))
+    fragile_ex = next(e for e in exercises if e not in (mut_ex, stub_ex))
     nb.cells += [
         new(DUMP),
-        new(mut_path.read_text()),  # the student pastes a mutant over an exercise ...
+        new(EDIT.format(path=str(seen), ex=mut_ex, source=mut_path.read_text(), add=False)),  # pastes a mutant ...
         new(f'check("{mut_ex}")'),    # ... and re-runs its check
-        new(_notebook.code_cell_source(instructions_es.localize_stub(stub, stub_ex, lang))),
+        new(EDIT.format(path=str(seen), ex=stub_ex, source=stub_code, add=False)),
         new(f'check("{stub_ex}")'),
         new(f'figure("{stub_ex[:4]}")'),  # an unfinished exercise's figure cell explains, never stops "Run all"
+        # a cell added under an exercise, using a name nothing defines: fine in the session, not as graded
+        new(EDIT.format(path=str(seen), ex=fragile_ex, source="print(my_scratch_value)\n", add=True)),
+        new(f'check("{fragile_ex}")'),
         new('hint("ex05", 2)'),
         new(DUMP),
     ]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "JUPYTER", "XDG_", "MPL"))}
+    browser.write_text(nbformat.writes(nb), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "JUPYTER", "XDG_", "MPL", "JPY_"))}
     # the libraries' own caches (IPython's profile, torch.func's inductor dir, matplotlib's font cache) go
     # elsewhere, as on Colab
     env.update(HOME=str(home), TMPDIR=str(tmp), IPYTHONDIR=str(tmp_path / "ipython"),
                TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "torchinductor"), MPLCONFIGDIR=str(tmp_path / "mpl"),
                PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1")
+    if lang == "es":
+        env["JPY_SESSION_NAME"] = str(folder / _notebook.NOTEBOOK)
     client = nbclient.NotebookClient(nb, timeout=900, kernel_name="python3", allow_errors=True,
                                      resources={"metadata": {"path": str(folder)}})
     client.execute(env=env)
@@ -174,14 +235,22 @@ def test_notebook_alone_in_an_empty_folder(tmp_path, lang):
             assert t["code"] == mut_codes[t["name"]], t
         if not t["passed"]:
             assert t["message"] and t["code"] not in ("INTERNAL_ERROR", "SNAPSHOT_MISMATCH"), t
-            assert t["message"] in _outputs(nb.cells[-6]), "the failure message is shown to the student"
-    assert words["incorrect"] in _outputs(nb.cells[-6])
+            assert t["message"] in _outputs(nb.cells[-8]), "the failure message is shown to the student"
+    assert words["incorrect"] in _outputs(nb.cells[-8])
 
     # the stub pasted back: not attempted, and its figure cell says what to do, in the notebook's language
     assert last["results"][stub_ex]["status"] == "not attempted"
-    assert words["not_attempted"] in _outputs(nb.cells[-4])
-    assert _outputs(nb.cells[-3]).strip() == figures.TEXT[lang]["not_done"].format(ex=stub_ex[:4])
-    assert _pngs(nb.cells[-3]) == 0
+    assert words["not_attempted"] in _outputs(nb.cells[-6])
+    assert _outputs(nb.cells[-5]).strip() == figures.TEXT[lang]["not_done"].format(ex=stub_ex[:4])
+    assert _pngs(nb.cells[-5]) == 0
+
+    # the added cell cannot run as graded: the check says so, with the grader's words and the section's line
+    res = last["results"][fragile_ex]
+    assert res["status"] == "incorrect" and all(t["code"] == "LOAD_EXCEPTION" for t in res["tests"]), res
+    shown = _outputs(nb.cells[-3])
+    graded_words = {"en": f"as graded, {fragile_ex} does not load", "es": f"tal como se corrige, {fragile_ex} no se carga"}
+    assert graded_words[lang] in shown and "my_scratch_value" in shown and words["incorrect"] in shown, shown
+    assert "Note:" not in shown and "Nota:" not in shown  # it read the notebook: no fallback note
 
     # hint("ex05", 2) renders as Markdown
     shown = next(o for o in nb.cells[-2].outputs if "text/markdown" in o.get("data", {}))["data"]["text/markdown"]

@@ -181,7 +181,7 @@ def test_hint_api():
     with pytest.raises(ValueError, match="del 1 al 3"):
         hints.hint("ex05", 0, "es")
     with pytest.raises(ValueError, match="unknown exercise"):
-        hints.hint("ex11")
+        hints.hint("ex99")
     with pytest.raises(ValueError, match="unknown language"):
         hints.hint("ex05", 1, "fr")
 
@@ -570,7 +570,7 @@ def test_notebook_figure_explains_instead_of_raising(notebook_namespaces, capsys
     exec("fig = figure('ex09', show=False)", ns)  # the caller's globals, as in a notebook cell
     assert ns["fig"].get_axes() and not capsys.readouterr().out
     with pytest.raises(ValueError, match="ejercicio desconocido"):
-        figures.notebook_figure("ex11", ns, lang="es")
+        figures.notebook_figure("ex99", ns, lang="es")
 
 
 def test_comparison_details_are_translated():

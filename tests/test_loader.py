@@ -7,7 +7,7 @@ import zipfile
 
 import pytest
 
-from autograder import _loader
+from autograder import _cells, _loader
 from autograder._paths import EXERCISES
 
 
@@ -52,17 +52,21 @@ def test_notebook_groups_cells_by_metadata_and_headings(tmp_path):
         _code("class MLP: pass"),
         _code("check('ex01')"),
         _code("%pip install foo\nHELPER = 1", exercise="ex01_torch_mlp"),
-        _md("## Exercise ex02: training"),
+        _md("## Exercise ex02: training"),  # not the template's form: no new section
         _code("def fit(): pass"),
+        _md("## ex02_torch_training"),
+        _code("def train_step(): pass"),
         _code("print('check me')", exercise="ex02_torch_training", role="check"),
     ])
     p = tmp_path / "nb.ipynb"
     p.write_text(json.dumps(nb))
-    src = _loader.load(str(p)).sources
+    src = {ex: _cells.split_graded(s)[0] if s else s for ex, s in _loader.load(str(p)).sources.items()}
     assert "class MLP" in src["ex01_torch_mlp"] and "HELPER = 1" in src["ex01_torch_mlp"]
+    assert "def fit" in src["ex01_torch_mlp"]
     assert "check(" not in src["ex01_torch_mlp"] and "%pip" not in src["ex01_torch_mlp"]
     assert "import torch  # setup" not in src["ex01_torch_mlp"]
-    assert "def fit" in src["ex02_torch_training"] and "check me" not in src["ex02_torch_training"]
+    assert "def train_step" in src["ex02_torch_training"] and "def fit" not in src["ex02_torch_training"]
+    assert "check me" in src["ex02_torch_training"]  # code in a check cell runs in "Run all": graded
     assert src["ex03_torch_cnn"] is None
 
 
@@ -80,7 +84,7 @@ def test_zip_of_a_folder(tmp_path):
 def test_zip_with_a_notebook(tmp_path):
     z = tmp_path / "export.zip"
     with zipfile.ZipFile(z, "w") as zf:
-        zf.writestr("hw.ipynb", json.dumps(_nb([_md("# ex09"), _code("def manual_grads(w, x, b): pass")])))
+        zf.writestr("hw.ipynb", json.dumps(_nb([_md("# ex09_autograd_tape"), _code("def manual_grads(w, x, b): pass")])))
         zf.writestr(".OTTER_LOG", "x")
     assert "manual_grads" in _loader.load(str(z)).sources["ex09_autograd_tape"]
 
@@ -112,7 +116,7 @@ def test_future_imports_move_to_the_top_of_the_exercise(tmp_path):
     ])
     p = tmp_path / "nb.ipynb"
     p.write_text(json.dumps(nb))
-    src = _loader.load(str(p)).sources
+    src = {ex: _cells.split_graded(s)[0] if s else s for ex, s in _loader.load(str(p)).sources.items()}
     ex01 = src["ex01_torch_mlp"]
     assert ex01.splitlines()[0] == "from __future__ import annotations, division"
     assert ex01.count("from __future__") == 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,8 +63,9 @@ def otter_run(zip_path: Path, nb: dict, work: Path, limit: float = 1500.0) -> tu
         graded = dill.load(fh)
     cases = {name: {r.test_case.name: (r.passed, r.test_case.points, r.message) for r in tf.test_case_results}
              for name, tf in graded.results.items()}
-    engine = [json.loads(p.read_text()) for p in (tmp / _otter.CACHE_DIR).glob("*.json")]
-    assert len(engine) == 1 and not engine[0]["engine_root"].startswith(str(ROOT)), "graded from the zip's engine"
+    graded_by = re.findall(r"tapetrace: graded \S+ with the engine in (\S+) \((\w+) isolation\)", proc.stdout)
+    assert len(graded_by) == 1, proc.stdout[-3000:]  # the plugin graded once, in otter's process
+    assert not graded_by[0][0].startswith(str(ROOT)), "graded from the zip's engine"
     return results, cases
 
 
@@ -130,3 +132,43 @@ def test_one_broken_and_one_endless_exercise_cost_only_themselves(tmp_path):
     shown = json.dumps(results)
     for check in suite.checks:  # students see messages and the bridge's call, never a check's code
         assert f"def {check.name}(" not in shown
+
+
+def test_student_habits_grade_as_under_tapetrace_grade(tmp_path):
+    """One notebook with the habits of tests/test_notebook_habits.py, through `otter run`: a cell above the
+    first exercise imports for everyone, IPython syntax (`!cmd`, `%magic`, `obj?`, `display`, `%%time`,
+    `%%bash`), a scratch cell reusing ex01's MLP under ex02, the student's own heading, Colab's packages,
+    and one wrong answer (a mutant pasted into ex03) that loses exactly its points."""
+    from test_notebook_habits import (
+        EX01,
+        EX02,
+        EX03,
+        cell,
+        insert,
+        markdown,
+        mutant,
+        notebook,
+        position,
+        solution,
+        without_imports,
+    )
+
+    graded = [EX01, EX02, EX03]
+    zip_path = _otter.build_zip(tmp_path / "ag" / _otter.ZIP_NAME, graded, timeout=60.0, jobs=2)
+    wrong, lost = mutant(EX03, "no_relu_conv2")
+    nb = notebook({
+        EX01: "gpu = !nvidia-smi -L\n%matplotlib inline\n" + without_imports(solution(EX01)) + "\nnn.Linear?\n",
+        EX02: "from tqdm.auto import tqdm\n" + without_imports(solution(EX02)),
+        EX03: "%%time\n" + wrong,
+    })
+    insert(nb, position(nb, None, "setup") + 1,
+           cell("import torch\nfrom torch import nn, Tensor\nfrom collections.abc import Callable, Sequence\n"))
+    insert(nb, position(nb, EX02, "answer") + 1,
+           markdown("### compare with ex01\n\nMy MLP again, trained for a few steps:"),
+           cell("net = MLP(2, [8], 1)\nx0 = torch.randn(32, 2)\nhist = fit(net, x0, (x0[:, :1] > 0).float(), "
+                "epochs=5, lr=0.1)\ndisplay(hist[-1])\ncheck('ex02')\n"),
+           cell("%%bash\necho scratch\n"))
+    results, cases = otter_run(zip_path, nb, tmp_path / "run", limit=900)
+    suites = {ex: load_suite(ex) for ex in graded}
+    assert _scores(results) == {EX01: (suites[EX01].max_score,) * 2, EX02: (suites[EX02].max_score,) * 2,
+                                EX03: (suites[EX03].max_score - lost, suites[EX03].max_score)}, cases

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from pathlib import Path
@@ -103,7 +104,8 @@ def test_cache_dir_choices_and_pruning(tmp_path, monkeypatch):
     assert left == ["e8-cache", "e9-cache"]  # oldest removed until <= half the cap
 
 
-def test_unsandboxed_students_get_no_compile_cache(monkeypatch, tmp_path):
+def test_students_get_no_compile_cache(monkeypatch, tmp_path):
+    """It holds the reference's compiled programs: a student must neither read them nor plant entries."""
     seen: list[dict] = []
 
     class _Fake:
@@ -121,7 +123,8 @@ def test_unsandboxed_students_get_no_compile_cache(monkeypatch, tmp_path):
         finally:
             run.close()
     student_sb, ref_sb, student_plain, ref_plain = seen
-    assert student_sb["jax_cache"] and "sandbox" in student_sb  # read-only, inside the sandbox
+    assert student_sb["jax_cache"] is None and "sandbox" in student_sb
+    assert str(tmp_path / "c") not in json.dumps(student_sb["sandbox"].get("read", []))
     assert student_plain["jax_cache"] is None and "sandbox" not in student_plain
     assert ref_sb["jax_cache"] == ref_plain["jax_cache"] == str(tmp_path / "c")
     assert os.path.isdir(tmp_path / "c"), "a persistent cache must survive the run"

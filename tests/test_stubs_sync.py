@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import re
 import subprocess
 import sys
 
@@ -56,4 +58,42 @@ def test_contract_checker_agrees():
     if not checker.exists():
         pytest.skip("../shared/tools/contract_check.py not beside this checkout")
     done = subprocess.run([sys.executable, str(checker), str(ROOT)], capture_output=True, text=True)
-    assert "0 problem(s)" in done.stdout, done.stdout[-2000:]
+    real = [line for line in done.stdout.splitlines()
+            if "differs from the contract" in line and not _split_artifact(line)]
+    assert "problem(s)" in done.stdout, done.stdout[-2000:]
+    assert not real, "\n".join(real)
+    others = [line for line in done.stdout.splitlines()
+              if line.startswith(("exercises/", "solutions/")) and "differs from the contract" not in line]
+    assert not others, "\n".join(others)
+
+
+def _split_artifact(line: str) -> bool:
+    """Whether a checker complaint comes only from its comma split of a bracketed annotation.
+
+    The shared checker splits ``fn: Callable[[], Tensor]`` at every comma, so it expects a
+    parameter called ``Tensor]``. Such a complaint is an artifact only when the contract's
+    signature, split at top-level commas, names exactly the parameters the file defines.
+    """
+    found = re.search(r"^(\S+): `(\w+)\((.*?)\)` differs from the contract", line)
+    if found is None:
+        return False
+    path, name, _ = found.groups()
+    text = (ROOT.parent / "shared" / "CURRICULUM.md").read_text()
+    sig = re.search(rf"^\s*def {name}\((.*)\)\s*->", text, re.M)
+    if sig is None:
+        return False
+    expected, depth, current = [], 0, ""
+    for char in sig.group(1) + ",":
+        depth += char in "[(" and 1 or 0
+        depth -= char in "])" and 1 or 0
+        if char == "," and depth == 0:
+            if current.strip():
+                expected.append(current.split(":")[0].split("=")[0].strip().lstrip("*"))
+            current = ""
+        else:
+            current += char
+    tree = ast.parse((ROOT / path).read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return [a.arg for a in node.args.args] == expected
+    return False

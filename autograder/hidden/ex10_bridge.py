@@ -54,8 +54,9 @@ def to_torch_keeps_trainable_leaves(ctx: Ctx) -> None:
         raise Fail("EX10_NOT_TRAINING")
 
 
-def _mismatch_cases(rng: np.random.Generator, dims: list[int]) -> list[tuple[str, int, dict]]:
-    """(description, index the message must name, params) for four kinds of mismatch."""
+def _mismatch_cases(rng: np.random.Generator, dims: list[int]) -> list[tuple[str, int, dict, tuple[int, int] | None]]:
+    """(description, index a message may name, params, (model's, params' layer count) or None) for four
+    kinds of mismatch: two shapes, then two different numbers of layers."""
     n = len(dims) - 1
 
     def fresh() -> dict:
@@ -73,27 +74,40 @@ def _mismatch_cases(rng: np.random.Generator, dims: list[int]) -> list[tuple[str
     more["W"].append(rng.standard_normal((dims[-1], extra)).astype(np.float32))
     more["b"].append(np.zeros(extra, np.float32))
     return [
-        (f"W[{i}] in torch's (out, in) layout", i, transposed),
-        (f"b[{j}] one entry too long", j, bias),
-        (f"params with {n - 1} layers for a model with {n}", n - 1, fewer),
-        (f"params with {n + 1} layers for a model with {n}", n, more),
+        (f"W[{i}] in torch's (out, in) layout", i, transposed, None),
+        (f"b[{j}] one entry too long", j, bias, None),
+        (f"params with {n - 1} layers for a model with {n}", n - 1, fewer, (n, n - 1)),
+        (f"params with {n + 1} layers for a model with {n}", n, more, (n, n + 1)),
     ]
+
+
+def _names_index(message: str, index: int) -> bool:
+    return re.search(rf"\blayer\s*{index}\b", message, flags=re.IGNORECASE) is not None
+
+
+def _gives_counts(message: str, counts: tuple[int, int]) -> bool:
+    """Both layer counts appear in the message as numbers ("the model has 3 layers, params has 2")."""
+    numbers = {int(m) for m in re.findall(r"(?<![\w.])\d+(?![\w.])", message)}
+    return set(counts) <= numbers
 
 
 @suite.check(points=1)
 def to_torch_rejects_mismatches(ctx: Ctx) -> None:
-    """A wrong shape or a different number of layers raises ValueError naming "layer i"."""
+    """A wrong shape raises ValueError naming "layer i"; a different number of layers raises ValueError giving
+    both counts (or naming the first index present on one side only)."""
     dims = mlp_dims(ctx.rng, n_layers=3)
     cases = _mismatch_cases(ctx.rng, dims)
     got = ctx.student("to_torch_errors", call="jax_to_torch_mlp(params, model)", dims=dims,
                       seed=int(ctx.rng.integers(2**31 - 1)), cases=[c[2] for c in cases])
-    for (what, index, _), res in zip(cases, got, strict=True):
+    for (what, index, _, counts), res in zip(cases, got, strict=True):
         if not res["raised"]:
             raise Fail("EX10_NO_ERROR", case=what)
         if not res["value_error"]:
             raise Fail("EX10_NOT_VALUEERROR", case=what, got=res["raised"], message=res["message"][:120])
-        if not re.search(rf"\blayer\s*{index}\b", res["message"], flags=re.IGNORECASE):
+        if counts is None and not _names_index(res["message"], index):
             raise Fail("EX10_NO_LAYER_INDEX", case=what, index=index, message=res["message"][:120])
+        if counts is not None and not (_gives_counts(res["message"], counts) or _names_index(res["message"], index)):
+            raise Fail("EX10_NO_COUNTS", case=what, model=counts[0], params=counts[1], message=res["message"][:120])
 
 
 def _conv_case(rng: np.random.Generator, kernel: tuple[int, int]) -> dict:

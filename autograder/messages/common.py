@@ -25,6 +25,13 @@ EN = {
     "BUDGET_EXHAUSTED": "not graded: the exercise's time budget ({budget:g} s) was used up by earlier tests that timed out",
     "NOT_ON_DEVICE": "not graded on this device ({device}): this test needs {needs}; it scores 0 here",
     "UNREADABLE": "the submission could not be read: {error}",
+    "REFUSED_FILE": "not graded: `{name}` is {what} — the grader reads only regular files inside your submission; hand in the file itself, not a link or a special file",
+    "KIND_LINK": "a symbolic link",
+    "KIND_FIFO": "a named pipe (FIFO)",
+    "KIND_SOCKET": "a socket",
+    "KIND_DEVICE": "a device file",
+    "KIND_FOLDER": "a folder",
+    "KIND_OTHER": "not a regular file",
 }
 
 ES = {
@@ -52,4 +59,11 @@ ES = {
     "BUDGET_EXHAUSTED": "sin corregir: el tiempo del ejercicio ({budget:g} s) se agotó en pruebas anteriores que excedieron el tiempo",
     "NOT_ON_DEVICE": "sin corregir en este dispositivo ({device}): esta prueba necesita {needs}; aquí puntúa 0",
     "UNREADABLE": "no se pudo leer la entrega: {error}",
+    "REFUSED_FILE": "sin corregir: `{name}` es {what} — el corrector solo lee archivos normales dentro de tu entrega; entrega el propio archivo, no un enlace ni un archivo especial",
+    "KIND_LINK": "un enlace simbólico",
+    "KIND_FIFO": "una tubería con nombre (FIFO)",
+    "KIND_SOCKET": "un socket",
+    "KIND_DEVICE": "un archivo de dispositivo",
+    "KIND_FOLDER": "una carpeta",
+    "KIND_OTHER": "un archivo que no es normal",
 }

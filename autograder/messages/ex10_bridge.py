@@ -14,7 +14,8 @@ EN = {
     "EX10_NOT_TRAINING": "after `jax_to_torch_mlp`, a training step with an optimizer created before the copy does not move the model's weights: keep the same parameter tensors, leaves that require grad",
     "EX10_NO_ERROR": "`jax_to_torch_mlp` accepted {case} without raising: check every layer's W and b shapes, and the number of layers, before copying, and raise ValueError(\"layer i: ...\")",
     "EX10_NOT_VALUEERROR": "`jax_to_torch_mlp` on {case} raised {got} ({message}): check the shapes yourself first and raise ValueError naming the layer, e.g. \"layer 1: expected W of shape (32, 2), got (2, 32)\"",
-    "EX10_NO_LAYER_INDEX": "`jax_to_torch_mlp` on {case} raised ValueError(\"{message}\"), which does not name \"layer {index}\": name the first bad layer by its 0-based index i, as in params[\"W\"][i] (for a different number of layers, the first index present on one side only)",
+    "EX10_NO_LAYER_INDEX": "`jax_to_torch_mlp` on {case} raised ValueError(\"{message}\"), which does not name \"layer {index}\": name the first bad layer by its 0-based index i, as in params[\"W\"][i]",
+    "EX10_NO_COUNTS": "`jax_to_torch_mlp` on {case} raised ValueError(\"{message}\"), which does not give both layer counts: when the number of layers differs, say how many nn.Linear layers the model has ({model} here) and how many the params have ({params} here), e.g. \"the model has 3 nn.Linear layers, params has 2\"",
     "EX10_CONV_LAYOUT": "`torch_conv_to_flax` returned a kernel of shape {got}; a Flax Conv kernel is HWIO, here {expected}: torch's weight is OIHW (out, in, kh, kw), so permute the axes to (2, 3, 1, 0)",
     "EX10_LOW_ACCURACY": "from your bridge's starting weights, the reference {framework} loop reaches only {acc:.3f} validation accuracy after {epochs} epochs (>= 0.9 expected): the weights were not moved faithfully (transpose, layer order, biases)",
 }
@@ -33,7 +34,8 @@ ES = {
     "EX10_NOT_TRAINING": "tras `jax_to_torch_mlp`, un paso de entrenamiento con un optimizador creado antes de la copia no mueve los pesos del modelo: conserva los mismos tensores de parámetros, hojas que requieren gradiente",
     "EX10_NO_ERROR": "`jax_to_torch_mlp` aceptó {case} sin lanzar error: comprueba las formas de W y b de cada capa, y el número de capas, antes de copiar, y lanza ValueError(\"layer i: ...\")",
     "EX10_NOT_VALUEERROR": "`jax_to_torch_mlp` con {case} lanzó {got} ({message}): comprueba tú las formas primero y lanza ValueError nombrando la capa, p. ej. \"layer 1: expected W of shape (32, 2), got (2, 32)\"",
-    "EX10_NO_LAYER_INDEX": "`jax_to_torch_mlp` con {case} lanzó ValueError(\"{message}\"), que no nombra \"layer {index}\": nombra la primera capa errónea por su índice i desde 0, como en params[\"W\"][i] (si el número de capas difiere, el primer índice presente en un solo lado)",
+    "EX10_NO_LAYER_INDEX": "`jax_to_torch_mlp` con {case} lanzó ValueError(\"{message}\"), que no nombra \"layer {index}\": nombra la primera capa errónea por su índice i desde 0, como en params[\"W\"][i]",
+    "EX10_NO_COUNTS": "`jax_to_torch_mlp` con {case} lanzó ValueError(\"{message}\"), que no da los dos números de capas: si el número de capas difiere, di cuántas capas nn.Linear tiene el modelo ({model} aquí) y cuántas tienen los params ({params} aquí), p. ej. \"the model has 3 nn.Linear layers, params has 2\"",
     "EX10_CONV_LAYOUT": "`torch_conv_to_flax` devolvió un kernel de forma {got}; el kernel de un Conv de Flax es HWIO, aquí {expected}: el peso de torch es OIHW (out, in, kh, kw), así que permuta los ejes a (2, 3, 1, 0)",
     "EX10_LOW_ACCURACY": "desde los pesos iniciales de tu puente, el bucle de referencia de {framework} solo alcanza una exactitud de validación de {acc:.3f} tras {epochs} épocas (se espera >= 0.9): los pesos no se trasladaron fielmente (transposición, orden de capas, sesgos)",
 }

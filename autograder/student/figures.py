@@ -64,6 +64,18 @@ TEXT: dict[str, dict[str, str]] = {
                     "run its code cell and its check, then this cell again.",
         "failed": "figure({ex!r}) could not be drawn: your code raised {error}. Run check({ex!r}): it says what "
                   "to fix.",
+        "compile_title": "torch.compile: graphs, graph breaks and recompiles (backend \"eager\")",
+        "graphs": "graphs", "breaks": "graph breaks",
+        "seed_clip": "the seed's clip (if)", "your_clip": "your clip_by_norm",
+        "call": "call (batch size below)", "graphs_so_far": "graphs compiled so far",
+        "default_compile": "torch.compile (automatic dynamic)", "any_batch": "your compile_for_any_batch",
+        "compiled_loss": "compiled_train_step on make_moons",
+        "ckpt_title": "Checkpointing: what is kept for the backward pass",
+        "layers": "layers", "blocks": "blocks", "residuals": "residuals saved (JAX)",
+        "saved_tensors": "tensors saved (PyTorch)", "plain": "plain", "checkpointed": "checkpointed",
+        "spmd_title": "Data parallelism over a mesh of {n} device(s)",
+        "rows": "rows of the batch", "device": "device",
+        "mesh_of": "data_parallel_step, mesh of {n}",
     },
     "es": {
         "torch": "PyTorch", "jax": "JAX",
@@ -97,6 +109,18 @@ TEXT: dict[str, dict[str, str]] = {
                     "ejercicio, ejecuta su celda de código y su comprobación, y después otra vez esta celda.",
         "failed": "no se pudo dibujar figure({ex!r}): tu código lanzó {error}. Ejecuta check({ex!r}): dice qué "
                   "corregir.",
+        "compile_title": "torch.compile: grafos, rupturas del grafo y recompilaciones (backend \"eager\")",
+        "graphs": "grafos", "breaks": "rupturas del grafo",
+        "seed_clip": "el recorte de la fuente (if)", "your_clip": "tu clip_by_norm",
+        "call": "llamada (tamaño de lote debajo)", "graphs_so_far": "grafos compilados hasta ahora",
+        "default_compile": "torch.compile (dinámico automático)", "any_batch": "tu compile_for_any_batch",
+        "compiled_loss": "compiled_train_step en make_moons",
+        "ckpt_title": "Checkpointing: lo que se guarda para la pasada hacia atrás",
+        "layers": "capas", "blocks": "bloques", "residuals": "residuos guardados (JAX)",
+        "saved_tensors": "tensores guardados (PyTorch)", "plain": "sin checkpoint", "checkpointed": "con checkpoint",
+        "spmd_title": "Paralelismo de datos sobre una malla de {n} dispositivo(s)",
+        "rows": "filas del lote", "device": "dispositivo",
+        "mesh_of": "data_parallel_step, malla de {n}",
     },
 }
 
@@ -604,6 +628,264 @@ def tape_graph(backward_graph: Callable, manual_grads: Callable | None = None, *
     return _show(fig, show)
 
 
+# ----------------------------------------------------------------- torch.compile
+def _seed_clip(x: Any, max_norm: float) -> Any:
+    """The seed's clip: a Python branch on a tensor's value (a graph break under TorchDynamo)."""
+    if x.norm() > max_norm:
+        return x * (max_norm / x.norm())
+    return x
+
+
+def _graphs_compiled() -> int:
+    from torch._dynamo.utils import counters
+
+    return int(counters["stats"]["unique_graphs"])
+
+
+COMPILE_BATCHES = (16, 16, 24, 40, 9, 33, 57)
+
+
+def compile_report(clip_by_norm: Callable, graph_report: Callable, compile_for_any_batch: Callable | None = None,
+                   compiled_train_step: Callable | None = None, *, steps: int = 150, lang: str | None = None,
+                   title: str | None = None, show: bool = True) -> Any:
+    """Graphs and graph breaks of two clips, compiles over a sequence of batch sizes, a compiled training run.
+
+    Args:
+        clip_by_norm: the student's ``clip_by_norm``.
+        graph_report: the student's ``graph_report``.
+        compile_for_any_batch: the student's ``compile_for_any_batch``, or None.
+        compiled_train_step: the student's ``compiled_train_step``, or None.
+        steps: training steps of the compiled step on make_moons.
+        lang: ``"en"``/``"es"``; default: the notebook's language.
+        title: the figure's title.
+        show: display inline when running in IPython.
+
+    Returns:
+        The matplotlib Figure (backend "eager" throughout).
+    """
+    import numpy as np
+    import torch
+    import torch._dynamo  # noqa: F401 - the counters below live there
+
+    lang = get_language(lang)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        x = torch.randn(4, 5) * 3.0
+        reports = [graph_report(_seed_clip, x, 1.0), graph_report(clip_by_norm, x, 1.0)]
+        panels = 1 + (compile_for_any_batch is not None) + (compiled_train_step is not None)
+        fig = _new_figure(4.2 * panels, 3.8)
+        axes = list(np.atleast_1d(fig.subplots(1, panels)))
+        ax = axes.pop(0)
+        pos = np.arange(2)
+        ax.bar(pos - 0.18, [int(r[0]) for r in reports], 0.36, label=_t("graphs", lang), color="tab:blue")
+        ax.bar(pos + 0.18, [int(r[1]) for r in reports], 0.36, label=_t("breaks", lang), color="tab:red")
+        ax.set_xticks(pos, [_t("seed_clip", lang), _t("your_clip", lang)], fontsize=8)
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        ax.legend(fontsize=8)
+        if compile_for_any_batch is not None:
+            ax = axes.pop(0)
+            curves = {}
+            for key, make in (("default_compile", lambda m: torch.compile(m, backend="eager")),
+                              ("any_batch", lambda m: compile_for_any_batch(m, "eager"))):
+                model = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+                compiled, start, counts = make(model), _graphs_compiled(), []
+                for n in COMPILE_BATCHES:
+                    compiled(torch.randn(n, 3))
+                    counts.append(_graphs_compiled() - start)
+                curves[key] = counts
+            calls = np.arange(1, len(COMPILE_BATCHES) + 1)
+            ax.step(calls, curves["default_compile"], where="mid", color="tab:gray", linewidth=2,
+                    label=_t("default_compile", lang))
+            ax.step(calls, curves["any_batch"], where="mid", color="tab:orange", linewidth=2, linestyle="--",
+                    label=_t("any_batch", lang))
+            ax.set_xticks(calls, [str(n) for n in COMPILE_BATCHES], fontsize=8)
+            ax.set_xlabel(_t("call", lang))
+            ax.set_ylabel(_t("graphs_so_far", lang))
+            ax.yaxis.get_major_locator().set_params(integer=True)
+            ax.legend(fontsize=8)
+        if compiled_train_step is not None:
+            ax = axes.pop(0)
+            data = _dataset("moons")
+            xt, yt = torch.as_tensor(data["x_train"]), torch.as_tensor(data["y_train"])[:, None]
+            model = torch.nn.Sequential(torch.nn.Linear(2, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+            opt = torch.optim.Adam(model.parameters(), lr=0.01)
+            step = compiled_train_step(model, opt, torch.nn.functional.binary_cross_entropy_with_logits, "eager")
+            losses = [float(step(xt, yt)) for _ in range(steps)]
+            ax.plot(np.arange(1, steps + 1), losses, color="tab:green")
+            ax.set_xlabel(_t("step", lang))
+            ax.set_ylabel(_t("loss", lang))
+            ax.set_title(_t("compiled_loss", lang), fontsize=9)
+            ax.grid(alpha=0.3)
+    fig.suptitle(title or _t("compile_title", lang))
+    return _show(fig, show)
+
+
+# ----------------------------------------------------------------- checkpointing
+def _plain_mlp(params: Any, x: Any) -> Any:
+    import jax
+
+    h = x
+    for i, (w, b) in enumerate(zip(params["W"], params["b"])):
+        h = h @ w + b
+        if i < len(params["W"]) - 1:
+            h = jax.nn.relu(h)
+    return h
+
+
+def checkpoint_savings(checkpointed_mlp_forward: Callable | None, saved_residual_count: Callable | None,
+                       torch_checkpointed: Callable | None = None, torch_saved_tensor_count: Callable | None = None,
+                       *, depths: Sequence[int] = (2, 3, 4, 5, 6), lang: str | None = None,
+                       title: str | None = None, show: bool = True) -> Any:
+    """What is kept for the backward pass, with and without checkpoints, as the network deepens.
+
+    Args:
+        checkpointed_mlp_forward: the student's JAX forward (compared with a plain MLP forward).
+        saved_residual_count: the student's residual counter (counts both curves).
+        torch_checkpointed: the student's ``torch_checkpointed``, or None.
+        torch_saved_tensor_count: the student's saved-tensor counter (counts both curves), or None.
+        depths: numbers of layers / blocks.
+        lang: ``"en"``/``"es"``; default: the notebook's language.
+        title: the figure's title.
+        show: display inline when running in IPython.
+
+    Returns:
+        The matplotlib Figure.
+    """
+    import numpy as np
+
+    lang = get_language(lang)
+    jax_side = checkpointed_mlp_forward is not None and saved_residual_count is not None
+    torch_side = torch_checkpointed is not None and torch_saved_tensor_count is not None
+    fig = _new_figure(4.6 * (jax_side + torch_side), 3.8)
+    axes = list(np.atleast_1d(fig.subplots(1, jax_side + torch_side)))
+    rng = np.random.default_rng(0)
+    if jax_side:
+        import jax.numpy as jnp
+
+        plain, ckpt = [], []
+        for depth in depths:
+            dims = [4] + [16] * (depth - 1) + [1]
+            params = {"W": [jnp.asarray(rng.standard_normal((a, b)), jnp.float32) for a, b in zip(dims, dims[1:])],
+                      "b": [jnp.zeros(b, jnp.float32) for b in dims[1:]]}
+            x = jnp.asarray(rng.standard_normal((8, 4)), jnp.float32)
+            plain.append(int(saved_residual_count(_plain_mlp, params, x)))
+            ckpt.append(int(saved_residual_count(checkpointed_mlp_forward, params, x)))
+        ax = axes.pop(0)
+        ax.plot(depths, plain, "o-", color="tab:gray", label=_t("plain", lang))
+        ax.plot(depths, ckpt, "s--", color="tab:purple", label=_t("checkpointed", lang))
+        ax.set_xticks(list(depths))
+        ax.set_xlabel(_t("layers", lang))
+        ax.set_ylabel(_t("residuals", lang))
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    if torch_side:
+        import torch
+
+        plain, ckpt = [], []
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            for depth in depths:
+                blocks = [torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.Tanh()) for _ in range(depth)]
+                x = torch.randn(8, 16)
+
+                def run_plain(blocks: list = blocks, x: Any = x) -> Any:
+                    h = x
+                    for blk in blocks:
+                        h = blk(h)
+                    return h.sum()
+
+                plain.append(int(torch_saved_tensor_count(run_plain)))
+                ckpt.append(int(torch_saved_tensor_count(lambda blocks=blocks, x=x: torch_checkpointed(blocks, x).sum())))
+        ax = axes.pop(0)
+        ax.plot(depths, plain, "o-", color="tab:gray", label=_t("plain", lang))
+        ax.plot(depths, ckpt, "s--", color="tab:red", label=_t("checkpointed", lang))
+        ax.set_xticks(list(depths))
+        ax.set_xlabel(_t("blocks", lang))
+        ax.set_ylabel(_t("saved_tensors", lang))
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.suptitle(title or _t("ckpt_title", lang))
+    return _show(fig, show)
+
+
+# ----------------------------------------------------------------- SPMD
+def mesh_layout(make_data_mesh: Callable, shard_batch: Callable, data_parallel_step: Callable | None = None, *,
+                rows: int = 32, steps: int = 100, lang: str | None = None, title: str | None = None,
+                show: bool = True) -> Any:
+    """Which device holds which rows of a batch, and the same training run on one device and on all.
+
+    Args:
+        make_data_mesh: the student's ``make_data_mesh``.
+        shard_batch: the student's ``shard_batch``.
+        data_parallel_step: the student's ``data_parallel_step``, or None.
+        rows: rows of the batch drawn in the first panel (a multiple of the device count).
+        steps: Adam steps of the training runs (make_moons, a small tanh MLP).
+        lang: ``"en"``/``"es"``; default: the notebook's language.
+        title: the figure's title.
+        show: display inline when running in IPython.
+
+    Returns:
+        The matplotlib Figure.
+    """
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    import optax
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    lang = get_language(lang)
+    mesh = make_data_mesh()
+    n = int(mesh.devices.size)
+    rows = max(n, rows // n * n)
+    xs = shard_batch(jnp.arange(rows * 2, dtype=jnp.float32).reshape(rows, 2), mesh)
+    order = {int(d.id): i for i, d in enumerate(mesh.devices.flat)}
+    fig = _new_figure(10.0 if data_parallel_step is not None else 5.5, 3.8)
+    axes = list(np.atleast_1d(fig.subplots(1, 2 if data_parallel_step is not None else 1)))
+    ax = axes.pop(0)
+    for shard in xs.addressable_shards:
+        start, stop, _ = shard.index[0].indices(rows)
+        lane = order.get(int(shard.device.id), 0)
+        ax.barh(lane, stop - start, left=start, color=f"C{lane % 10}", edgecolor="white")
+        ax.text((start + stop) / 2, lane, f"{start}:{stop}", ha="center", va="center", fontsize=7, color="white")
+    ax.set_yticks(range(n), [str(d.id) for d in mesh.devices.flat])
+    ax.set_ylabel(_t("device", lang))
+    ax.set_xlabel(_t("rows", lang))
+    ax.set_xlim(0, rows)
+    if data_parallel_step is not None:
+        ax = axes.pop(0)
+        data = _dataset("moons")
+        x_all, y_all = data["x_train"], data["y_train"]
+        keep = len(x_all) // n * n
+        rng = np.random.default_rng(0)
+        p0 = {"w1": (rng.standard_normal((2, 16)) / np.sqrt(2)).astype(np.float32), "b1": np.zeros(16, np.float32),
+              "w2": (rng.standard_normal((16, 1)) / 4).astype(np.float32), "b2": np.zeros(1, np.float32)}
+
+        def loss_fn(params: Any, x: Any, y: Any) -> Any:
+            z = (jnp.tanh(x @ params["w1"] + params["b1"]) @ params["w2"] + params["b2"])[:, 0]
+            return jnp.mean(jax.nn.softplus(z) - z * y)  # BCE with logits
+
+        for size, style in sorted({(1, "-"), (n, "--")}):
+            sub = make_data_mesh(size)
+            opt = optax.adam(0.05)
+            step = data_parallel_step(loss_fn, opt, sub)
+            params = jax.device_put(p0, NamedSharding(sub, P()))
+            state = jax.device_put(opt.init(params), NamedSharding(sub, P()))
+            xb, yb = shard_batch(jnp.asarray(x_all[:keep]), sub), shard_batch(jnp.asarray(y_all[:keep]), sub)
+            history = []
+            for _step in range(steps):
+                params, state, loss = step(params, state, xb, yb)
+                history.append(float(loss))
+            ax.plot(np.arange(1, steps + 1), history, style, linewidth=2 if size == 1 else 1.4,
+                    label=_t("mesh_of", lang, n=size))
+        ax.set_xlabel(_t("step", lang))
+        ax.set_ylabel(_t("loss", lang))
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.suptitle(title or _t("spmd_title", lang, n=n))
+    return _show(fig, show)
+
+
 # ----------------------------------------------------------------- training with the student's code
 class _MissingNames(NameError):
     """A name a figure needs is not in the notebook yet (the message says which cells to run)."""
@@ -835,6 +1117,20 @@ def _figures_for(ex: str, ns: dict, lang: str) -> list[Any]:
         _, ht = _train_torch_moons(ns, ex, lang, model, with_eval=False)
         _, hj = _train_jax_moons(ns, ex, lang, params, with_eval=False)
         return [bridge_overlay(ht["loss"], hj["loss"], **kw)]
+    if ex == "ex11_torch_compile":
+        clip, report = _need(ns, ex, ("clip_by_norm", "graph_report"), "ex11", lang)
+        any_batch = ns.get("compile_for_any_batch") if callable(ns.get("compile_for_any_batch")) else None
+        step = ns.get("compiled_train_step") if callable(ns.get("compiled_train_step")) else None
+        return [compile_report(clip, report, any_batch, step, **kw)]
+    if ex == "ex12_checkpointing":
+        fwd, count = _need(ns, ex, ("checkpointed_mlp_forward", "saved_residual_count"), "ex12", lang)
+        tck, tcount = (ns.get(n) if callable(ns.get(n)) else None
+                       for n in ("torch_checkpointed", "torch_saved_tensor_count"))
+        return [checkpoint_savings(fwd, count, tck, tcount, **kw)]
+    if ex == "ex13_spmd":
+        mesh, shard = _need(ns, ex, ("make_data_mesh", "shard_batch"), "ex13", lang)
+        step = ns.get("data_parallel_step") if callable(ns.get("data_parallel_step")) else None
+        return [mesh_layout(mesh, shard, step, **kw)]
     raise ValueError(_t("no_figure", lang, ex=ex))
 
 

@@ -1,4 +1,4 @@
-"""Tiered hints for the ten exercises, in English and Spanish.
+"""Tiered hints for the exercises, in English and Spanish.
 
 Tier 1 nudges toward the concept, tier 2 narrows it down, tier 3 is a pointed
 remark about the API. No tier holds solution code: ``tests/test_i18n.py``
@@ -143,6 +143,58 @@ HINTS: dict[str, dict[str, list[str]]] = {
             "\"layer 1: expected (32, 2), got (2, 32)\". For the conv kernel, `transpose` takes the list of "
             "OIHW axes in the order HWIO wants them.",
         ],
+        "ex11_torch_compile": [
+            "TorchDynamo reads your Python while it runs and captures the tensor operations into a graph. "
+            "Anything that needs a tensor's *value* in Python (an `if` on it) ends the graph there: a graph "
+            "break. Every captured graph is guarded by what it assumed (shapes, Python values), and a call that "
+            "breaks a guard compiles again. Use the backend you are given everywhere.",
+            "For the clip, min(1, max_norm / norm) can be computed without asking Python which is smaller: "
+            "tensor operations that clamp or select do it inside the graph, and a tensor of zeros must not "
+            "divide by a zero norm. `torch._dynamo.explain(fn)` returns a function; calling it returns a report "
+            "whose attributes hold both counts. For any batch size, ask for dynamic shapes at the first compile. "
+            "For the step, build the compiled function once, outside `step`, and let it return the loss.",
+            "max(norm, max_norm) is `torch.clamp` with `min=`, and max_norm divided by it is the scale you want; "
+            "`torch.linalg.vector_norm(x)` is the global L2 norm. The report's `graph_count` and "
+            "`graph_break_count` become Python ints with `int(...)`. `dynamic=True` in `torch.compile`, or "
+            "`torch._dynamo.mark_dynamic(x, 0)` before each compiled call. In `compiled_train_step`, define an "
+            "inner function of (x, y) returning the loss, decorate it with `torch.compile` and the backend, then "
+            "write `step` as in exercise 02 around it: `backward()` and `optimizer.step()` stay outside the "
+            "compiled function, and the loss goes back as a Python float.",
+        ],
+        "ex12_checkpointing": [
+            "Checkpointing is a trade: keep only each block's input, and recompute the inside of the block in "
+            "the backward pass. In JAX it is a transformation you apply to a function, like `jit` and `grad`; in "
+            "PyTorch a function that runs a module for you. To count what is saved, JAX has a printer of "
+            "residuals and PyTorch has hooks that see every tensor autograd saves.",
+            "Wrap the function of *one* layer, and call it once per layer: the gradient's jaxpr then shows one "
+            "checkpoint per layer (one checkpoint around the whole forward shows one). `print_saved_residuals` "
+            "prints, one line per residual: capture what it prints and count the lines. In PyTorch pass "
+            "`use_reentrant=False`: the old reentrant mode loses the graph when the input does not require grad. "
+            "Your pack hook must return something its unpack hook turns back into the same tensor.",
+            "`jax.checkpoint` works as a decorator: one small function for a hidden layer (affine map and ReLU) "
+            "and one for the output layer (affine map only), both of (h, w, b), called in the loop over the "
+            "layers. `contextlib.redirect_stdout` into an `io.StringIO`, then count its non-empty lines. "
+            "`torch.utils.checkpoint.checkpoint(block, h, use_reentrant=False)` inside the loop over the blocks. "
+            "For the count: a counter that `pack` increments (`nonlocal` in a nested function), `pack` returns "
+            "the tensor, `unpack` returns what it receives, and `fn()` runs inside the hooks' `with` block.",
+        ],
+        "ex13_spmd": [
+            "SPMD: one program, many devices, each working on its own piece of the data. With GSPMD you do not "
+            "write per-device code: you describe how arrays are laid out over a mesh of devices and `jax.jit` "
+            "partitions the step (and adds the communication). With `shard_map` you write the code of one device "
+            "and the communication yourself.",
+            "A 1-D mesh over the first n devices with its axis named \"data\"; a `NamedSharding` with "
+            "`PartitionSpec(\"data\")` splits an array's leading axis over that axis, `PartitionSpec()` "
+            "replicates it. The step takes replicated params and state and a split batch, and gives replicated "
+            "results back: `jax.jit` can be told both (`in_shardings`, `out_shardings`). Inside `shard_map` each "
+            "device's loss covers only its shard: average it across the devices with a collective over "
+            "\"data\".",
+            "`jax.make_mesh` takes the mesh shape, the axis names and `devices=`; `jax.device_put` places an "
+            "array with a sharding. Write exercise 05's step unchanged and jit it with one sharding per argument "
+            "and per output. For the loss: an inner function of (params, x_shard, y_shard) that returns "
+            "`jax.lax.pmean` of `loss_fn` over \"data\", mapped with `jax.shard_map(..., mesh=mesh, "
+            "in_specs=(P(), P(\"data\"), P(\"data\")), out_specs=P())`.",
+        ],
     },
     "es": {
         "ex01_torch_mlp": [
@@ -275,6 +327,62 @@ HINTS: dict[str, dict[str, list[str]]] = {
             "bloque `torch.no_grad()` con el `copy_` en el sitio; lanza `ValueError` con un mensaje como "
             "\"layer 1: expected (32, 2), got (2, 32)\". Para el kernel de la convolución, `transpose` recibe "
             "la lista de ejes OIHW en el orden en que los quiere HWIO.",
+        ],
+        "ex11_torch_compile": [
+            "TorchDynamo lee tu Python mientras se ejecuta y captura las operaciones con tensores en un grafo. "
+            "Todo lo que necesita el *valor* de un tensor en Python (un `if` sobre él) termina ahí el grafo: una "
+            "ruptura del grafo. Cada grafo capturado está protegido por lo que supuso (formas, valores de Python), "
+            "y una llamada que rompe una de esas guardas vuelve a compilar. Usa siempre el backend que recibes.",
+            "En el recorte, min(1, max_norm / norm) se puede calcular sin preguntar a Python cuál es menor: las "
+            "operaciones con tensores que acotan o seleccionan lo hacen dentro del grafo, y un tensor de ceros no "
+            "debe dividir por una norma cero. `torch._dynamo.explain(fn)` devuelve una función; al llamarla "
+            "devuelve un informe cuyos atributos guardan los dos recuentos. Para cualquier tamaño de lote, pide "
+            "formas dinámicas desde la primera compilación. En el paso, construye la función compilada una sola "
+            "vez, fuera de `step`, y haz que devuelva la pérdida.",
+            "max(norm, max_norm) es `torch.clamp` con `min=`, y max_norm dividido por eso es la escala que "
+            "buscas; `torch.linalg.vector_norm(x)` es la norma L2 global. `graph_count` y `graph_break_count` del "
+            "informe se convierten en ints de Python con `int(...)`. `dynamic=True` en `torch.compile`, o "
+            "`torch._dynamo.mark_dynamic(x, 0)` antes de cada llamada compilada. En `compiled_train_step`, define "
+            "una función interna de (x, y) que devuelva la pérdida, decórala con `torch.compile` y el backend, y "
+            "escribe `step` como en el ejercicio 02 a su alrededor: `backward()` y `optimizer.step()` quedan "
+            "fuera de la función compilada, y la pérdida se devuelve como float de Python.",
+        ],
+        "ex12_checkpointing": [
+            "El checkpointing es un intercambio: guarda solo la entrada de cada bloque y recalcula su interior "
+            "en la pasada hacia atrás. En JAX es una transformación que aplicas a una función, como `jit` y "
+            "`grad`; en PyTorch, una función que ejecuta un módulo por ti. Para contar lo que se guarda, JAX "
+            "tiene una función que imprime los residuos y PyTorch tiene hooks que ven cada tensor que guarda "
+            "autograd.",
+            "Envuelve la función de *una* capa y llámala una vez por capa: el jaxpr del gradiente muestra entonces "
+            "un checkpoint por capa (un checkpoint alrededor de toda la pasada hacia delante muestra uno). "
+            "`print_saved_residuals` imprime una línea por residuo: captura lo que imprime y cuenta las líneas. "
+            "En PyTorch pasa `use_reentrant=False`: el antiguo modo reentrante pierde el grafo cuando la entrada "
+            "no requiere gradiente. Tu hook pack debe devolver algo que su hook unpack convierta de nuevo en el "
+            "mismo tensor.",
+            "`jax.checkpoint` funciona como decorador: una función pequeña para una capa oculta (transformación "
+            "afín y ReLU) y otra para la capa de salida (solo la afín), ambas de (h, w, b), llamadas en el bucle "
+            "sobre las capas. `contextlib.redirect_stdout` hacia un `io.StringIO`, y después cuenta sus líneas no "
+            "vacías. `torch.utils.checkpoint.checkpoint(block, h, use_reentrant=False)` dentro del bucle sobre "
+            "los bloques. Para el recuento: un contador que incrementa `pack` (`nonlocal` en una función "
+            "anidada), `pack` devuelve el tensor, `unpack` devuelve lo que recibe, y `fn()` se ejecuta dentro del "
+            "bloque `with` de los hooks.",
+        ],
+        "ex13_spmd": [
+            "SPMD: un programa, muchos dispositivos, cada uno con su parte de los datos. Con GSPMD no escribes "
+            "código por dispositivo: describes cómo se disponen los arrays sobre una malla de dispositivos y "
+            "`jax.jit` reparte el paso (y añade la comunicación). Con `shard_map` escribes el código de un "
+            "dispositivo y también la comunicación.",
+            "Una malla 1-D sobre los n primeros dispositivos, con su eje llamado \"data\"; un `NamedSharding` con "
+            "`PartitionSpec(\"data\")` divide el eje inicial de un array sobre ese eje, `PartitionSpec()` lo "
+            "replica. El paso recibe params y estado replicados y un lote dividido, y devuelve resultados "
+            "replicados: a `jax.jit` se le pueden indicar ambas cosas (`in_shardings`, `out_shardings`). Dentro "
+            "de `shard_map` la pérdida de cada dispositivo cubre solo su fragmento: promédiala entre los "
+            "dispositivos con un colectivo sobre \"data\".",
+            "`jax.make_mesh` recibe la forma de la malla, los nombres de los ejes y `devices=`; `jax.device_put` "
+            "coloca un array con un sharding. Escribe el paso del ejercicio 05 sin cambios y compílalo con jit "
+            "con un sharding por argumento y por salida. Para la pérdida: una función interna de (params, "
+            "x_shard, y_shard) que devuelva `jax.lax.pmean` de `loss_fn` sobre \"data\", aplicada con "
+            "`jax.shard_map(..., mesh=mesh, in_specs=(P(), P(\"data\"), P(\"data\")), out_specs=P())`.",
         ],
     },
 }

@@ -455,12 +455,12 @@ Qué construir:
       `mlp_forward(torch_mlp_to_jax(m), x)` sea igual a `m(x)`.
     - `jax_to_torch_mlp(params, model)`: copia `params` en las capas
       `nn.Linear` de `model`, en el sitio, sin grabar en la cinta; devuelve
-      None. Antes de copiar nada, comprueba cada capa: si el número de capas
-      difiere, o una forma no coincide, lanza `ValueError` nombrando la primera
-      capa errónea por su índice i empezando en 0 (como en `params["W"][i]`),
-      p. ej. "layer 1: expected W of shape (32, 2), got (2, 32)". Cuando los
-      números de capas difieren, i es el primer índice presente en un solo
-      lado (`min(len(params["W"]), number of nn.Linear layers)`).
+      None. Antes de copiar nada, comprueba cada capa: si una forma no
+      coincide, lanza `ValueError` nombrando la primera capa errónea por su
+      índice i empezando en 0 (como en `params["W"][i]`), p. ej.
+      "layer 1: expected W of shape (32, 2), got (2, 32)". Si el número de
+      capas difiere, lanza `ValueError` dando los dos números, p. ej.
+      "the model has 3 nn.Linear layers, params has 2".
     - `torch_conv_to_flax(weight)`: un `Conv2d.weight` (OIHW) como kernel de
       Flax (HWIO), un `jax.Array` float32.
 
@@ -477,6 +477,199 @@ Ejemplo:
     >>> torch_conv_to_flax(nn.Conv2d(1, 16, 3).weight).shape
     (3, 3, 1, 16)
 """,
+    "ex11_torch_compile": '''Ejercicio 11 — la traza propia de PyTorch: captura del grafo, rupturas del grafo, recompilaciones.
+
+`torch.compile` es la respuesta opcional de PyTorch a `jax.jit` (ejercicio 05).
+Su primera etapa, TorchDynamo, lee el bytecode de Python de tu función mientras
+se ejecuta y *captura* las operaciones con tensores en un grafo FX, que compila
+un backend ("inductor" por defecto; "eager" ejecuta el grafo capturado tal
+cual, y "aot_eager" además traza por adelantado la pasada hacia atrás). Las
+diferencias con la traza de JAX son la lección:
+    - donde Dynamo no puede seguir (un `if` de Python sobre el valor de un
+      tensor, `.item()`, un `print`), no falla: termina el grafo, ejecuta ese
+      trozo en Python normal y empieza un grafo nuevo después — una *ruptura
+      del grafo*. `fullgraph=True` convierte una ruptura del grafo en un error;
+    - cada grafo compilado está protegido por los hechos que supuso (formas,
+      dtypes, valores de Python); una llamada que rompe una guarda *recompila*.
+      Por defecto un tamaño de lote nuevo compila una vez más con un eje de
+      lote dinámico ("automatic dynamic"); `dynamic=True` (o
+      `torch._dynamo.mark_dynamic`) pide formas dinámicas desde la primera
+      compilación;
+    - la cinta sigue funcionando: la pasada hacia delante compilada queda en
+      la cinta (con "aot_eager" o "inductor", como un nodo por grafo cuya
+      pasada hacia atrás se trazó por adelantado), y `loss.backward()` pasa
+      por ella.
+El corrector pasa `backend="eager"` o `backend="aot_eager"` (el inductor por
+defecto necesita un compilador de C++ y segundos por grafo): usa siempre el
+`backend` que recibes.
+
+Qué construir:
+    - `clip_by_norm(x, max_norm)`: `x * min(1, max_norm / ||x||)`, con la norma
+      L2 sobre *todos* los elementos de `x` (`x` de ceros da ceros); un tensor
+      derivable con la forma de `x`. Escríbela sin una rama de Python sobre el
+      valor de un tensor (el `if x.norm() > max_norm:` de la fuente es una
+      ruptura del grafo), para que `torch.compile(clip_by_norm, fullgraph=True,
+      backend="eager")` la acepte; y mantén la escala como tensor (`.item()` o
+      `float(...)` la convierten en una constante que la cinta no puede
+      derivar).
+    - `graph_report(fn, *args)`: `(graph_count, graph_break_count)` de
+      `torch._dynamo.explain(fn)(*args)`, como una tupla de dos ints de Python.
+    - `compile_for_any_batch(model, backend)`: una versión compilada de `model`
+      (las mismas salidas que `model(x)`) que compila como mucho una vez para
+      cualquier secuencia de tamaños de lote (mayores que el ancho de la
+      entrada: Dynamo trata de forma especial los tamaños 0 y 1, y un tamaño
+      de lote igual a otro tamaño de la entrada): formas dinámicas desde la
+      primera llamada. El modo dinámico automático por defecto compila una
+      segunda vez con el segundo tamaño de lote, y no supera esa prueba.
+    - `compiled_train_step(model, optimizer, loss_fn, backend)`: devuelve
+      `step(x, y) -> float`, que hace lo mismo que `train_step` del ejercicio
+      02 (`model.train()`, poner a cero los gradientes, pasada hacia delante,
+      `loss_fn(model(x), y)`, `backward()`, `optimizer.step()`, devolver la
+      pérdida anterior a la actualización como float de Python), con la pasada
+      hacia delante y la pérdida calculadas por una función compilada con
+      `torch.compile(..., backend=backend)`. Compílala una vez, en
+      `compiled_train_step`, no dentro de `step`: las llamadas repetidas con
+      las mismas formas no capturan ningún grafo nuevo ni vuelven a llamar a
+      `torch.compile`. Tras 3 pasos los parámetros coinciden con los del
+      `train_step` en modo eager.
+
+Ejemplo:
+    >>> x = torch.full((2, 2), 3.0)
+    >>> clip_by_norm(x, 1.5)
+    tensor([[0.7500, 0.7500],
+            [0.7500, 0.7500]])
+    >>> graph_report(clip_by_norm, x, 1.5)
+    (1, 0)
+    >>> step = compiled_train_step(model, torch.optim.SGD(model.parameters(), lr=0.1),
+    ...                            torch.nn.functional.mse_loss, backend="eager")
+    >>> loss = step(x, y)   # captures the graph; later calls reuse it
+''',
+    "ex12_checkpointing": '''Ejercicio 12 — checkpointing de gradientes: cambiar memoria por recálculo, en los dos frameworks.
+
+Para derivar, los dos frameworks guardan valores de la pasada hacia delante para
+la pasada hacia atrás: PyTorch *guarda tensores* en la cinta (cada nodo guarda lo
+que necesita su pasada hacia atrás), JAX *guarda residuos* cuando divide la
+traza en una parte hacia delante y otra hacia atrás. En una red profunda esos
+valores guardados son la mayor parte de la memoria del entrenamiento. El
+checkpointing (rematerialización) guarda solo la entrada de cada bloque y
+recalcula su interior durante la pasada hacia atrás: menos memoria, una pasada
+hacia delante más de cálculo.
+    - JAX: `jax.checkpoint(f)` (alias `jax.remat`) marca `f`: el jaxpr del
+      gradiente contiene entonces una ecuación de checkpoint (su primitiva se
+      llama `remat`/`checkpoint`, según la versión de JAX) cuyo cuerpo se
+      recalcula en la pasada hacia atrás.
+      `jax.ad_checkpoint.print_saved_residuals(f, *args)` imprime una línea
+      por cada residuo que JAX guarda para derivar `f` en `args`.
+    - PyTorch: `torch.utils.checkpoint.checkpoint(block, h,
+      use_reentrant=False)` ejecuta `block` sin guardar su interior y lo vuelve
+      a ejecutar cuando la pasada hacia atrás lo necesita.
+      `torch.autograd.graph.saved_tensors_hooks(pack, unpack)` llama a
+      `pack(tensor)` por cada tensor que autograd guarda mientras el contexto
+      está activo (y a `unpack` cuando la pasada hacia atrás lo recupera).
+Pon un checkpoint a *cada bloque*: un único checkpoint alrededor de toda la red
+guarda todavía menos, pero su pasada hacia atrás recalcula toda la red y
+mantiene todos sus valores a la vez, justo lo que el checkpointing quería
+evitar.
+
+Qué construir:
+    - `checkpointed_mlp_forward(params, x)`: el `mlp_forward` del ejercicio 04
+      (`params = {"W": [...], "b": [...]}`, `W[i]` de forma
+      `(d_i, d_{i+1})`, ReLU entre capas, logits a la salida, `(N, d_last)`)
+      con cada capa (la transformación afín, más su ReLU en las ocultas)
+      envuelta en `jax.checkpoint`. Los mismos valores y gradientes que
+      `mlp_forward`; pura y compatible con jit; el jaxpr del gradiente contiene
+      una ecuación de checkpoint por capa, y guarda menos residuos que
+      `mlp_forward` con 3 capas o más.
+    - `saved_residual_count(f, *args)`: cuántos residuos guarda JAX para
+      derivar `f` en `args`: el número de entradas que lista
+      `jax.ad_checkpoint.print_saved_residuals(f, *args)` (las imprime:
+      captura lo que imprime con `contextlib.redirect_stdout`).
+    - `torch_checkpointed(blocks, x)`: aplica los bloques (una secuencia de
+      `nn.Module`) en orden, cada uno mediante
+      `torch.utils.checkpoint.checkpoint(block, h, use_reentrant=False)`.
+      La misma salida y los mismos gradientes de los parámetros que al
+      aplicarlos sin más, y menos tensores guardados para la pasada hacia
+      atrás. (`use_reentrant=True`, el antiguo valor por defecto, pierde los
+      gradientes cuando la entrada no requiere gradiente.)
+    - `torch_saved_tensor_count(fn)`: llama a `fn()` (que construye un grafo y
+      devuelve un tensor) bajo `saved_tensors_hooks` y devuelve cuántos
+      tensores empaquetó autograd, como int de Python. Los hooks deben
+      devolver cada tensor sin cambios: el grafo que construyó `fn` tiene que
+      poder hacer todavía la pasada hacia atrás.
+
+Ejemplo:
+    >>> saved_residual_count(lambda x: jnp.sin(jnp.cos(x)), jnp.ones(3))
+    2
+    >>> saved_residual_count(jax.checkpoint(lambda x: jnp.sin(jnp.cos(x))), jnp.ones(3))
+    1
+    >>> a = torch.ones(3, requires_grad=True)
+    >>> torch_saved_tensor_count(lambda: (a * a).sum())
+    2
+''',
+    "ex13_spmd": '''Ejercicio 13 — un paso de entrenamiento en muchos dispositivos (SPMD: GSPMD y shard_map).
+
+JAX programa muchos dispositivos igual que programa uno: escribes el programa
+para el lote completo (*un solo programa*), dices cómo se disponen los arrays
+sobre una *malla* de dispositivos, y cada dispositivo ejecuta el mismo programa
+sobre su parte (*múltiples datos*: SPMD). El paralelismo de datos es la
+disposición más sencilla: el lote se divide por su primer eje entre los
+dispositivos, los parámetros se replican (cada dispositivo tiene una copia
+completa) y el gradiente se promedia entre los dispositivos para que todas las
+copias den el mismo paso.
+    - `jax.make_mesh((n,), ("data",), devices=...)` construye una malla 1-D
+      cuyo único eje se llama "data"; `NamedSharding(mesh, P("data"))` divide
+      el primer eje de un array sobre ella, `NamedSharding(mesh, P())` lo
+      replica; `jax.device_put(x, sharding)` coloca un array.
+    - GSPMD: `jax.jit` del paso normal de un dispositivo, con entradas
+      repartidas (o indicándolo con `in_shardings`/`out_shardings`), lo reparte
+      el compilador: inserta él mismo la suma del gradiente entre
+      dispositivos.
+    - `jax.shard_map(f, mesh=..., in_specs=..., out_specs=...)`: escribes `f`
+      para *el fragmento de un dispositivo* y haces tú la comunicación con
+      colectivos como `jax.lax.pmean(value, "data")` (la media sobre los
+      dispositivos del eje de la malla). Dentro, el gradiente respecto a una
+      entrada replicada vuelve ya sumado sobre los dispositivos: para entrenar
+      con `shard_map`, deriva el `pmean` de la pérdida (hacer `pmean` de los
+      gradientes de la pérdida local los deja n veces más grandes).
+(El equivalente en PyTorch es DistributedDataParallel: un proceso por
+dispositivo, cada uno con su copia del modelo, y un all-reduce de los
+gradientes dentro de `backward()`.)
+El corrector da a tu código 8 dispositivos CPU y comprueba mallas de 1, 2, 4 y
+8 dispositivos (en un cuaderno, la celda de preparación pide 8 dispositivos CPU;
+si JAX ya estaba en marcha con menos, las pruebas usan los tamaños que haya y lo
+dicen).
+
+Qué construir:
+    - `make_data_mesh(n_devices=None)`: una malla 1-D con el eje "data" sobre
+      los `n_devices` primeros dispositivos de `jax.devices()` (todos, por
+      defecto).
+    - `shard_batch(x, mesh)`: `x` colocado con `NamedSharding(mesh, P("data"))`:
+      su eje inicial dividido a partes iguales sobre la malla (el tamaño de la
+      malla divide a `x.shape[0]`).
+    - `data_parallel_step(loss_fn, optimizer, mesh)`: el paso del ejercicio 05,
+      `step(params, opt_state, x, y) -> (params, opt_state, loss)`, compilado
+      con jit, para params y estado del optimizador replicados en `mesh` y un
+      lote `x, y` repartido sobre "data" (como lo coloca `shard_batch`). La
+      pérdida y los nuevos params son los del paso en un dispositivo sobre el
+      lote completo; los nuevos params y el estado vuelven replicados en la
+      malla; las llamadas repetidas compilan una sola vez.
+    - `per_device_mean_loss(loss_fn, params, x, y, mesh)`: con `jax.shard_map`
+      sobre `mesh`, cada dispositivo calcula `loss_fn(params, x_shard, y_shard)`
+      sobre su propio fragmento, y el resultado es su media mediante
+      `jax.lax.pmean` sobre "data": un escalar replicado. (Para una pérdida que
+      es una media sobre los ejemplos y fragmentos iguales, es la pérdida del
+      lote completo.) `x, y` llegan repartidos como los coloca `shard_batch`, y
+      `params` replicados.
+
+Ejemplo:
+    >>> mesh = make_data_mesh(4)
+    >>> dict(mesh.shape)
+    {'data': 4}
+    >>> xs = shard_batch(jnp.zeros((32, 2)), mesh)
+    >>> xs.addressable_shards[0].data.shape
+    (8, 2)
+    >>> step = data_parallel_step(bce_loss, optax.adam(0.01), mesh)
+''',
 }
 
 DOCSTRINGS_ES: dict[str, dict[str, str]] = {
@@ -726,7 +919,7 @@ Args:
     model: el MLP de torch que se sobrescribe.
 
 Raises:
-    ValueError: difieren los números de capas o una forma (el mensaje nombra "layer i").""",
+    ValueError: difiere una forma (el mensaje nombra "layer i") o los números de capas (da los dos).""",
         "torch_conv_to_flax": """Un peso ``Conv2d`` de torch como kernel ``Conv`` de Flax.
 
 Args:
@@ -734,6 +927,114 @@ Args:
 
 Returns:
     ``(kh, kw, in, out)`` (HWIO), array de jax float32.""",
+    },
+    "ex11_torch_compile": {
+        "clip_by_norm": """Reduce la escala de ``x`` para que su norma L2 global sea como mucho ``max_norm``.
+
+Args:
+    x: un tensor de cualquier forma.
+    max_norm: la mayor norma permitida (> 0).
+
+Returns:
+    ``x * min(1, max_norm / ||x||)``, con la forma de ``x``; los ceros siguen siendo ceros.""",
+        "graph_report": """Cómo captura TorchDynamo ``fn`` con ``args``.
+
+Args:
+    fn: una función de tensores.
+    *args: sus argumentos.
+
+Returns:
+    ``(graph_count, graph_break_count)`` tal como los informa ``torch._dynamo.explain``.""",
+        "compile_for_any_batch": """``model`` compilado una sola vez para todos los tamaños de lote.
+
+Args:
+    model: un módulo que recibe lotes ``(N, ...)``.
+    backend: el backend de ``torch.compile`` que se usa.
+
+Returns:
+    Un invocable con las salidas de ``model`` que compila como mucho una vez para tamaños de lote
+    mayores que el ancho de la entrada.""",
+        "compiled_train_step": """El ``train_step`` del ejercicio 02 con la pasada hacia delante y la pérdida compiladas.
+
+Args:
+    model: el módulo que se entrena (en el sitio).
+    optimizer: un optimizador sobre ``model.parameters()``.
+    loss_fn: ``loss_fn(output, target) -> tensor escalar``.
+    backend: el backend de ``torch.compile`` que se usa.
+
+Returns:
+    ``step(x, y) -> float``: un paso de entrenamiento; la pérdida anterior a la actualización.""",
+    },
+    "ex12_checkpointing": {
+        "checkpointed_mlp_forward": """Los logits del MLP, con cada capa envuelta en ``jax.checkpoint``.
+
+Args:
+    params: ``{"W": [W0, W1, ...], "b": [b0, b1, ...]}``, ``W[i]`` de forma ``(d_i, d_{i+1})``.
+    x: entradas, ``(N, d_0)``.
+
+Returns:
+    Logits, ``(N, d_last)``.""",
+        "saved_residual_count": """El número de residuos que guarda JAX para derivar ``f`` en ``args``.
+
+Args:
+    f: una función de arrays (pytrees de arrays) con salidas array.
+    *args: sus argumentos.
+
+Returns:
+    Cuántas entradas lista ``jax.ad_checkpoint.print_saved_residuals(f, *args)``.""",
+        "torch_checkpointed": """Aplica ``blocks`` en orden, cada uno con checkpoint.
+
+Args:
+    blocks: los módulos, aplicados como ``h = block(h)``.
+    x: la entrada.
+
+Returns:
+    La salida del último bloque, en la cinta.""",
+        "torch_saved_tensor_count": """Cuántos tensores guarda autograd para la pasada hacia atrás mientras se ejecuta ``fn()``.
+
+Args:
+    fn: construye un grafo y devuelve un tensor.
+
+Returns:
+    El número de tensores empaquetados por ``saved_tensors_hooks`` durante la llamada.""",
+    },
+    "ex13_spmd": {
+        "make_data_mesh": """Una malla 1-D de dispositivos para el paralelismo de datos.
+
+Args:
+    n_devices: cuántos de ``jax.devices()`` usar, desde el primero; None: todos.
+
+Returns:
+    Una ``jax.sharding.Mesh`` de forma ``{"data": n_devices}``.""",
+        "shard_batch": """``x`` con su eje inicial dividido sobre el eje "data" de la malla.
+
+Args:
+    x: un array ``(N, ...)``, N divisible por el tamaño de la malla.
+    mesh: una malla 1-D con el eje "data".
+
+Returns:
+    Los mismos valores, colocados con ``NamedSharding(mesh, P("data"))``.""",
+        "data_parallel_step": """Un paso de entrenamiento con paralelismo de datos, compilado con jit.
+
+Args:
+    loss_fn: ``loss_fn(params, x, y) -> scalar``, una media sobre el lote.
+    optimizer: cualquier transformación de gradientes de optax.
+    mesh: una malla 1-D con el eje "data".
+
+Returns:
+    ``step(params, opt_state, x, y) -> (new_params, new_opt_state, loss)``: params y
+    estado replicados en ``mesh``, ``x, y`` repartidos sobre "data"; ``loss`` en los params antiguos.""",
+        "per_device_mean_loss": """La media sobre los dispositivos de la pérdida de cada uno en su propio fragmento.
+
+Args:
+    loss_fn: ``loss_fn(params, x, y) -> scalar``.
+    params: el pytree de parámetros (replicado).
+    x: entradas ``(N, ...)``, repartidas sobre "data".
+    y: objetivos ``(N, ...)``, repartidos sobre "data".
+    mesh: una malla 1-D con el eje "data".
+
+Returns:
+    Un escalar replicado: ``pmean`` sobre "data" de las pérdidas por dispositivo.""",
     },
 }
 
@@ -748,7 +1049,10 @@ SOURCE_SHA: dict[str, str] = {
     "ex07_flax_cnn": "772e9c03bdd9",
     "ex08_jax_transforms": "731855ad7878",
     "ex09_autograd_tape": "982e16eec70e",
-    "ex10_bridge": "ce8a121c11f7",
+    "ex10_bridge": "ff593e8c39ff",
+    "ex11_torch_compile": "11bdad482c45",
+    "ex12_checkpointing": "a69f3552a998",
+    "ex13_spmd": "0c2ad78a96da",
 }
 
 STUB_MARKERS: dict[str, dict[str, str]] = {
@@ -760,7 +1064,7 @@ NOTEBOOK_TEXT: dict[str, dict[str, str]] = {
     "en": {
         "intro_md": (
             "# tapetrace — the tape vs the trace: PyTorch and JAX, exercise by exercise\n\n"
-            "Ten exercises build the same models twice: in PyTorch, where autograd records a *tape*\n"
+            "The exercises build the same models twice: in PyTorch, where autograd records a *tape*\n"
             "while your code runs, and in JAX, where `jax.jit` *traces* your function once and compiles it.\n\n"
             "**How to work**\n"
             "1. Run the set-up cell below first (it installs nothing; torch, jax, flax and optax come with Colab).\n"
@@ -774,10 +1078,11 @@ NOTEBOOK_TEXT: dict[str, dict[str, str]] = {
             "- Keep the names and signatures of the stubs. Helpers of your own are fine (start their names with "
             "`_`).\n"
             "- An exercise's code is every code cell from its heading to the next exercise's heading (cells you add "
-            "count);\n"
-            "  it is graded as one Python module, so it must define everything it uses, and code at the top level "
-            "runs\n"
-            "  when it is graded: keep long training runs inside functions.\n"
+            "count).\n"
+            "  It is graded as *Run all* runs it: it may use what the cells above define (imports, functions, classes,\n"
+            "  variables; their loops and bare expressions are not re-run for it), and an error elsewhere costs it "
+            "nothing.\n"
+            "  Its own top-level code runs when it is graded: keep long training runs inside functions.\n"
             "- Do not edit or delete the set-up cell. Checks use your runtime's device: torch on a GPU when there is "
             "one,\n"
             "  JAX on its default backend (GPU or TPU).\n\n"
@@ -807,7 +1112,7 @@ NOTEBOOK_TEXT: dict[str, dict[str, str]] = {
         "setup_comment": "#@title tapetrace set-up: run this cell first",
         "title": "tapetrace — the tape vs the trace: PyTorch and JAX, side by side",
         "intro": (
-            "In these ten exercises you build the same models twice: in **PyTorch**, where autograd records "
+            "In these exercises you build the same models twice: in **PyTorch**, where autograd records "
             "every operation on a *tape* while your Python runs, and in **JAX**, where `jax.jit`, `jax.grad` "
             "and `jax.vmap` *trace* your function once into a jaxpr and transform or compile that trace. "
             "The data are the seeds' two datasets: make_moons (a two-class MLP) and load_digits (an 8x8 "
@@ -865,7 +1170,7 @@ NOTEBOOK_TEXT: dict[str, dict[str, str]] = {
     "es": {
         "intro_md": (
             "# tapetrace — la cinta frente a la traza: PyTorch y JAX, ejercicio a ejercicio\n\n"
-            "Diez ejercicios construyen los mismos modelos dos veces: en PyTorch, donde autograd graba una "
+            "Los ejercicios construyen los mismos modelos dos veces: en PyTorch, donde autograd graba una "
             "*cinta*\n"
             "mientras se ejecuta tu código, y en JAX, donde `jax.jit` *traza* tu función una vez y la compila.\n\n"
             "**Cómo trabajar**\n"
@@ -883,10 +1188,13 @@ NOTEBOOK_TEXT: dict[str, dict[str, str]] = {
             "- Conserva los nombres y las firmas del esqueleto. Puedes añadir funciones auxiliares propias (empieza "
             "sus nombres con `_`).\n"
             "- El código de un ejercicio es cada celda de código desde su encabezado hasta el encabezado del "
-            "ejercicio siguiente (las celdas que añadas cuentan);\n"
-            "  se corrige como un único módulo de Python, así que debe definir todo lo que usa, y el código de "
-            "nivel superior se ejecuta\n"
-            "  al corregir: deja los entrenamientos largos dentro de funciones.\n"
+            "ejercicio siguiente (las celdas que añadas cuentan).\n"
+            "  Se corrige como lo ejecuta *Ejecutar todo*: puede usar lo que definen las celdas de encima "
+            "(importaciones, funciones, clases,\n"
+            "  variables; sus bucles y expresiones sueltas no se vuelven a ejecutar para él), y un error en otra "
+            "parte no le cuesta nada.\n"
+            "  Su propio código de nivel superior se ejecuta al corregir: deja los entrenamientos largos dentro de "
+            "funciones.\n"
             "- No edites ni borres la celda de preparación. Las comprobaciones usan el dispositivo de tu entorno: "
             "torch en una GPU cuando la hay,\n"
             "  JAX en su backend por defecto (GPU o TPU).\n\n"
@@ -917,7 +1225,7 @@ NOTEBOOK_TEXT: dict[str, dict[str, str]] = {
         "setup_comment": "#@title Preparación de tapetrace: ejecuta primero esta celda",
         "title": "tapetrace — la cinta frente a la traza: PyTorch y JAX, lado a lado",
         "intro": (
-            "En estos diez ejercicios construyes los mismos modelos dos veces: en **PyTorch**, donde autograd "
+            "En estos ejercicios construyes los mismos modelos dos veces: en **PyTorch**, donde autograd "
             "graba cada operación en una *cinta* mientras se ejecuta tu Python, y en **JAX**, donde `jax.jit`, "
             "`jax.grad` y `jax.vmap` *trazan* tu función una vez en un jaxpr y transforman o compilan esa "
             "traza. Los datos son los dos conjuntos de datos de la fuente: make_moons (un MLP de dos clases) y "

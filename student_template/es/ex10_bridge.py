@@ -29,12 +29,12 @@ Qué construir:
       `mlp_forward(torch_mlp_to_jax(m), x)` sea igual a `m(x)`.
     - `jax_to_torch_mlp(params, model)`: copia `params` en las capas
       `nn.Linear` de `model`, en el sitio, sin grabar en la cinta; devuelve
-      None. Antes de copiar nada, comprueba cada capa: si el número de capas
-      difiere, o una forma no coincide, lanza `ValueError` nombrando la primera
-      capa errónea por su índice i empezando en 0 (como en `params["W"][i]`),
-      p. ej. "layer 1: expected W of shape (32, 2), got (2, 32)". Cuando los
-      números de capas difieren, i es el primer índice presente en un solo
-      lado (`min(len(params["W"]), number of nn.Linear layers)`).
+      None. Antes de copiar nada, comprueba cada capa: si una forma no
+      coincide, lanza `ValueError` nombrando la primera capa errónea por su
+      índice i empezando en 0 (como en `params["W"][i]`), p. ej.
+      "layer 1: expected W of shape (32, 2), got (2, 32)". Si el número de
+      capas difiere, lanza `ValueError` dando los dos números, p. ej.
+      "the model has 3 nn.Linear layers, params has 2".
     - `torch_conv_to_flax(weight)`: un `Conv2d.weight` (OIHW) como kernel de
       Flax (HWIO), un `jax.Array` float32.
 
@@ -82,7 +82,7 @@ def jax_to_torch_mlp(params: dict, model: nn.Module) -> None:
         model: el MLP de torch que se sobrescribe.
 
     Raises:
-        ValueError: difieren los números de capas o una forma (el mensaje nombra "layer i").
+        ValueError: difiere una forma (el mensaje nombra "layer i") o los números de capas (da los dos).
     """
     # TU CÓDIGO AQUÍ
     raise NotImplementedError("ex10_bridge: sustituye esta línea por tu código")

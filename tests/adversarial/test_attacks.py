@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
 import subprocess
+import sysconfig
+import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -30,58 +34,111 @@ CANARY_FOR_EX09 = "ex01_torch_mlp"
 def meta(path: Path) -> dict:
     out = {"fails": "all", "status": "graded", "message": ""}
     for line in path.read_text().splitlines()[:8]:
-        if m := re.match(r"#\s*(ATTACK|TARGET|STATUS|FAILS|MESSAGE):\s*(.*)", line):
-            out[m.group(1).lower()] = m.group(2).strip()
+        if m := re.match(r"#\s*(ATTACK|TARGET|STATUS|STATUS-CONTAINER|FAILS|MESSAGE|MESSAGE-CONTAINER):\s*(.*)", line):
+            out[m.group(1).lower().replace("-", "_")] = m.group(2).strip()
     return out
 
 
-@pytest.fixture(scope="module")
-def attack_run():
-    r = GradingRun(device="cpu", timeout=8.0, seed=1234, mem_bytes=1024**3)
+# Docker's default privileges: root without CAP_SYS_ADMIN (no namespaces). `setpriv` gives the same to the
+# zygote and so to every worker; the workers then fall back to Landlock, seccomp and no capabilities.
+NO_SYS_ADMIN = ["setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin", "--"]
+LEVELS = {"namespaces": ([], "full"), "no_sys_admin": (NO_SYS_ADMIN, "container")}
+
+
+def _levels() -> list:
+    out = [pytest.param("namespaces")]
+    if shutil.which("setpriv") is None or os.geteuid() != 0:
+        out.append(pytest.param("no_sys_admin", marks=pytest.mark.skip(
+            reason="setpriv and root are needed to grade without CAP_SYS_ADMIN (as in a default Docker container)")))
+    else:
+        out.append(pytest.param("no_sys_admin"))
+    return out
+
+
+@pytest.fixture(scope="module", params=_levels())
+def attack_run(request, listener):  # the listeners' addresses must be in the environment the zygote inherits
+    prefix, level = LEVELS[request.param]
+    r = GradingRun(device="cpu", timeout=8.0, seed=1234, mem_bytes=1024**3, launch_prefix=prefix)
+    r.expected_level = level
     yield r
     r.close()
 
 
 @pytest.fixture(scope="module")
-def listener():
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(8)
-    srv.settimeout(0.2)
+def listener(tmp_path_factory):
+    """A TCP, a UDP and a Unix-socket listener (outside /tmp: a worker with namespaces gets a private /tmp)."""
+    tcp = socket.socket()
+    tcp.bind(("127.0.0.1", 0))
+    tcp.listen(8)
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    folder = Path(tempfile.mkdtemp(prefix="tapetrace-attack-", dir="/var/tmp"))
+    folder.chmod(0o755)
+    unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    unix.bind(str(folder / "sock"))
+    (folder / "sock").chmod(0o777)
+    unix.listen(8)
     hits: list[bytes] = []
     stop = threading.Event()
 
-    def serve():
+    def serve(srv: socket.socket, stream: bool) -> None:
+        srv.settimeout(0.2)
         while not stop.is_set():
             try:
-                conn, _ = srv.accept()
-                hits.append(conn.recv(64))
-                conn.close()
+                if stream:
+                    conn, _ = srv.accept()
+                    hits.append(conn.recv(64))
+                    conn.close()
+                else:
+                    hits.append(srv.recv(64))
             except OSError:
                 continue
 
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    os.environ["TAPETRACE_ATTACK_PORT"] = str(srv.getsockname()[1])
+    threads = [threading.Thread(target=serve, args=(s, st), daemon=True) for s, st in ((tcp, True), (udp, False),
+                                                                                        (unix, True))]
+    for t in threads:
+        t.start()
+    os.environ["TAPETRACE_ATTACK_PORT"] = str(tcp.getsockname()[1])
+    os.environ["TAPETRACE_ATTACK_UDP"] = str(udp.getsockname()[1])
+    os.environ["TAPETRACE_ATTACK_UNIX"] = str(folder / "sock")
     yield hits
     stop.set()
-    t.join(2)
-    srv.close()
+    for t in threads:
+        t.join(2)
+    for s in (tcp, udp, unix):
+        s.close()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _leftovers() -> list[str]:
+    planted = "tapetrace_attack_planted.py"
     found = []
     for p in [Path("/tmp/tapetrace_attack_tmp.txt"), Path("/dev/shm/tapetrace_attack_shm.txt"),
               Path.home() / "tapetrace_attack_home.txt", ROOT / "autograder" / "tapetrace_attack_engine.txt",
-              Path.cwd().parent / "tapetrace_attack_parent.txt"]:
+              Path.cwd().parent / "tapetrace_attack_parent.txt", ROOT / "autograder" / "probes" / planted,
+              Path(sysconfig.get_paths()["purelib"]) / planted, Path(os.__file__).parent.parent / planted,
+              Path("/var/tmp") / planted, Path.home() / ".cache" / "tapetrace" / "jax-compile" / planted]:
         if p.exists():
             found.append(str(p))
     return found
 
 
+def _survivors(marks: tuple[str, ...] = ("sleep 4242", "sleep 4243"), wait: float = 3.0) -> list[str]:
+    """Processes a student started that are still alive (the zygote sweeps orphans about once a second)."""
+    deadline = time.monotonic() + wait
+    while True:
+        ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        alive = [m for m in marks if m in ps]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.2)
+
+
 @pytest.mark.parametrize("path", ATTACKS, ids=lambda p: p.stem)
 def test_attack_is_contained(attack_run, listener, tmp_path, path):
     m = meta(path)
+    if attack_run.expected_level != "full" and m.get("status_container"):
+        m["status"] = m["status_container"]  # e.g. no pid namespace: a loop that kills "everything" only loops
     target = m["target"]
     sub = tmp_path / "submission"
     sub.mkdir()
@@ -97,28 +154,36 @@ def test_attack_is_contained(attack_run, listener, tmp_path, path):
         s.strip() for s in m["fails"].split(",")}
     failed = {t["name"] for t in ex["tests"] if not t["passed"]}
     detail = {t["name"]: t["message"] for t in ex["tests"] if not t["passed"]}
-    assert ex["status"] == m["status"], (ex["status"], ex["message"])
+    assert ex["status"] in m["status"].split("|"), (ex["status"], ex["message"])  # "a|b": either, by machine
     assert failed == fails, detail
     assert ex["score"] == sum(c.points for c in suite.checks if c.name not in fails)
-    if m["message"]:
+    message = m.get("message_container") if attack_run.expected_level != "full" and m.get("message_container") \
+        else m["message"]
+    if message:
         texts = [ex["message"], *detail.values()]
-        assert any(m["message"] in t for t in texts), texts
+        assert any(alt in t for t in texts for alt in message.split("|")), texts
     for t in ex["tests"]:
         assert len(t["message"]) < 600
     kept = res["exercises"][canary]
     assert kept["score"] == kept["max_score"], kept
     assert not _leftovers()
     assert not listener, "a student worker reached the network"
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert "sleep 4242" not in ps
+    assert not _survivors()
 
 
 def test_run_still_sound_after_attacks(attack_run):
     """Same zygote and reference cache as the attacks: the solutions still get full marks."""
     res = attack_run.grade([str(SOLUTIONS)], only=[CANARY, CANARY_FOR_EX09])[0]
     assert res["total"] == res["max_total"] > 0
-    assert res["isolation"].get("private_dirs_hidden") is True
-    assert res["isolation"].get("network_dropped") is True
+    iso = res["isolation"]
+    assert iso["level"] == attack_run.expected_level, iso
+    for guarantee in ("private_files_unreadable", "writes_confined", "network_blocked", "processes_confined"):
+        assert iso[guarantee] is True, (guarantee, iso)
+    assert iso["seccomp"] is True
+    if attack_run.expected_level == "full":
+        assert iso["private_dirs_hidden"] is True and iso["network_dropped"] is True
+    else:
+        assert iso["pid_namespace"] is False and (iso["landlock"] or iso["uid"] is not None), iso
 
 
 def test_at_least_twenty_attacks():

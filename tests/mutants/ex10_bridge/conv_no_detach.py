@@ -29,12 +29,12 @@ What to build:
       `mlp_forward(torch_mlp_to_jax(m), x)` equals `m(x)`.
     - `jax_to_torch_mlp(params, model)`: copies `params` into the `nn.Linear`
       layers of `model`, in place, without recording on the tape; returns
-      None. Before copying anything, check every layer: if the number of
-      layers differs, or a shape does not match, raise `ValueError` naming
-      the first bad layer by its 0-based index i (as in `params["W"][i]`),
-      e.g. "layer 1: expected W of shape (32, 2), got (2, 32)". When the
-      counts differ, i is the first index present on one side only
-      (`min(len(params["W"]), number of nn.Linear layers)`).
+      None. Before copying anything, check every layer: if a shape does not
+      match, raise `ValueError` naming the first bad layer by its 0-based
+      index i (as in `params["W"][i]`), e.g.
+      "layer 1: expected W of shape (32, 2), got (2, 32)". If the number of
+      layers differs, raise `ValueError` giving both counts, e.g.
+      "the model has 3 nn.Linear layers, params has 2".
     - `torch_conv_to_flax(weight)`: a `Conv2d.weight` (OIHW) as a Flax
       kernel (HWIO), a float32 `jax.Array`.
 
@@ -83,7 +83,7 @@ def jax_to_torch_mlp(params: dict, model: nn.Module) -> None:
         model: the torch MLP to overwrite.
 
     Raises:
-        ValueError: the layer counts or a shape differ (the message names "layer i").
+        ValueError: a shape differs (the message names "layer i") or the layer counts do (it gives both).
     """
     layers = [m for m in model.modules() if isinstance(m, nn.Linear)]
     ws, bs = list(params["W"]), list(params["b"])

@@ -1,0 +1,522 @@
+"""Notebook cells -> one graded module per exercise, with what "Run all" gives it (text only).
+
+GRADING.md (Submissions): a notebook is graded with the meaning "Run all" has for its student.
+This module turns a notebook (or a jupytext "percent" ``.py``) into, per exercise, the text of
+one *graded module*:
+
+- **the exercise's own section**: its code cells, each transformed as IPython would run it
+  (:func:`transform_cell`), joined in order. This part is strict: if it fails when run, that
+  is the exercise's load error, with line numbers of this section.
+- **its context**, appended as one trailing comment line (:data:`TRAILER`): the code cells
+  above the section's last cell that belong to no exercise or to another one (cells above the
+  first exercise, earlier sections), reduced to what later code can see. Per cell: its
+  transformed source, its ``from __future__`` features, and the top-level statements kept,
+  each with the names it binds and the global names it reads (:func:`statement_names`).
+  Kept: imports, ``def``, ``class``, assignments, and ``if``/``try``/``with`` blocks without
+  loops; not kept: loops and bare expression statements (training runs, prints, plots).
+  :mod:`autograder._exec` runs the part of it the section needs, with every failure skipped,
+  under a small time budget.
+
+Sections follow the template: a markdown cell starts exercise EX's section when its first
+line is a heading naming EX (``## ex04_jax_mlp — ...``) and, where the notebook still has the
+template's metadata for EX's heading, only when it is that cell. Students' own headings
+("### compare with ex04") never start a section; the template's intro and outro cells
+(tapetrace metadata, no exercise) close one. A code cell carrying an exercise's metadata
+belongs to that exercise wherever it was moved, and only that cell does. The set-up cell,
+cells made only of ``check``/``hint``/``figure``/``solution`` calls, and cell magics whose
+body is not Python (``%%bash``, ``%%html``, ``%%writefile``, ...) are never graded.
+
+Nothing here runs student code: it only reads text (``ast``, ``symtable`` and IPython's
+input transformer are parsers).
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import json
+import re
+import symtable
+import zlib
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+TRAILER = "# tapetrace-context v1: "
+# Cell magics whose body is Python run by IPython in the notebook's namespace: the body is graded.
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+_CHECK_LINE = re.compile(r"^\s*(check|grader\.check|hint|solution|show|figure|grader\.check_all)\s*\(")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(ex\d\d(?:_\w+)?)")
+_PERCENT = re.compile(r"^# %%(?:$|[ \t])")
+# what jupytext comments out in a percent file (magics, shell commands, help) and uncomments on reading
+_COMMENTED_MAGIC = re.compile(r"^(\s*)# ?((?:%{1,2}[A-Za-z]|!|\w+(?:\s*,\s*\w+)*\s*=\s*[!%][A-Za-z]|\?"
+                              r"|[\w.]+\?{1,2}\s*$).*)$")
+_SETUP_MARK = "_tapetrace_setup("
+_DYNAMIC = frozenset({"globals", "vars", "eval", "exec", "locals"})
+
+
+@dataclass
+class Cell:
+    """One notebook cell, as far as grading is concerned."""
+
+    index: int
+    kind: str  # "code", "markdown", "raw"
+    source: str
+    exercise: str | None = None  # from its tapetrace metadata
+    role: str | None = None
+    meta: bool = False  # whether it carries tapetrace metadata at all
+
+
+# --------------------------------------------------------------------------- reading cells
+def _meta(cell_meta: Any, exercises: tuple[str, ...]) -> tuple[str | None, str | None, bool]:
+    meta = (cell_meta or {}).get("tapetrace") if isinstance(cell_meta, dict) else None
+    if not isinstance(meta, dict):
+        return None, None, False
+    ex = meta.get("exercise")
+    role = meta.get("role")
+    return (ex if ex in exercises else None), (role if isinstance(role, str) else None), True
+
+
+def notebook_cells(nb: dict, exercises: tuple[str, ...]) -> list[Cell]:
+    """The cells of an nbformat notebook (plain dict); ``exercises``: the curriculum's names, in order.
+
+    Raises:
+        ValueError: the notebook has no list of cells.
+    """
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        raise ValueError("the notebook has no cells")
+    out = []
+    for i, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            continue
+        src = cell.get("source", "")
+        src = "".join(str(s) for s in src) if isinstance(src, list) else str(src or "")
+        ex, role, has = _meta(cell.get("metadata"), exercises)
+        out.append(Cell(i, str(cell.get("cell_type", "")), src, ex, role, has))
+    return out
+
+
+def is_percent_script(text: str) -> bool:
+    """Whether a ``.py`` file is a jupytext "percent" notebook (``# %%`` cell markers)."""
+    return any(_PERCENT.match(line) for line in text.splitlines())
+
+
+def _percent_header(rest: str) -> tuple[str, dict]:
+    """``[markdown] key={json} key="v"`` after ``# %%`` -> (cell type, metadata)."""
+    kind = "code"
+    m = re.match(r"\s*(.*?)\s*\[(markdown|md|raw)\]", rest)
+    if m:
+        kind = "raw" if m.group(2) == "raw" else "markdown"
+        rest = rest[m.end():]
+    meta: dict = {}
+    decoder = json.JSONDecoder()
+    for m in re.finditer(r"([A-Za-z_][\w.-]*)=", rest):
+        try:
+            value, _end = decoder.raw_decode(rest, m.end())
+        except ValueError:
+            continue
+        meta[m.group(1)] = value
+    return kind, meta
+
+
+def percent_cells(text: str, exercises: tuple[str, ...]) -> list[Cell]:
+    """The cells of a jupytext percent script, as jupytext reads them back.
+
+    Markdown cells lose their ``# `` prefixes; code cells get back the magics, shell commands
+    and ``obj?`` help lines jupytext comments out when it writes the file.
+    """
+    cells: list[Cell] = []
+    kind, meta, lines = "code", {}, []
+
+    def flush() -> None:
+        body = list(lines)
+        if kind == "code":
+            body = [_COMMENTED_MAGIC.sub(r"\1\2", ln) for ln in body]
+        else:
+            body = [ln[2:] if ln.startswith("# ") else ln[1:] if ln.startswith("#") else ln for ln in body]
+        src = "\n".join(body).strip("\n")
+        if src.strip() or cells or kind != "code":
+            ex, role, has = _meta(meta, exercises)
+            cells.append(Cell(len(cells), kind, src + "\n" if src else "", ex, role, has))
+
+    in_header = False
+    for n, line in enumerate(text.splitlines()):
+        if n == 0 and line.strip() == "# ---":
+            in_header = True
+            continue
+        if in_header:
+            in_header = line.strip() != "# ---"
+            continue
+        if _PERCENT.match(line):
+            flush()
+            kind, meta = _percent_header(line[4:])
+            lines = []
+            continue
+        lines.append(line)
+    flush()
+    return cells
+
+
+# --------------------------------------------------------------------------- IPython's view of a cell
+@cache
+def _transformer() -> Any:
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:  # no IPython: a plain fallback (magic lines dropped)
+        return None
+    return TransformerManager()
+
+
+def _plain_fallback(src: str) -> str:
+    lines = []
+    for line in src.splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith(("%", "!")):
+            lines.append(line[: len(line) - len(stripped)] + "pass" if line[:1].isspace() else "")
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+_MAGIC_START = re.compile(r"^\s*(?:%[A-Za-z]|!|\w+\s*=\s*[!%][A-Za-z!])")
+
+
+def _join_magic_continuations(lines: list[str]) -> list[str]:
+    """A magic or shell line continued with ``\\`` as one line, then blank lines: later lines keep their numbers."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _MAGIC_START.match(line) and line.endswith("\\"):
+            j = i
+            while j + 1 < len(lines) and line.endswith("\\"):
+                j += 1
+                line = line[:-1] + lines[j]
+            out += [line] + [""] * (j - i)
+            i = j + 1
+            continue
+        out.append(line)
+        i += 1
+    return out
+
+
+_TIME_LINE = re.compile(r"^(\s*)get_ipython\(\)\.run_line_magic\('time', (.*)\)\s*$")
+
+
+def _unwrap_time(line: str) -> str:
+    """``%time stmt`` runs ``stmt`` in the notebook: graded as the statement itself."""
+    m = _TIME_LINE.match(line)
+    if not m:
+        return line
+    try:
+        stmt = ast.literal_eval(m.group(2))
+        ast.parse(stmt)
+    except (ValueError, SyntaxError):
+        return line
+    return m.group(1) + stmt if "\n" not in stmt else line
+
+
+def transform_cell(src: str) -> str | None:
+    """One code cell as the plain Python IPython runs, line numbers kept; None: not Python.
+
+    IPython's own input transformer turns magics anywhere in the cell, ``x = !cmd`` and
+    ``obj?`` into calls of ``get_ipython()``; ``%time stmt`` becomes ``stmt``. A cell magic
+    whose body is Python (:data:`PYTHON_CELL_MAGICS`) keeps its body (its first line blank);
+    any other cell magic (``%%bash``, ``%%html``, ``%%writefile``, ...) gives None.
+    """
+    lines = src.splitlines()
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if first is None:
+        return ""
+    head = lines[first].lstrip()
+    if head.startswith("%%"):
+        name = head[2:].split(maxsplit=1)[0] if head[2:].strip() else ""
+        if name not in PYTHON_CELL_MAGICS:
+            return None
+        body = transform_cell("\n".join(lines[first + 1:]))
+        return None if body is None else "\n" * (first + 1) + body
+    text = "\n".join(_join_magic_continuations(lines[first:])) + "\n"
+    tm = _transformer()
+    try:
+        out = tm.transform_cell(text) if tm is not None else _plain_fallback(text)
+    except Exception:  # noqa: BLE001 - IPython could not read it: Python will say what is wrong
+        out = text
+    out_lines = [_unwrap_time(ln) for ln in out.splitlines()]
+    out_lines += [""] * (len(lines) - first - len(out_lines))  # a joined `\` continuation: same length
+    return "\n" * first + "\n".join(out_lines) + "\n"
+
+
+# --------------------------------------------------------------------------- sections
+def _first_line(src: str) -> str:
+    return next((ln for ln in src.splitlines() if ln.strip()), "")
+
+
+def _heading_names(src: str, exercises: tuple[str, ...]) -> str | None:
+    """The exercise a heading in the template's form names: ``## ex04_jax_mlp ...``."""
+    m = _HEADING.match(_first_line(src))
+    if not m:
+        return None
+    name = m.group(1)
+    return name if name in exercises else None
+
+
+def _helper_only(src: str) -> bool:
+    lines = [ln for ln in src.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    return bool(lines) and all(_CHECK_LINE.match(ln) for ln in lines)
+
+
+def graded_cells(cells: list[Cell], exercises: tuple[str, ...]) -> list[tuple[Cell, str | None]]:
+    """The code cells that take part in grading, each with its owner (an exercise, or None).
+
+    Owner None: above the first exercise, or after a template cell that closes a section.
+    """
+    meta_headings = {c.exercise for c in cells
+                     if c.kind == "markdown" and c.exercise and _heading_names(c.source, exercises) == c.exercise}
+    current: str | None = None
+    out: list[tuple[Cell, str | None]] = []
+    for cell in cells:
+        if cell.kind == "markdown":
+            named = _heading_names(cell.source, exercises)
+            if named and (named not in meta_headings or cell.exercise == named):
+                current = named
+            elif cell.meta and cell.exercise is None and cell.role == "markdown":
+                current = None  # the template's intro or outro
+            continue
+        if cell.kind != "code" or cell.role == "setup" or _SETUP_MARK in cell.source:
+            continue
+        if _helper_only(cell.source):
+            continue
+        out.append((cell, cell.exercise or current))
+    return out
+
+
+def hoist_future_imports(source: str) -> str:
+    """Moves ``from __future__`` imports that are not at the top of a module to its first line.
+
+    Cells joined into one module can leave a ``from __future__ import annotations`` (legal at
+    the top of its own cell) after other code, which Python rejects. Each such statement's lines
+    are blanked and one combined import goes first, so later line numbers shift by one. A source
+    that does not parse, or whose future imports are already where Python wants them, is returned
+    unchanged.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return source
+    futures = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
+    if not futures:
+        return source
+    allowed = 0  # the statements Python allows before a future import: a docstring, other future imports
+    for i, node in enumerate(tree.body):
+        doc = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+            and isinstance(node.value.value, str)
+        if doc or node in futures:
+            allowed += 1
+        else:
+            break
+    if all(node in tree.body[:allowed] for node in futures):
+        return source
+    lines = source.splitlines(keepends=True)
+    names: list[str] = []
+    for node in futures:
+        start, end = node.lineno - 1, node.end_lineno or node.lineno
+        before = lines[start][:node.col_offset]
+        after = lines[end - 1][node.end_col_offset or 0:]
+        if before.strip() or after.strip().lstrip(";").strip() and not after.strip().startswith("#"):
+            return source  # shares its line with other code: leave it (Python will say where)
+        names += [a.name for a in node.names if a.name not in names]
+        for k in range(start, end):
+            lines[k] = "\n"
+    return f"from __future__ import {', '.join(names)}\n" + "".join(lines)
+
+
+# --------------------------------------------------------------------------- what a statement binds and reads
+def free_globals(source: str) -> set[str]:
+    """Global names the code reads: at module level, and from inside its functions and classes."""
+    out: set[str] = set()
+
+    def walk(table: symtable.SymbolTable) -> None:
+        top = table.get_type() == "module"
+        for sym in table.get_symbols():
+            if sym.is_referenced() and (top or sym.is_global()):
+                out.add(sym.get_name())
+        for child in table.get_children():
+            walk(child)
+
+    walk(symtable.symtable(source, "<cell>", "exec"))
+    return out
+
+
+def _target_roots(node: ast.AST) -> set[str]:
+    """``cfg["lr"] = ...``, ``model.fc = ...``: the root name is modified."""
+    roots = set()
+    targets: list[ast.AST] = []
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        targets = [node.target]
+    for t in targets:
+        for sub in ast.walk(t):
+            if isinstance(sub, (ast.Attribute, ast.Subscript)):
+                base = sub.value
+                while isinstance(base, (ast.Attribute, ast.Subscript)):
+                    base = base.value
+                if isinstance(base, ast.Name):
+                    roots.add(base.id)
+    return roots
+
+
+def statement_names(node: ast.stmt) -> tuple[list[str], list[str]]:
+    """``(names it binds or modifies at module level, global names it reads)``; ``"*"``: a star import."""
+    source = ast.unparse(node)
+    binds: set[str] = set()
+    table = symtable.symtable(source, "<stmt>", "exec")
+    for sym in table.get_symbols():
+        if sym.is_assigned() or sym.is_imported():
+            binds.add(sym.get_name())
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.ImportFrom) and any(a.name == "*" for a in sub.names):
+            binds.add("*")
+        if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            binds |= _target_roots(sub)
+    return sorted(binds), sorted(free_globals(source))
+
+
+_TOP_KINDS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
+              ast.AnnAssign, ast.AugAssign)
+_BLOCKS = (ast.If, ast.Try, ast.With, ast.AsyncWith) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def _no_loops(stmts: list[ast.stmt]) -> bool:
+    """A block's statements (outside any def/class in it) hold no loop."""
+    for st in stmts:
+        if isinstance(st, _LOOPS):
+            return False
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            if not _no_loops(getattr(st, field, None) or []):
+                return False
+        for handler in getattr(st, "handlers", None) or []:
+            if not _no_loops(handler.body):
+                return False
+    return True
+
+
+def kept(node: ast.stmt) -> bool:
+    """Whether a top-level statement of another section is part of the context (see module docstring)."""
+    if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+        return False
+    if isinstance(node, _TOP_KINDS):
+        return True
+    return isinstance(node, _BLOCKS) and _no_loops([node])
+
+
+def _kind(node: ast.stmt) -> str:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return "def"
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return "import"
+    return "other"
+
+
+def context_cell(source: str, label: str) -> dict[str, Any] | None:
+    """One context cell: its source, future features and kept statements; None when nothing is kept."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None  # it raises where it is; it defines nothing for later cells
+    futures = sorted({a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"
+                      for a in n.names})
+    stmts = []
+    for i, node in enumerate(tree.body):
+        if kept(node):
+            try:
+                binds, reads = statement_names(node)
+            except (SyntaxError, ValueError):
+                continue
+            if binds:
+                stmts.append([i, _kind(node), binds, reads])
+    if not stmts:
+        return None
+    return {"file": label, "source": source, "future": futures, "stmts": stmts}
+
+
+# --------------------------------------------------------------------------- graded modules
+def _encode(context: list[dict[str, Any]]) -> str:
+    raw = zlib.compress(json.dumps({"cells": context}, separators=(",", ":")).encode(), 9)
+    return TRAILER + base64.b64encode(raw).decode("ascii") + "\n"
+
+
+def split_graded(text: str) -> tuple[str, list[dict[str, Any]]]:
+    """A graded module's text -> (its section's source, its context cells). Plain files: no context."""
+    body, sep, last = text.rstrip("\n").rpartition("\n")
+    if not sep:
+        body, last = "", text.rstrip("\n")
+    if not last.startswith(TRAILER):
+        return text, []
+    try:
+        data = json.loads(zlib.decompress(base64.b64decode(last[len(TRAILER):].strip())))
+        cells = [c for c in data["cells"] if isinstance(c, dict)]
+    except (ValueError, KeyError, TypeError, zlib.error):
+        return text, []
+    return body + "\n", cells
+
+
+def sections(cells: list[Cell], exercises: tuple[str, ...]) -> dict[str, str | None]:
+    """Per exercise, its section's source (None: no code cell of it), without the context."""
+    return graded_sources(cells, exercises, with_context=False)
+
+
+def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: bool = True
+                   ) -> dict[str, str | None]:
+    """Per exercise, the text of its graded module (see module docstring); None: no code cell of it.
+
+    Args:
+        cells: from :func:`notebook_cells` or :func:`percent_cells`.
+        exercises: the curriculum's exercise names, in order.
+        with_context: append the context trailer (False: the sections alone).
+    """
+    graded = graded_cells(cells, exercises)
+    code: dict[int, str | None] = {cell.index: transform_cell(cell.source) for cell, _ in graded}
+    parts: dict[str, list[str]] = {}
+    last: dict[str, int] = {}
+    for cell, owner in graded:
+        if owner is not None:
+            last[owner] = cell.index
+            if code[cell.index] is not None:
+                parts.setdefault(owner, []).append(code[cell.index] or "")
+            else:
+                parts.setdefault(owner, [])
+    contexts: dict[int, dict[str, Any] | None] = {}
+    out: dict[str, str | None] = {}
+    for ex in exercises:
+        if ex not in last:
+            out[ex] = None
+            continue
+        text = hoist_future_imports("\n\n".join(parts[ex]) + "\n")
+        if with_context:
+            ctx = []
+            for cell, owner in graded:
+                if owner == ex or cell.index >= last[ex] or code[cell.index] is None:
+                    continue
+                if cell.index not in contexts:
+                    label = f"<notebook cell {cell.index + 1}: {owner or 'outside the exercises'}>"
+                    contexts[cell.index] = context_cell(code[cell.index] or "", label)
+                if contexts[cell.index] is not None:
+                    ctx.append(contexts[cell.index])
+            if ctx:
+                text = text.rstrip("\n") + "\n" + _encode(ctx)
+        out[ex] = text
+    return out
+
+
+def section_reads(tree: ast.Module, source: str) -> set[str] | None:
+    """Global names a section reads; None when it looks names up dynamically (``globals()``, ``eval``)."""
+    try:
+        names = free_globals(source)
+    except (SyntaxError, ValueError):
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return None if names & _DYNAMIC else names

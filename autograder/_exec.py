@@ -1,0 +1,412 @@
+"""Runs a graded module (:mod:`autograder._cells`) the way "Run all" ran it: context, then section.
+
+Used by the worker (``_worker._load``, in the sandbox) and by the notebook's self-check
+(``_public``, in the student's kernel), so both see the same module:
+
+1. **Stand-ins** first: harmless ``get_ipython()`` (magics, ``!cmd`` and ``obj?`` are no-ops;
+   ``x = !cmd`` gives an empty list), ``display``, ``check``, ``hint``, ``figure`` and
+   ``solution`` (no-ops). In a worker, ``google.colab`` is importable as a harmless stand-in
+   when the real one is absent (:func:`install_colab_standin`).
+2. **The context**, statement by statement: only the statements the section needs, i.e. those
+   binding a name the section (or the exercise's contract) reads, and, transitively, what they
+   read. Each failure is swallowed and counted (``SystemExit`` included). A time budget bounds
+   the whole: :data:`CONTEXT_BUDGET` seconds for all of it, an assignment or block at most
+   :data:`STATEMENT_LIMIT` of them; a statement still running then is interrupted. Once the
+   budget is spent, later statements run only if they are definitions or imports, within
+   :data:`DEFINITIONS_GRACE` more seconds. A statement that swallows the interruption (a bare
+   ``except:``) is interrupted again at every line it runs until it exits.
+3. **The section**, strictly: its failure is the exercise's load error (the caller reports it).
+
+Context cells are compiled under their own file names (``<notebook cell 7: ex04_jax_mlp>``), so
+line numbers in messages about the section stay the section's.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import linecache
+import signal
+import sys
+import threading
+import time
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from autograder._cells import section_reads, split_graded
+
+CONTEXT_BUDGET = 3.0
+DEFINITIONS_GRACE = 2.0
+STATEMENT_LIMIT = 1.0  # one assignment or block of the context (a definition or import: the budget left)
+_REPEAT = 0.02  # re-interrupt period once a statement overran
+
+
+# --------------------------------------------------------------------------- stand-ins
+class _Output(list):
+    """What ``x = !cmd`` gives in IPython (an ``SList``), empty: the command never runs here."""
+
+    @property
+    def s(self) -> str:
+        return " ".join(self)
+
+    n = s
+    p = s
+    nlstr = s
+
+    @property
+    def l(self) -> list:  # noqa: E743 - IPython's name
+        return list(self)
+
+    def grep(self, *args: Any, **kwargs: Any) -> _Output:
+        return _Output()
+
+    def fields(self, *args: Any) -> _Output:
+        return _Output()
+
+
+class _Anything:
+    """Any attribute is another harmless object; calling one does nothing and returns None."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Anything()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def __bool__(self) -> bool:
+        return False
+
+
+class _Shell(_Anything):
+    """``get_ipython()`` in a graded module: magics and shell commands do nothing."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self.user_ns = namespace
+
+    def run_line_magic(self, name: str, line: str, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def run_cell_magic(self, name: str, line: str, cell: str, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def magic(self, line: str) -> None:
+        return None
+
+    def system(self, cmd: str) -> None:
+        return None
+
+    def getoutput(self, cmd: str, *args: Any, **kwargs: Any) -> _Output:
+        return _Output()
+
+    def run_cell(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _nothing(*args: Any, **kwargs: Any) -> None:
+    """``check``, ``hint``, ``figure``, ``solution``, ``display`` in a graded module: no-ops."""
+    return None
+
+
+STANDIN_NAMES = ("get_ipython", "display", "check", "hint", "figure", "solution")
+
+
+def add_standins(namespace: dict[str, Any]) -> None:
+    """Puts the notebook's helpers, as harmless stand-ins, into a module namespace."""
+    shell = _Shell(namespace)
+    namespace["get_ipython"] = lambda: shell
+    for name in STANDIN_NAMES[1:]:
+        namespace[name] = _nothing
+
+
+class _ColabModule(types.ModuleType):
+    """A ``google.colab`` module stand-in: every function does nothing (``files.upload()`` gives {})."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if self.__name__ == "google.colab" and name in _COLAB_SUBMODULES:
+            return importlib.import_module(f"google.colab.{name}")
+        if self.__name__ == "google.colab.files" and name == "upload":
+            return lambda *a, **k: {}
+        return _Anything()
+
+
+# ``from google.colab import files``: the submodules students import, as modules
+_COLAB_SUBMODULES = frozenset({"files", "drive", "output", "auth", "userdata", "data_table", "widgets", "patches",
+                               "syntax", "runtime", "_message"})
+
+
+class _ColabFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves ``google.colab`` (and ``google`` when nothing else does) as harmless stand-ins.
+
+    Placed last on ``sys.meta_path``: ``google`` stays the real namespace package wherever one is
+    installed (protobuf's), only the missing ``google.colab`` is filled in.
+    """
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname == "google" or fullname == "google.colab" or fullname.startswith("google.colab."):
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        mod = _ColabModule(spec.name) if spec.name != "google" else types.ModuleType(spec.name)
+        mod.__path__ = []
+        return mod
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+def install_colab_standin() -> _ColabFinder | None:
+    """Makes ``google.colab`` importable (harmless) where the real one is absent; returns the finder."""
+    try:
+        if importlib.util.find_spec("google.colab") is not None:
+            return None
+    except (ImportError, ValueError, AttributeError):
+        pass
+    if any(isinstance(f, _ColabFinder) for f in sys.meta_path):
+        return None
+    finder = _ColabFinder()
+    sys.meta_path.append(finder)
+    return finder
+
+
+def remove_colab_standin(finder: _ColabFinder | None) -> None:
+    """Undoes :func:`install_colab_standin` (and forgets the stand-in modules)."""
+    if finder is None:
+        return
+    if finder in sys.meta_path:
+        sys.meta_path.remove(finder)
+    for name, mod in list(sys.modules.items()):
+        if isinstance(mod, _ColabModule) or (name == "google" and getattr(mod, "__spec__", None)
+                                             and mod.__spec__.loader is finder):
+            del sys.modules[name]
+
+
+# --------------------------------------------------------------------------- the context
+class ContextTimeout(BaseException):
+    """A context statement ran past the budget (BaseException: ``except Exception`` does not stop it)."""
+
+
+@dataclass
+class ContextReport:
+    """What running the context did: statements chosen, run, failed, interrupted, skipped; seconds."""
+
+    chosen: int = 0
+    ran: int = 0
+    failed: int = 0
+    interrupted: int = 0
+    skipped: int = 0
+    seconds: float = 0.0
+
+
+def select(cells: list[dict[str, Any]], roots: set[str] | None) -> list[tuple[dict[str, Any], int, str]]:
+    """The context statements the section needs, in notebook order: ``(cell, statement index, kind)``.
+
+    Args:
+        cells: context cells (see :func:`autograder._cells.context_cell`).
+        roots: names the section and the contract read; None takes every kept statement.
+    """
+    stmts = [(c, int(i), str(kind), set(binds), set(reads)) for c in cells for i, kind, binds, reads in c["stmts"]]
+    if roots is None:
+        return [(c, i, k) for c, i, k, _b, _r in stmts]
+    needed = set(roots)
+    chosen = [False] * len(stmts)
+    changed = True
+    while changed:
+        changed = False
+        for n, (_c, _i, _k, binds, reads) in enumerate(stmts):
+            if not chosen[n] and ("*" in binds or binds & needed):
+                chosen[n] = True
+                needed |= reads
+                changed = True
+    return [(c, i, k) for n, (c, i, k, _b, _r) in enumerate(stmts) if chosen[n]]
+
+
+def _future_flags(names: list[str]) -> int:
+    futures = importlib.import_module("__future__")
+    flags = 0
+    for name in names:
+        feature = getattr(futures, name, None)
+        if feature is not None:
+            flags |= feature.compiler_flag
+    return flags
+
+
+class _Deadline:
+    """Raises :class:`ContextTimeout` in the main thread once ``seconds`` have passed, and again and
+    again (at every line of Python run, once one was swallowed) until :meth:`disarm`.
+
+    Plain methods, no context manager: code of this module is never interrupted (the handler and
+    the tracer leave its frames alone), so disarming always happens.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.usable = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+        self.fired = 0
+        self.previous: Any = None
+        if self.usable:
+            self.previous = signal.signal(signal.SIGALRM, self._alarm)
+            signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3), _REPEAT)
+
+    def _tracer(self, frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename == _HERE:
+            return None
+        if self.fired and event in ("line", "call"):
+            raise ContextTimeout()
+        return self._tracer
+
+    def _alarm(self, _signum: int, frame: Any) -> None:
+        if frame is None or frame.f_code.co_filename == _HERE:
+            return  # the statement is over: nothing to interrupt
+        self.fired += 1
+        if self.fired >= 2:  # the first one was swallowed: trace every frame still running
+            sys.settrace(self._tracer)
+            f = frame
+            while f is not None and f.f_code.co_filename != _HERE:
+                f.f_trace = self._tracer
+                f.f_trace_lines = True
+                f = f.f_back
+        raise ContextTimeout()
+
+    def disarm(self) -> None:
+        if self.usable:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            sys.settrace(None)
+            signal.signal(signal.SIGALRM, self.previous)
+
+
+_HERE = __file__
+
+
+def _remember(filename: str, source: str) -> None:
+    """Source lines for tracebacks and ``inspect.getsource`` of code compiled from a string."""
+    lines = source.splitlines(keepends=True)
+    linecache.cache[filename] = (len(source), None, lines, filename)
+
+
+def run_context(namespace: dict[str, Any], cells: list[dict[str, Any]], roots: set[str] | None, *,
+                budget: float = CONTEXT_BUDGET, grace: float = DEFINITIONS_GRACE,
+                interrupts: bool = False) -> ContextReport:
+    """Runs the chosen context statements into ``namespace``; every failure is swallowed.
+
+    Args:
+        namespace: the graded module's ``__dict__``.
+        cells: its context cells.
+        roots: names the section and the contract read (None: all statements).
+        budget: seconds for the whole context; afterwards only definitions and imports run.
+        grace: extra seconds for those definitions and imports.
+        interrupts: let a KeyboardInterrupt through (a student's Ctrl-C in the notebook).
+
+    Returns:
+        A :class:`ContextReport`.
+    """
+    report = ContextReport()
+    chosen = select(cells, roots)
+    report.chosen = len(chosen)
+    trees: dict[int, ast.Module | None] = {}
+    start = time.monotonic()
+    for cell, index, kind in chosen:
+        elapsed = time.monotonic() - start
+        left = budget - elapsed
+        if left <= 0:
+            left = budget + grace - elapsed
+            if kind == "other" or left <= 0:
+                report.skipped += 1
+                continue
+        if kind == "other":
+            left = min(left, STATEMENT_LIMIT)
+        key = id(cell)
+        if key not in trees:
+            try:
+                trees[key] = ast.parse(cell["source"], cell["file"])
+                _remember(cell["file"], cell["source"])
+            except (SyntaxError, ValueError):
+                trees[key] = None
+        tree = trees[key]
+        if tree is None or index >= len(tree.body):
+            report.failed += 1
+            continue
+        try:
+            code = compile(ast.Module(body=[tree.body[index]], type_ignores=[]), cell["file"], "exec",
+                           flags=_future_flags(cell.get("future", [])), dont_inherit=True)
+        except (SyntaxError, ValueError):
+            report.failed += 1
+            continue
+        deadline = _Deadline(left)
+        try:
+            try:
+                exec(code, namespace)  # noqa: S102 - the student's own notebook code, in its sandbox
+            finally:
+                deadline.disarm()
+            report.ran += 1
+        except ContextTimeout:
+            report.interrupted += 1
+        except KeyboardInterrupt:
+            if interrupts:
+                raise
+            report.failed += 1
+        except BaseException:  # noqa: BLE001 - SystemExit too: it ran in Run all, and failed there
+            report.failed += 1
+    report.seconds = round(time.monotonic() - start, 3)
+    return report
+
+
+# --------------------------------------------------------------------------- the whole module
+@dataclass
+class Prepared:
+    """A graded module ready to run: its section's code and its context."""
+
+    section: str
+    code: Any
+    context: list[dict[str, Any]]
+    roots: set[str] | None
+
+
+def prepare(text: str, filename: str, contract: tuple[str, ...] = ()) -> Prepared:
+    """Splits and compiles a graded module's text.
+
+    Args:
+        text: the graded module (a section with its context trailer, or a plain ``.py``).
+        filename: the file name the section's code gets (messages point at its lines).
+        contract: the exercise's contract names (always wanted from the context).
+
+    Raises:
+        SyntaxError: the section does not compile (the exercise's load error).
+    """
+    section, context = split_graded(text)
+    tree = ast.parse(section, filename)
+    code = compile(tree, filename, "exec", dont_inherit=True)
+    roots = None
+    if context:
+        reads = section_reads(tree, section)
+        roots = None if reads is None else reads | set(contract)
+    return Prepared(section, code, context, roots)
+
+
+def run(prepared: Prepared, namespace: dict[str, Any], *, interrupts: bool = False,
+        budget: float = CONTEXT_BUDGET, section_guard: Callable[[], Any] | None = None) -> ContextReport:
+    """Stand-ins, then the context (failures swallowed), then the section (its exceptions propagate).
+
+    Args:
+        prepared: from :func:`prepare`.
+        namespace: the module's ``__dict__``.
+        interrupts: let KeyboardInterrupt through from the context.
+        budget: the context's time budget.
+        section_guard: a context manager factory wrapped around the section's run (a time limit).
+    """
+    add_standins(namespace)
+    report = run_context(namespace, prepared.context, prepared.roots, budget=budget, interrupts=interrupts)
+    if section_guard is None:
+        exec(prepared.code, namespace)  # noqa: S102
+    else:
+        with section_guard():
+            exec(prepared.code, namespace)  # noqa: S102
+    return report

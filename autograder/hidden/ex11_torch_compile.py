@@ -1,0 +1,76 @@
+"""Hidden suite of ex11_torch_compile (torch.compile): the public checks, then these.
+
+The compile checks read Dynamo's own count of the graphs it captured (reset per probe), a tensor
+flag the probe's loss writes from inside or outside a compiled graph, and the number of
+``torch.compile`` calls; see ``autograder/probes/ex11_torch_compile.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder._suite import Ctx, Fail, Suite
+from autograder.public.ex11_torch_compile import any_batch_case, check_step_losses, clip_case, report_case, step_case
+from autograder.public.ex11_torch_compile import suite as _public
+
+suite = Suite("ex11_torch_compile", checks=list(_public.checks))
+
+CAPTURE_STEPS = 5
+
+
+@suite.check(points=1)
+def clip_gradient(ctx: Ctx) -> None:
+    """The gradient of sum(w * clip_by_norm(x, max_norm)) matches the reference's, above and below max_norm."""
+    for above in (True, False):
+        case = clip_case(ctx.rng, above=above)
+        w = ctx.rng.standard_normal(case["x"].shape).astype(np.float32)
+        got, want = ctx.both("clip_grad", call="clip_by_norm(x, max_norm), differentiated", w=w, **case)
+        side = "above" if above else "below"
+        ctx.assert_close(got["grad"], want["grad"], kind="step",
+                         what=f"the gradient of clip_by_norm with ||x|| {side} max_norm")
+
+
+@suite.check(points=0.5)
+def graph_report_many(ctx: Ctx) -> None:
+    """graph_report on functions with 2 breaks, a break per loop pass, .item() and a data-dependent if."""
+    for fn in ("two_breaks", "loop", "item", "branch"):
+        report_case(ctx, fn)
+
+
+@suite.check(points=1.5)
+def any_batch_compiles_once(ctx: Ctx) -> None:
+    """Over 6 batch sizes (the first one twice) the compiled model captures exactly one graph."""
+    case = any_batch_case(ctx, 6)
+    got = ctx.student("any_batch", call='compile_for_any_batch(model, "eager")(x)', backend="eager", **case)
+    graphs = got["graphs"]
+    if graphs[-1] == 0:
+        raise Fail("EX11_ANY_BATCH_NOT_COMPILED")
+    if graphs[-1] > 1:
+        first = next(i for i, g in enumerate(graphs) if g > 1)
+        raise Fail("EX11_ANY_BATCH_RECOMPILES", graphs=graphs[-1], calls=len(graphs), at=first + 1)
+
+
+@suite.check(points=2)
+def compiled_step_captures_once(ctx: Ctx) -> None:
+    """5 steps (backend "eager", plain SGD): the loss runs in the captured graph, no new graph and no new
+    torch.compile call after the first step, and the results match the reference. (Not Adam: on one
+    batch, gradients that accumulate without zero_grad only grow in scale, which Adam normalises away.)"""
+    case = step_case(ctx.rng, CAPTURE_STEPS)
+    lr = float(ctx.rng.uniform(0.2, 0.5))
+    kwargs = {"opt": "sgd_plain", "lr": lr, "backend": "eager", **case}
+    got = ctx.student("train_compiles", call='step(x, y) from compiled_train_step(..., backend="eager")', **kwargs)
+    graphs, flags, compiles = got["graphs"], got["loss_compiled"], got["compiles"]
+    if graphs[0] == 0:
+        raise Fail("EX11_STEP_NOT_COMPILED")
+    if compiles[-1] > compiles[0]:
+        raise Fail("EX11_STEP_REWRAPS", calls=compiles[-1] - compiles[0], steps=CAPTURE_STEPS - 1)
+    if graphs[-1] > graphs[0]:
+        raise Fail("EX11_STEP_RECOMPILES", graphs=graphs[-1] - graphs[0], steps=CAPTURE_STEPS - 1)
+    if min(flags) < 0:
+        raise Fail("EX11_LOSS_NOT_CALLED")
+    if min(flags) < 1:
+        raise Fail("EX11_LOSS_EAGER")
+    want = ctx.reference("train_compiles", **kwargs)
+    check_step_losses(ctx, got["losses"], want["losses"], f"the losses returned by {CAPTURE_STEPS} SGD steps")
+    ctx.assert_close(got["state"], want["state"], kind="steps",
+                     what=f"the model's parameters after {CAPTURE_STEPS} SGD steps")

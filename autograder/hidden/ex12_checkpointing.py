@@ -1,0 +1,91 @@
+"""Hidden suite of ex12_checkpointing (jax.checkpoint, torch.utils.checkpoint): the public checks, then these.
+
+What checkpointing saves is measured, not assumed: residuals with print_saved_residuals against the
+probe's plain MLP, saved tensors with the probe's own saved_tensors_hooks against the blocks applied
+plainly, and per-block recomputation from the order in which the probe's blocks run during backward.
+"""
+
+from __future__ import annotations
+
+from autograder._suite import Ctx, Fail, Suite
+from autograder.public.ex12_checkpointing import (
+    check_torch,
+    mlp_case,
+    residual_case,
+    saved_count_case,
+    torch_case,
+)
+from autograder.public.ex12_checkpointing import suite as _public
+
+suite = Suite("ex12_checkpointing", checks=list(_public.checks))
+
+
+@suite.check(points=1)
+def ckpt_grads_jit(ctx: Ctx) -> None:
+    """Under jax.jit, the logits and the gradients of a squared error match the reference (2 and 3 layers)."""
+    for layers in (2, 3):
+        case = mlp_case(ctx.rng, layers)
+        got, want = ctx.both("grads", call="jax.jit(jax.grad(loss through checkpointed_mlp_forward))", **case)
+        ctx.assert_close(got["jit"], want["jit"], kind="forward", what=f"the jitted logits ({layers} layers)",
+                         framework="jax")
+        ctx.assert_close(got["grads"], want["grads"], kind="step", what=f"the gradients ({layers} layers)",
+                         framework="jax")
+
+
+@suite.check(points=1)
+def ckpt_saves_fewer(ctx: Ctx) -> None:
+    """For 3 and 5 layers, JAX saves fewer residuals for the checkpointed forward than for the plain one."""
+    for layers in (3, 5):
+        case = mlp_case(ctx.rng, layers)
+        got = ctx.student("residuals", call="print_saved_residuals(checkpointed_mlp_forward, params, x)",
+                          params=case["params"], x=case["x"])
+        if got["student"] >= got["plain"]:
+            raise Fail("EX12_NOT_FEWER_RESIDUALS", layers=layers, got=got["student"], plain=got["plain"])
+
+
+@suite.check(points=0.5)
+def residual_count_many(ctx: Ctx) -> None:
+    """saved_residual_count on a function of two arrays and on MLPs checkpointed per layer and by a policy."""
+    for fn in ("two_args", "mlp_ckpt", "mlp_dots"):
+        residual_case(ctx, fn)
+
+
+@suite.check(points=1.5)
+def torch_ckpt_recomputes_each_block(ctx: Ctx) -> None:
+    """4 blocks, input requiring grad: each block runs once forward, and once again in the backward pass,
+    last block first (per-block recomputation); the output and all gradients match."""
+    case = torch_case(ctx.rng, 4, x_grad=True)
+    got, want = ctx.both("torch", call="torch_checkpointed(blocks, x)", **case)
+    n = len(case["weights"]) // 2
+    if got["forward_log"] != list(range(n)):
+        raise Fail("EX12_TORCH_FORWARD_ORDER", calls=len(got["forward_log"]), blocks=n)
+    back = got["backward_log"]
+    if not back:
+        raise Fail("EX12_TORCH_NO_RECOMPUTE")
+    if back == list(range(n)):
+        raise Fail("EX12_TORCH_WHOLE_CHECKPOINT")
+    if back != list(range(n))[::-1]:
+        raise Fail("EX12_TORCH_RECOMPUTE_ORDER", got=len(back), blocks=n)
+    check_torch(ctx, got, want, "4 blocks")
+    ctx.assert_close(got["x_grad"], want["x_grad"], kind="step", what="the gradient of the input x")
+
+
+@suite.check(points=0.5)
+def torch_ckpt_saves_fewer(ctx: Ctx) -> None:
+    """The probe's saved_tensors_hooks count fewer tensors saved by torch_checkpointed than by the plain blocks."""
+    case = torch_case(ctx.rng, 3, x_grad=False)
+    got = ctx.student("torch", call="torch_checkpointed(blocks, x)", **case)
+    plain = ctx.reference("torch_plain_saved", weights=case["weights"], x=case["x"], x_grad=False)
+    if got["saved"] >= plain:
+        raise Fail("EX12_TORCH_NOT_FEWER", got=got["saved"], plain=plain)
+
+
+@suite.check(points=0.5)
+def torch_saved_count_many(ctx: Ctx) -> None:
+    """torch_saved_tensor_count on a chain, two blocks, a checkpointed block and inputs without grad; the
+    graph still runs backward afterwards (the hooks hand the tensors back)."""
+    for fn in ("chain", "blocks", "checkpointed", "no_grad_inputs"):
+        pair = saved_count_case(ctx, fn)
+        if "grad" in pair["want"]:
+            ctx.assert_close(pair["got"].get("grad"), pair["want"]["grad"], kind="step",
+                             what=f"the gradient after backward through the graph of {fn}")

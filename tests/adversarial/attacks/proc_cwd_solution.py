@@ -1,0 +1,40 @@
+# ATTACK: finds the grader's folder through /proc/PID/cwd and /proc/PID/root, reads the solution and execs it
+# TARGET: ex01_torch_mlp
+# STATUS: graded
+# FAILS: none
+# MESSAGE: 
+import os
+for _pid in os.listdir("/proc"):
+    for _link in ("cwd", "root"):
+        for _rel in ("solutions/ex01_torch_mlp.py", "work/main/solutions/ex01_torch_mlp.py"):
+            try:
+                with open(f"/proc/{_pid}/{_link}/{_rel}") as _f:
+                    _src = _f.read()
+            except OSError:
+                continue
+            raise RuntimeError(f"LEAKED the solution through /proc/{_pid}/{_link}")
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor, nn
+
+
+class MLP(nn.Module):
+    """A ReLU multi-layer perceptron that returns logits.
+
+    Args:
+        input_dim: number of input features d.
+        hidden_dims: widths of the hidden layers (may be empty).
+        output_dim: number of outputs.
+    """
+
+    def __init__(self, input_dim: int, hidden_dims: Sequence[int], output_dim: int):
+        super().__init__()
+        dims = [input_dim, *hidden_dims, output_dim]
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:]))
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Maps `(N, input_dim)` inputs to `(N, output_dim)` logits."""
+        for layer in self.layers[:-1]:
+            x = torch.relu(layer(x))
+        return self.layers[-1](x)

@@ -1,0 +1,43 @@
+# ATTACK: reads other processes' environment (/proc/PID/environ) and memory maps
+# TARGET: ex01_torch_mlp
+# STATUS: graded
+# FAILS: none
+# MESSAGE: 
+import os
+_me = str(os.getpid())
+for _pid in os.listdir("/proc"):
+    if not _pid.isdigit() or _pid == _me:
+        continue
+    for _what in ("environ", "mem"):
+        try:
+            with open(f"/proc/{_pid}/{_what}", "rb") as _f:
+                _f.read(1)
+        except OSError:
+            continue
+        raise RuntimeError(f"LEAKED /proc/{_pid}/{_what}")
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor, nn
+
+
+class MLP(nn.Module):
+    """A ReLU multi-layer perceptron that returns logits.
+
+    Args:
+        input_dim: number of input features d.
+        hidden_dims: widths of the hidden layers (may be empty).
+        output_dim: number of outputs.
+    """
+
+    def __init__(self, input_dim: int, hidden_dims: Sequence[int], output_dim: int):
+        super().__init__()
+        dims = [input_dim, *hidden_dims, output_dim]
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:]))
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Maps `(N, input_dim)` inputs to `(N, output_dim)` logits."""
+        for layer in self.layers[:-1]:
+            x = torch.relu(layer(x))
+        return self.layers[-1](x)

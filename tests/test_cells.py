@@ -1,0 +1,371 @@
+"""Notebook semantics = "Run all", without a grading run: the builder (_cells) and the executor (_exec).
+
+What a student's notebook means is decided here in text (cells, sections, IPython's view of a cell,
+the context each exercise gets) and in one process (the context's budget, failures swallowed, the
+stand-ins). tests/test_notebook_habits.py grades whole notebooks; this file pins the rules.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+import time
+import types
+
+import pytest
+
+from autograder import _cells, _exec, _loader, _public
+from autograder._paths import EXERCISES
+
+EX = EXERCISES
+
+
+def _code(src, **meta):
+    return {"cell_type": "code", "source": textwrap.dedent(src), "metadata": {"tapetrace": meta} if meta else {},
+            "outputs": [], "execution_count": None}
+
+
+def _md(src, **meta):
+    return {"cell_type": "markdown", "source": src, "metadata": {"tapetrace": meta} if meta else {}}
+
+
+def _graded(cells):
+    return _cells.graded_sources(_cells.notebook_cells({"cells": cells}, EX), EX)
+
+
+def _sections(cells):
+    return _cells.sections(_cells.notebook_cells({"cells": cells}, EX), EX)
+
+
+def _load(text, contract=(), budget=_exec.CONTEXT_BUDGET):
+    """Runs a graded module in a fresh namespace the way a worker does; returns (namespace, report)."""
+    prepared = _exec.prepare(text, "/graded/section.py", contract)
+    ns = {"__name__": "graded"}
+    _exec.add_standins(ns)
+    report = _exec.run_context(ns, prepared.context, prepared.roots, budget=budget)
+    exec(prepared.code, ns)
+    return ns, report
+
+
+# --------------------------------------------------------------------------- IPython's view of a cell
+@pytest.mark.parametrize("cell,expect", [
+    ("gpu = !nvidia-smi\nprint(gpu)\n", "gpu = get_ipython().getoutput('nvidia-smi')\nprint(gpu)\n"),
+    ("jax.lax.cond?\nx = 1\n", "get_ipython().run_line_magic('pinfo', 'jax.lax.cond')\nx = 1\n"),
+    ("def f():\n    %timeit g()\n    return 1\n", "def f():\n    get_ipython().run_line_magic('timeit', 'g()')\n"
+                                                   "    return 1\n"),
+    ("\n\nx = 1\n", "\n\nx = 1\n"),  # leading blank lines kept: line numbers stay the cell's
+    ("%time params = fit(3)\n", "params = fit(3)\n"),  # %time runs its statement in the notebook
+    ("%%time\nx = 1\ny = 2\n", "\nx = 1\ny = 2\n"),  # a Python cell magic keeps its body, same lines
+    ("%%capture out\n%pip install tqdm\nz = 3\n", "\nget_ipython().run_line_magic('pip', 'install tqdm')\nz = 3\n"),
+    ("!pip install \\\n   tqdm\nw = 1\n", "get_ipython().system('pip install    tqdm')\n\nw = 1\n"),
+])
+def test_cells_read_as_ipython_reads_them(cell, expect):
+    out = _cells.transform_cell(cell)
+    assert out == expect
+    compile(out, "cell", "exec")
+
+
+@pytest.mark.parametrize("magic", ["%%bash\necho hi\n", "%%html\n<b>x</b>\n", "%%writefile helpers.py\nx = 1\n",
+                                   "  %%javascript\nalert(1)\n"])
+def test_cell_magics_whose_body_is_not_python_are_dropped(magic):
+    assert _cells.transform_cell(magic) is None
+
+
+# --------------------------------------------------------------------------- sections
+def test_only_template_headings_start_sections_and_moved_cells_go_alone():
+    cells = [
+        _code("import numpy as np\n"),
+        _md("## ex01_torch_mlp — an nn.Module", exercise=EX[0], role="markdown"),
+        _code("A = 1\n", exercise=EX[0], role="answer"),
+        _md("### compare with ex01: my notes"),  # the student's own heading: nothing changes
+        _code("A2 = A + 1\n"),
+        _md("## ex02_torch_training — a copy the student pasted, no metadata"),
+        _code("A3 = 3\n"),
+        _md("## ex02_torch_training — training", exercise=EX[1], role="markdown"),
+        _code("B0 = 0\n"),
+        _code("C = 'moved'\n", exercise=EX[2], role="answer"),  # ex03's answer cell, moved up here
+        _code("B = A + 1\n"),  # still ex02's: the moved cell drags nothing with it
+        _code('check("ex02")\n', exercise=EX[1], role="check"),
+        _md("## ex03_torch_cnn", exercise=EX[2], role="markdown"),
+        _md("## Submit", role="markdown"),  # the template's outro closes the last section
+        _code("AFTER = 1\n"),
+    ]
+    src = _sections(cells)
+    assert src[EX[0]].split() == ["A", "=", "1", "A2", "=", "A", "+", "1", "A3", "=", "3"]
+    assert src[EX[1]].split() == ["B0", "=", "0", "B", "=", "A", "+", "1"]
+    assert src[EX[2]].strip() == "C = 'moved'"
+    assert all(src[e] is None for e in EX[3:])
+
+
+def test_without_metadata_only_headings_of_the_template_form_start_sections():
+    cells = [_md("# My homework"), _code("import math\n"),
+             _md("## ex01_torch_mlp — MLP"), _code("A = 1\n"),
+             _md("## Exercise ex02 — my own title"), _code("A2 = 2\n"),  # not the template's form
+             _md("### ex02 notes"), _code("A3 = 3\n"),
+             _md("Text first\n\n## ex02_torch_training"), _code("A4 = 4\n"),  # the heading is not its first line
+             _md("## ex02_torch_training — training"), _code("B = 1\n")]
+    src = _sections(cells)
+    assert src[EX[0]].split() == ["A", "=", "1", "A2", "=", "2", "A3", "=", "3", "A4", "=", "4"]
+    assert src[EX[1]].strip() == "B = 1"
+
+
+def test_setup_and_helper_only_cells_are_never_graded_nor_context():
+    cells = [_code("_tapetrace_setup('x', 'y')\nSECRET = 1\n"), _code("SETUP = 1\n", role="setup"),
+             _md("## ex01_torch_mlp"), _code('check("ex01")\nhint("ex01", 2)  # stuck\n'),
+             _code("A = 1\ncheck('ex01')\n"),  # an answer cell ending with a check: graded (check is a no-op)
+             _md("## ex02_torch_training"), _code("B = A\n")]
+    g = _graded(cells)
+    sec, ctx = _cells.split_graded(g[EX[1]])
+    assert "SECRET" not in g[EX[1]] and "SETUP" not in json.dumps(ctx)
+    assert _cells.split_graded(g[EX[0]])[0].strip() == "A = 1\ncheck('ex01')"
+    ns, _ = _load(g[EX[1]])
+    assert ns["B"] == 1
+
+
+# --------------------------------------------------------------------------- the context
+def test_context_is_what_later_code_can_see_and_only_what_it_needs():
+    cells = [
+        _code("import math\nimport numpy as np\nPI = math.pi\nprint('hello')\n"),
+        _md("## ex01_torch_mlp"),
+        _code("""\
+            from __future__ import annotations
+            def helper(x: Undefined) -> float:
+                return np.tanh(x) + PI
+            SCALE = 2.0
+            SCALE *= 3
+            CONFIG = {"lr": 0.1}
+            CONFIG["lr"] = 0.5
+            for i in range(10 ** 9):  # a loop: never replayed
+                SCALE += 1
+            UNUSED = [0] * 10
+            train_for_hours = 1
+            helper(3.0)  # a bare expression: never replayed
+            if True:
+                BRANCH = "kept"
+            else:
+                BRANCH = "no"
+            try:
+                import tqdm_not_installed_here
+            except ImportError:
+                tqdm_not_installed_here = None
+            """),
+        _md("## ex02_torch_training"),
+        _code("def f():\n    return helper(0.0), SCALE, CONFIG['lr'], BRANCH, tqdm_not_installed_here\n"),
+        _code("LATER = 1\n"),
+        _md("## ex03_torch_cnn"),
+        _code("NOT_ABOVE = 1\n"),
+    ]
+    g = _graded(cells)
+    ns, report = _load(g[EX[1]])
+    assert ns["f"]() == (pytest.approx(3.14159265), 6.0, 0.5, "kept", None)
+    assert "UNUSED" not in ns and "train_for_hours" not in ns and "i" not in ns  # not needed: not run
+    assert "NOT_ABOVE" not in json.dumps(_cells.split_graded(g[EX[1]])[1])  # below: not context
+    assert report.failed == 0 and report.interrupted == 0 and report.chosen == report.ran
+
+
+def test_contract_names_defined_in_an_earlier_section_are_found():
+    cells = [_md("## ex01_torch_mlp"), _code("def fit(model):\n    return 'from ex01'\n"),
+             _md("## ex02_torch_training"), _code("def train_step():\n    return 1\n")]
+    ns, _ = _load(_graded(cells)[EX[1]], contract=("train_step", "fit"))
+    assert ns["fit"](None) == "from ex01"
+
+
+def test_dynamic_lookups_get_every_kept_statement():
+    cells = [_md("## ex01_torch_mlp"), _code("A = 1\nB = 2\n"),
+             _md("## ex02_torch_training"), _code("TOTAL = sum(globals()[k] for k in ('A', 'B'))\n")]
+    ns, _ = _load(_graded(cells)[EX[1]])
+    assert ns["TOTAL"] == 3
+
+
+def test_failures_in_other_sections_are_skipped_and_counted():
+    cells = [_code("import sys\nnot valid python (\n"),  # a cell that does not parse defines nothing
+             _md("## ex01_torch_mlp"),
+             _code("""\
+                 import sys
+                 def good():
+                     return "ok"
+                 BROKEN = 1 / 0
+                 STOPPED = sys.exit("stop")
+                 INTERRUPTED = (_ for _ in ()).throw(KeyboardInterrupt)
+                 AFTER = good()
+                 """),
+             _md("## ex02_torch_training"),
+             _code("def f():\n    return AFTER, good(), [n for n in ('BROKEN', 'STOPPED') if n in globals()]\n")]
+    ns, report = _load(_graded(cells)[EX[1]])
+    assert ns["f"]() == ("ok", "ok", [])
+    assert report.failed == 3
+
+
+def test_a_slow_earlier_section_is_interrupted_within_the_budget():
+    """Top-level training in an early section costs a later exercise at most the context's budget, even
+    when it swallows the interruption with a bare except; definitions still run after the budget."""
+    cells = [_md("## ex01_torch_mlp"),
+             _code("""\
+                 import time
+                 def train_forever():
+                     while True:
+                         try:
+                             time.sleep(0.01)
+                         except:  # noqa: E722 - what students write
+                             pass
+                 def spin():
+                     n = 0
+                     while True:
+                         n += 1
+                 MODEL = train_forever()
+                 OTHER = spin()
+                 LIMIT = 7
+                 def late():
+                     return 7
+                 """),
+             _md("## ex02_torch_training"),
+             _code("""\
+                 def f():
+                     try:
+                         return MODEL, OTHER, LIMIT
+                     except NameError:
+                         return late()
+                 X = f()
+                 """)]
+    t0 = time.monotonic()
+    ns, report = _load(_graded(cells)[EX[1]], budget=1.5)
+    took = time.monotonic() - t0
+    assert ns["X"] == 7
+    assert not {"MODEL", "OTHER", "LIMIT"} & set(ns)
+    # MODEL: stopped after STATEMENT_LIMIT (1 s); OTHER: after the 0.5 s left; LIMIT: skipped; `def late`: ran
+    assert (report.interrupted, report.skipped) == (2, 1), report
+    assert took < 1.5 + 0.5, (report, took)
+
+
+def test_section_errors_point_at_the_section_lines():
+    cells = [_code("x = 1\n"), _md("## ex01_torch_mlp"), _code("a = 1\n\nb = undefined_name\n")]
+    prepared = _exec.prepare(_graded(cells)[EX[0]], "/graded/ex01.py")
+    ns: dict = {}
+    with pytest.raises(NameError) as err:
+        _exec.run(prepared, ns)
+    frames = [f for f in __import__("traceback").extract_tb(err.value.__traceback__) if f.filename == "/graded/ex01.py"]
+    assert frames and frames[-1].lineno == 3
+    cells[2] = _code("a = 1\nb = (\n")
+    with pytest.raises(SyntaxError) as serr:
+        _exec.prepare(_graded(cells)[EX[0]], "/graded/ex01.py")
+    assert serr.value.lineno == 2
+
+
+def test_standins_make_notebook_helpers_harmless():
+    cells = [_md("## ex01_torch_mlp"), _code("""\
+        gpu = !nvidia-smi
+        %load_ext autoreload
+        get_ipython().run_line_magic("matplotlib", "inline")
+        get_ipython().events.register("post_run_cell", print)
+        display("shown")
+        torch_help = dir?
+        A = (len(gpu), gpu.s, check("ex01"), hint("ex01", 2), figure("ex01"), solution("ex01"))
+        """)]
+    ns, _ = _load(_graded(cells)[EX[0]])
+    assert ns["A"] == (0, "", None, None, None, None)
+
+
+def test_google_colab_standin_only_where_the_real_one_is_absent():
+    finder = _exec.install_colab_standin()
+    try:
+        assert finder is not None  # no Colab here
+        from google.colab import drive, files  # noqa: PLC0415
+
+        assert files.upload() == {} and drive.mount("/content/drive") is None
+        import google.colab.output as output  # noqa: PLC0415
+
+        assert output.clear() is None
+        import google.protobuf  # noqa: PLC0415, F401 - protobuf's namespace package is not shadowed
+    finally:
+        _exec.remove_colab_standin(finder)
+    assert not any(k == "google.colab" or k.startswith("google.colab.") for k in sys.modules)
+
+
+# --------------------------------------------------------------------------- jupytext percent files
+PERCENT = '''\
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       format_name: percent
+# ---
+
+# %% [markdown] tapetrace={"role": "markdown"}
+# # tapetrace
+
+# %%
+from __future__ import annotations
+import math
+
+# %% [markdown] tapetrace={"exercise": "ex01_torch_mlp", "role": "markdown"}
+# ## ex01_torch_mlp — an MLP
+
+# %% tapetrace={"exercise": "ex01_torch_mlp", "role": "answer"} otter={"ignore": true}
+from __future__ import annotations
+# gpu = !nvidia-smi
+# %matplotlib inline
+def fit():
+    return "torch " + str(len(gpu))
+
+# %% tapetrace={"exercise": "ex01_torch_mlp", "role": "check"}
+check("ex01")
+
+# %% [markdown]
+# ## ex02_torch_training
+
+# %%
+from __future__ import annotations
+def fit():
+    return "jax", math.pi
+'''
+
+
+def test_percent_scripts_split_like_notebooks(tmp_path):
+    p = tmp_path / "tapetrace.py"
+    p.write_text(PERCENT)
+    sub = _loader.load(str(p))
+    assert sub.form == "percent"
+    ex01, ex02 = (_cells.split_graded(sub.sources[e])[0] for e in EX[:2])
+    assert "get_ipython().getoutput('nvidia-smi')" in ex01 and "check(" not in ex01
+    assert '"jax"' in ex02 and '"torch "' not in ex02
+    ns, _ = _load(sub.sources[EX[1]], contract=("fit",))
+    assert ns["fit"]() == ("jax", pytest.approx(3.14159265))
+    ns, _ = _load(sub.sources[EX[0]], contract=("fit",))
+    assert ns["fit"]() == "torch 0"
+    (tmp_path / "plain.py").write_text("# %%\nx = 1\n")  # cells but no exercise: the whole-file script
+    assert set(_loader.load(str(tmp_path / "plain.py")).sources.values()) == {"# %%\nx = 1\n"}
+
+
+# --------------------------------------------------------------------------- the self-check's graded view
+def test_self_check_loads_the_graded_module_or_says_why_not(tmp_path, monkeypatch):
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    cells = [_code("import math\n"), _md("## ex01_torch_mlp"), _code("def MLP():\n    return math.pi\n"),
+             _md("## ex02_torch_training"), _code("def fit():\n    return MLP()\n"),
+             _md("## ex03_torch_cnn"), _code("class CNN:\n    pass\nVALUE = undefined_here\n")]
+    g = _graded(cells)
+    view = _public.graded_module(EX[1], g[EX[1]], ("fit",), "en")
+    assert not view.problem and view.module.fit() == pytest.approx(3.14159265)
+    for lang, words, line in (("en", "as graded, ex03_torch_cnn does not load", "line 3 of the exercise's code"),
+                              ("es", "tal como se corrige, ex03_torch_cnn no se carga", "línea 3 del código")):
+        view = _public.graded_module(EX[2], g[EX[2]], ("CNN",), lang)
+        assert view.module is None and view.code == "LOAD_EXCEPTION"
+        assert words in view.problem and "`NameError: name 'undefined_here'" in view.problem, view.problem
+        assert line in view.problem and "`VALUE = undefined_here`" in view.problem, view.problem
+    assert _public.graded_view(EX[0], {"MLP": 1}, ("MLP",), "en").note.startswith("Note: check could not read")
+
+    nb = tmp_path / "work.ipynb"
+    nb.write_text(json.dumps({"cells": cells}))
+    monkeypatch.setenv("JPY_SESSION_NAME", str(nb))
+    assert _public.notebook_json({})[1] == "file"
+    monkeypatch.delenv("JPY_SESSION_NAME")
+    assert _public.notebook_json({"__vsc_ipynb_file__": str(nb)})[1] == "file"
+    assert _public.notebook_json({}) == (None, "")
+    fake = types.ModuleType("google.colab")
+    message = types.ModuleType("google.colab._message")
+    message.blocking_request = lambda kind, request="", timeout_sec=0: {"ipynb": {"cells": cells[:2]}}
+    fake._message = message
+    monkeypatch.setitem(sys.modules, "google.colab", fake)
+    monkeypatch.setitem(sys.modules, "google.colab._message", message)
+    got, where = _public.notebook_json({})
+    assert where == "colab" and got["cells"] == cells[:2]

@@ -1,0 +1,320 @@
+"""Grading on a Dask cluster (``--cluster local:N``, ``--scheduler ADDRESS``): same rows as ``--jobs``.
+
+A real multi-process ``distributed.LocalCluster`` runs here. Grading uses ex01 and ex09 only (the
+two cheapest exercises); what is checked (rows, scores, files, worker deaths) does not depend on
+the exercise.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import SOLUTIONS, make_submission
+from test_shards import ONLY, class_of, tapetrace, without_timing
+
+from autograder import _cluster, _report
+from autograder._paths import ROOT
+
+distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (tapetrace[cluster])")
+SEED = 777
+COMMON = ["--only", ONLY, "--device", "cpu", "--seed", str(SEED)]
+
+
+def notebook(path: Path, sources: dict[str, str]) -> Path:
+    cells = []
+    for ex, src in sources.items():
+        cells += [{"cell_type": "markdown", "metadata": {}, "source": [f"## {ex}"]},
+                  {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                   "source": src.splitlines(keepends=True)}]
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return path
+
+
+def mixed_class(tmp: Path) -> list[str]:
+    """class_of's seven submissions plus a notebook and a zip of a folder."""
+    subs = class_of(tmp)
+    folder = tmp / "subs"
+    notebook(folder / "hana.ipynb", {"ex01_torch_mlp": (SOLUTIONS / "ex01_torch_mlp.py").read_text(),
+                                     "ex09_autograd_tape": "raise RuntimeError('unfinished')\n"})
+    src = make_submission(tmp / "ivan", only=["ex01_torch_mlp", "ex09_autograd_tape"])
+    with zipfile.ZipFile(folder / "ivan.zip", "w") as zf:
+        for f in src.iterdir():
+            zf.write(f, f"ivan/{f.name}")
+    return sorted([*subs, str(folder / "hana.ipynb"), str(folder / "ivan.zip")])
+
+
+def slow_submission(path: Path, seconds: float) -> Path:
+    """The ex01/ex09 solutions, ex01 taking ``seconds`` to load (a task long enough to kill mid-way)."""
+    make_submission(path, only=["ex01_torch_mlp", "ex09_autograd_tape"])
+    ex01 = path / "ex01_torch_mlp.py"
+    head, future, rest = ex01.read_text().partition("from __future__ import annotations\n")
+    ex01.write_text(f"{head}{future}import time\ntime.sleep({seconds})\n{rest}")
+    return path
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """A LocalCluster of 2 worker processes in this process (its scheduler too, so tests can reach in)."""
+    import dask
+
+    # one task per worker thread at a time (as `--cluster local:N` runs): a killed worker holds only its task
+    with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                           silence_logs=logging.CRITICAL)
+    client = distributed.Client(cluster)
+    yield cluster, client
+    client.close()
+    cluster.close()
+
+
+def _executing(dask_worker) -> list[str]:
+    return [str(ts.key) for ts in dask_worker.state.executing]
+
+
+def kill_worker_running(client, prefix: str, timeout: float = 120) -> tuple[threading.Thread, list[str]]:
+    """Starts a thread that SIGKILLs the Dask worker process running a task whose key starts with ``prefix``."""
+    killed: list[str] = []
+
+    def watch() -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not killed:
+            try:
+                running = client.run(_executing)
+                pids = client.run(os.getpid)
+            except Exception:  # noqa: BLE001 - a worker is restarting
+                time.sleep(0.2)
+                continue
+            for addr, keys in running.items():
+                if any(k.startswith(prefix) for k in keys) and addr in pids:
+                    os.kill(pids[addr], signal.SIGKILL)
+                    killed.append(addr)
+                    return
+            time.sleep(0.2)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread, killed
+
+
+def test_dask_is_imported_only_for_a_cluster():
+    code = ("import sys, autograder.cli as c, autograder._cluster\n"
+            "c.build_parser().parse_args(['grade', 'x', '--cluster', 'local:2'])\n"
+            "print(any(m.split('.')[0] in ('dask', 'distributed') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_without_dask_the_reason_names_the_extra(monkeypatch):
+    real = _cluster.importlib.util.find_spec
+    monkeypatch.setattr(_cluster.importlib.util, "find_spec", lambda n, *a: None if n == "distributed" else real(n, *a))
+    assert "tapetrace[cluster]" in _cluster.check_args("local:2", None)
+    assert "tapetrace[cluster]" in _cluster.check_args(None, "tcp://127.0.0.1:8786")
+
+
+@pytest.mark.parametrize("extra,needle", [(["--cluster", "local:0"], "local:N"), (["--cluster", "slurm"], "local:N"),
+                                          (["--cluster", "local:2", "--scheduler", "tcp://x:1"], "not allowed")])
+def test_bad_cluster_options_exit_2(tmp_path, extra, needle):
+    sub = make_submission(tmp_path / "s", only=["ex01_torch_mlp"])
+    cp = tapetrace("grade", str(sub), "--only", "ex01", *extra)
+    assert cp.returncode == 2 and needle in cp.stderr and cp.stderr.count("\n") == 1, cp.stderr
+
+
+def test_unreachable_scheduler_exits_2(tmp_path):
+    sub = make_submission(tmp_path / "s", only=["ex01_torch_mlp"])
+    cp = tapetrace("grade", str(sub), "--only", "ex01", "--scheduler", "tcp://127.0.0.1:9", "--quiet",
+                   env={"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"}, timeout=120)
+    assert cp.returncode == 2 and "cannot reach the Dask scheduler" in cp.stderr, cp.stderr
+
+
+def test_local_cluster_gives_the_rows_of_jobs(tmp_path):
+    """--cluster local:2 and --jobs 2 on a mix of forms and outcomes: same JSON, CSV and feedback."""
+    subs = mixed_class(tmp_path)
+    outs = {}
+    for label, extra in (("jobs", ["--jobs", "2"]), ("cluster", ["--cluster", "local:2"])):
+        out = tmp_path / label
+        out.mkdir()
+        t0 = time.monotonic()
+        cp = tapetrace("grade", *subs, *COMMON, *extra, "--json", str(out / "r.json"), "--csv", str(out / "r.csv"),
+                       "--feedback", str(out / "fb"))
+        outs[label] = (out, time.monotonic() - t0, cp)
+        assert cp.returncode == 0, cp.stderr
+        assert f"graded {len(subs)}/{len(subs)}" in cp.stderr  # the progress lines
+    (jobs, tj, cj), (clus, tc, cc) = outs["jobs"], outs["cluster"]
+    a, b = json.loads((jobs / "r.json").read_text()), json.loads((clus / "r.json").read_text())
+    assert [r["submission"] for r in b] == subs
+    assert without_timing(b) == without_timing(a)
+    assert (clus / "r.csv").read_text() == (jobs / "r.csv").read_text()
+    fb = sorted(p.name for p in (jobs / "fb").iterdir())
+    assert fb == sorted(p.name for p in (clus / "fb").iterdir()) and len(fb) == len(subs)
+    assert all((jobs / "fb" / n).read_text() == (clus / "fb" / n).read_text() for n in fb)
+    assert cj.stdout == cc.stdout  # the table
+    totals = {Path(r["submission"]).name: r["total"] for r in b}
+    assert totals["alice"] == totals["ivan.zip"] == 20 and totals["hana.ipynb"] == 10 and totals["dave"] == 0
+    print(f"\n--jobs 2: {tj:.1f} s; --cluster local:2: {tc:.1f} s ({len(subs)} submissions x 2 exercises)")
+
+
+def test_a_worker_killed_mid_task_loses_nothing(dask_cluster, tmp_path):
+    cluster, client = dask_cluster
+    slow = slow_submission(tmp_path / "a-slow", 4)
+    others = [make_submission(tmp_path / f"b{i}", only=["ex01_torch_mlp", "ex09_autograd_tape"]) for i in range(2)]
+    subs = [str(slow), *map(str, others)]
+    thread, killed = kill_worker_running(client, "tapetrace-ex01_torch_mlp-0-")
+    cp = tapetrace("grade", *subs, *COMMON, "--scheduler", cluster.scheduler_address,
+                   "--json", str(tmp_path / "r.json"), "--quiet")
+    thread.join(5)
+    assert cp.returncode == 0, cp.stderr
+    assert killed, "the slow task was never seen running"
+    rows = json.loads((tmp_path / "r.json").read_text())
+    assert [r["submission"] for r in rows] == subs
+    assert all(r["total"] == 20 and set(r["exercises"]) == set(ONLY.split(",")) for r in rows), \
+        [(r["submission"], r["total"]) for r in rows]  # retried on the other worker: graded in full
+
+
+def test_a_task_whose_workers_keep_dying_is_a_grader_error_row(dask_cluster, tmp_path):
+    cluster, client = dask_cluster
+    client.wait_for_workers(2, timeout=60)
+    slow = slow_submission(tmp_path / "a-slow", 4)
+    other = make_submission(tmp_path / "b", only=["ex01_torch_mlp", "ex09_autograd_tape"])
+    before = cluster.scheduler.allowed_failures
+    cluster.scheduler.allowed_failures = 0  # the first death is one too many
+    try:
+        thread, killed = kill_worker_running(client, "tapetrace-ex01_torch_mlp-0-")
+        cp = tapetrace("grade", str(slow), str(other), *COMMON, "--scheduler", cluster.scheduler_address,
+                       "--json", str(tmp_path / "r.json"), "--csv", str(tmp_path / "r.csv"), "--quiet")
+        thread.join(5)
+    finally:
+        cluster.scheduler.allowed_failures = before
+    assert cp.returncode == 0, cp.stderr
+    assert killed
+    rows = json.loads((tmp_path / "r.json").read_text())
+    assert len(rows) == 2 and rows[1]["total"] == 20
+    ex01, ex09 = rows[0]["exercises"]["ex01_torch_mlp"], rows[0]["exercises"]["ex09_autograd_tape"]
+    assert ex01["status"] == "error" and ex01["score"] == 0 and "KilledWorker" in ex01["message"]
+    assert ex01["tests"] and all(t["code"] == "GRADER_ERROR" and not t["passed"] for t in ex01["tests"])
+    assert ex09["status"] == "graded" and ex09["score"] == 10  # one exercise's loss costs no other
+    assert rows[0]["total"] == 10
+
+
+def test_resume_on_a_running_scheduler(dask_cluster, tmp_path):
+    cluster, client = dask_cluster
+    client.wait_for_workers(2, timeout=60)
+    subs = [str(make_submission(tmp_path / f"s{i}", only=["ex01_torch_mlp", "ex09_autograd_tape"])) for i in range(3)]
+    out = tmp_path / "r.json"
+    cp = tapetrace("grade", *subs[:1], *COMMON, "--jobs", "1", "--json", str(out), "--quiet")
+    assert cp.returncode == 0, cp.stderr
+    first = json.loads(out.read_text())
+    cp = tapetrace("grade", *subs, *COMMON, "--scheduler", cluster.scheduler_address, "--json", str(out), "--resume")
+    assert cp.returncode == 0, cp.stderr
+    assert "1 already graded" in cp.stderr and "2 to go" in cp.stderr
+    rows = json.loads(out.read_text())
+    assert rows[0] == first and [r["submission"] for r in rows] == subs and all(r["total"] == 20 for r in rows)
+    assert not any(k.startswith("tapetrace-run-") for k in cluster.scheduler.worker_plugins)  # runs closed
+
+
+def test_an_absent_device_on_the_workers_exits_2(dask_cluster, tmp_path):
+    cluster, client = dask_cluster
+    client.wait_for_workers(2, timeout=60)
+    if any(client.run(lambda: os.path.exists("/dev/nvidia0")).values()):
+        pytest.skip("this machine has a GPU")
+    sub = make_submission(tmp_path / "s", only=["ex01_torch_mlp"])
+    cp = tapetrace("grade", str(sub), "--only", "ex01", "--device", "cuda", "--scheduler",
+                   cluster.scheduler_address, "--quiet")
+    assert cp.returncode == 2 and "CUDA" in cp.stderr and cp.stderr.count("\n") == 1, cp.stderr
+    assert not any(k.startswith("tapetrace-run-") for k in cluster.scheduler.worker_plugins)
+
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(d))
+    out, todo = set(), [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_sigterm_keeps_what_was_graded_and_stops_the_local_cluster(tmp_path):
+    """A batch system's SIGTERM mid-run: exit 130, finished rows written, no worker, zygote or nanny left."""
+    fast = [make_submission(tmp_path / f"a{i}", only=["ex01_torch_mlp"]) for i in range(2)]
+    hang = tmp_path / "b-hang"
+    hang.mkdir()
+    (hang / "ex01_torch_mlp.py").write_text((ROOT / "tests" / "adversarial" / "attacks" /
+                                             "call_infinite_loop.py").read_text())
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", *map(str, [*fast, hang]),
+                             "--only", "ex01", "--device", "cpu", "--seed", str(SEED), "--timeout", "120",
+                             "--cluster", "local:2", "--json", str(out)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 180
+        graded: list = []
+        while time.monotonic() < deadline and not graded:  # the checkpoint (rewritten at most every 2 s)
+            time.sleep(0.5)
+            try:
+                graded = _report.read_json(str(out)) if out.exists() else []
+            except ValueError:
+                continue
+        assert graded, "the fast submissions were not graded in time"
+        time.sleep(3.0)  # the other fast one too; the hang's worker spins
+        before = _descendants(proc.pid)
+        assert len(before) >= 4, "no nanny, worker or zygote below the grader?"
+        proc.send_signal(signal.SIGTERM)
+        _stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    rows = json.loads(out.read_text())
+    assert sorted(Path(r["submission"]).name for r in rows) == ["a0", "a1"] and all(r["total"] == 10 for r in rows)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(_alive(p) for p in before):
+        time.sleep(0.2)
+    assert not [p for p in before if _alive(p)], "processes of the cluster outlived the grader"
+
+
+def test_hide_list_is_the_submissions_folder(tmp_path):
+    subs = [str(make_submission(tmp_path / "class" / f"s{i}", only=["ex09_autograd_tape"])) for i in range(3)]
+    if not hasattr(__import__("autograder._engine", fromlist=["x"]), "_hideable"):
+        pytest.skip("this engine hides each submission's place per task only")
+    assert _cluster.hide_list(subs) == [str(tmp_path / "class")]
+    many = [f"/nowhere/d{i}/s" for i in range(_cluster.MAX_HIDE + 1)]
+    assert _cluster.hide_list(many) == []
+
+
+def test_required_isolation_is_measured_on_the_workers(dask_cluster, tmp_path):
+    cluster, client = dask_cluster
+    if "--require-isolation" not in tapetrace("grade", "--help").stdout:
+        pytest.skip("this grader has no --require-isolation")
+    client.wait_for_workers(2, timeout=60)
+    sub = make_submission(tmp_path / "s", only=["ex01_torch_mlp"])
+    cp = tapetrace("grade", str(sub), "--only", "ex01", "--scheduler", cluster.scheduler_address, "--quiet",
+                   "--sandbox-skip", "namespaces,landlock,uid", "--require-isolation", "full")
+    assert cp.returncode == 2 and "--require-isolation full" in cp.stderr, cp.stderr
+    assert not (tmp_path / "r.json").exists()
+    assert not any(k.startswith("tapetrace-run-") for k in cluster.scheduler.worker_plugins)

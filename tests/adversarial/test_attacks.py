@@ -110,6 +110,13 @@ def listener(tmp_path_factory):
     shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _no_stale_leftovers():
+    """Removes what an interrupted earlier run left, so each test sees only its own attack's plants."""
+    for stale in _leftovers():
+        os.unlink(stale)
+
+
 def _leftovers() -> list[str]:
     planted = "tapetrace_attack_planted.py"
     found = []

@@ -46,11 +46,14 @@ SNAPSHOT_ARC = "autograder/_snapshot.json"
 ZIP_DATE = (2026, 1, 1, 0, 0, 0)
 SNAPSHOT_FORMAT = 1
 
-# Engine modules the public runtime needs (besides messages/, probes/, public/ and the data).
+# Engine modules the public runtime needs (besides the exercise packages, the packages below and the data).
 RUNTIME_MODULES = ("_protocol.py", "_suite.py", "_compare.py", "_tolerances.py", "_wire.py", "_worker.py",
-                   "_data.py", "_public.py", "_cells.py", "_exec.py")
-# Sub-packages shipped whole (exercise-named files only for the exercises built; probes pruned).
-RUNTIME_PACKAGES = ("messages", "probes", "public", "student")
+                   "_data.py", "_public.py", "_cells.py", "_exec.py", "_probing.py", "_registry.py")
+# Engine sub-packages shipped whole.
+RUNTIME_PACKAGES = ("messages", "student")
+# The exercise packages: autograder/exercises/<exercise>/, shipped whole for the exercises built (probes pruned).
+EXERCISE_PACKAGES = "exercises"
+
 # Imported by the student package only inside build-time functions (never in the notebook).
 BUILD_TIME_IMPORTS = ("autograder._paths", "autograder._stubs")
 SELF_STUDY_ARC = "autograder/student/_selfstudy.json"
@@ -59,7 +62,7 @@ TEMPLATES = {"en": TEMPLATE, "es": TEMPLATE / "es"}
 SELF_STUDY = {"en": DIST / "self-study", "es": DIST / "self-study" / "es"}
 # What the reference snapshot's keys and values depend on, beyond each exercise's solution, probes and
 # public checks (and the hidden suite's total). Verdict code (_compare, _tolerances, _public) does not.
-SNAPSHOT_INPUTS = ("_protocol.py", "_suite.py", "_wire.py", "_data.py", "data/datasets.npz")
+SNAPSHOT_INPUTS = ("_protocol.py", "_suite.py", "_wire.py", "_data.py", "_probing.py", "data/datasets.npz")
 FORBIDDEN_IMPORTS = ("autograder.hidden", "solutions", "tests")
 RUNTIME_INIT = '''"""tapetrace public checks (built by `tapetrace build`; runs inside the student notebook).
 
@@ -209,17 +212,17 @@ def present() -> list[str]:
     """Exercises with a reference solution and public checks, in curriculum order."""
     out = []
     for ex in EXERCISES:
-        if (SOLUTIONS / f"{ex}.py").exists() and (PKG / "public" / f"{ex}.py").exists():
-            for need in (PKG / "probes" / f"{ex}.py", PKG / "hidden" / f"{ex}.py"):
+        if (SOLUTIONS / f"{ex}.py").exists() and (exercise_dir(ex) / "public.py").exists():
+            for need in (exercise_dir(ex) / "probes.py", PKG / "hidden" / f"{ex}.py"):
                 if not need.exists():
                     raise BuildError(f"{ex} has a solution and public checks but no {need.relative_to(ROOT)}")
             out.append(ex)
     return out
 
 
-def _is_exercise_file(name: str, exercises: list[str]) -> bool:
-    stem = Path(name).stem
-    return stem not in EXERCISES or stem in exercises
+def exercise_dir(exercise: str) -> Path:
+    """The exercise's package (everything of it that ships to students)."""
+    return PKG / EXERCISE_PACKAGES / exercise
 
 
 def runtime_members(exercises: list[str], self_study: bool = False) -> dict[str, bytes]:
@@ -236,12 +239,15 @@ def runtime_members(exercises: list[str], self_study: bool = False) -> dict[str,
     members["autograder/data/datasets.npz"] = (PKG / "data" / "datasets.npz").read_bytes()
     for sub in RUNTIME_PACKAGES:
         for path in sorted((PKG / sub).glob("*.py")):
-            if _is_exercise_file(path.name, exercises):
-                data = path.read_bytes()
-                if sub == "probes" and path.stem in exercises:
-                    data = prune_probes(data.decode(), public_probe_names(path.stem)).encode()
-                members[f"autograder/{sub}/{path.name}"] = data
+            members[f"autograder/{sub}/{path.name}"] = path.read_bytes()
         members.setdefault(f"autograder/{sub}/__init__.py", b"")
+    members[f"autograder/{EXERCISE_PACKAGES}/__init__.py"] = (PKG / EXERCISE_PACKAGES / "__init__.py").read_bytes()
+    for ex in exercises:  # the folder of each exercise built, and nothing of the others
+        for path in sorted(exercise_dir(ex).glob("*.py")):
+            data = path.read_bytes()
+            if path.name == "probes.py":
+                data = prune_probes(data.decode(), public_probe_names(ex)).encode()
+            members[f"autograder/{EXERCISE_PACKAGES}/{ex}/{path.name}"] = data
     _check_closure(members)
     if self_study:
         from autograder.student.selfstudy import solutions_payload
@@ -252,8 +258,8 @@ def runtime_members(exercises: list[str], self_study: bool = False) -> dict[str,
 
 def public_probe_names(exercise: str) -> set[str]:
     """Probe names the public checks can ask for: string constants of the public module naming a probe."""
-    tree = ast.parse((PKG / "public" / f"{exercise}.py").read_text())
-    probes = ast.parse((PKG / "probes" / f"{exercise}.py").read_text())
+    tree = ast.parse((exercise_dir(exercise) / "public.py").read_text())
+    probes = ast.parse((exercise_dir(exercise) / "probes.py").read_text())
     defined = {n.name[len("probe_"):] for n in probes.body
                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("probe_")}
     return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)} & defined
@@ -347,10 +353,10 @@ def public_checks(exercise: str) -> list[Any]:
     """The public checks of an exercise, validated against the hidden suite."""
     from autograder._engine import load_suite
 
-    suite = importlib.import_module(f"autograder.public.{exercise}").suite
+    suite = importlib.import_module(f"autograder.{EXERCISE_PACKAGES}.{exercise}.public").suite
     checks = list(suite.checks)
     if not checks:
-        raise BuildError(f"{exercise}: autograder/public/{exercise}.py has no checks")
+        raise BuildError(f"{exercise}: autograder/{EXERCISE_PACKAGES}/{exercise}/public.py has no checks")
     hidden_names = [c.name for c in load_suite(exercise).checks]
     for c in checks:
         if c.hidden:
@@ -378,10 +384,10 @@ def snapshot_digest(exercises: list[str], seed: int) -> str:
     """Hash of everything the snapshot depends on."""
     h = hashlib.sha256(json.dumps({"format": SNAPSHOT_FORMAT, "seed": seed, "exercises": exercises,
                                    "totals": _totals(exercises)}, sort_keys=True).encode())
-    paths = [PKG / n for n in SNAPSHOT_INPUTS] + sorted((PKG / "probes").glob("_*.py")) \
-        + sorted((PKG / "public").glob("_*.py"))
+    paths = [PKG / n for n in SNAPSHOT_INPUTS]
     for ex in exercises:
-        paths += [SOLUTIONS / f"{ex}.py", PKG / "probes" / f"{ex}.py", PKG / "public" / f"{ex}.py"]
+        paths += [SOLUTIONS / f"{ex}.py", exercise_dir(ex) / "__init__.py", exercise_dir(ex) / "probes.py",
+                  exercise_dir(ex) / "public.py"]
     for p in paths:
         h.update(str(p.relative_to(ROOT)).encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
     return h.hexdigest()

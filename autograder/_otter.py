@@ -417,19 +417,22 @@ def _chdir(path: Path) -> Iterator[None]:
 
 
 def _copy_engine(target: Path, exercises: list[str]) -> None:
-    """The engine package without caches, with only the given exercises' suites, probes and messages."""
+    """The engine package without caches, with only the given exercises' packages and hidden suites."""
     src = Path(__file__).resolve().parent
-    known = {ex for ex in _exercise_names()}
+    known = set(_exercise_names())
 
-    def wanted(path: Path) -> bool:
-        stem = path.stem
-        return stem not in known or stem in exercises
+    def wanted(rel: Path) -> bool:
+        if rel.parts[0] == "exercises" and len(rel.parts) > 2:  # exercises/<exercise>/...
+            return rel.parts[1] in exercises
+        if rel.parts[0] == "hidden":  # hidden/<exercise>.py
+            return rel.stem not in known or rel.stem in exercises
+        return True
 
     for path in sorted(src.rglob("*")):
         rel = path.relative_to(src)
         if "__pycache__" in rel.parts or not path.is_file():
             continue
-        if path.suffix not in (".py", ".npz", ".json") or not wanted(path):
+        if path.suffix not in (".py", ".npz", ".json") or not wanted(rel):
             continue
         dest = target / rel
         dest.parent.mkdir(parents=True, exist_ok=True)

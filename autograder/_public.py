@@ -2,7 +2,7 @@
 
 This module ships to students inside the notebook's set-up cell (a zip put on
 ``sys.path`` by ``tapetrace build``'s set-up code) with the public checks
-(``autograder/public``), the probes, the messages and a *snapshot*: the
+(``autograder/exercises/<exercise>/public.py``), the probes, the messages and a *snapshot*: the
 reference solution's probe results on the public checks' inputs, recorded at
 build time and keyed like the grader's reference cache
 (:func:`autograder._protocol.reference_key`). No reference code ships.
@@ -565,14 +565,14 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
     ex = resolve(exercise, list(snap["exercises"]))
     info = snap["exercises"][ex]
     _use_packaged_data()
-    suite = importlib.import_module(f"autograder.public.{ex}").suite
+    suite = importlib.import_module(f"autograder.exercises.{ex}.public").suite
     checks = [c for c in suite.checks if not c.hidden]
-    probes = importlib.import_module(f"autograder.probes.{ex}")
-    from autograder.probes import _common
+    probes = importlib.import_module(f"autograder.exercises.{ex}.probes")
+    from autograder import _probing
 
     device = devices()
-    _common.DEVICE.update(device)
-    names = list(getattr(probes, "NAMES", ()))
+    _probing.DEVICE.update(device)
+    names = list(importlib.import_module(f"autograder.exercises.{ex}").META.names)
     view = graded_view(ex, namespace, tuple(names), lang) if graded else GradedView(module=as_module(namespace))
     mod = view.module
     if view.problem:

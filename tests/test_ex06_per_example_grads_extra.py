@@ -108,8 +108,8 @@ def ref():
 def test_reference_matches_a_loop_of_grads(ref):
     import jax
 
-    from autograder.probes import ex06_per_example_grads as probes
-    from autograder.public.ex06_per_example_grads import bce_case, softmax_case
+    from autograder.exercises.ex06_per_example_grads import probes as probes
+    from autograder.exercises.ex06_per_example_grads.public import bce_case, softmax_case
 
     rng = np.random.default_rng(0)
     for loss, case in (("bce", bce_case(rng, 5)), ("softmax", softmax_case(rng, 4))):
@@ -122,8 +122,8 @@ def test_reference_matches_a_loop_of_grads(ref):
 
 
 def test_reference_clip_matches_numpy(ref):
-    from autograder.probes import ex06_per_example_grads as probes
-    from autograder.public.ex06_per_example_grads import per_example_tree
+    from autograder.exercises.ex06_per_example_grads import probes as probes
+    from autograder.exercises.ex06_per_example_grads.public import per_example_tree
 
     rng = np.random.default_rng(1)
     shapes = {"a": [(3, 2), (2,)], "b": {"c": ()}}
@@ -141,8 +141,8 @@ def test_reference_clip_matches_numpy(ref):
 def test_reference_torch_matches_autograd_loop(ref):
     import torch
 
-    from autograder.probes import ex06_per_example_grads as probes
-    from autograder.public.ex06_per_example_grads import torch_case
+    from autograder.exercises.ex06_per_example_grads import probes as probes
+    from autograder.exercises.ex06_per_example_grads.public import torch_case
 
     case = torch_case(np.random.default_rng(2), 5, "xent")
     got = probes.probe_torch_grads(ref, **case)
@@ -156,7 +156,7 @@ def test_reference_torch_matches_autograd_loop(ref):
 
 
 def test_messages_have_the_same_keys_and_placeholders():
-    from autograder.messages import ex06_per_example_grads as msgs
+    from autograder.exercises.ex06_per_example_grads import messages as msgs
 
     assert set(msgs.EN) == set(msgs.ES)
     for key in msgs.EN:

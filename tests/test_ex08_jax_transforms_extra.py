@@ -109,8 +109,8 @@ def _closed_form(kind: str, coef: list[float], n: int, x: float) -> float:
 
 
 def test_reference_nth_derivative_matches_closed_forms(ref):
-    from autograder.probes import ex08_jax_transforms as probes
-    from autograder.public.ex08_jax_transforms import KINDS, function_case, points
+    from autograder.exercises.ex08_jax_transforms import probes as probes
+    from autograder.exercises.ex08_jax_transforms.public import KINDS, function_case, points
 
     rng = np.random.default_rng(0)
     cases = [function_case(rng, kind, n) for kind in KINDS for n in range(4)]
@@ -123,14 +123,14 @@ def test_reference_nth_derivative_matches_closed_forms(ref):
 
 
 def test_reference_count_ops_is_the_top_level_count(ref):
-    from autograder.probes import ex08_jax_transforms as probes
+    from autograder.exercises.ex08_jax_transforms import probes as probes
 
     x = np.ones(3, np.float32)
     assert probes.probe_count_ops(ref, [["ops_cond", [x]], ["ops_scan", [x]], ["ops_jitted_inner", [x]]]) == [5, 3, 4]
 
 
 def test_messages_have_the_same_keys_and_placeholders():
-    from autograder.messages import ex08_jax_transforms as msgs
+    from autograder.exercises.ex08_jax_transforms import messages as msgs
 
     assert set(msgs.EN) == set(msgs.ES)
     for key in msgs.EN:

@@ -121,16 +121,14 @@ def english_texts() -> dict[str, str]:
 
 # ----------------------------------------------------------------- message catalogues
 def _topic_modules() -> list:
-    import pkgutil
-
-    return [importlib.import_module(f"autograder.messages.{m.name}") for m in pkgutil.iter_modules(messages.__path__)]
+    return [importlib.import_module(name) for name in messages.catalogue_modules()]
 
 
 def test_every_message_key_has_both_languages_and_the_same_placeholders():
     problems = []
     for mod in _topic_modules():
         en, es = getattr(mod, "EN", {}), getattr(mod, "ES", {})
-        name = mod.__name__.rsplit(".", 1)[1]
+        name = mod.__name__.removeprefix("autograder.")
         for key in sorted(set(en) - set(es)):
             problems.append(f"{name}: {key} has no ES text")
         for key in sorted(set(es) - set(en)):

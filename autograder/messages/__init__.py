@@ -1,4 +1,5 @@
-"""Message catalogues: one per topic, each with ``EN`` and ``ES`` dicts sharing keys.
+"""Message catalogues: the engine's (``common``) and each exercise's ``messages.py``, each with ``EN`` and
+``ES`` dicts sharing keys.
 
 Messages are constants that show the bug and the fix. Checks raise
 ``Fail(KEY, **fields)``; the engine renders the key in the grading language.
@@ -14,6 +15,14 @@ from functools import cache
 LANGS = ("en", "es")
 
 
+def catalogue_modules() -> list[str]:
+    """Import names of the catalogue modules: this package's topics, then each exercise's ``messages``."""
+    from autograder import exercises
+
+    names = [f"{__name__}.{info.name}" for info in pkgutil.iter_modules(__path__)]
+    return names + [f"{exercises.__name__}.{ex}.messages" for ex in exercises.package_names()]
+
+
 @cache
 def catalogue(lang: str = "en") -> dict[str, str]:
     """All message templates for a language, merged across topic modules.
@@ -25,8 +34,8 @@ def catalogue(lang: str = "en") -> dict[str, str]:
         A dict ``key -> template`` (``str.format`` placeholders).
     """
     out: dict[str, str] = {}
-    for info in pkgutil.iter_modules(__path__):
-        mod = importlib.import_module(f"{__name__}.{info.name}")
+    for name in catalogue_modules():
+        mod = importlib.import_module(name)
         table = getattr(mod, lang.upper(), None) or {}
         dup = set(out) & set(table)
         if dup:

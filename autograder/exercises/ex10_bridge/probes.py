@@ -20,7 +20,7 @@ import torch
 from flax import linen
 
 from autograder import _data
-from autograder.probes._common import (
+from autograder._probing import (
     DEVICE,
     FAST_RUN,
     ProbeFail,
@@ -30,8 +30,6 @@ from autograder.probes._common import (
     tree_to_np,
     type_name,
 )
-
-NAMES = ("torch_mlp_to_jax", "jax_to_torch_mlp", "torch_conv_to_flax")
 
 # Bound at import, before student code can patch anything.
 _Linear, _ReLU, _Sequential, _Conv2d = torch.nn.Linear, torch.nn.ReLU, torch.nn.Sequential, torch.nn.Conv2d

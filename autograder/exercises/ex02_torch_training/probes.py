@@ -18,9 +18,7 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from autograder.probes._common import DEVICE, ProbeFail, get, torch_to_np, type_name
-
-NAMES = ("bce_with_logits", "train_step", "evaluate", "fit")
+from autograder._probing import DEVICE, ProbeFail, get, torch_to_np, type_name
 
 # Bound before any student code loads.
 _from_numpy = torch.from_numpy

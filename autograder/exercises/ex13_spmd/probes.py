@@ -5,7 +5,7 @@ probe's own (``jax.make_mesh`` over the first n devices, explicit axes where thi
 so are the loss functions: each records, while JAX traces it, how many rows of the batch one device
 holds — the local shape inside ``shard_map``, or the shard shape of the batch's sharded type under
 ``jax.jit`` (explicit sharding) — and how often it was traced. The grader's worker has 8 CPU
-devices (``CPU_DEVICES``, applied by ``autograder._worker`` before JAX starts); in a notebook the
+devices (``META.cpu_devices`` in ``__init__.py``, applied by ``autograder._worker`` before JAX starts); in a notebook the
 probes use whatever devices the runtime has.
 """
 
@@ -21,13 +21,7 @@ import optax
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from autograder.probes._common import ProbeFail, get, jax_converter, to_float, tree_to_np, type_name, walk_jaxpr
-
-NAMES = ("make_data_mesh", "shard_batch", "data_parallel_step", "per_device_mean_loss")
-
-# CPU devices a grading worker of this exercise gets (``jax_num_cpu_devices``, set by the worker
-# before its backend starts; the other exercises keep one).
-CPU_DEVICES = 8
+from autograder._probing import ProbeFail, get, jax_converter, to_float, tree_to_np, type_name, walk_jaxpr
 
 # Bound at import, before student code loads.
 _asarray = jax_converter()

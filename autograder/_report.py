@@ -21,20 +21,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
+from autograder._i18n import section
 from autograder._paths import EXERCISES
 
-LABELS = {
-    "en": {"feedback": "Feedback", "total": "Total", "test": "test", "points": "points", "result": "result",
-           "passed": "passed", "failed": "failed", "hidden": "hidden", "public": "public",
-           "device": "graded on", "no_exercises": "No exercise was graded."},
-    "es": {"feedback": "Retroalimentación", "total": "Total", "test": "prueba", "points": "puntos",
-           "result": "resultado", "passed": "superada", "failed": "fallida", "hidden": "oculta",
-           "public": "pública", "device": "corregido en", "no_exercises": "No se corrigió ningún ejercicio."},
-}
-STATUS_WORDS = {
-    "es": {"graded": "corregido", "missing": "falta", "error": "error", "timeout": "tiempo agotado",
-           "crashed": "caída"},
-}
+# The feedback's fixed words and the statuses' names, by language (UI text: autograder/messages/report.py).
+LABELS: dict[str, dict[str, str]] = section("report")
+STATUS_WORDS: dict[str, dict[str, str]] = section("status")
 
 
 def _fmt(x: Any) -> str:

@@ -17,13 +17,10 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from autograder import _wire
-
-ROOT = Path(__file__).resolve().parent.parent
-
+from autograder._paths import ROOT
 
 # XLA's LLVM optimisation level for a CPU run. Grading compiles hundreds of small programs per
 # exercise (eager ops at new shapes, jitted student functions) that then run a few times: at

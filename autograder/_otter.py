@@ -419,7 +419,9 @@ def _chdir(path: Path) -> Iterator[None]:
 def _copy_engine(target: Path, exercises: list[str]) -> None:
     """The engine package without caches, with only the given exercises' packages and hidden suites."""
     src = Path(__file__).resolve().parent
-    known = set(_exercise_names())
+    from autograder._registry import EXERCISES
+
+    known = set(EXERCISES)
 
     def wanted(rel: Path) -> bool:
         if rel.parts[0] == "exercises" and len(rel.parts) > 2:  # exercises/<exercise>/...
@@ -437,12 +439,6 @@ def _copy_engine(target: Path, exercises: list[str]) -> None:
         dest = target / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, dest)
-
-
-def _exercise_names() -> tuple[str, ...]:
-    from autograder._paths import EXERCISES
-
-    return EXERCISES
 
 
 def build_zip(out: Path, exercises: list[str], *, timeout: float = 30.0, device: str = "auto", jobs: int = 1,

@@ -22,15 +22,6 @@ PACKAGE = "autograder.exercises"
 DEFAULT_COST = 1.0
 
 
-def get(exercise: str) -> Exercise:
-    """The metadata of one exercise (its full name).
-
-    Raises:
-        KeyError: no such exercise.
-    """
-    return REGISTRY[exercise]
-
-
 def cost(exercise: str) -> float:
     """Scheduling seconds of an exercise (:data:`DEFAULT_COST` for a name the registry does not know)."""
     meta = REGISTRY.get(exercise)

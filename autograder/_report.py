@@ -17,7 +17,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -442,11 +442,3 @@ def merge_callbacks(*fns: Callable[[dict[str, Any]], None] | None) -> Callable[[
             f(res)
 
     return call
-
-
-def iter_tests(results: Iterable[dict[str, Any]]) -> Iterable[tuple[dict[str, Any], str, dict[str, Any], dict]]:
-    """(result, exercise, exercise result, test) for every test of every result."""
-    for r in results:
-        for ex, e in r["exercises"].items():
-            for t in e.get("tests", []):
-                yield r, ex, e, t

@@ -36,7 +36,9 @@ from typing import Any
 import numpy as np
 
 from autograder import _notebook, _wire
+from autograder._i18n import LANGS, render, section
 from autograder._paths import EXERCISES, EXERCISES_DIR, ROOT, SOLUTIONS
+from autograder._registry import UnknownExercise, resolve
 
 PKG = ROOT / "autograder"
 TEMPLATE = ROOT / "student_template"
@@ -46,20 +48,22 @@ SNAPSHOT_ARC = "autograder/_snapshot.json"
 ZIP_DATE = (2026, 1, 1, 0, 0, 0)
 SNAPSHOT_FORMAT = 1
 
-# Engine modules the public runtime needs (besides messages/, probes/, public/ and the data).
+# Engine modules the public runtime needs (besides the exercise packages, the packages below and the data).
 RUNTIME_MODULES = ("_protocol.py", "_suite.py", "_compare.py", "_tolerances.py", "_wire.py", "_worker.py",
-                   "_data.py", "_public.py", "_cells.py", "_exec.py")
-# Sub-packages shipped whole (exercise-named files only for the exercises built; probes pruned).
-RUNTIME_PACKAGES = ("messages", "probes", "public", "student")
+                   "_data.py", "_public.py", "_cells.py", "_exec.py", "_probing.py", "_registry.py", "_i18n.py")
+# Engine sub-packages shipped whole.
+RUNTIME_PACKAGES = ("messages", "student")
+# The exercise packages: autograder/exercises/<exercise>/, shipped whole for the exercises built (probes pruned).
+EXERCISE_PACKAGES = "exercises"
+
 # Imported by the student package only inside build-time functions (never in the notebook).
 BUILD_TIME_IMPORTS = ("autograder._paths", "autograder._stubs")
 SELF_STUDY_ARC = "autograder/student/_selfstudy.json"
-LANGS = ("en", "es")
 TEMPLATES = {"en": TEMPLATE, "es": TEMPLATE / "es"}
 SELF_STUDY = {"en": DIST / "self-study", "es": DIST / "self-study" / "es"}
 # What the reference snapshot's keys and values depend on, beyond each exercise's solution, probes and
 # public checks (and the hidden suite's total). Verdict code (_compare, _tolerances, _public) does not.
-SNAPSHOT_INPUTS = ("_protocol.py", "_suite.py", "_wire.py", "_data.py", "data/datasets.npz")
+SNAPSHOT_INPUTS = ("_protocol.py", "_suite.py", "_wire.py", "_data.py", "_probing.py", "data/datasets.npz")
 FORBIDDEN_IMPORTS = ("autograder.hidden", "solutions", "tests")
 RUNTIME_INIT = '''"""tapetrace public checks (built by `tapetrace build`; runs inside the student notebook).
 
@@ -69,63 +73,6 @@ the public inputs: no reference solution and no hidden test. Use `autograder._pu
 
 __version__ = "{version}"
 '''
-STUDENT_README = {
-    "en": """\
-# tapetrace: your exercises
-
-- `tapetrace.ipynb`: all the exercises. Open it in Colab (File → Upload notebook) or Jupyter,
-  run the first cell, then work through the exercises; `check("ex01")` runs exercise 01's public checks,
-  `hint("ex01")` gives a hint (`hint("ex01", 2)`, `hint("ex01", 3)`: more specific ones) and `figure("ex01")`
-  draws your result.
-- `ex01_torch_mlp.py` … `ex10_bridge.py`: the same stubs as plain Python files, if you prefer to work
-  locally. `python check.py` (or `python check.py ex01 ex04`) runs their public checks; it needs
-  `tapetrace.ipynb` next to it (the checks travel inside the notebook).
-
-A check reports NOT ATTEMPTED, INCORRECT (with what is wrong) or PASSED. Public checks cover part of
-each exercise's points: hidden tests grade more (other inputs, more properties) when you submit.
-Submit the notebook (or, if your instructor asks for it, the `.py` files).
-""",
-    "es": """\
-# tapetrace: tus ejercicios
-
-- `tapetrace.ipynb`: todos los ejercicios. Ábrelo en Colab (Archivo → Subir cuaderno) o en Jupyter,
-  ejecuta la primera celda y después resuelve los ejercicios; `check("ex01")` pasa las pruebas públicas
-  del ejercicio 01, `hint("ex01")` da una pista (`hint("ex01", 2)`, `hint("ex01", 3)`: otras más concretas)
-  y `figure("ex01")` dibuja tu resultado.
-- `ex01_torch_mlp.py` … `ex10_bridge.py`: los mismos esqueletos como archivos de Python, por si
-  prefieres trabajar en local. `python check.py` (o `python check.py ex01 ex04`) pasa sus pruebas
-  públicas; necesita `tapetrace.ipynb` al lado (las pruebas viajan dentro del cuaderno).
-
-Una prueba informa SIN INTENTAR, INCORRECTO (con lo que falla) o SUPERADO. Las pruebas públicas cubren
-parte de los puntos de cada ejercicio: al entregar, pruebas ocultas corrigen más (otras entradas, más
-propiedades). Entrega el cuaderno (o, si tu profesor lo pide, los archivos `.py`).
-""",
-}
-CHECK_TEXT = {
-    "en": {
-        "doc": """Public self-checks for the .py exercise files: `python check.py` (all) or `python check.py ex01 ex04`.
-
-The checks travel inside tapetrace.ipynb (keep it next to this file): like the notebook's set-up
-cell, this writes tapetrace_checks.zip here, then runs each exercise file (exNN_*.py) of this
-folder in this process and prints its public checks. Hidden tests grade more when you submit.
-""",
-        "no_setup": "check.py: tapetrace.ipynb has no set-up cell; download a fresh copy",
-        "no_file": "{exercise}: no file {exercise}.py here",
-        "import_error": "{exercise}: importing {exercise}.py raised {error}",
-    },
-    "es": {
-        "doc": """Pruebas públicas de los archivos .py: `python check.py` (todos) o `python check.py ex01 ex04`.
-
-Las pruebas viajan dentro de tapetrace.ipynb (mantenlo junto a este archivo): como la celda de
-preparación del cuaderno, esto escribe aquí tapetrace_checks.zip, después ejecuta en este proceso
-cada archivo de ejercicio (exNN_*.py) de esta carpeta y muestra sus pruebas públicas. Al entregar,
-las pruebas ocultas corrigen más.
-""",
-        "no_setup": "check.py: tapetrace.ipynb no tiene celda de preparación; descarga una copia nueva",
-        "no_file": "{exercise}: aquí no hay ningún archivo {exercise}.py",
-        "import_error": "{exercise}: importar {exercise}.py lanzó {error}",
-    },
-}
 CHECK_PY = '''\
 """__DOC__"""
 
@@ -184,7 +131,7 @@ if __name__ == "__main__":
 
 def check_py(lang: str) -> str:
     """``check.py`` for students working locally, its texts in ``lang``."""
-    text = dict(CHECK_TEXT[lang])
+    text = dict(section("check_py")[lang])  # UI text: the "check_py." keys of autograder/messages/notebook.py
     doc = text.pop("doc")
     body = "{\n" + "".join(f"    {k!r}: {v!r},\n" for k, v in text.items()) + "}"
     return CHECK_PY.replace("__DOC__", doc).replace("__TEXT__", body)
@@ -194,7 +141,7 @@ def student_readme(lang: str, self_study: bool = False) -> str:
     """The README of student_template/ (or of a self-study build) in ``lang``."""
     from autograder.student.instructions_es import NOTEBOOK_TEXT
 
-    text = STUDENT_README[lang]
+    text = render("readme", lang)
     if self_study:
         text += "\n" + NOTEBOOK_TEXT[lang]["intro_selfstudy_md"]
     return text
@@ -209,17 +156,17 @@ def present() -> list[str]:
     """Exercises with a reference solution and public checks, in curriculum order."""
     out = []
     for ex in EXERCISES:
-        if (SOLUTIONS / f"{ex}.py").exists() and (PKG / "public" / f"{ex}.py").exists():
-            for need in (PKG / "probes" / f"{ex}.py", PKG / "hidden" / f"{ex}.py"):
+        if (SOLUTIONS / f"{ex}.py").exists() and (exercise_dir(ex) / "public.py").exists():
+            for need in (exercise_dir(ex) / "probes.py", PKG / "hidden" / f"{ex}.py"):
                 if not need.exists():
                     raise BuildError(f"{ex} has a solution and public checks but no {need.relative_to(ROOT)}")
             out.append(ex)
     return out
 
 
-def _is_exercise_file(name: str, exercises: list[str]) -> bool:
-    stem = Path(name).stem
-    return stem not in EXERCISES or stem in exercises
+def exercise_dir(exercise: str) -> Path:
+    """The exercise's package (everything of it that ships to students)."""
+    return PKG / EXERCISE_PACKAGES / exercise
 
 
 def runtime_members(exercises: list[str], self_study: bool = False) -> dict[str, bytes]:
@@ -236,12 +183,15 @@ def runtime_members(exercises: list[str], self_study: bool = False) -> dict[str,
     members["autograder/data/datasets.npz"] = (PKG / "data" / "datasets.npz").read_bytes()
     for sub in RUNTIME_PACKAGES:
         for path in sorted((PKG / sub).glob("*.py")):
-            if _is_exercise_file(path.name, exercises):
-                data = path.read_bytes()
-                if sub == "probes" and path.stem in exercises:
-                    data = prune_probes(data.decode(), public_probe_names(path.stem)).encode()
-                members[f"autograder/{sub}/{path.name}"] = data
+            members[f"autograder/{sub}/{path.name}"] = path.read_bytes()
         members.setdefault(f"autograder/{sub}/__init__.py", b"")
+    members[f"autograder/{EXERCISE_PACKAGES}/__init__.py"] = (PKG / EXERCISE_PACKAGES / "__init__.py").read_bytes()
+    for ex in exercises:  # the folder of each exercise built, and nothing of the others
+        for path in sorted(exercise_dir(ex).glob("*.py")):
+            data = path.read_bytes()
+            if path.name == "probes.py":
+                data = prune_probes(data.decode(), public_probe_names(ex)).encode()
+            members[f"autograder/{EXERCISE_PACKAGES}/{ex}/{path.name}"] = data
     _check_closure(members)
     if self_study:
         from autograder.student.selfstudy import solutions_payload
@@ -252,8 +202,8 @@ def runtime_members(exercises: list[str], self_study: bool = False) -> dict[str,
 
 def public_probe_names(exercise: str) -> set[str]:
     """Probe names the public checks can ask for: string constants of the public module naming a probe."""
-    tree = ast.parse((PKG / "public" / f"{exercise}.py").read_text())
-    probes = ast.parse((PKG / "probes" / f"{exercise}.py").read_text())
+    tree = ast.parse((exercise_dir(exercise) / "public.py").read_text())
+    probes = ast.parse((exercise_dir(exercise) / "probes.py").read_text())
     defined = {n.name[len("probe_"):] for n in probes.body
                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("probe_")}
     return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)} & defined
@@ -347,10 +297,10 @@ def public_checks(exercise: str) -> list[Any]:
     """The public checks of an exercise, validated against the hidden suite."""
     from autograder._engine import load_suite
 
-    suite = importlib.import_module(f"autograder.public.{exercise}").suite
+    suite = importlib.import_module(f"autograder.{EXERCISE_PACKAGES}.{exercise}.public").suite
     checks = list(suite.checks)
     if not checks:
-        raise BuildError(f"{exercise}: autograder/public/{exercise}.py has no checks")
+        raise BuildError(f"{exercise}: autograder/{EXERCISE_PACKAGES}/{exercise}/public.py has no checks")
     hidden_names = [c.name for c in load_suite(exercise).checks]
     for c in checks:
         if c.hidden:
@@ -378,10 +328,10 @@ def snapshot_digest(exercises: list[str], seed: int) -> str:
     """Hash of everything the snapshot depends on."""
     h = hashlib.sha256(json.dumps({"format": SNAPSHOT_FORMAT, "seed": seed, "exercises": exercises,
                                    "totals": _totals(exercises)}, sort_keys=True).encode())
-    paths = [PKG / n for n in SNAPSHOT_INPUTS] + sorted((PKG / "probes").glob("_*.py")) \
-        + sorted((PKG / "public").glob("_*.py"))
+    paths = [PKG / n for n in SNAPSHOT_INPUTS]
     for ex in exercises:
-        paths += [SOLUTIONS / f"{ex}.py", PKG / "probes" / f"{ex}.py", PKG / "public" / f"{ex}.py"]
+        paths += [SOLUTIONS / f"{ex}.py", exercise_dir(ex) / "__init__.py", exercise_dir(ex) / "probes.py",
+                  exercise_dir(ex) / "public.py"]
     for p in paths:
         h.update(str(p.relative_to(ROOT)).encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
     return h.hexdigest()
@@ -503,7 +453,7 @@ def render_template(exercises: list[str], snap_raw: bytes, lang: str = "en",
             doc = INSTRUCTIONS_ES[ex] if lang == "es" else ast.get_docstring(ast.parse(stubs[ex])) or ex
         except KeyError as err:
             raise BuildError(f"{ex}: no {lang} translation of docstring {err} (update "
-                             "autograder/student/instructions_es.py; see docs/i18n_integration.md)") from None
+                             f"autograder/exercises/{ex}/es.py; see docs/i18n_integration.md)") from None
         info = snap["exercises"][ex]
         specs.append({"name": ex, "doc": doc, "code": _notebook.code_cell_source(stubs[ex]),
                       "public_points": info["public_points"], "total_points": info["total_points"]})
@@ -715,8 +665,11 @@ def main(argv: list[str]) -> int:
 
             exercises = present()
             if args.exercises:
-                exercises = [e for e in exercises if any(e == x or e.startswith(x + "_")
-                                                         for x in args.exercises.split(","))]
+                try:
+                    wanted = {resolve(x, exercises) for x in args.exercises.split(",")}
+                    exercises = [e for e in exercises if e in wanted]
+                except UnknownExercise as err:
+                    raise BuildError(f"--exercises: {err}") from None
             out = _otter.build_zip(Path(args.out) / zip_name(lang), exercises, timeout=args.timeout,
                                    device=args.device, jobs=args.jobs, lang=lang, seed=args.seed,
                                    cpu_torch=args.cpu_torch, python_version=args.python_version,

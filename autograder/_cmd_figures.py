@@ -59,7 +59,7 @@ def train_both(epochs: int, lr: float, seed: int) -> dict[str, Any]:
     torch.set_num_threads(1)  # reproducible bits, and fast on a busy machine (env-measurements §8)
     jax.config.update("jax_default_matmul_precision", "highest")
     from autograder import _data
-    from autograder.probes import ex10_bridge as loops
+    from autograder.exercises.ex10_bridge import probes as loops
 
     bridge = _reference_bridge()
     rng = np.random.default_rng(seed)

@@ -123,14 +123,6 @@ def first_difference(got: Any, want: Any, tol: Tol, where: str = "") -> str | No
     return None
 
 
-def max_abs_diff(a: Any, b: Any) -> float:
-    """Largest absolute difference between two same-shaped arrays (inf if shapes differ)."""
-    a, b = _asarray(a, dtype=np.float64), _asarray(b, dtype=np.float64)
-    if a.shape != b.shape:
-        return float("inf")
-    return float(_abs(a - b).max()) if a.size else 0.0
-
-
 # --------------------------------------------------------------------------- the detail in other languages
 # first_difference's sentences are built in English (they are also logged); messages.render translates the
 # `detail` field of a message with these patterns when it renders another language. A sentence that matches

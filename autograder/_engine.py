@@ -23,7 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from autograder import _device, _launch, _loader
+from autograder import _device, _launch, _loader, _registry
 from autograder._paths import EXERCISES, ROOT, SOLUTIONS, TORCH_ONLY, private_dirs
 from autograder._protocol import check_rng, probe_error, reference_key
 from autograder._suite import Ctx, Fail, GraderBug, StudentProblem, Suite
@@ -54,23 +54,15 @@ def _hideable(path: str, tmp: str) -> list[str]:
     return [parent]
 
 
-# Grading seconds of one full submission per exercise, reference included (benchmarks/run.py
-# --sections perex, "first" column, 2-core CPU machine, 2026-11-30). Only the order matters.
-_COST = {"ex07_flax_cnn": 7.3, "ex04_jax_mlp": 7.0, "ex05_jit_train_step": 4.8, "ex10_bridge": 3.1,
-         "ex08_jax_transforms": 2.6, "ex06_per_example_grads": 1.6, "ex02_torch_training": 1.1,
-         "ex03_torch_cnn": 0.2, "ex01_torch_mlp": 0.2, "ex09_autograd_tape": 0.1,
-         # measured 2026-12-01 with ex07 beside them (9.9 s there), scaled to ex07's 7.3
-         "ex11_torch_compile": 4.4, "ex13_spmd": 3.1, "ex12_checkpointing": 2.8}
-
-
 def schedule(exercises: list[str]) -> list[str]:
     """The order a submission's exercises are handed to the --jobs threads.
 
     PyTorch-only exercises first: their workers fork as soon as the zygote has torch, while it
     still imports JAX. Then longest first, so no long exercise is left alone at the end while
-    the other threads idle (wall time of one submission with --jobs 2: see benchmarks/).
+    the other threads idle (wall time of one submission with --jobs 2: see benchmarks/). Costs are
+    each exercise's ``META.cost`` (autograder/exercises/<exercise>/__init__.py).
     """
-    return sorted(exercises, key=lambda ex: (ex not in TORCH_ONLY, -_COST.get(ex, 1.0)))
+    return sorted(exercises, key=lambda ex: (ex not in TORCH_ONLY, -_registry.cost(ex)))
 
 
 CACHE_ENV = "TAPETRACE_JAX_CACHE"

@@ -17,19 +17,16 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from autograder import _wire
-
-ROOT = Path(__file__).resolve().parent.parent
-
+from autograder._paths import ROOT
 
 # XLA's LLVM optimisation level for a CPU run. Grading compiles hundreds of small programs per
 # exercise (eager ops at new shapes, jitted student functions) that then run a few times: at
 # level 0 their compile time drops ~25% (ex04 5.2 -> 3.5 s of XLA compile per submission,
 # ex05 4.9 -> 3.6 s; benchmarks/) while the few compute-heavy loops the probes jit themselves ask
-# for the default level back (``compiler_options``, see probes._common.FAST_RUN). Reference and
+# for the default level back (``compiler_options``, see _probing.FAST_RUN). Reference and
 # student run under the same flags, so verdicts compare like with like.
 CPU_COMPILE_FLAGS = "--xla_backend_optimization_level=0"
 

@@ -36,38 +36,17 @@ import re
 import textwrap
 from typing import Any
 
+from autograder._i18n import LANGS, render
 from autograder.student.instructions_es import NOTEBOOK_TEXT
 
-LANGS = ("en", "es")
 NOTEBOOK = "tapetrace.ipynb"
 RUNTIME_FILE = "tapetrace_checks.zip"
 META = "tapetrace"
 FORMAT = 1
 _SETUP_CALL = re.compile(r'_tapetrace_setup\("([0-9a-f]{64})", "([A-Za-z0-9+/=]*)"\)')
 
-# The set-up cell: its comment lines (language-specific) + the code (the same in every build).
-SETUP_COMMENTS = {
-    "en": """\
-{title}
-# It installs nothing (torch, jax, flax and optax are used as your runtime has them) and writes
-# one file next to this notebook, {runtime_file}: the public checks, their messages and a
-# snapshot of the reference solution's outputs on the checks' inputs (no solution code).
-# Then check("ex01") checks exercise 01, and check() checks them all; hint("ex01") gives a
-# hint and figure("ex01") draws your result.
-""",
-    "es": """\
-{title}
-# No instala nada (usa torch, jax, flax y optax tal como los tiene tu entorno) y escribe un
-# archivo junto a este cuaderno, {runtime_file}: las pruebas públicas, sus mensajes y una
-# instantánea de las salidas de la solución de referencia con las entradas de las pruebas
-# (sin código de la solución). Después, check("ex01") comprueba el ejercicio 01 y check()
-# los comprueba todos; hint("ex01") da una pista y figure("ex01") dibuja tu resultado.
-""",
-}
-SETUP_DAMAGED = {
-    "en": "tapetrace: the set-up cell is damaged; download a fresh copy of the notebook",
-    "es": "tapetrace: la celda de preparación está dañada; descarga una copia nueva del cuaderno",
-}
+# The set-up cell: its comment lines (language-specific: UI text "setup.comments") + the code (the same in every
+# build).
 SETUP_CODE = '''\
 def _tapetrace_setup(sha256, data):
     import base64, hashlib, importlib, os, sys, zipimport
@@ -214,10 +193,10 @@ def setup_source(runtime: bytes, lang: str = "en", self_study: bool = False) -> 
     ``figure`` (and ``solution`` in a self-study build) in the notebook.
     """
     helpers = HELPERS + (SELF_STUDY_HELPERS if self_study else ())
-    comments = SETUP_COMMENTS[lang].format(title=NOTEBOOK_TEXT[lang]["setup_comment"], runtime_file=RUNTIME_FILE)
+    comments = render("setup.comments", lang, title=NOTEBOOK_TEXT[lang]["setup_comment"], runtime_file=RUNTIME_FILE)
     code = SETUP_CODE.format(runtime_file=RUNTIME_FILE, sha256=hashlib.sha256(runtime).hexdigest(),
                              data=base64.b64encode(runtime).decode("ascii"), lang=lang,
-                             damaged=SETUP_DAMAGED[lang],
+                             damaged=render("setup.damaged", lang),
                              helpers=", ".join(src for _, src in helpers),
                              names=", ".join(name for name, _ in helpers))
     return comments + code

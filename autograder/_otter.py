@@ -417,29 +417,28 @@ def _chdir(path: Path) -> Iterator[None]:
 
 
 def _copy_engine(target: Path, exercises: list[str]) -> None:
-    """The engine package without caches, with only the given exercises' suites, probes and messages."""
+    """The engine package without caches, with only the given exercises' packages and hidden suites."""
     src = Path(__file__).resolve().parent
-    known = {ex for ex in _exercise_names()}
+    from autograder._registry import EXERCISES
 
-    def wanted(path: Path) -> bool:
-        stem = path.stem
-        return stem not in known or stem in exercises
+    known = set(EXERCISES)
+
+    def wanted(rel: Path) -> bool:
+        if rel.parts[0] == "exercises" and len(rel.parts) > 2:  # exercises/<exercise>/...
+            return rel.parts[1] in exercises
+        if rel.parts[0] == "hidden":  # hidden/<exercise>.py
+            return rel.stem not in known or rel.stem in exercises
+        return True
 
     for path in sorted(src.rglob("*")):
         rel = path.relative_to(src)
         if "__pycache__" in rel.parts or not path.is_file():
             continue
-        if path.suffix not in (".py", ".npz", ".json") or not wanted(path):
+        if path.suffix not in (".py", ".npz", ".json") or not wanted(rel):
             continue
         dest = target / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, dest)
-
-
-def _exercise_names() -> tuple[str, ...]:
-    from autograder._paths import EXERCISES
-
-    return EXERCISES
 
 
 def build_zip(out: Path, exercises: list[str], *, timeout: float = 30.0, device: str = "auto", jobs: int = 1,

@@ -2,7 +2,7 @@
 
 This module ships to students inside the notebook's set-up cell (a zip put on
 ``sys.path`` by ``tapetrace build``'s set-up code) with the public checks
-(``autograder/public``), the probes, the messages and a *snapshot*: the
+(``autograder/exercises/<exercise>/public.py``), the probes, the messages and a *snapshot*: the
 reference solution's probe results on the public checks' inputs, recorded at
 build time and keyed like the grader's reference cache
 (:func:`autograder._protocol.reference_key`). No reference code ships.
@@ -35,82 +35,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from autograder import _cells, _exec, _wire
+from autograder import _cells, _exec, _i18n, _registry, _wire
+from autograder._i18n import render
 from autograder._protocol import check_rng, probe_error, reference_key
 from autograder._suite import Check, Ctx, Fail, GraderBug, StudentProblem
-from autograder.messages import render
 
 SNAPSHOT = "_snapshot.json"
 DEFAULT_TIMEOUT = 120.0
-LANG = {"value": "en"}
-
-TEXT = {
-    "en": {
-        "title": "{exercise}: public checks (torch on {torch}, jax on {jax})",
-        "ok": "  \u2713 {name} ({points:g} pt)",
-        "bad": "  \u2717 {name} ({points:g} pt): {message}",
-        "passed": "PASSED: all {n} public checks pass.",
-        "incorrect": "INCORRECT: {failed} of {n} public checks fail. Fix what the message says, run your code cell "
-                     "again, then this check.",
-        "not_attempted": "NOT ATTEMPTED: {message}. Write your code in the exercise's cell, run it, then run this "
-                         "check again.",
-        "missing": "none of {names} is defined yet — run the exercise's code cell first",
-        "reminder": "Reminder: these public checks are worth {public:g} of the exercise's {total:g} points. When you "
-                    "submit, hidden tests grade more (other inputs, more properties): passing here does not "
-                    "guarantee full marks.",
-        "snapshot": "snapshot mismatch, rebuild: this notebook's snapshot has no reference value for `{probe}` on "
-                    "these inputs — the notebook is out of date or its set-up cell was edited (instructors: run "
-                    "`tapetrace build`; students: download a fresh copy). This check did not pass.",
-        "unknown": "unknown exercise {name!r}; choose one of: {choices}",
-        "no_snapshot": "no snapshot here: `check` runs inside the notebook built by `tapetrace build` "
-                       "(run its first cell)",
-        "as_graded": "as graded, {exercise} does not load: {message}. Grading runs the code cells under the "
-                     "exercise's heading, after what the cells above it define (their loops and bare "
-                     "expressions do not run): make that code work on its own, in order",
-        "where": " at line {line} of the exercise's code: `{code}`",
-        "no_section": "the notebook has no code cell under {exercise}'s heading, so grading finds no code for it: "
-                      "keep your code in the exercise's cells (between its heading and the next exercise's)",
-        "unread": "Note: check could not read this notebook's cells, so it checked the names your session has "
-                  "defined, not the code as it is graded (each exercise's cells under its heading, after what "
-                  "the cells above define).",
-        "stale": "Note: the saved notebook differs from the code you ran: save it (Ctrl+S) so check reads what "
-                 "you hand in. This time it checked the names your session has defined.",
-    },
-    "es": {
-        "title": "{exercise}: comprobaciones públicas (torch en {torch}, jax en {jax})",
-        "ok": "  \u2713 {name} ({points:g} pt)",
-        "bad": "  \u2717 {name} ({points:g} pt): {message}",
-        "passed": "SUPERADO: pasan las {n} comprobaciones públicas.",
-        "incorrect": "INCORRECTO: fallan {failed} de {n} comprobaciones públicas. Corrige lo que dice el mensaje, "
-                     "vuelve a ejecutar tu celda de código y después esta comprobación.",
-        "not_attempted": "SIN INTENTAR: {message}. Escribe tu código en la celda del ejercicio, ejecútala y vuelve "
-                         "a ejecutar esta comprobación.",
-        "missing": "todavía no está definido ninguno de {names} — ejecuta primero la celda de código del ejercicio",
-        "reminder": "Recuerda: estas comprobaciones públicas valen {public:g} de los {total:g} puntos del ejercicio. "
-                    "Al entregar, pruebas ocultas corrigen más (otras entradas, más propiedades): pasar aquí no "
-                    "garantiza la nota máxima.",
-        "snapshot": "la instantánea no coincide, hay que reconstruir: la instantánea de este cuaderno no tiene valor "
-                    "de referencia para `{probe}` con estas entradas — el cuaderno está desactualizado o se editó su "
-                    "celda de preparación (profesores: `tapetrace build`; estudiantes: descargad una copia nueva). "
-                    "Esta comprobación no se ha superado.",
-        "unknown": "ejercicio desconocido {name!r}; elige uno de: {choices}",
-        "no_snapshot": "aquí no hay instantánea: `check` funciona dentro del cuaderno generado por "
-                       "`tapetrace build` (ejecuta su primera celda)",
-        "as_graded": "tal como se corrige, {exercise} no se carga: {message}. La corrección ejecuta las celdas de "
-                     "código bajo el encabezado del ejercicio, después de lo que definen las celdas de encima "
-                     "(sus bucles y expresiones sueltas no se ejecutan): haz que ese código funcione por sí "
-                     "solo, en orden",
-        "where": " en la línea {line} del código del ejercicio: `{code}`",
-        "no_section": "el cuaderno no tiene ninguna celda de código bajo el encabezado de {exercise}, así que la "
-                      "corrección no encuentra código para él: deja tu código en las celdas del ejercicio "
-                      "(entre su encabezado y el del siguiente ejercicio)",
-        "unread": "Nota: check no pudo leer las celdas de este cuaderno, así que comprobó los nombres que ha "
-                  "definido tu sesión, no el código tal como se corrige (las celdas de cada ejercicio bajo su "
-                  "encabezado, después de lo que definen las celdas de encima).",
-        "stale": "Nota: el cuaderno guardado difiere del código que ejecutaste: guárdalo (Ctrl+S) para que check "
-                 "lea lo que entregas. Esta vez comprobó los nombres que ha definido tu sesión.",
-    },
-}
 NOT_ATTEMPTED_CODES = ("NOT_ATTEMPTED", "MISSING_NAMES")
 # Seconds the graded module's own section may take to load in a check (the grader's default load timeout).
 LOAD_TIMEOUT = 30.0
@@ -130,14 +61,10 @@ class _CheckTimeout(BaseException):
 
 
 def _text(lang: str, key: str, **fields: Any) -> str:
-    return (TEXT.get(lang) or TEXT["en"])[key].format(**fields)
+    return render(f"public.{key}", lang, **fields)
 
 
-def set_language(lang: str) -> None:
-    """Language of the messages: ``"en"`` or ``"es"``."""
-    if lang not in TEXT:
-        raise ValueError(f"language must be one of {sorted(TEXT)}")
-    LANG["value"] = lang
+set_language = _i18n.set_language  # the language of the checks (and of hints and figures): "en" or "es"
 
 
 # --------------------------------------------------------------------------- snapshot and data
@@ -149,7 +76,7 @@ def snapshot() -> dict[str, Any]:
     except OSError:
         raw = None
     if not raw:
-        raise RuntimeError(_text(LANG["value"], "no_snapshot"))
+        raise RuntimeError(_text(_i18n.get_language(), "no_snapshot"))
     return json.loads(raw)
 
 
@@ -165,15 +92,6 @@ def _use_packaged_data() -> None:
     raw = pkgutil.get_data("autograder", "data/datasets.npz")
     _data.DATA_FILE = io.BytesIO(raw)
     _data._all.cache_clear()
-
-
-def resolve(name: str | int, exercises: list[str]) -> str:
-    """``"ex01"``, ``1`` or ``"ex01_torch_mlp"`` -> ``"ex01_torch_mlp"``."""
-    text = f"ex{int(name):02d}" if isinstance(name, int) else str(name).strip()
-    match = [e for e in exercises if e == text or e.startswith(text + "_")]
-    if len(match) != 1:
-        raise ValueError(_text(LANG["value"], "unknown", name=name, choices=", ".join(exercises)))
-    return match[0]
 
 
 # --------------------------------------------------------------------------- the student's side
@@ -560,19 +478,19 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
     Returns:
         A :class:`CheckResult` (also kept in ``RESULTS``).
     """
-    lang = lang or LANG["value"]
+    lang = _i18n.get_language(lang)
     snap = snapshot()
-    ex = resolve(exercise, list(snap["exercises"]))
+    ex = _registry.resolve(exercise, list(snap["exercises"]), lang)
     info = snap["exercises"][ex]
     _use_packaged_data()
-    suite = importlib.import_module(f"autograder.public.{ex}").suite
+    suite = importlib.import_module(f"autograder.exercises.{ex}.public").suite
     checks = [c for c in suite.checks if not c.hidden]
-    probes = importlib.import_module(f"autograder.probes.{ex}")
-    from autograder.probes import _common
+    probes = importlib.import_module(f"autograder.exercises.{ex}.probes")
+    from autograder import _probing
 
     device = devices()
-    _common.DEVICE.update(device)
-    names = list(getattr(probes, "NAMES", ()))
+    _probing.DEVICE.update(device)
+    names = list(importlib.import_module(f"autograder.exercises.{ex}").META.names)
     view = graded_view(ex, namespace, tuple(names), lang) if graded else GradedView(module=as_module(namespace))
     mod = view.module
     if view.problem:

@@ -17,24 +17,16 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from autograder._i18n import section
 from autograder._paths import EXERCISES
 
-LABELS = {
-    "en": {"feedback": "Feedback", "total": "Total", "test": "test", "points": "points", "result": "result",
-           "passed": "passed", "failed": "failed", "hidden": "hidden", "public": "public",
-           "device": "graded on", "no_exercises": "No exercise was graded."},
-    "es": {"feedback": "Retroalimentación", "total": "Total", "test": "prueba", "points": "puntos",
-           "result": "resultado", "passed": "superada", "failed": "fallida", "hidden": "oculta",
-           "public": "pública", "device": "corregido en", "no_exercises": "No se corrigió ningún ejercicio."},
-}
-STATUS_WORDS = {
-    "es": {"graded": "corregido", "missing": "falta", "error": "error", "timeout": "tiempo agotado",
-           "crashed": "caída"},
-}
+# The feedback's fixed words and the statuses' names, by language (UI text: autograder/messages/report.py).
+LABELS: dict[str, dict[str, str]] = section("report")
+STATUS_WORDS: dict[str, dict[str, str]] = section("status")
 
 
 def _fmt(x: Any) -> str:
@@ -450,11 +442,3 @@ def merge_callbacks(*fns: Callable[[dict[str, Any]], None] | None) -> Callable[[
             f(res)
 
     return call
-
-
-def iter_tests(results: Iterable[dict[str, Any]]) -> Iterable[tuple[dict[str, Any], str, dict[str, Any], dict]]:
-    """(result, exercise, exercise result, test) for every test of every result."""
-    for r in results:
-        for ex, e in r["exercises"].items():
-            for t in e.get("tests", []):
-                yield r, ex, e, t

@@ -127,8 +127,3 @@ class Ctx:
         detail = self.difference(got, want, kind=kind, framework=framework)
         if detail:
             raise Fail("MISMATCH", what=what, detail=detail)
-
-    @staticmethod
-    def fail(key: str, **fields: Any) -> None:
-        """Fails the current check with a catalogued message."""
-        raise Fail(key, **fields)

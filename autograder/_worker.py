@@ -107,8 +107,8 @@ def _load(spec: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """
     path = os.path.abspath(spec["source_path"])
     name = spec["module_name"]
-    probes = sys.modules.get(f"autograder.probes.{spec.get('exercise')}")
-    contract = tuple(getattr(probes, "NAMES", ()))
+    package = sys.modules.get(f"autograder.exercises.{spec.get('exercise')}")
+    contract = tuple(package.META.names) if package is not None else ()
     try:
         with open(path, "rb") as fh:
             text = importlib.util.decode_source(fh.read())
@@ -139,7 +139,7 @@ def load_error(err: BaseException, path: str) -> dict[str, Any]:
 
 
 def _run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[str, Any]:
-    from autograder.probes._common import ProbeFail
+    from autograder._probing import ProbeFail
 
     if req["probe"] == "__env__":
         return {"ok": True, "value": _environment()}
@@ -186,7 +186,7 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
         os.dup2(devnull, 0)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
-    from autograder.probes import _common
+    from autograder import _probing
 
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead of killing
     if spec.get("role") == "isolation":  # the run's pre-flight: what would a student's worker obtain?
@@ -195,12 +195,13 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
         _scratch, isolation = _sandbox.apply(**spec["sandbox"])
         _wire.send(res_fd, {"status": "isolation", "isolation": isolation})
         return
-    _common.DEVICE.update(spec["device"])
-    probes = importlib.import_module(f"autograder.probes.{spec['exercise']}")
-    # Host CPU devices the exercise's probes ask for (ex13: 8; the others keep one): JAX reads this
-    # when its backend starts, which no worker has done yet (the zygote imports JAX, nothing more).
-    if getattr(probes, "CPU_DEVICES", None) and "jax" in sys.modules:
-        sys.modules["jax"].config.update("jax_num_cpu_devices", int(probes.CPU_DEVICES))
+    _probing.DEVICE.update(spec["device"])
+    meta = importlib.import_module(f"autograder.exercises.{spec['exercise']}").META
+    probes = importlib.import_module(f"autograder.exercises.{spec['exercise']}.probes")
+    # Host CPU devices the exercise asks for (ex13: 8; the others keep one): JAX reads this when its
+    # backend starts, which no worker has done yet (the zygote imports JAX, nothing more).
+    if meta.cpu_devices and "jax" in sys.modules:
+        sys.modules["jax"].config.update("jax_num_cpu_devices", int(meta.cpu_devices))
     # Only reference workers use the run's compile cache (the engine gives students none).
     writer = spec.get("role") == "reference" and not spec.get("sandbox")
     _setup_threads_and_precision(spec["device"], spec.get("jax_cache") if writer else None)
@@ -223,7 +224,7 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
             fh.write(source)
     mod, status = _load(spec)
     if mod is not None:
-        names = list(getattr(probes, "NAMES", ()))
+        names = list(meta.names)
         missing = [n for n in names if not hasattr(mod, n)]
         if names and len(missing) == len(names):
             status = {"status": "missing", "code": "MISSING_NAMES",

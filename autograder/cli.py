@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder._paths import EXERCISES
+from autograder._registry import UnknownExercise, resolve
 
 
 def _exit_error(msg: str) -> int:
@@ -22,14 +23,10 @@ def _exit_error(msg: str) -> int:
 def _parse_only(text: str | None) -> list[str] | None:
     if not text:
         return None
-    names = []
-    for part in text.split(","):
-        part = part.strip()
-        match = [e for e in EXERCISES if e == part or e.startswith(part + "_")]
-        if len(match) != 1:
-            raise ValueError(f"--only: unknown exercise {part!r}")
-        names.append(match[0])
-    return names
+    try:
+        return [resolve(part.strip()) for part in text.split(",")]
+    except UnknownExercise as err:
+        raise ValueError(f"--only: {err}") from None
 
 
 def available_exercises() -> list[str]:

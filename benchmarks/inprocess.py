@@ -42,12 +42,11 @@ def main() -> None:
 
     import numpy as np
 
-    from autograder import _worker
+    from autograder import _probing, _worker
     from autograder._engine import _key, _probe_error, load_suite
     from autograder._paths import SOLUTIONS
     from autograder._suite import Ctx, Fail, GraderBug, StudentProblem
     from autograder._zygote import PRELOAD
-    from autograder.probes import _common
 
     exercises = [e for e in args.only.split(",") if e]
     device = {"torch": "cpu", "jax": "cpu"}
@@ -56,7 +55,7 @@ def main() -> None:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001
             pass
-    _common.DEVICE.update(device)
+    _probing.DEVICE.update(device)
     _worker._setup_threads_and_precision(device, None)
 
     compiles: list[float] = []
@@ -110,7 +109,7 @@ def main() -> None:
         t0 = time.monotonic()
         n_compiles = len(compiles)
         suite = load_suite(ex)
-        probes = importlib.import_module(f"autograder.probes.{ex}")
+        probes = importlib.import_module(f"autograder.exercises.{ex}.probes")
         src = Path(args.submission) / f"{ex}.py"
         student = load(src, f"student_{ex}")
         ref = load(SOLUTIONS / f"{ex}.py", f"reference_{ex}")

@@ -53,7 +53,7 @@ print(keys[0] != keys[1])
 
 def uses_jax(exercise: str) -> bool:
     """Whether the exercise's probes import JAX (the exercises that compile)."""
-    path = ROOT / "autograder" / "probes" / f"{exercise}.py"
+    path = ROOT / "autograder" / "exercises" / exercise / "probes.py"
     return path.exists() and ("import jax" in path.read_text() or "from jax" in path.read_text())
 
 

@@ -47,8 +47,19 @@ def make_submission(tmp: Path, replace: dict[str, str] | None = None, only: list
     return tmp
 
 
+def _case_files(header: str) -> list[Path]:
+    return sorted(p for p in MUTANTS.glob("ex*/*.py")
+                  if any(re.match(rf"#\s*{header}:", line) for line in p.read_text().splitlines()[:15]))
+
+
 def mutant_files() -> list[Path]:
-    return sorted(MUTANTS.glob("ex*/*.py"))
+    """The mutants: ``tests/mutants/exNN_*/*.py`` with a ``# MUTANT:`` header (and ``# FAILS:``)."""
+    return _case_files("MUTANT")
+
+
+def valid_files() -> list[Path]:
+    """Other valid implementations (``# VALID: why`` header): each must get full marks."""
+    return _case_files("VALID")
 
 
 def mutant_meta(path: Path) -> dict:

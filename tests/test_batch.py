@@ -337,7 +337,7 @@ def test_verdicts_survive_torch_thread_count(tmp_path):
     from autograder.cli import available_exercises
 
     torch_ex = [e for e in available_exercises() if (SOLUTIONS / f"{e}.py").exists()
-                and "torch" in (ROOT / "autograder" / "probes" / f"{e}.py").read_text()]
+                and "torch" in (ROOT / "autograder" / "exercises" / e / "probes.py").read_text()]
     cp = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "inprocess.py"), str(SOLUTIONS), "--only",
                          ",".join(torch_ex), "--seed", str(SEED), "--student-threads", "2"],
                         capture_output=True, text=True, env=worker_env(), cwd=ROOT, timeout=900)

@@ -14,7 +14,7 @@ import textwrap
 import pytest
 from test_i18n import ENGLISH_WORDS, glossary, prose_words
 
-from autograder import _cmd_build, _engine, _loader, _notebook, _otter, _public, _stubs
+from autograder import _cmd_build, _engine, _i18n, _loader, _notebook, _otter, _public, _stubs
 from autograder._paths import ROOT, SOLUTIONS
 from autograder._protocol import reference_key
 from autograder.student import instructions_es
@@ -156,8 +156,8 @@ def test_setup_cell_installs_nothing_and_writes_one_file(notebooks, lang):
 
 
 def test_runtime_holds_only_public_parts(runtime):
-    allowed = re.compile(r"^autograder/(__init__\.py|_[a-z_]+\.py|_snapshot\.json|data/datasets\.npz|"
-                         r"(messages|probes|public|student)/[a-z0-9_]+\.py)$")
+    allowed = re.compile(r"^autograder/(__init__\.py|_[a-z0-9_]+\.py|_snapshot\.json|data/datasets\.npz|"
+                         r"(messages|student|exercises)/[a-z0-9_]+\.py|exercises/ex\d\d_[a-z0-9_]+/[a-z0-9_]+\.py)$")
     for name in runtime:
         assert allowed.match(name), name
         assert "/hidden/" not in name and "solutions" not in name
@@ -166,6 +166,12 @@ def test_runtime_holds_only_public_parts(runtime):
     student = {n.split("/")[-1] for n in runtime if n.startswith("autograder/student/")}
     assert student == {p.name for p in (ROOT / "autograder" / "student").glob("*.py")}
     assert _cmd_build.SELF_STUDY_ARC not in runtime  # the graded build holds no solutions
+    # each exercise built ships as its whole folder (probes pruned), and nothing of any other
+    for ex in _cmd_build.present():
+        folder = {p.name for p in (ROOT / "autograder" / "exercises" / ex).glob("*.py")}
+        assert {n.split("/")[-1] for n in runtime if n.startswith(f"autograder/exercises/{ex}/")} == folder
+    shipped = {n.split("/")[2] for n in runtime if n.count("/") == 3 and n.startswith("autograder/exercises/")}
+    assert shipped == set(_cmd_build.present())
 
 
 def _json_strings(value) -> list[str]:
@@ -370,7 +376,7 @@ def _prose(lang: str, nb: dict) -> dict[str, str]:
     setup = _notebook.source_of(_notebook.setup_cell(nb))
     out["set-up cell comments"] = "\n".join(ln.lstrip("#@ ") for ln in setup.splitlines() if ln.startswith("#"))
     out["README.md"] = (_template(lang) / "README.md").read_text()
-    out["check.py"] = "\n".join(_cmd_build.CHECK_TEXT[lang].values())
+    out["check.py"] = "\n".join(_i18n.section("check_py")[lang].values())
     return out
 
 

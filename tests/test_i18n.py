@@ -89,30 +89,20 @@ def glossary() -> tuple[set[str], set[str]]:
 
 
 def spanish_texts() -> dict[str, str]:
-    from autograder import _report
-    from autograder.student import figures
-
+    """Every Spanish text: the one catalogue (messages and UI text), hints, instructions, docstrings."""
     out = {f"messages[{k}]": v for k, v in messages.catalogue("es").items()}
     for ex, tiers in hints.HINTS["es"].items():
         out.update({f"HINTS[es][{ex}][{i}]": t for i, t in enumerate(tiers)})
     out.update({f"INSTRUCTIONS_ES[{ex}]": t for ex, t in instructions_es.INSTRUCTIONS_ES.items()})
     for ex, docs in instructions_es.DOCSTRINGS_ES.items():
         out.update({f"DOCSTRINGS_ES[{ex}][{q}]": t for q, t in docs.items()})
-    out.update({f"NOTEBOOK_TEXT[es][{k}]": t for k, t in instructions_es.NOTEBOOK_TEXT["es"].items()})
-    out.update({f"figures.TEXT[es][{k}]": t for k, t in figures.TEXT["es"].items()})
-    for table in ("LABELS", "STATUS_WORDS"):
-        out.update({f"_report.{table}[es][{k}]": t for k, t in getattr(_report, table, {}).get("es", {}).items()})
     return out
 
 
 def english_texts() -> dict[str, str]:
-    from autograder.student import figures
-
     out = {f"messages[{k}]": v for k, v in messages.catalogue("en").items()}
     for ex, tiers in hints.HINTS["en"].items():
         out.update({f"HINTS[en][{ex}][{i}]": t for i, t in enumerate(tiers)})
-    out.update({f"NOTEBOOK_TEXT[en][{k}]": t for k, t in instructions_es.NOTEBOOK_TEXT["en"].items()})
-    out.update({f"figures.TEXT[en][{k}]": t for k, t in figures.TEXT["en"].items()})
     for ex in PRESENT:
         docs = instructions_es.english_docstrings((SOLUTIONS / f"{ex}.py").read_text())
         out.update({f"solutions/{ex}.py[{q or 'module'}]": t for q, t in docs.items()})
@@ -121,16 +111,14 @@ def english_texts() -> dict[str, str]:
 
 # ----------------------------------------------------------------- message catalogues
 def _topic_modules() -> list:
-    import pkgutil
-
-    return [importlib.import_module(f"autograder.messages.{m.name}") for m in pkgutil.iter_modules(messages.__path__)]
+    return [importlib.import_module(name) for name in messages.catalogue_modules()]
 
 
 def test_every_message_key_has_both_languages_and_the_same_placeholders():
     problems = []
     for mod in _topic_modules():
         en, es = getattr(mod, "EN", {}), getattr(mod, "ES", {})
-        name = mod.__name__.rsplit(".", 1)[1]
+        name = mod.__name__.removeprefix("autograder.")
         for key in sorted(set(en) - set(es)):
             problems.append(f"{name}: {key} has no ES text")
         for key in sorted(set(es) - set(en)):
@@ -203,27 +191,26 @@ def _public_text() -> str:
 
 
 def test_hint_exercises_follow_the_curriculum():
-    assert hints.EXERCISES == EXERCISES
+    for lang in ("en", "es"):  # collected from the exercise packages, in the registry's order
+        assert list(hints.HINTS[lang]) == list(EXERCISES)
 
 
-def test_language_follows_the_public_checks_unless_set(monkeypatch):
-    import types
+def test_one_current_language_for_checks_hints_and_figures(monkeypatch):
+    from autograder import _i18n, _public, student
 
-    from autograder import student
-
-    monkeypatch.setitem(student._STATE, "lang", None)
+    monkeypatch.setitem(_i18n._STATE, "lang", None)
     monkeypatch.delenv("TAPETRACE_LANG", raising=False)
-    fake = types.ModuleType("autograder._public")
-    fake.LANG = {"value": "es"}
-    monkeypatch.setitem(sys.modules, "autograder._public", fake)
-    assert get_language() == "es" and hints.hint("ex01").startswith("Pista")
-    fake.LANG["value"] = "en"
     assert get_language() == "en"
-    monkeypatch.delitem(sys.modules, "autograder._public")
     monkeypatch.setenv("TAPETRACE_LANG", "es")
-    assert get_language() == "es"
+    assert get_language() == "es" and hints.hint("ex01").startswith("Pista")
+    monkeypatch.setenv("TAPETRACE_LANG", "fr")  # an unknown value is ignored
+    assert get_language() == "en"
+    _public.set_language("es")  # the notebook's set-up cell sets the checks' language: hints follow
+    assert get_language() == "es" and student.get_language() == "es" and hints.hint("ex01").startswith("Pista")
     set_language("en")
     assert get_language() == "en" and get_language("es") == "es"
+    with pytest.raises(ValueError):
+        _public.set_language("fr")
 
 
 # ----------------------------------------------------------------- solutions (self-study only)
@@ -344,8 +331,8 @@ def test_spanish_text_follows_the_current_english(ex):
     sha = instructions_es.english_sha((SOLUTIONS / f"{ex}.py").read_text())
     assert instructions_es.SOURCE_SHA.get(ex) == sha, (
         f"the English docstrings of solutions/{ex}.py changed since they were translated: update "
-        f"INSTRUCTIONS_ES/DOCSTRINGS_ES[{ex!r}] in autograder/student/instructions_es.py, then set "
-        f"SOURCE_SHA[{ex!r}] = {sha!r} (`python -m autograder.student.instructions_es` prints them all)")
+        f"the module docstring and DOCSTRINGS in autograder/exercises/{ex}/es.py, then set its "
+        f"SOURCE_SHA = {sha!r} (`python -m autograder.student.instructions_es` prints them all)")
 
 
 def _without_docs(tree: ast.AST) -> str:
@@ -492,15 +479,17 @@ def test_figure_renders_from_the_reference_code(ex, notebook_namespaces):
 
 def test_each_figure_function_renders_directly():
     np = pytest.importorskip("numpy")
+    from autograder.exercises.ex06_per_example_grads.figure import grad_norms
+    from autograder.exercises.ex10_bridge.figure import bridge_overlay
     from autograder.student import figures
 
     rng = np.random.default_rng(0)
     losses = list(np.exp(-np.linspace(0, 3, 50)) + 0.05)
     for fig in (figures.training_curves(losses, losses[::-1], show=False),
                 figures.training_curves(losses, accs=[0.5] * 50, unit="step", lang="es", show=False),
-                figures.bridge_overlay(losses, [v + 1e-4 for v in losses], show=False),
-                figures.grad_norms({"w": rng.standard_normal((16, 3, 2))}, {"w": np.zeros((3, 2))}, 1.0,
-                                   show=False),
+                bridge_overlay(losses, [v + 1e-4 for v in losses], show=False),
+                grad_norms({"w": rng.standard_normal((16, 3, 2))}, {"w": np.zeros((3, 2))}, 1.0,
+                           show=False),
                 figures.digits_report(lambda x: np.arange(len(x)) % 10, lang="es", show=False)):
         assert float(_pixels(figures.to_png(fig))[..., :3].std()) > 0.02
     with pytest.raises(ValueError):

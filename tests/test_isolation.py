@@ -208,7 +208,7 @@ def test_an_unprivileged_uid_without_landlock_still_isolates(tmp_path):
                 assert ex["score"] == 0 and ex["status"] in ("timeout", "crashed"), ex["message"]
             else:
                 assert ex["score"] == ex["max_score"], (name, ex["message"])  # its honest part, nothing leaked
-        assert not list(Path(copy / "autograder" / "probes").glob("tapetrace_attack_*"))
+        assert not list(Path(copy / "autograder" / "exercises").glob("tapetrace_attack_*"))
         uid = iso["uid"]
         for folder in ("/tmp", "/var/tmp", "/dev/shm"):  # world-writable: the one place an unprivileged uid writes
             for p in Path(folder).glob("tapetrace_attack_*"):

@@ -1,11 +1,12 @@
-"""Three outcomes per exercise (learntools): stub -> not attempted, solution -> full, mutant -> fails its check."""
+"""Three outcomes per exercise (learntools): stub -> not attempted, solution -> full, mutant -> fails its check;
+and every other valid implementation (``# VALID:`` files beside the mutants) -> full marks."""
 
 from __future__ import annotations
 
 import importlib.util
 
 import pytest
-from conftest import make_submission, mutant_files, mutant_meta
+from conftest import MUTANTS, make_submission, mutant_files, mutant_meta, valid_files
 
 from autograder._engine import load_suite
 from autograder._paths import EXERCISES, EXERCISES_DIR, SOLUTIONS
@@ -50,6 +51,23 @@ def test_mutant_fails_exactly_its_checks(run, tmp_path, path):
         got = next(t for t in res["tests"] if t["name"] == name)
         assert got["code"] == code, msgs
     assert res["score"] < res["max_score"]
+
+
+@pytest.mark.parametrize("path", valid_files(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_valid_variant_gets_full_marks(run, tmp_path, path):
+    ex = path.parent.name
+    sub = make_submission(tmp_path / "sub", {ex: path.read_text()}, only=[ex])
+    res = run.grade([str(sub)], only=[ex])[0]["exercises"][ex]
+    failed = {t["name"]: f"[{t['code']}] {t['message']}" for t in res["tests"] if not t["passed"]}
+    assert not failed, failed
+    assert res["status"] == "graded" and res["score"] == res["max_score"] > 0
+
+
+def test_every_case_file_is_a_mutant_or_a_valid_variant():
+    cases = set(mutant_files()) | set(valid_files())
+    assert not set(mutant_files()) & set(valid_files())
+    assert {p for p in MUTANTS.glob("ex*/*.py")} == cases, "each needs a '# MUTANT:' or a '# VALID:' header"
+    assert {p.parent.name for p in cases} <= set(EXERCISES)
 
 
 @pytest.mark.parametrize("exercise", PRESENT)

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from conftest import SEED
 
-from autograder import _engine, _launch
+from autograder import _engine, _launch, _registry
 from autograder._engine import GradingRun, jax_cache_dir, schedule
 from autograder._paths import EXERCISES, SOLUTIONS, TORCH_ONLY
 
@@ -27,7 +27,7 @@ def test_schedule_puts_torch_only_first_then_longest_first():
     assert sorted(order) == sorted(EXERCISES)
     n = len(TORCH_ONLY)
     assert set(order[:n]) == set(TORCH_ONLY)
-    costs = [_engine._COST[ex] for ex in order[n:]]
+    costs = [_registry.cost(ex) for ex in order[n:]]
     assert costs == sorted(costs, reverse=True)
     assert order[n] == "ex07_flax_cnn"  # the longest JAX exercise starts first
 
@@ -46,7 +46,7 @@ def test_probe_conversion_compiles_nothing_and_equals_jnp_asarray():
     jax = pytest.importorskip("jax")
     import jax.numpy as jnp
 
-    from autograder.probes._common import jax_converter
+    from autograder._probing import jax_converter
 
     to_jax = jax_converter()
     rng = np.random.default_rng(0)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from autograder._suite import Ctx, Fail, StudentProblem, Suite
-from autograder.public.ex01_torch_mlp import _case
-from autograder.public.ex01_torch_mlp import suite as _public
+from autograder.exercises.ex01_torch_mlp.public import _case
+from autograder.exercises.ex01_torch_mlp.public import suite as _public
 
 suite = Suite("ex01_torch_mlp", checks=list(_public.checks))
 

@@ -6,8 +6,8 @@ import numpy as np
 
 from autograder import _data
 from autograder._suite import Ctx, Fail, Suite
-from autograder.public.ex02_torch_training import bce_case, binary_batch, mlp_dims, mlp_params
-from autograder.public.ex02_torch_training import suite as _public
+from autograder.exercises.ex02_torch_training.public import bce_case, binary_batch, mlp_dims, mlp_params
+from autograder.exercises.ex02_torch_training.public import suite as _public
 
 suite = Suite("ex02_torch_training", checks=list(_public.checks))
 

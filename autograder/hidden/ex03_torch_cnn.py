@@ -8,8 +8,8 @@ import numpy as np
 
 from autograder._suite import Ctx, Fail, Suite
 from autograder._tolerances import tolerance
-from autograder.public.ex03_torch_cnn import cnn_params, images, num_classes
-from autograder.public.ex03_torch_cnn import suite as _public
+from autograder.exercises.ex03_torch_cnn.public import cnn_params, images, num_classes
+from autograder.exercises.ex03_torch_cnn.public import suite as _public
 
 suite = Suite("ex03_torch_cnn", checks=list(_public.checks))
 

@@ -16,8 +16,8 @@ import numpy as np
 from autograder._compare import first_difference
 from autograder._suite import Ctx, Fail, StudentProblem, Suite
 from autograder._tolerances import tolerance
-from autograder.public.ex04_jax_mlp import dims, inputs, labels, params, scale_logits
-from autograder.public.ex04_jax_mlp import suite as _public
+from autograder.exercises.ex04_jax_mlp.public import dims, inputs, labels, params, scale_logits
+from autograder.exercises.ex04_jax_mlp.public import suite as _public
 
 suite = Suite("ex04_jax_mlp", checks=list(_public.checks))
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from autograder._suite import Ctx, Fail, Suite
-from autograder.public.ex05_jit_train_step import check_losses, he_params, small_case
-from autograder.public.ex05_jit_train_step import suite as _public
+from autograder.exercises.ex05_jit_train_step.public import check_losses, he_params, small_case
+from autograder.exercises.ex05_jit_train_step.public import suite as _public
 
 suite = Suite("ex05_jit_train_step", checks=list(_public.checks))
 

@@ -7,8 +7,8 @@ import numpy as np
 from autograder._compare import first_difference
 from autograder._suite import Ctx, Fail, StudentProblem, Suite
 from autograder._tolerances import tolerance
-from autograder.public.ex06_per_example_grads import bce_case, per_example_tree, softmax_case, torch_case
-from autograder.public.ex06_per_example_grads import suite as _public
+from autograder.exercises.ex06_per_example_grads.public import bce_case, per_example_tree, softmax_case, torch_case
+from autograder.exercises.ex06_per_example_grads.public import suite as _public
 
 suite = Suite("ex06_per_example_grads", checks=list(_public.checks))
 

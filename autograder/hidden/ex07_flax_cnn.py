@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from autograder._suite import Ctx, Fail, Suite
-from autograder.public.ex07_flax_cnn import diagnose_params, draw_params, images
-from autograder.public.ex07_flax_cnn import suite as _public
+from autograder.exercises.ex07_flax_cnn.public import diagnose_params, draw_params, images
+from autograder.exercises.ex07_flax_cnn.public import suite as _public
 
 suite = Suite("ex07_flax_cnn", checks=list(_public.checks))
 

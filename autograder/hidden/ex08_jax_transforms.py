@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from autograder._suite import Ctx, Fail, StudentProblem, Suite
-from autograder.public.ex08_jax_transforms import (
+from autograder.exercises.ex08_jax_transforms.public import (
     KINDS,
     NESTED_OPS,
     coin_case,
@@ -16,7 +16,7 @@ from autograder.public.ex08_jax_transforms import (
     ops_args,
     points,
 )
-from autograder.public.ex08_jax_transforms import suite as _public
+from autograder.exercises.ex08_jax_transforms.public import suite as _public
 
 suite = Suite("ex08_jax_transforms", checks=list(_public.checks))
 

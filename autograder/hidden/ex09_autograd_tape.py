@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from autograder._suite import Ctx, Fail, Suite
-from autograder.public.ex09_autograd_tape import _seeds, compare_graphs, random_points
-from autograder.public.ex09_autograd_tape import suite as _public
+from autograder.exercises.ex09_autograd_tape.public import _seeds, compare_graphs, random_points
+from autograder.exercises.ex09_autograd_tape.public import suite as _public
 
 suite = Suite("ex09_autograd_tape", checks=list(_public.checks))
 

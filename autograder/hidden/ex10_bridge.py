@@ -7,8 +7,8 @@ import re
 import numpy as np
 
 from autograder._suite import Ctx, Fail, GraderBug, Suite
-from autograder.public.ex10_bridge import inputs, jax_params, mlp_dims, torch_weights
-from autograder.public.ex10_bridge import suite as _public
+from autograder.exercises.ex10_bridge.public import inputs, jax_params, mlp_dims, torch_weights
+from autograder.exercises.ex10_bridge.public import suite as _public
 
 suite = Suite("ex10_bridge", checks=list(_public.checks))
 

@@ -2,7 +2,7 @@
 
 The compile checks read Dynamo's own count of the graphs it captured (reset per probe), a tensor
 flag the probe's loss writes from inside or outside a compiled graph, and the number of
-``torch.compile`` calls; see ``autograder/probes/ex11_torch_compile.py``.
+``torch.compile`` calls; see ``autograder/exercises/ex11_torch_compile/probes.py``.
 """
 
 from __future__ import annotations
@@ -10,8 +10,14 @@ from __future__ import annotations
 import numpy as np
 
 from autograder._suite import Ctx, Fail, Suite
-from autograder.public.ex11_torch_compile import any_batch_case, check_step_losses, clip_case, report_case, step_case
-from autograder.public.ex11_torch_compile import suite as _public
+from autograder.exercises.ex11_torch_compile.public import (
+    any_batch_case,
+    check_step_losses,
+    clip_case,
+    report_case,
+    step_case,
+)
+from autograder.exercises.ex11_torch_compile.public import suite as _public
 
 suite = Suite("ex11_torch_compile", checks=list(_public.checks))
 

@@ -8,14 +8,14 @@ plainly, and per-block recomputation from the order in which the probe's blocks 
 from __future__ import annotations
 
 from autograder._suite import Ctx, Fail, Suite
-from autograder.public.ex12_checkpointing import (
+from autograder.exercises.ex12_checkpointing.public import (
     check_torch,
     mlp_case,
     residual_case,
     saved_count_case,
     torch_case,
 )
-from autograder.public.ex12_checkpointing import suite as _public
+from autograder.exercises.ex12_checkpointing.public import suite as _public
 
 suite = Suite("ex12_checkpointing", checks=list(_public.checks))
 

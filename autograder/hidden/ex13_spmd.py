@@ -8,8 +8,8 @@ from the returned arrays' shardings. Sizes 1, 2, 4, 8 where the worker has the d
 from __future__ import annotations
 
 from autograder._suite import Ctx, Fail, Suite
-from autograder.public.ex13_spmd import case_seed, dp_compare, mesh_sizes, pdml_call
-from autograder.public.ex13_spmd import suite as _public
+from autograder.exercises.ex13_spmd.public import case_seed, dp_compare, mesh_sizes, pdml_call
+from autograder.exercises.ex13_spmd.public import suite as _public
 
 suite = Suite("ex13_spmd", checks=list(_public.checks))
 

@@ -1,4 +1,6 @@
-"""Message catalogues: one per topic, each with ``EN`` and ``ES`` dicts sharing keys.
+"""The catalogue's modules: the engine's messages (``common``) and UI text (``notebook``, ``student``,
+``report``), each with ``EN`` and ``ES`` dicts sharing keys; each exercise adds its own
+``autograder/exercises/<exercise>/messages.py``. Merged and rendered by :mod:`autograder._i18n`.
 
 Messages are constants that show the bug and the fix. Checks raise
 ``Fail(KEY, **fields)``; the engine renders the key in the grading language.
@@ -6,50 +8,8 @@ Messages are constants that show the bug and the fix. Checks raise
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-import string
-from functools import cache
-
-LANGS = ("en", "es")
-
-
-@cache
-def catalogue(lang: str = "en") -> dict[str, str]:
-    """All message templates for a language, merged across topic modules.
-
-    Args:
-        lang: ``"en"`` or ``"es"``.
-
-    Returns:
-        A dict ``key -> template`` (``str.format`` placeholders).
-    """
-    out: dict[str, str] = {}
-    for info in pkgutil.iter_modules(__path__):
-        mod = importlib.import_module(f"{__name__}.{info.name}")
-        table = getattr(mod, lang.upper(), None) or {}
-        dup = set(out) & set(table)
-        if dup:
-            raise RuntimeError(f"message keys defined twice: {sorted(dup)}")
-        out.update(table)
-    return out
-
-
-def placeholders(template: str) -> set[str]:
-    """Names of the ``{field}`` placeholders in a template."""
-    return {f for _, f, _, _ in string.Formatter().parse(template) if f}
-
-
-def render(key: str, lang: str = "en", **fields: object) -> str:
-    """Renders a message key; falls back to English, then to the key itself."""
-    template = catalogue(lang).get(key) or catalogue("en").get(key)
-    if template is None:
-        return key
-    if lang != "en" and isinstance(fields.get("detail"), str):
-        from autograder._compare import localize_detail  # its comparison sentences, in this language
-
-        fields["detail"] = localize_detail(fields["detail"], lang)
-    try:
-        return template.format(**fields)
-    except (KeyError, IndexError, ValueError):
-        return template
+from autograder._i18n import LANGS as LANGS
+from autograder._i18n import catalogue as catalogue
+from autograder._i18n import catalogue_modules as catalogue_modules
+from autograder._i18n import placeholders as placeholders
+from autograder._i18n import render as render

@@ -1,5 +1,8 @@
 """The student-facing layer: language, hints and figures for the notebook.
 
+The exercise-specific parts live in each exercise's package (``autograder/exercises/<ex>/``:
+``hints.py``, ``figure.py``, ``es.py``); the modules here collect them and hold what they share.
+
 Everything here ships to students (notebook / Colab), so nothing here may hold
 solution code. Heavy imports (numpy, matplotlib, torch, jax) happen lazily,
 inside the functions that need them.
@@ -14,47 +17,21 @@ inside the functions that need them.
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Any
 
-LANGS = ("en", "es")
-_STATE: dict[str, str | None] = {"lang": None}
-
-
-def set_language(lang: str) -> None:
-    """Sets the default language of hints, figure labels and solutions (``"en"`` or ``"es"``)."""
-    if lang not in LANGS:
-        raise ValueError(f"unknown language {lang!r}: expected one of {LANGS}")
-    _STATE["lang"] = lang
-
-
-def get_language(lang: str | None = None) -> str:
-    """``lang`` if given (validated); else the default, in this order: :func:`set_language`,
-    the public checks' language (``autograder._public.set_language``, when loaded), the
-    ``TAPETRACE_LANG`` environment variable, English."""
-    if lang is None:
-        lang = _STATE["lang"]
-        if lang is None:
-            public = sys.modules.get("autograder._public")
-            lang = (getattr(public, "LANG", None) or {}).get("value") if public is not None else None
-        if lang not in LANGS:
-            lang = os.environ.get("TAPETRACE_LANG", "en")
-        return lang if lang in LANGS else "en"
-    if lang not in LANGS:
-        raise ValueError(f"unknown language {lang!r}: expected one of {LANGS}")
-    return lang
+from autograder._i18n import LANGS as LANGS
+from autograder._i18n import get_language as get_language
+from autograder._i18n import set_language as set_language
 
 
 def __getattr__(name: str) -> Any:
     # Lazy re-exports: `from autograder.student import figure` must not import matplotlib
     # until a figure is drawn.
-    if name in ("hint", "HINTS", "resolve_exercise"):
+    if name in ("hint", "HINTS"):
         from autograder.student import hints
 
         return getattr(hints, name)
-    if name in ("figure", "notebook_figure", "show", "moons_boundary", "training_curves", "digits_report",
-                "bridge_overlay", "bce_derivatives", "grad_norms", "tape_graph"):
+    if name in ("figure", "notebook_figure", "show", "moons_boundary", "training_curves", "digits_report"):
         from autograder.student import figures
 
         return getattr(figures, name)

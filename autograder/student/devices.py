@@ -4,7 +4,7 @@ The set-up cell calls :func:`ensure_host_devices` before anything has started JA
 starts with 8 CPU devices (``XLA_FLAGS=--xla_force_host_platform_device_count``, or the
 ``jax_num_cpu_devices`` option when JAX is imported but its backend has not started). Once a
 backend runs, the number of devices is fixed: ex13's checks then use the sizes there are and say
-why (see ``autograder/probes/ex13_spmd.py``). On a GPU or TPU runtime JAX's default devices are
+why (see ``autograder/exercises/ex13_spmd/probes.py``). On a GPU or TPU runtime JAX's default devices are
 the accelerators; the CPU count changes nothing there.
 """
 

@@ -14,24 +14,10 @@ import pkgutil
 from functools import cache
 from pathlib import Path
 
-from autograder.student import get_language
-from autograder.student.hints import resolve_exercise
+from autograder._i18n import get_language, render
+from autograder._registry import resolve
 
 RESOURCE = "_selfstudy.json"  # relative to this package
-_TEXT = {
-    "en": {
-        "graded": "This is the graded build of the notebook: it holds no solutions. Ask your instructor, "
-                  "or try hint(\"{short}\", 1..3).",
-        "title": "Reference solution — {exercise}",
-        "missing": "no solution for {exercise} in this build",
-    },
-    "es": {
-        "graded": "Esta es la versión evaluada del cuaderno: no contiene soluciones. Pregunta a tu profesor, "
-                  "o prueba hint(\"{short}\", 1..3).",
-        "title": "Solución de referencia — {exercise}",
-        "missing": "no hay solución de {exercise} en esta versión",
-    },
-}
 
 
 class Solution(str):
@@ -69,15 +55,15 @@ def solution(exercise: str, lang: str | None = None) -> str:
         LookupError: this build holds no solutions (the graded build), or none for this exercise.
     """
     lang = get_language(lang)
-    full = resolve_exercise(exercise, lang)
+    full = resolve(exercise, lang=lang)
     payload = _payload()
     if payload is None:
-        raise LookupError(_TEXT[lang]["graded"].format(short=full[:4]))
+        raise LookupError(render("solution.graded", lang, short=full[:4]))
     texts = payload.get(full)
     if not texts:
-        raise LookupError(_TEXT[lang]["missing"].format(exercise=full))
+        raise LookupError(render("solution.missing", lang, exercise=full))
     out = Solution(texts.get(lang) or texts["en"])
-    out.title = _TEXT[lang]["title"].format(exercise=full)
+    out.title = render("solution.title", lang, exercise=full)
     return out
 
 

@@ -122,7 +122,7 @@ def _leftovers() -> list[str]:
     found = []
     for p in [Path("/tmp/tapetrace_attack_tmp.txt"), Path("/dev/shm/tapetrace_attack_shm.txt"),
               Path.home() / "tapetrace_attack_home.txt", ROOT / "autograder" / "tapetrace_attack_engine.txt",
-              Path.cwd().parent / "tapetrace_attack_parent.txt", ROOT / "autograder" / "probes" / planted,
+              Path.cwd().parent / "tapetrace_attack_parent.txt", ROOT / "autograder" / "exercises" / planted,
               Path(sysconfig.get_paths()["purelib"]) / planted, Path(os.__file__).parent.parent / planted,
               Path("/var/tmp") / planted, Path.home() / ".cache" / "tapetrace" / "jax-compile" / planted]:
         if p.exists():

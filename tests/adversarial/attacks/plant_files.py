@@ -16,7 +16,7 @@ for _dir in (os.path.join(_home, ".cache", "tapetrace", "jax-compile"), sysconfi
         pass
 try:
     import autograder
-    with open(os.path.join(os.path.dirname(autograder.__file__), "probes", "tapetrace_attack_planted.py"), "w") as _f:
+    with open(os.path.join(os.path.dirname(autograder.__file__), "exercises", "tapetrace_attack_planted.py"), "w") as _f:
         _f.write("owned = True\n")
 except Exception:
     pass

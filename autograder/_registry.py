@@ -1,0 +1,67 @@
+"""The exercise registry, built from the packages in ``autograder/exercises/`` (ships to students).
+
+Everything that needs the list of exercises, their order, their frameworks, their scheduling cost,
+their contract names or their device count reads it here; nothing else lists exercises. Importing
+this module imports each exercise package's ``__init__`` (plain data), never torch, JAX or a probe.
+In the students' runtime only the exercises built are present, so the registry lists those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from autograder.exercises import Exercise, discover
+
+REGISTRY: dict[str, Exercise] = discover()
+# The exercises, in order (their folders' names sorted).
+EXERCISES: tuple[str, ...] = tuple(REGISTRY)
+# Exercises whose workers need PyTorch only: forked as soon as the zygote has imported torch, while it
+# goes on importing the JAX stack (a student module importing jax there still works, it imports it itself).
+TORCH_ONLY: frozenset[str] = frozenset(name for name, meta in REGISTRY.items() if meta.torch_only)
+PACKAGE = "autograder.exercises"
+DEFAULT_COST = 1.0
+
+
+def cost(exercise: str) -> float:
+    """Scheduling seconds of an exercise (:data:`DEFAULT_COST` for a name the registry does not know)."""
+    meta = REGISTRY.get(exercise)
+    return meta.cost if meta is not None else DEFAULT_COST
+
+
+def module_name(exercise: str, part: str) -> str:
+    """Import name of one part of an exercise package: ``module_name("ex05_jit_train_step", "probes")``."""
+    return f"{PACKAGE}.{exercise}.{part}"
+
+
+class UnknownExercise(ValueError):
+    """A name that matches no exercise (or more than one); the message lists the choices."""
+
+
+def resolve(name: str | int, exercises: Iterable[str] | None = None, lang: str = "en") -> str:
+    """The one resolver of exercise names: ``"ex05"``, ``"5"``, ``5`` or ``"ex05_jit_train_step"`` -> the full name.
+
+    Args:
+        name: a full name, its ``exNN`` prefix, or the number.
+        exercises: the names to choose from (default: every exercise of the registry; the notebook
+            passes those its snapshot holds).
+        lang: the language of the error's message.
+
+    Returns:
+        The full name of the one exercise that ``name`` names.
+
+    Raises:
+        UnknownExercise: (a ``ValueError``) ``name`` names no exercise, or several.
+    """
+    choices = tuple(EXERCISES if exercises is None else exercises)
+    if isinstance(name, int) and not isinstance(name, bool):
+        text = f"ex{name:02d}"
+    else:
+        text = str(name).strip()
+        if text.isdigit():
+            text = f"ex{int(text):02d}"
+    match = [e for e in choices if e == text or e.startswith(text + "_")]
+    if len(match) == 1:
+        return match[0]
+    from autograder._i18n import render
+
+    raise UnknownExercise(render("exercise.unknown", lang, name=name, choices=", ".join(e[:4] for e in choices)))

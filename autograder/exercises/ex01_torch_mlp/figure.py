@@ -1,0 +1,15 @@
+"""The figure of ex01_torch_mlp: what ``figure("ex01")`` draws from the student's own code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autograder.student.figures import _need, _new_mlp, _t, moons_boundary
+
+
+def figures(ex: str, ns: dict, lang: str) -> list[Any]:
+    """The figures of ``figure("ex01")``, drawn from the notebook's names ``ns`` (``ex``: the exercise's
+    full name, for the messages of a missing name)."""
+    kw = {"lang": lang, "show": False}
+    mlp_cls = _need(ns, ex, ("MLP",), "ex01", lang)[0]
+    return [moons_boundary(torch_model=_new_mlp(mlp_cls), title=_t("boundary_init", lang), **kw)]

@@ -1,0 +1,16 @@
+"""The figure of ex02_torch_training: what ``figure("ex02")`` draws from the student's own code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autograder.student.figures import _train_torch_moons, moons_boundary, training_curves
+
+
+def figures(ex: str, ns: dict, lang: str) -> list[Any]:
+    """The figures of ``figure("ex02")``, drawn from the notebook's names ``ns`` (``ex``: the exercise's
+    full name, for the messages of a missing name)."""
+    kw = {"lang": lang, "show": False}
+    model, h = _train_torch_moons(ns, ex, lang)
+    return [training_curves(h["loss"], h["val_loss"], h["acc"], h["val_acc"], unit="epoch", **kw),
+            moons_boundary(torch_model=model, **kw)]

@@ -1,0 +1,36 @@
+"""The figure of ex03_torch_cnn: what ``figure("ex03")`` draws from the student's own code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autograder.student.figures import DIGITS_LR, DIGITS_STEPS, _dataset, _need, _seeded, _t, digits_report
+
+
+def _train_digits_torch(ns: dict, ex: str, lang: str) -> tuple[Any, bool]:
+    import numpy as np
+    import torch
+
+    cnn = _need(ns, ex, ("CNN",), "ex03", lang)[0]
+    model = _seeded(cnn)
+    step = ns.get("train_step")
+    if not callable(step):
+        return model, False
+    data = _dataset("digits")
+    x = torch.as_tensor(data["x_train"][:, None].astype(np.float32))
+    y = torch.as_tensor(data["y_train"].astype(np.int64))
+    opt = torch.optim.Adam(model.parameters(), lr=DIGITS_LR)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(1)  # dropout masks
+        for _ in range(DIGITS_STEPS):
+            step(model, opt, x, y, torch.nn.functional.cross_entropy)
+    return model, True
+
+
+def figures(ex: str, ns: dict, lang: str) -> list[Any]:
+    """The figures of ``figure("ex03")``, drawn from the notebook's names ``ns`` (``ex``: the exercise's
+    full name, for the messages of a missing name)."""
+    kw = {"lang": lang, "show": False}
+    model, trained = _train_digits_torch(ns, ex, lang)
+    title = None if trained else f"{_t('digits', lang)} ({_t('untrained', lang)})"
+    return [digits_report(model, title=title, **kw)]

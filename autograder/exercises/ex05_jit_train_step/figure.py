@@ -1,0 +1,21 @@
+"""The figure of ex05_jit_train_step: what ``figure("ex05")`` draws from the student's own code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autograder.student.figures import _train_jax_moons, _train_torch_moons, moons_boundary, training_curves
+
+
+def figures(ex: str, ns: dict, lang: str) -> list[Any]:
+    """The figures of ``figure("ex05")``, drawn from the notebook's names ``ns`` (``ex``: the exercise's
+    full name, for the messages of a missing name)."""
+    kw = {"lang": lang, "show": False}
+    params, h = _train_jax_moons(ns, ex, lang)
+    torch_model = None
+    if all(callable(ns.get(n)) for n in ("MLP", "train_step", "bce_with_logits")):
+        torch_model, _ = _train_torch_moons(ns, ex, lang, with_eval=False)
+    out = [moons_boundary(torch_model=torch_model, jax_params=params, jax_forward=ns["mlp_forward"], **kw)]
+    out.append(training_curves(h["loss"], h["val_loss"] or None, h["acc"] or None, h["val_acc"] or None,
+                               unit="step", **kw))
+    return out

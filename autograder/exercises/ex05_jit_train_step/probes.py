@@ -1,0 +1,251 @@
+"""Probes for ex05_jit_train_step: run the student's step with a counting loss and optimizer.
+
+The loss function and the optimizers are built here (never the student's
+ex04): the loss counts its own Python calls, which happen only while JAX
+traces it, and the optimizer wrapper counts ``update`` calls the same way,
+so repeated calls of a compiled step leave both counters unchanged. Each
+probe builds a fresh loss closure, so nothing compiled in an earlier probe
+can be reused by a later one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from autograder import _data
+from autograder._probing import ProbeFail, get, jax_converter, to_float, tree_to_np, type_name
+
+# Bound at import, before student code could patch jax/optax/numpy.
+_asarray = jax_converter()
+_relu = jax.nn.relu
+_mean = jnp.mean
+_maximum = jnp.maximum
+_log1p = jnp.log1p
+_exp = jnp.exp
+_abs = jnp.abs
+_leaves = jax.tree_util.tree_leaves
+_Tracer = jax.core.Tracer
+_Array = jax.Array
+_GT = optax.GradientTransformation
+_sgd = optax.sgd
+_adam = optax.adam
+_np_equal = np.array_equal
+_float64 = np.float64
+
+
+def _to_params(params: dict[str, list[np.ndarray]]) -> dict[str, list[jax.Array]]:
+    return {"W": [_asarray(w) for w in params["W"]], "b": [_asarray(b) for b in params["b"]]}
+
+
+def _forward(params: dict, x: jax.Array) -> jax.Array:
+    h = x
+    for w, b in zip(params["W"][:-1], params["b"][:-1]):
+        h = _relu(h @ w + b)
+    return h @ params["W"][-1] + params["b"][-1]
+
+
+_eval_forward = jax.jit(_forward)  # one compile per worker, instead of one per eager op
+
+
+def _make_loss(counter: dict[str, int]) -> Any:
+    """Stable BCE of the MLP's first logit; counts the Python calls (= traces once jitted)."""
+
+    def loss_fn(params: dict, x: jax.Array, y: jax.Array) -> jax.Array:
+        counter["loss"] += 1
+        counter["loss_traced"] += int(isinstance(x, _Tracer))
+        z = _forward(params, x)[:, 0]
+        return _mean(_maximum(z, 0.0) - z * y + _log1p(_exp(-_abs(z))))
+
+    return loss_fn
+
+
+def _optimizer(name: str, lr: float, counter: dict[str, int] | None = None) -> optax.GradientTransformation:
+    """optax.sgd / sgd with momentum / adam, wrapped to count ``update`` calls."""
+    if name == "sgd":
+        opt = _sgd(lr)
+    elif name == "momentum":
+        opt = _sgd(lr, momentum=0.9)
+    elif name == "adam":
+        opt = _adam(lr)
+    else:
+        raise ValueError(name)
+    if counter is None:
+        return opt
+
+    def update(updates: Any, state: Any, params: Any = None, **extra: Any) -> Any:
+        counter["update"] += 1
+        leaves = _leaves(updates)
+        counter["update_traced"] += int(bool(leaves) and isinstance(leaves[0], _Tracer))
+        return opt.update(updates, state, params, **extra)
+
+    return _GT(opt.init, update)
+
+
+def _counter() -> dict[str, int]:
+    return {"loss": 0, "loss_traced": 0, "update": 0, "update_traced": 0}
+
+
+def _unpack(out: Any, call: str) -> tuple[Any, Any, Any]:
+    if type(out) not in (tuple, list) or len(out) != 3:
+        got = f"a {type(out).__name__} of {len(out)} items" if type(out) in (tuple, list) else type_name(out)
+        raise ProbeFail("EX05_STEP_RETURNS", call=call, got=got)
+    return out[0], out[1], out[2]
+
+
+def _scalar(loss: Any, call: str) -> float:
+    if isinstance(loss, _Array) and loss.shape != ():
+        raise ProbeFail("WRONG_TYPE", call=call, got=f"an array of shape {tuple(loss.shape)}",
+                        expected="a scalar loss")
+    return to_float(loss, call, strict=False)
+
+
+def _step_fn(mod: Any, loss_fn: Any, opt: Any) -> Any:
+    step = get(mod, "make_train_step")(loss_fn, opt)
+    if not callable(step):
+        raise ProbeFail("WRONG_TYPE", call="make_train_step(loss_fn, optimizer)", got=type_name(step),
+                        expected="a function step(params, opt_state, x, y)")
+    return step
+
+
+# ----------------------------------------------------------------------------- make_train_step
+def probe_steps(mod: Any, params: dict, x: np.ndarray, y: np.ndarray, opt: str, lr: float,
+                n_steps: int) -> dict[str, Any]:
+    """``n_steps`` calls of the step, feeding back params and state: losses and final params."""
+    optimizer = _optimizer(opt, lr)
+    step = _step_fn(mod, _make_loss(_counter()), optimizer)
+    p = _to_params(params)
+    s = optimizer.init(p)
+    xs, ys = _asarray(x), _asarray(y)
+    losses = []
+    call = "step(params, opt_state, x, y)"
+    for _ in range(n_steps):
+        p, s, loss = _unpack(step(p, s, xs, ys), call)
+        losses.append(_scalar(loss, call))
+    return {"losses": losses, "params": tree_to_np(p, "the params returned by step")}
+
+
+def probe_traces(mod: Any, params: dict, xa: np.ndarray, ya: np.ndarray, xb: np.ndarray, yb: np.ndarray,
+                 opt: str, lr: float, new_shape: bool) -> dict[str, Any]:
+    """Counters after each call: 4 calls with batch A, then (if ``new_shape``) 2 with batch B, 1 with A."""
+    counter = _counter()
+    optimizer = _optimizer(opt, lr, counter)
+    step = _step_fn(mod, _make_loss(counter), optimizer)
+    p = _to_params(params)
+    s = optimizer.init(p)
+    a = (_asarray(xa), _asarray(ya))
+    b = (_asarray(xb), _asarray(yb))
+    loss_counts, update_counts = [], []
+    call = "step(params, opt_state, x, y)"
+    for i, (xs, ys) in enumerate([a, a, a, a, b, b, a] if new_shape else [a, a, a, a]):
+        try:
+            p, s, loss = _unpack(step(p, s, xs, ys), call)
+        except (ProbeFail, NotImplementedError):
+            raise
+        except Exception as err:  # noqa: BLE001 - failing on a new shape is the fact measured
+            if i < 4:
+                raise
+            text = " ".join(str(err).split())[:160]
+            raise ProbeFail("EX05_NEW_SHAPE_FAILS", error=f"{type(err).__name__}: {text}") from None
+        _scalar(loss, call)
+        loss_counts.append(counter["loss"])
+        update_counts.append(counter["update"])
+    return {"loss": loss_counts, "update": update_counts, "loss_traced": counter["loss_traced"],
+            "update_traced": counter["update_traced"]}
+
+
+def _snapshot(tree: Any) -> Any:
+    """Containers and leaves of a pytree, by identity."""
+    if isinstance(tree, dict):
+        return (tree, {k: _snapshot(v) for k, v in tree.items()})
+    if isinstance(tree, (list, tuple)):
+        return (tree, [_snapshot(v) for v in tree])
+    return (tree, None)
+
+
+def _changed(snap: Any, path: str) -> str:
+    obj, kids = snap
+    if kids is None:
+        if isinstance(obj, _Array) and obj.is_deleted():
+            raise ProbeFail("EX05_DONATED", what=path)
+        return ""
+    if isinstance(kids, dict):
+        if set(obj) != set(kids):
+            return f"{path} (its keys changed)"
+        for k, v in kids.items():
+            if obj[k] is not v[0]:
+                return f"{path}[{k!r}] (replaced)"
+            msg = _changed(v, f"{path}[{k!r}]")
+            if msg:
+                return msg
+        return ""
+    if len(obj) != len(kids):
+        return f"{path} (its length changed)"
+    for i, v in enumerate(kids):
+        if obj[i] is not v[0]:
+            return f"{path}[{i}] (replaced)"
+        msg = _changed(v, f"{path}[{i}]")
+        if msg:
+            return msg
+    return ""
+
+
+def probe_no_mutation(mod: Any, params: dict, x: np.ndarray, y: np.ndarray, opt: str, lr: float) -> dict[str, Any]:
+    """Calls the step twice on the same (params, opt_state): are the inputs intact, the results equal?"""
+    optimizer = _optimizer(opt, lr)
+    step = _step_fn(mod, _make_loss(_counter()), optimizer)
+    p = _to_params(params)
+    s = optimizer.init(p)
+    snap_p, snap_s = _snapshot(p), _snapshot(s)
+    before = tree_to_np(p, "params")
+    xs, ys = _asarray(x), _asarray(y)
+    call = "step(params, opt_state, x, y)"
+    p1, _, l1 = _unpack(step(p, s, xs, ys), call)
+    changed = _changed(snap_p, "params") or _changed(snap_s, "opt_state")
+    if not changed:
+        after = tree_to_np(p, "params")
+        same = all(_np_equal(u, v) for u, v in zip(_leaves(before), _leaves(after)))
+        changed = "" if same else "params (values changed)"
+    if changed:
+        return {"changed": changed, "same_twice": False}
+    p2, _, l2 = _unpack(step(p, s, xs, ys), call)
+    changed = _changed(snap_p, "params") or _changed(snap_s, "opt_state")
+    same = _scalar(l1, call) == _scalar(l2, call) and all(
+        _np_equal(u, v) for u, v in zip(_leaves(tree_to_np(p1, "params")), _leaves(tree_to_np(p2, "params"))))
+    return {"changed": changed, "same_twice": bool(same)}
+
+
+# ----------------------------------------------------------------------------- fit
+def probe_fit(mod: Any, params: dict, steps: int, learning_rate: float, return_params: bool) -> dict[str, Any]:
+    """``fit`` on make_moons' training split; losses, validation accuracy, loss traces."""
+    data = _data.load("moons")
+    counter = _counter()
+    x, y = _asarray(data["x_train"]), _asarray(data["y_train"])
+    out = get(mod, "fit")(_to_params(params), x, y, steps=steps, learning_rate=learning_rate,
+                          loss_fn=_make_loss(counter))
+    if type(out) not in (tuple, list) or len(out) != 2:
+        raise ProbeFail("EX05_FIT_RETURNS", got=type_name(out))
+    final, losses = out
+    if type(losses) not in (list, tuple):
+        raise ProbeFail("WRONG_TYPE", call="the losses returned by fit", got=type_name(losses),
+                        expected="a list of Python floats")
+    vals = []
+    for i, v in enumerate(losses):
+        if type(v) not in (float, _float64):
+            raise ProbeFail("WRONG_TYPE", call=f"fit(...) losses[{i}]", got=type_name(v),
+                            expected="a Python float (append float(loss))")
+        vals.append(float(v))
+    final_np = tree_to_np(final, "the params returned by fit")
+    try:
+        z = _eval_forward(_to_params(final_np), _asarray(data["x_val"]))[:, 0]
+    except Exception as err:  # noqa: BLE001 - a wrong structure is reported, not raised
+        raise ProbeFail("EX05_FIT_PARAMS", error=f"{type(err).__name__}") from None
+    acc = float(_mean((z >= 0) == (_asarray(data["y_val"]) == 1)))
+    res: dict[str, Any] = {"losses": vals, "val_acc": acc, "loss_calls": counter["loss"]}
+    if return_params:
+        res["params"] = final_np
+    return res

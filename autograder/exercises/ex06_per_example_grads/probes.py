@@ -1,0 +1,221 @@
+"""Probes for ex06_per_example_grads: per-example gradients in JAX (vmap) and torch (torch.func).
+
+The loss functions and the torch model live here (picked by name from the
+grader's kwargs), so the student's code is called on inputs it cannot
+special-case.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+from torch import nn
+
+from autograder._probing import (
+    DEVICE,
+    ProbeFail,
+    get,
+    jax_converter,
+    torch_to_np,
+    tree_to_np,
+    type_name,
+    walk_jaxpr,
+)
+
+# Bound at import, before student code can patch anything.
+_jit = jax.jit
+_make_jaxpr = jax.make_jaxpr
+_tree_map = jax.tree.map
+_asarray = jax_converter()
+_relu = jax.nn.relu
+_log_softmax = jax.nn.log_softmax
+_take_along_axis = jnp.take_along_axis
+_tanh = jnp.tanh
+_mean = jnp.mean
+_maximum = jnp.maximum
+_log1p = jnp.log1p
+_exp = jnp.exp
+_abs = jnp.abs
+_cross_entropy = torch.nn.functional.cross_entropy
+_mse_loss = torch.nn.functional.mse_loss
+_torch_from_numpy = torch.from_numpy
+_torch_equal = torch.equal
+_torch_tanh = torch.tanh
+
+LOOP_PRIMITIVES = ("scan", "while")
+
+
+# ----------------------------------------------------------------- JAX losses
+def loss_bce(params: dict, x: jax.Array, y: jax.Array) -> jax.Array:
+    """Exercise 04's MLP + stable BCE: params {"W": [...], "b": [...]}, y (B,) of 0/1."""
+    h = x
+    n = len(params["W"])
+    for i in range(n - 1):
+        h = _relu(h @ params["W"][i] + params["b"][i])
+    z = (h @ params["W"][n - 1] + params["b"][n - 1])[:, 0]
+    return _mean(_maximum(z, 0.0) - z * y + _log1p(_exp(-_abs(z))))
+
+
+def loss_softmax(params: dict, x: jax.Array, y: jax.Array) -> jax.Array:
+    """Another pytree: {"hidden": {"kernel", "bias"}, "out": (w, b)}; y (B,) int labels."""
+    h = _tanh(x @ params["hidden"]["kernel"] + params["hidden"]["bias"])
+    w, b = params["out"]
+    logp = _log_softmax(h @ w + b)
+    return -_mean(_take_along_axis(logp, y[:, None], axis=1))
+
+
+LOSSES = {"bce": loss_bce, "softmax": loss_softmax}
+
+
+def _jax_tree(tree: Any) -> Any:
+    return _tree_map(_asarray, tree)
+
+
+def jaxpr_stats(jaxpr: Any) -> tuple[int, set[str]]:
+    """(equations counted recursively, primitive names seen) of a jaxpr and all its sub-jaxprs."""
+    return walk_jaxpr(jaxpr)
+
+
+# ------------------------------------------------------------------ JAX probes
+def jit_or_eager(fn: Any, *args: Any) -> Any:
+    """``jax.jit(fn)(*args)``, or ``fn(*args)`` when the function cannot be traced.
+
+    Compiling once is much cheaper than eager op-by-op dispatch on CPU; the
+    eager fallback keeps value checks independent of jit-ability (a check of
+    its own).
+    """
+    try:
+        return _jit(fn)(*args)
+    except Exception:  # noqa: BLE001 - any tracing problem: measure eagerly instead
+        return fn(*args)
+
+
+def probe_per_example(mod: Any, loss: str, params: Any, x: np.ndarray, y: np.ndarray) -> Any:
+    """`per_example_grads(loss_fn, params, x, y)` as numpy (compiled when it traces, else eager)."""
+    fn = get(mod, "per_example_grads")
+    loss_fn = LOSSES[loss]
+    out = jit_or_eager(lambda p, a, b: fn(loss_fn, p, a, b), _jax_tree(params), _asarray(x), _asarray(y))
+    return tree_to_np(out, "per_example_grads")
+
+
+def probe_pe_jaxpr(mod: Any, loss: str, params: Any, x_small: np.ndarray, y_small: np.ndarray,
+                   x_large: np.ndarray, y_large: np.ndarray) -> dict[str, Any]:
+    """Equation counts (recursive) of the traced function for two batch sizes, and loop primitives."""
+    fn = get(mod, "per_example_grads")
+    loss_fn = LOSSES[loss]
+
+    def closure(p: Any, a: jax.Array, b: jax.Array) -> Any:
+        return fn(loss_fn, p, a, b)
+
+    counts, loops = [], set()
+    for xs, ys in ((x_small, y_small), (x_large, y_large)):
+        closed = _make_jaxpr(closure)(_jax_tree(params), _asarray(xs), _asarray(ys))
+        n, prims = jaxpr_stats(closed.jaxpr)
+        counts.append(n)
+        loops |= {p for p in prims if p in LOOP_PRIMITIVES}
+    return {"eqns": counts, "sizes": [int(x_small.shape[0]), int(x_large.shape[0])], "loops": sorted(loops)}
+
+
+def _fingerprint(tree: Any) -> Any:
+    """Identity of every container and leaf of a pytree (catches in-place changes)."""
+    if isinstance(tree, dict):
+        return ("dict", id(tree), tuple((k, _fingerprint(v)) for k, v in tree.items()))
+    if type(tree) in (list, tuple):
+        return (type(tree).__name__, id(tree), tuple(_fingerprint(v) for v in tree))
+    return ("leaf", id(tree))
+
+
+def probe_pe_pure(mod: Any, loss: str, params: Any, x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    """The call inside `jax.jit`, with the caller's `params` pytree closed over: was it changed in place?"""
+    fn = get(mod, "per_example_grads")
+    loss_fn = LOSSES[loss]
+    p = _jax_tree(params)
+    before = _fingerprint(p)
+    out = _jit(lambda a, b: fn(loss_fn, p, a, b))(_asarray(x), _asarray(y))
+    return {"mutated": bool(_fingerprint(p) != before), "jit": tree_to_np(out, "jax.jit(per_example_grads)")}
+
+
+def probe_clip(mod: Any, per_example: Any, max_norm: float) -> Any:
+    """`clip_and_average(per_example, max_norm)` as numpy (compiled when it traces, else eager)."""
+    fn = get(mod, "clip_and_average")
+    m = float(max_norm)
+    return tree_to_np(jit_or_eager(lambda t: fn(t, m), _jax_tree(per_example)), "clip_and_average")
+
+
+# ---------------------------------------------------------------- torch probes
+_FORWARD_CALLS = [0]
+
+
+class ProbeNet(nn.Module):
+    """A small MLP with nested parameter names: body.0.weight, body.0.bias, head.weight, head.bias."""
+
+    def __init__(self, d: int, h: int, k: int) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(d, h))
+        self.head = nn.Linear(h, k)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _FORWARD_CALLS[0] += 1
+        return self.head(_torch_tanh(self.body(x)))
+
+
+def _torch_loss(loss: str) -> Any:
+    if loss == "xent":
+        return lambda out, target: _cross_entropy(out, target)
+    return lambda out, target: _mse_loss(out, target)
+
+
+def _torch_setup(loss: str, params: list[np.ndarray], x: np.ndarray,
+                 y: np.ndarray) -> tuple[ProbeNet, Any, torch.Tensor, torch.Tensor]:
+    d, h, k = params[0].shape[1], params[0].shape[0], params[2].shape[0]
+    model = ProbeNet(d, h, k)
+    with torch.no_grad():
+        for p, a in zip(model.parameters(), params, strict=True):
+            p.copy_(_torch_from_numpy(np.array(a, dtype=np.float32)))
+    device = DEVICE["torch"]
+    model = model.to(device)
+    return model, _torch_loss(loss), _torch_from_numpy(x).to(device), _torch_from_numpy(y).to(device)
+
+
+def _torch_result(out: Any) -> dict[str, np.ndarray]:
+    call = "torch_per_example_grads"
+    if not isinstance(out, dict):
+        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(out), expected="a dict {name: Tensor}")
+    result = {}
+    for k, v in out.items():
+        if not isinstance(k, str):
+            raise ProbeFail("WRONG_TYPE", call=call, got=f"a dict key {type_name(k)}", expected="str keys")
+        result[k] = torch_to_np(v, call)
+    return result
+
+
+def probe_torch_grads(mod: Any, loss: str, params: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> dict:
+    """`torch_per_example_grads(model, loss_fn, x, y)` as {name: numpy}."""
+    model, loss_fn, xt, yt = _torch_setup(loss, params, x, y)
+    return _torch_result(get(mod, "torch_per_example_grads")(model, loss_fn, xt, yt))
+
+
+def probe_torch_untouched(mod: Any, loss: str, params: list[np.ndarray], x: np.ndarray,
+                          y: np.ndarray) -> dict[str, list[str]]:
+    """Names of parameters whose `.grad` got set, and of those changed (values or requires_grad)."""
+    model, loss_fn, xt, yt = _torch_setup(loss, params, x, y)
+    named = list(model.named_parameters())
+    before = {n: (torch.Tensor.clone(torch.Tensor.detach(p)), bool(p.requires_grad)) for n, p in named}
+    get(mod, "torch_per_example_grads")(model, loss_fn, xt, yt)
+    grad_set = [n for n, p in named if p.grad is not None]
+    changed = [n for n, p in named
+               if bool(p.requires_grad) != before[n][1] or not _torch_equal(torch.Tensor.detach(p), before[n][0])]
+    missing = [n for n, _ in model.named_parameters()] != [n for n, _ in named]
+    return {"grad_set": grad_set, "changed": changed + (["(parameter list)"] if missing else [])}
+
+
+def probe_torch_calls(mod: Any, loss: str, params: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> dict:
+    """How many times `model.forward` ran for one call on a batch of N."""
+    model, loss_fn, xt, yt = _torch_setup(loss, params, x, y)
+    _FORWARD_CALLS[0] = 0
+    get(mod, "torch_per_example_grads")(model, loss_fn, xt, yt)
+    return {"calls": int(_FORWARD_CALLS[0]), "n": int(x.shape[0])}

@@ -1,0 +1,292 @@
+"""Probes for ex07_flax_cnn: build the student's Flax CNN, load given params, train, count traces."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from autograder._probing import FAST_RUN, ProbeFail, get, jax_converter, jax_to_np, type_name
+
+# Bound at import, before the student's module can patch anything.
+_asarray = jax_converter()
+_jit = jax.jit
+_eval_shape = jax.eval_shape
+_tree_map = jax.tree.map
+_key = jax.random.key
+_ShapeDtypeStruct = jax.ShapeDtypeStruct
+_Tracer = jax.core.Tracer
+_Array = jax.Array
+_Module = nn.Module
+_intercept = nn.intercept_methods
+_xent = optax.softmax_cross_entropy_with_integer_labels
+_GradientTransformation = optax.GradientTransformation
+_OPTIMIZERS = {"sgd": optax.sgd, "adam": optax.adam}
+_np_array = np.array
+
+
+# ---------------------------------------------------------------- helpers
+def _build(mod: Any, num_classes: int | None) -> nn.Module:
+    cls = get(mod, "FlaxCNN")
+    call = "FlaxCNN()" if num_classes is None else f"FlaxCNN(num_classes={num_classes})"
+    model = cls() if num_classes is None else cls(num_classes=num_classes)
+    if not isinstance(model, _Module):
+        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(model), expected="a flax.linen.Module")
+    return model
+
+
+def _shape_tree(tree: Any, call: str) -> Any:
+    """A tree of ShapeDtypeStructs (dicts or FrozenDicts) as nested dicts of shape lists."""
+    if isinstance(tree, Mapping):
+        out = {}
+        for k, v in tree.items():
+            if not isinstance(k, str):
+                raise ProbeFail("WRONG_TYPE", call=call, got=f"a dict key {type_name(k)}", expected="str keys")
+            out[k] = _shape_tree(v, call)
+        return out
+    if isinstance(tree, _ShapeDtypeStruct):
+        return [int(s) for s in tree.shape]
+    raise ProbeFail("WRONG_TYPE", call=call, got=type_name(tree), expected="a dict of arrays")
+
+
+def _abstract_init(model: nn.Module, n: int) -> tuple[Any, Any]:
+    """``(output, variables)`` of ``model.init_with_output`` on ``(n, 8, 8, 1)``, shapes only.
+
+    If the model fails on channels-last input but runs on channels-first
+    ``(n, 1, 8, 8)``, that is the lesson of this exercise: say so.
+    """
+    key = _key(0)
+
+    def init(x: jax.ShapeDtypeStruct) -> Any:
+        return _eval_shape(lambda k, a: model.init_with_output(k, a), key, x)
+
+    try:
+        return init(_ShapeDtypeStruct((n, 8, 8, 1), jnp.float32))
+    except NotImplementedError:
+        raise
+    except Exception as err:  # noqa: BLE001 - student code; re-raised below unless NCHW works
+        try:
+            init(_ShapeDtypeStruct((n, 1, 8, 8), jnp.float32))
+        except Exception:  # noqa: BLE001
+            raise err from None
+        text = " ".join(f"{type(err).__name__}: {err}".split())[:160]
+        raise ProbeFail("EX07_WANTS_NCHW", error=text) from None
+
+
+def describe_shapes(tree: Any, prefix: str = "") -> str:
+    """``Conv_0/kernel (3, 3, 1, 16), ...`` for a nested dict of shape lists."""
+    if isinstance(tree, dict):
+        parts = [describe_shapes(v, f"{prefix}{k}/") for k, v in tree.items()]
+        return ", ".join(p for p in parts if p) or f"{prefix.rstrip('/') or 'params'} (empty)"
+    return f"{prefix.rstrip('/')} {tuple(tree)}"
+
+
+def _shapes_of(tree: Any) -> Any:
+    if isinstance(tree, dict):
+        return {k: _shapes_of(v) for k, v in tree.items()}
+    return [int(s) for s in tree.shape]
+
+
+def _with_params(mod: Any, num_classes: int | None, params: dict, n: int, call: str) -> tuple[nn.Module, Any]:
+    """The student's model and the grader's params as JAX arrays, after checking the tree fits."""
+    model = _build(mod, num_classes)
+    _out, variables = _abstract_init(model, n)
+    mine = _shape_tree(variables, call)
+    if mine != _shapes_of(params):
+        raise ProbeFail("EX07_PARAMS_DIFFER", call=call, got=describe_shapes(mine))
+    return model, _tree_map(_asarray, params)
+
+
+def _plain(tree: Any, call: str) -> Any:
+    """A params tree (dicts or FrozenDicts of jax arrays) as nested dicts of numpy arrays."""
+    if isinstance(tree, Mapping):
+        out = {}
+        for k, v in tree.items():
+            if not isinstance(k, str):
+                raise ProbeFail("WRONG_TYPE", call=call, got=f"a dict key {type_name(k)}", expected="str keys")
+            out[k] = _plain(v, call)
+        return out
+    return jax_to_np(tree, call)
+
+
+def _loss_float(loss: Any) -> float:
+    """The loss a step returned, as a float: a scalar jax.Array (or a Python float)."""
+    if type(loss) is float:
+        return loss
+    if isinstance(loss, _Array) and loss.shape == ():
+        return float(_np_array(loss))
+    got = f"a loss of shape {tuple(loss.shape)}" if isinstance(loss, _Array) else type_name(loss)
+    raise ProbeFail("WRONG_TYPE", call="step(params, opt_state, x, y)", got=got,
+                    expected="a scalar loss (the mean over the batch) as its third item")
+
+
+def _call_step(step: Any, variables: Any, opt_state: Any, x: jax.Array, y: jax.Array) -> tuple[Any, Any, Any]:
+    res = step(variables, opt_state, x, y)
+    if not isinstance(res, tuple) or len(res) != 3:
+        raise ProbeFail("WRONG_TYPE", call="step(params, opt_state, x, y)", got=type_name(res),
+                        expected="a tuple (params, opt_state, loss)")
+    return res
+
+
+def _optimizer(spec: dict[str, Any]) -> optax.GradientTransformation:
+    kwargs = {k: v for k, v in spec.items() if k != "name"}
+    return _OPTIMIZERS[spec["name"]](**kwargs)
+
+
+# ---------------------------------------------------------------- probes
+def probe_param_shapes(mod: Any, num_classes: int | None, n: int) -> dict[str, Any]:
+    """Shapes of ``model.init``'s variables and of the output, via ``jax.eval_shape`` (no compile)."""
+    call = "FlaxCNN().init" if num_classes is None else f"FlaxCNN(num_classes={num_classes}).init"
+    out, variables = _abstract_init(_build(mod, num_classes), n)
+    if not isinstance(out, _ShapeDtypeStruct):
+        raise ProbeFail("WRONG_TYPE", call=call.replace(".init", "(x)"), got=type_name(out), expected="a jax.Array")
+    return {"variables": _shape_tree(variables, call), "out": [int(s) for s in out.shape]}
+
+
+def probe_forward(mod: Any, num_classes: int | None, params: dict, x: np.ndarray) -> np.ndarray:
+    """``jax.jit(model.apply)(params, x)`` with the grader's params."""
+    call = "FlaxCNN().apply" if num_classes is None else f"FlaxCNN(num_classes={num_classes}).apply"
+    model, variables = _with_params(mod, num_classes, params, x.shape[0], call)
+    return jax_to_np(_jit(model.apply)(variables, _asarray(x)), call)
+
+
+class _MaxPoolCNN(nn.Module):
+    """The contract's CNN with max_pool: what a student who kept PyTorch's MaxPool2d builds."""
+
+    num_classes: int = 10
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        x = nn.max_pool(nn.relu(nn.Conv(16, (3, 3), padding="SAME")(x)), (2, 2), strides=(2, 2))
+        x = nn.max_pool(nn.relu(nn.Conv(32, (3, 3), padding="SAME")(x)), (2, 2), strides=(2, 2))
+        x = nn.relu(nn.Dense(64)(x.reshape((x.shape[0], -1))))
+        return nn.Dense(self.num_classes)(x)
+
+
+def probe_max_pool_forward(mod: Any, num_classes: int, params: dict, x: np.ndarray) -> np.ndarray:
+    """Logits of the max-pool variant (probe code, never the student's): a diagnosis aid."""
+    del mod
+    model = _MaxPoolCNN(num_classes=num_classes)
+    return _np_array(_jit(model.apply)(_tree_map(_asarray, params), _asarray(x)))
+
+
+def probe_to_nhwc(mod: Any, x: np.ndarray, as_jax: bool) -> np.ndarray:
+    """``to_nhwc(x)`` on a numpy or JAX input; the result must be a jax.Array."""
+    fn = get(mod, "to_nhwc")
+    kind = "a JAX array" if as_jax else "a numpy array"
+    out = fn(_asarray(x) if as_jax else _np_array(x, copy=True))
+    return jax_to_np(out, f"to_nhwc({kind} {tuple(x.shape)})")
+
+
+def _loss_at(model: nn.Module) -> Any:
+    def loss(variables: Any, x: jax.Array, y: jax.Array) -> jax.Array:
+        return _xent(model.apply(variables, x), y).mean()
+
+    return _jit(loss)
+
+
+def probe_train(mod: Any, num_classes: int, params: dict, xs: list[np.ndarray], ys: list[np.ndarray],
+                opt: dict[str, Any]) -> dict[str, Any]:
+    """Runs ``len(xs)`` steps of the student's step with an optax optimizer.
+
+    Returns the losses the step reported, the final params, and (probe code)
+    the loss at the params after each step: a diagnosis aid for a step that
+    reports the loss after the update.
+    """
+    call = "make_flax_train_step(model, optimizer)"
+    model, variables = _with_params(mod, num_classes, params, xs[0].shape[0], call)
+    optimizer = _optimizer(opt)
+    step = get(mod, "make_flax_train_step")(model, optimizer)
+    opt_state = optimizer.init(variables)
+    loss_at = _loss_at(model)
+    losses, after = [], []
+    for x, y in zip(xs, ys, strict=True):
+        xj, yj = _asarray(x), _asarray(y)
+        variables, opt_state, loss = _call_step(step, variables, opt_state, xj, yj)
+        losses.append(_loss_float(loss))
+        params_np = _plain(variables, "the params returned by step")
+        after.append(float(_np_array(loss_at(_tree_map(_asarray, params_np), xj, yj))))
+    return {"losses": losses, "params": params_np, "loss_after_update": after}
+
+
+def probe_trace_counts(mod: Any, num_classes: int, params: dict, xs: list[np.ndarray],
+                       ys: list[np.ndarray]) -> dict[str, Any]:
+    """Counts, per step call, how often the model's ``__call__`` and ``optimizer.update`` ran.
+
+    Python code inside a jitted function runs only while JAX traces it, so a
+    step compiled once runs the model's Python once per new input shape.
+    ``traced`` says whether the model saw tracers (inside jit) or concrete arrays.
+    """
+    call = "make_flax_train_step(model, optimizer)"
+    base, variables = _with_params(mod, num_classes, params, xs[0].shape[0], call)
+    # A subclass that changes nothing: only the model passed in is counted,
+    # not a FlaxCNN the step might build for itself.
+    try:
+        cls = type(type(base).__name__, (type(base),), {"__module__": type(base).__module__})
+        model = cls() if num_classes is None else cls(num_classes=num_classes)
+    except Exception:  # noqa: BLE001 - an unusual class: count the class itself
+        cls, model = type(base), base
+    inner = optax.sgd(0.01)
+    counts = {"model": 0, "update": 0}
+    traced: list[bool] = []
+
+    def update(updates: Any, state: Any, params: Any = None, **extra: Any) -> Any:
+        counts["update"] += 1
+        return inner.update(updates, state, params, **extra)
+
+    optimizer = _GradientTransformation(inner.init, update)
+
+    def interceptor(next_fun: Any, args: Any, kwargs: Any, context: Any) -> Any:
+        if context.method_name == "__call__" and type(context.module) is cls:
+            counts["model"] += 1
+            traced.append(bool(args) and isinstance(args[0], _Tracer))
+        return next_fun(*args, **kwargs)
+
+    step = get(mod, "make_flax_train_step")(model, optimizer)
+    opt_state = optimizer.init(variables)
+    model_calls, update_calls = [], []
+    for x, y in zip(xs, ys, strict=True):
+        with _intercept(interceptor):
+            variables, opt_state, _loss = _call_step(step, variables, opt_state, _asarray(x), _asarray(y))
+        model_calls.append(counts["model"])
+        update_calls.append(counts["update"])
+    return {"model_calls": model_calls, "update_calls": update_calls, "traced": traced}
+
+
+def probe_fit_digits(mod: Any, params: dict, steps: int, learning_rate: float,
+                     n_train: int | None = None) -> dict[str, Any]:
+    """Full-batch ``optax.adam`` training on the first ``n_train`` digits (all when None) with the
+    student's step; accuracy on the whole validation split."""
+    from autograder import _data
+
+    d = _data.load("digits")
+    x_train, y_train = _asarray(d["x_train"][:n_train, ..., None]), _asarray(d["y_train"][:n_train])
+    x_val, y_val = _asarray(d["x_val"][..., None]), d["y_val"]
+    call = "make_flax_train_step(model, optax.adam(...))"
+    model, variables = _with_params(mod, 10, params, 1, call)
+    optimizer = optax.adam(learning_rate)
+    step = get(mod, "make_flax_train_step")(model, optimizer)
+    opt_state = optimizer.init(variables)
+    # Judged by outcome only (compiling is another check's business): wrap the
+    # step in jit so an eager step is not slow here; nested jit costs nothing.
+    # A step that cannot be traced runs as written.
+    fast = _jit(step, compiler_options=FAST_RUN)
+    try:
+        variables, opt_state, loss = _call_step(fast, variables, opt_state, x_train, y_train)
+    except Exception:  # noqa: BLE001 - student code; retried unwrapped
+        fast = step
+        variables, opt_state, loss = _call_step(fast, variables, opt_state, x_train, y_train)
+    losses = [loss]
+    for _ in range(steps - 1):
+        variables, opt_state, loss = _call_step(fast, variables, opt_state, x_train, y_train)
+        losses.append(loss)
+    losses_f = [_loss_float(v) for v in losses]
+    params_np = _plain(variables, "the params returned by step")
+    logits = _np_array(_jit(model.apply)(_tree_map(_asarray, params_np), x_val))
+    acc = float((logits.argmax(axis=1) == y_val).mean()) if np.isfinite(logits).all() else 0.0
+    return {"val_acc": acc, "first_loss": losses_f[0], "last_loss": losses_f[-1]}

@@ -1,0 +1,212 @@
+"""Probes for ex09_autograd_tape: build backward graphs, call the student's walker; call manual_grads.
+
+Graphs are built here from a (kind, seed) pair, so both sides see the same
+structure: a random choice of ops from small pools, wired as a tree (each
+node used once), a DAG (a shared subexpression, a node feeding both inputs
+of one op, a leaf used twice) or tensors with no ``grad_fn`` at all. Every
+graph holds a leaf that does not require grad (a ``None`` in
+``next_functions``) and both of its branches are at least two nodes deep,
+so breadth-first order, reversed children and missing de-duplication all
+show.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from autograder._probing import DEVICE, ProbeFail, get, to_float, type_name
+
+# Bound at import, before student code can patch anything.
+_randn = torch.randn
+_no_grad = torch.no_grad
+_Generator = torch.Generator
+_Tensor = torch.Tensor
+_exp, _tanh, _sin, _sigmoid, _relu, _neg = torch.exp, torch.tanh, torch.sin, torch.sigmoid, torch.relu, torch.neg
+_add, _sub, _mul, _div = torch.add, torch.sub, torch.mul, torch.div
+_sum, _mean = torch.sum, torch.mean
+_saved_tensors_hooks = torch.autograd.graph.saved_tensors_hooks
+
+_UNARY: list[Callable[[Any], Any]] = [_exp, _tanh, _sin, _sigmoid, _relu, _neg, lambda t: t ** 2]
+_BINARY: list[Callable[[Any, Any], Any]] = [_add, _sub, _mul, _div]
+_REDUCE: list[Callable[[Any], Any]] = [_sum, _mean]
+
+
+def _leaves(seed: int) -> dict[str, Any]:
+    """Three leaves that require grad (a, b, c) and one that does not (x), on the grading device."""
+    gen = _Generator().manual_seed(int(seed))
+    device = DEVICE["torch"]
+    out = {}
+    for name in ("a", "b", "c", "x"):
+        t = _randn(4, generator=gen).to(device)
+        out[name] = t.requires_grad_(name != "x")
+    return out
+
+
+def _pair(r: random.Random, p: Any, q: Any) -> tuple[Any, Any]:
+    return (p, q) if r.random() < 0.5 else (q, p)
+
+
+def _build(kind: str, seed: int, leaves: dict[str, Any] | None = None) -> tuple[list[Any], dict[str, Any]]:
+    """The tensors to walk for one graph, and the leaves they were built from.
+
+    Args:
+        kind: ``"tree"``, ``"dag"`` or ``"nograd"``.
+        seed: chooses the ops, the argument orders and the leaf values.
+        leaves: reuse these leaves (a second forward pass over the same parameters).
+
+    Returns:
+        ``(roots, leaves)``.
+    """
+    r = random.Random(int(seed) * 7919 + {"tree": 1, "dag": 2, "nograd": 3}[kind])
+    lv = leaves if leaves is not None else _leaves(seed)
+    names = ["a", "b", "c"]
+    r.shuffle(names)
+    a, b, c = (lv[n] for n in names)
+    x = lv["x"]
+    u = r.sample(_UNARY, 3)
+    bi = [r.choice(_BINARY) for _ in range(4)]
+    red = r.choice(_REDUCE)
+    if kind == "tree":
+        left = u[0](bi[0](*_pair(r, a, x)))
+        right = u[1](bi[1](*_pair(r, b, u[2](c))))
+        return [red(bi[2](*_pair(r, left, right)))], lv
+    if kind == "dag":
+        h = bi[0](*_pair(r, a, x))
+        k = u[0](u[2](h))
+        v = bi[1](*_pair(r, h, u[1](b)))  # h is shared by k and v
+        z = _mul(v, v)  # one node feeding both inputs of a mul
+        q = bi[2](*_pair(r, k, z))
+        return [red(bi[3](*_pair(r, q, a)))], lv  # leaf a used twice
+    if kind == "nograd":
+        with _no_grad():
+            under_no_grad = red(bi[0](a, b))
+        detached = red(u[0](c)).detach()
+        return [a, x, under_no_grad, detached], lv
+    raise ValueError(kind)
+
+
+def _names(value: Any, call: str) -> list[str]:
+    """The student's list of names, checked to be plain strings."""
+    if type(value) is not list:
+        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(value), expected="a list of str")
+    for item in value:
+        if type(item) is not str:
+            raise ProbeFail("WRONG_TYPE", call=call, got=f"a list holding {type_name(item)}",
+                            expected="a list of str (type(node).__name__)")
+    return [str(s) for s in value]
+
+
+def probe_graphs(mod: Any, graphs: list[list[Any]]) -> list[list[list[str]]]:
+    """``backward_graph`` on fresh graphs: one list of name lists per ``(kind, seed)``."""
+    fn = get(mod, "backward_graph")
+    out = []
+    for kind, seed in graphs:
+        roots, _ = _build(str(kind), int(seed))
+        out.append([_names(fn(t), "backward_graph(t)") for t in roots])
+    return out
+
+
+def probe_repeated(mod: Any, kind: str, seed: int) -> list[list[str]]:
+    """Three calls in a row: a graph, the same graph again, a new graph over the same leaves."""
+    fn = get(mod, "backward_graph")
+    roots, leaves = _build(kind, seed)
+    first = _names(fn(roots[0]), "backward_graph(t)")
+    again = _names(fn(roots[0]), "backward_graph(t) (a second call on the same t)")
+    rebuilt, _ = _build(kind, seed, leaves)
+    new = _names(fn(rebuilt[0]), "backward_graph(t) (a new graph over the same leaves)")
+    return [first, again, new]
+
+
+def probe_manual_grads(mod: Any, points: list[list[float]]) -> list[list[float]]:
+    """``manual_grads`` at each point, as floats (0-d arrays/tensors accepted here)."""
+    fn = get(mod, "manual_grads")
+    out = []
+    for w, x, b in points:
+        res = fn(float(w), float(x), float(b))
+        if not isinstance(res, (tuple, list)) or len(res) != 3:
+            raise ProbeFail("WRONG_TYPE", call="manual_grads(w, x, b)", got=type_name(res),
+                            expected="a tuple of 3 floats (dL/dw, dL/dx, dL/db)")
+        out.append([to_float(v, "manual_grads(w, x, b)", strict=False) for v in res])
+    return out
+
+
+def probe_manual_types(mod: Any, point: list[float]) -> dict[str, Any]:
+    """The types of what ``manual_grads`` returns."""
+    res = get(mod, "manual_grads")(*(float(v) for v in point))
+    items = list(res) if isinstance(res, (tuple, list)) else []
+    return {"container": type_name(res), "is_tuple": type(res) is tuple, "length": len(items),
+            "item_types": [type_name(v) for v in items],
+            "all_float": bool(items) and all(isinstance(v, float) for v in items)}
+
+
+def _tripwires(mod: Any, used: list[str]) -> list[tuple[Any, str, Any]]:
+    """Wraps autodiff entry points so a call is recorded (then passed through)."""
+    import jax
+
+    def wrap(label: str, original: Any) -> Any:
+        def tripwire(*args: Any, **kwargs: Any) -> Any:
+            used.append(label)
+            return original(*args, **kwargs)
+
+        return tripwire
+
+    targets: list[tuple[Any, str, str]] = [
+        (torch.Tensor, "backward", "Tensor.backward"),
+        (torch.autograd, "backward", "torch.autograd.backward"),
+        (torch.autograd, "grad", "torch.autograd.grad"),
+    ]
+    targets += [(torch.func, n, f"torch.func.{n}") for n in
+                ("grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize")]
+    targets += [(torch.autograd.functional, n, f"torch.autograd.functional.{n}") for n in
+                ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")]
+    targets += [(jax, n, f"jax.{n}") for n in
+                ("grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "linearize")]
+    patched: list[tuple[Any, str, Any]] = []
+    originals: dict[int, str] = {}
+    for owner, attr, label in targets:
+        original = getattr(owner, attr, None)
+        if original is None:
+            continue
+        originals[id(original)] = label
+        patched.append((owner, attr, original))
+        setattr(owner, attr, wrap(label, original))
+    # names the student imported directly (`from jax import grad`)
+    for name, value in list(vars(mod).items()):
+        label = originals.get(id(value))
+        if label is not None:
+            patched.append((mod, name, value))
+            setattr(mod, name, wrap(label, value))
+    return patched
+
+
+def probe_manual_tape(mod: Any, points: list[list[float]]) -> dict[str, Any]:
+    """Runs ``manual_grads`` with tripwires on autodiff: which entry points it used, if any.
+
+    Besides wrapping the autodiff functions of torch and JAX, a saved-tensor hook
+    notices any operation recorded on the tape (a tensor with requires_grad).
+    """
+    fn = get(mod, "manual_grads")
+    used: list[str] = []
+
+    def pack(t: Any) -> Any:
+        used.append("a tensor with requires_grad=True (an operation recorded on the tape)")
+        return t
+
+    patched = _tripwires(mod, used)
+    try:
+        with _saved_tensors_hooks(pack, lambda t: t):
+            for w, x, b in points:
+                fn(float(w), float(x), float(b))
+    except NotImplementedError:
+        raise
+    except Exception:
+        if not used:  # some autodiff APIs refuse saved-tensor hooks: the tripwire already fired
+            raise
+    finally:
+        for owner, attr, original in reversed(patched):
+            setattr(owner, attr, original)
+    return {"used": sorted(set(used))}

@@ -1,0 +1,10 @@
+"""ex10_bridge: the same model in both frameworks."""
+
+from autograder.exercises import Exercise
+
+META = Exercise(
+    title="Exercise 10 — the same model in both frameworks.",
+    frameworks=("torch", "jax"),
+    cost=3.1,
+    names=("torch_mlp_to_jax", "jax_to_torch_mlp", "torch_conv_to_flax"),
+)

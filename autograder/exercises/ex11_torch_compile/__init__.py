@@ -1,0 +1,10 @@
+"""ex11_torch_compile: PyTorch's own trace: graph capture, graph breaks, recompiles."""
+
+from autograder.exercises import Exercise
+
+META = Exercise(
+    title="Exercise 11 — PyTorch's own trace: graph capture, graph breaks, recompiles.",
+    frameworks=("torch",),
+    cost=4.4,
+    names=("clip_by_norm", "graph_report", "compile_for_any_batch", "compiled_train_step"),
+)

@@ -1,0 +1,314 @@
+"""Probes for ex11_torch_compile: run the student's functions under TorchDynamo and measure.
+
+What is measured, and how:
+- graphs captured: ``torch._dynamo.utils.counters["stats"]["unique_graphs"]`` (Dynamo's own
+  count of the FX graphs it handed to a backend), cleared together with Dynamo's caches
+  (``torch._dynamo.reset()``) at the start of each probe, so no probe sees another's cache;
+- whether the loss ran inside a compiled graph: the probe's loss function writes
+  ``torch.compiler.is_compiling()`` into a tensor flag. Dynamo captures that write into the
+  graph (as a constant 1), eager code writes 0; unlike a Python counter it adds no guard, so it
+  causes no recompile;
+- ``torch.compile`` calls: counted (only by the hidden probe that needs it) by wrapping
+  ``torch.compile`` for the duration of the probe; Dynamo's cache hides a re-wrap per call (no
+  new graph), the call count does not.
+The models and losses are built here from the grader's weights; the backend is always the one
+the grader names ("eager" / "aot_eager").
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from autograder._probing import DEVICE, ProbeFail, get, torch_to_np, type_name
+
+
+def _import_dynamo() -> Any:
+    """``torch._dynamo``, imported without leaving its cache directory fixed under /tmp.
+
+    The import sets ``TORCHINDUCTOR_CACHE_DIR`` (and tempfile's cached directory) to /tmp; a spawned
+    worker imports this module before its sandbox, which may forbid /tmp and gives the worker its own
+    TMPDIR. So the variable goes back to unset (when it was) and tempfile's cache is dropped: both are
+    found again, from TMPDIR, when a compile needs them.
+    """
+    env = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    import torch._dynamo
+    import torch._dynamo.utils
+
+    if env is None:
+        os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+    tempfile.tempdir = None
+    return torch._dynamo
+
+
+_dynamo = _import_dynamo()
+
+# Bound before any student code loads.
+_from_numpy = torch.from_numpy
+_no_grad = torch.no_grad
+_compile = torch.compile
+_reset = _dynamo.reset
+_graph_break = _dynamo.graph_break
+_counters = _dynamo.utils.counters
+_is_compiling = torch.compiler.is_compiling
+_Tensor = torch.Tensor
+_equal = torch.equal
+_clone = torch.Tensor.clone
+_detach = torch.Tensor.detach
+_mse = torch.nn.functional.mse_loss
+_relu = torch.relu
+_tanh = torch.tanh
+_sin = torch.sin
+_cos = torch.cos
+_SGD = torch.optim.SGD
+_Adam = torch.optim.Adam
+
+
+def _tensor(a: np.ndarray, grad: bool = False) -> torch.Tensor:
+    t = _from_numpy(np.array(a, dtype=np.float32)).to(DEVICE["torch"])
+    return t.requires_grad_(grad)
+
+
+def _fresh() -> None:
+    """Forgets every compiled graph and zeroes Dynamo's counters."""
+    _reset()
+    _counters.clear()
+
+
+def _graphs() -> int:
+    return int(_counters["stats"]["unique_graphs"])
+
+
+def _error(err: BaseException) -> str:
+    text = " ".join(str(err).split())
+    return f"{type(err).__name__}: {text[:200]}"
+
+
+# ----------------------------------------------------------------------------- clip_by_norm
+def _clip_out(out: Any, x: torch.Tensor, call: str) -> np.ndarray:
+    if not isinstance(out, _Tensor):
+        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(out), expected="a torch.Tensor")
+    if tuple(out.shape) != tuple(x.shape):
+        raise ProbeFail("EX11_CLIP_SHAPE", got=str(tuple(out.shape)), want=str(tuple(x.shape)))
+    return torch_to_np(out, call)
+
+
+def probe_clip(mod: Any, x: np.ndarray, max_norm: float) -> dict[str, Any]:
+    """``clip_by_norm(x, max_norm)`` eagerly: the output, and whether ``x`` was changed in place."""
+    fn = get(mod, "clip_by_norm")
+    xt = _tensor(x)
+    before = _clone(xt)
+    out = _clip_out(fn(xt, float(max_norm)), xt, "clip_by_norm(x, max_norm)")
+    return {"out": out, "mutated": not _equal(xt, before)}
+
+
+def probe_clip_grad(mod: Any, x: np.ndarray, max_norm: float, w: np.ndarray) -> dict[str, Any]:
+    """The gradient of ``sum(w * clip_by_norm(x, max_norm))`` with respect to ``x``."""
+    fn = get(mod, "clip_by_norm")
+    xt = _tensor(x, grad=True)
+    out = fn(xt, float(max_norm))
+    _clip_out(out, xt, "clip_by_norm(x, max_norm)")
+    if not out.requires_grad:
+        raise ProbeFail("EX11_CLIP_DETACHED")
+    (out * _tensor(w)).sum().backward()
+    if xt.grad is None:
+        raise ProbeFail("EX11_CLIP_DETACHED")
+    return {"grad": torch_to_np(xt.grad, "the gradient of clip_by_norm")}
+
+
+def probe_clip_fullgraph(mod: Any, x: np.ndarray, max_norm: float) -> dict[str, Any]:
+    """``torch.compile(clip_by_norm, fullgraph=True, backend="eager")``: accepted, and its output."""
+    fn = get(mod, "clip_by_norm")
+    xt = _tensor(x)
+    _clip_out(fn(xt, float(max_norm)), xt, "clip_by_norm(x, max_norm)")  # the eager call first
+    _fresh()
+    try:
+        out = _compile(fn, fullgraph=True, backend="eager")(xt, float(max_norm))
+    except (NotImplementedError, ProbeFail):
+        raise
+    except Exception as err:  # noqa: BLE001 - a graph break is the fact measured
+        return {"ok": False, "error": _error(err)}
+    return {"ok": True, "out": _clip_out(out, xt, "torch.compile(clip_by_norm, fullgraph=True)(x, max_norm)")}
+
+
+# ----------------------------------------------------------------------------- graph_report
+def _g_clean(x: torch.Tensor) -> torch.Tensor:
+    return _tanh(x) * 2.0 + x.sum()
+
+
+def _g_seed_clip(x: torch.Tensor, max_norm: float) -> torch.Tensor:
+    # the seed's clip: a Python branch on a tensor's value
+    if x.norm() > max_norm:
+        return x * (max_norm / x.norm())
+    return x
+
+
+def _g_two_breaks(x: torch.Tensor) -> torch.Tensor:
+    y = _sin(x)
+    _graph_break()
+    y = _cos(y) * 3.0
+    _graph_break()
+    return y.exp()
+
+
+def _g_loop(x: torch.Tensor) -> torch.Tensor:
+    for _ in range(3):
+        x = _sin(x) + 1.0
+        _graph_break()
+    return x
+
+
+def _g_item(x: torch.Tensor) -> torch.Tensor:
+    return x * x.sum().item()
+
+
+def _g_branch(x: torch.Tensor) -> torch.Tensor:
+    y = x * 2.0
+    if y.sum() > 0:
+        y = _relu(y)
+    else:
+        y = -y
+    return _tanh(y)
+
+
+GRAPH_FNS: dict[str, Callable[..., torch.Tensor]] = {
+    "clean": _g_clean, "seed_clip": _g_seed_clip, "two_breaks": _g_two_breaks, "loop": _g_loop,
+    "item": _g_item, "branch": _g_branch,
+}
+
+
+def probe_graph_report(mod: Any, fn: str, x: np.ndarray, extra: list[float]) -> list[int]:
+    """``graph_report(GRAPH_FNS[fn], x, *extra)`` as ``[graph_count, graph_break_count]``."""
+    report = get(mod, "graph_report")
+    _fresh()
+    call = f"graph_report(fn, *args) for {fn}"
+    out = report(GRAPH_FNS[fn], _tensor(x), *[float(v) for v in extra])
+    if type(out) not in (tuple, list) or len(out) != 2:
+        got = f"a {type(out).__name__} of {len(out)} items" if type(out) in (tuple, list) else type_name(out)
+        raise ProbeFail("WRONG_TYPE", call=call, got=got, expected="a tuple of two Python ints")
+    for v in out:
+        if type(v) is not int:
+            raise ProbeFail("WRONG_TYPE", call=call, got=f"a tuple holding {type_name(v)}",
+                            expected="two Python ints (wrap them in int(...))")
+    return [int(out[0]), int(out[1])]
+
+
+# ----------------------------------------------------------------------------- compile_for_any_batch
+def _mlp(params: list[np.ndarray], norm: bool = False) -> nn.Module:
+    """Linear, (BatchNorm1d,) ReLU, Linear, with the grader's weights (BatchNorm at its init)."""
+    w1, b1, w2, b2 = (np.array(p, dtype=np.float32) for p in params)
+    layers: list[nn.Module] = [nn.Linear(w1.shape[1], w1.shape[0])]
+    if norm:
+        layers.append(nn.BatchNorm1d(w1.shape[0]))
+    layers += [nn.ReLU(), nn.Linear(w2.shape[1], w2.shape[0])]
+    model = nn.Sequential(*layers)
+    with _no_grad():
+        model[0].weight.copy_(_from_numpy(w1))
+        model[0].bias.copy_(_from_numpy(b1))
+        model[-1].weight.copy_(_from_numpy(w2))
+        model[-1].bias.copy_(_from_numpy(b2))
+    return model.to(DEVICE["torch"])
+
+
+def probe_any_batch(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], backend: str) -> dict[str, Any]:
+    """The compiled model on each batch: its outputs, and the graphs captured after each call."""
+    model = _mlp(params)
+    _fresh()
+    compiled = get(mod, "compile_for_any_batch")(model, backend)
+    if not callable(compiled):
+        raise ProbeFail("WRONG_TYPE", call="compile_for_any_batch(model, backend)", got=type_name(compiled),
+                        expected="a callable (the compiled model)")
+    outs, graphs = [], []
+    for x in xs:
+        call = f"compile_for_any_batch(model, backend)(x) with a batch of {len(x)}"
+        out = compiled(_tensor(x))
+        if not isinstance(out, _Tensor):
+            raise ProbeFail("WRONG_TYPE", call=call, got=type_name(out), expected="a torch.Tensor")
+        outs.append(torch_to_np(out, call))
+        graphs.append(_graphs())
+    return {"outs": outs, "graphs": graphs}
+
+
+# ----------------------------------------------------------------------------- compiled_train_step
+_LOSS_FLAG = torch.full((), -1.0)  # set by the probe's loss: 1 inside a compiled graph, 0 eagerly
+
+
+def _flagged_mse(out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Mean squared error that records whether it runs inside a graph Dynamo captured."""
+    _LOSS_FLAG.fill_(1.0 if _is_compiling() else 0.0)
+    return _mse(out, target)
+
+
+def _optimizer(name: str, model: nn.Module, lr: float) -> torch.optim.Optimizer:
+    if name == "sgd":
+        return _SGD(model.parameters(), lr=lr, momentum=0.9)
+    if name == "sgd_plain":
+        return _SGD(model.parameters(), lr=lr)
+    if name == "adam":
+        return _Adam(model.parameters(), lr=lr)
+    raise ValueError(name)
+
+
+class _CompileCounter:
+    """``torch.compile`` replaced for one probe by a wrapper that counts its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        return _compile(*args, **kwargs)
+
+    def __enter__(self) -> _CompileCounter:
+        torch.compile = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        torch.compile = _compile
+
+
+def _run_steps(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ys: list[np.ndarray], opt: str,
+               lr: float, backend: str, counter: _CompileCounter | None) -> dict[str, Any]:
+    model = _mlp(params, norm=True)
+    model.eval()  # the step must switch it to training mode itself
+    optimizer = _optimizer(opt, model, lr)
+    _fresh()
+    step = get(mod, "compiled_train_step")(model, optimizer, _flagged_mse, backend)
+    if not callable(step):
+        raise ProbeFail("WRONG_TYPE", call="compiled_train_step(model, optimizer, loss_fn, backend)",
+                        got=type_name(step), expected="a function step(x, y)")
+    at_build = counter.calls if counter is not None else 0
+    losses, graphs, flags, compiles = [], [], [], []
+    for x, y in zip(xs, ys, strict=True):
+        _LOSS_FLAG.fill_(-1.0)
+        call = "step(x, y)"
+        loss = step(_tensor(x), _tensor(y))
+        if type(loss) is not float:
+            raise ProbeFail("WRONG_TYPE", call=call, got=type_name(loss), expected="a Python float (loss.item())")
+        losses.append(loss)
+        graphs.append(_graphs())
+        flags.append(float(_LOSS_FLAG))
+        compiles.append(counter.calls if counter is not None else 0)
+    state = {k: torch_to_np(v, "the model's state") for k, v in model.state_dict().items()
+             if v.dtype.is_floating_point}
+    return {"losses": losses, "graphs": graphs, "loss_compiled": flags, "compiles_at_build": at_build,
+            "compiles": compiles, "state": state}
+
+
+def probe_train(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ys: list[np.ndarray], opt: str,
+                lr: float, backend: str) -> dict[str, Any]:
+    """Steps of ``compiled_train_step``: losses, the model's final state, graphs captured per step."""
+    return _run_steps(mod, params, xs, ys, opt, lr, backend, None)
+
+
+def probe_train_compiles(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ys: list[np.ndarray],
+                         opt: str, lr: float, backend: str) -> dict[str, Any]:
+    """:func:`probe_train`, also counting the ``torch.compile`` calls made when built and by each step's end."""
+    with _CompileCounter() as counter:
+        return _run_steps(mod, params, xs, ys, opt, lr, backend, counter)

@@ -1,0 +1,217 @@
+"""What the notebook's helpers print (UI text, catalogued like messages): the self-check's report
+(``check``), the hints' labels (``hint``) and the figures' labels and notes (``figure``)."""
+
+EN = {
+    "exercise.unknown": "unknown exercise {name!r}: expected one of {choices}",
+    "public.title": "{exercise}: public checks (torch on {torch}, jax on {jax})",
+    "public.ok": "  \u2713 {name} ({points:g} pt)",
+    "public.bad": "  \u2717 {name} ({points:g} pt): {message}",
+    "public.passed": "PASSED: all {n} public checks pass.",
+    "public.incorrect": "INCORRECT: {failed} of {n} public checks fail. Fix what the message says, run your code cell "
+        "again, then this check.",
+    "public.not_attempted": "NOT ATTEMPTED: {message}. Write your code in the exercise's cell, run it, then run this "
+        "check again.",
+    "public.missing": "none of {names} is defined yet — run the exercise's code cell first",
+    "public.reminder": "Reminder: these public checks are worth {public:g} of the exercise's {total:g} points. When you "
+        "submit, hidden tests grade more (other inputs, more properties): passing here does not "
+        "guarantee full marks.",
+    "public.snapshot": "snapshot mismatch, rebuild: this notebook's snapshot has no reference value for `{probe}` on "
+        "these inputs — the notebook is out of date or its set-up cell was edited (instructors: run "
+        "`tapetrace build`; students: download a fresh copy). This check did not pass.",
+    "public.no_snapshot": "no snapshot here: `check` runs inside the notebook built by `tapetrace build` "
+        "(run its first cell)",
+    "public.as_graded": "as graded, {exercise} does not load: {message}. Grading runs the code cells under the "
+        "exercise's heading, after what the cells above it define (their loops and bare "
+        "expressions do not run): make that code work on its own, in order",
+    "public.where": " at line {line} of the exercise's code: `{code}`",
+    "public.no_section": "the notebook has no code cell under {exercise}'s heading, so grading finds no code for it: "
+        "keep your code in the exercise's cells (between its heading and the next exercise's)",
+    "public.unread": "Note: check could not read this notebook's cells, so it checked the names your session has "
+        "defined, not the code as it is graded (each exercise's cells under its heading, after what "
+        "the cells above define).",
+    "public.stale": "Note: the saved notebook differs from the code you ran: save it (Ctrl+S) so check reads what "
+        "you hand in. This time it checked the names your session has defined.",
+    "hint.label": "Hint {tier}/{n} — {exercise}",
+    "hint.bad_tier": "{exercise} has {n} hints: ask for tier 1 to {n}",
+    "figure.torch": "PyTorch",
+    "figure.jax": "JAX",
+    "figure.boundary": "make_moons: decision boundary",
+    "figure.boundary_init": "make_moons: decision boundary at initialisation (untrained)",
+    "figure.val_acc": "val. accuracy {acc:.2f}",
+    "figure.train_pts": "training",
+    "figure.val_pts": "validation",
+    "figure.x1": "$x_1$",
+    "figure.x2": "$x_2$",
+    "figure.prob": "P(class 1)",
+    "figure.curves": "Training curves",
+    "figure.loss": "loss",
+    "figure.accuracy": "accuracy",
+    "figure.epoch": "epoch",
+    "figure.step": "step",
+    "figure.train": "training",
+    "figure.val": "validation",
+    "figure.digits": "load_digits: validation split",
+    "figure.confusion": "Confusion matrix (accuracy {acc:.3f})",
+    "figure.true": "true digit",
+    "figure.pred": "predicted digit",
+    "figure.filters": "First-layer filters",
+    "figure.untrained": "untrained",
+    "figure.bridge": "One set of starting weights, two frameworks",
+    "figure.abs_diff": "|PyTorch - JAX|",
+    "figure.bce": "BCE with logits, label y = {y:g}: derivatives from your nth_derivative",
+    "figure.logit": "logit z",
+    "figure.analytic": "closed form",
+    "figure.d0": "$L(z)$",
+    "figure.d1": "$dL/dz$",
+    "figure.d2": "$d^2L/dz^2$",
+    "figure.norms": "Per-example gradient norms ({n} examples, at initialisation)",
+    "figure.norm": "global L2 norm of one example's gradient",
+    "figure.count": "examples",
+    "figure.max_norm": "max_norm = {m:.3g} ({k} of {n} clipped)",
+    "figure.mean_norm": "norm of the averaged gradient",
+    "figure.plain_mean": "plain mean",
+    "figure.clipped_mean": "clip_and_average",
+    "figure.tape": "The tape of L = (w*x + b)**2: backward_graph(L)",
+    "figure.grads": "manual_grads({w}, {x}, {b}) = ({gw:.4g}, {gx:.4g}, {gb:.4g})\nautograd = ({aw:.4g}, {ax:.4g}, {ab:.4g})",
+    "figure.needs": "figure({ex!r}) needs {names} in your notebook: run the cells of {where} first",
+    "figure.no_figure": "there is no figure for {ex}",
+    "figure.no_model": "give at least one of torch_model or jax_params (with jax_forward)",
+    "figure.not_done": "No figure yet for {ex}: part of it still raises NotImplementedError. Write the exercise, "
+        "run its code cell and its check, then this cell again.",
+    "figure.failed": "figure({ex!r}) could not be drawn: your code raised {error}. Run check({ex!r}): it says what "
+        "to fix.",
+    "figure.compile_title": "torch.compile: graphs, graph breaks and recompiles (backend \"eager\")",
+    "figure.graphs": "graphs",
+    "figure.breaks": "graph breaks",
+    "figure.seed_clip": "the seed's clip (if)",
+    "figure.your_clip": "your clip_by_norm",
+    "figure.call": "call (batch size below)",
+    "figure.graphs_so_far": "graphs compiled so far",
+    "figure.default_compile": "torch.compile (automatic dynamic)",
+    "figure.any_batch": "your compile_for_any_batch",
+    "figure.compiled_loss": "compiled_train_step on make_moons",
+    "figure.ckpt_title": "Checkpointing: what is kept for the backward pass",
+    "figure.layers": "layers",
+    "figure.blocks": "blocks",
+    "figure.residuals": "residuals saved (JAX)",
+    "figure.saved_tensors": "tensors saved (PyTorch)",
+    "figure.plain": "plain",
+    "figure.checkpointed": "checkpointed",
+    "figure.spmd_title": "Data parallelism over a mesh of {n} device(s)",
+    "figure.rows": "rows of the batch",
+    "figure.device": "device",
+    "figure.mesh_of": "data_parallel_step, mesh of {n}",
+    "solution.graded": "This is the graded build of the notebook: it holds no solutions. Ask your instructor, "
+              "or try hint(\"{short}\", 1..3).",
+    "solution.title": "Reference solution — {exercise}",
+    "solution.missing": "no solution for {exercise} in this build",
+}
+
+ES = {
+    "exercise.unknown": "ejercicio desconocido {name!r}: elige uno de {choices}",
+    "public.title": "{exercise}: comprobaciones públicas (torch en {torch}, jax en {jax})",
+    "public.ok": "  \u2713 {name} ({points:g} pt)",
+    "public.bad": "  \u2717 {name} ({points:g} pt): {message}",
+    "public.passed": "SUPERADO: pasan las {n} comprobaciones públicas.",
+    "public.incorrect": "INCORRECTO: fallan {failed} de {n} comprobaciones públicas. Corrige lo que dice el mensaje, "
+        "vuelve a ejecutar tu celda de código y después esta comprobación.",
+    "public.not_attempted": "SIN INTENTAR: {message}. Escribe tu código en la celda del ejercicio, ejecútala y vuelve "
+        "a ejecutar esta comprobación.",
+    "public.missing": "todavía no está definido ninguno de {names} — ejecuta primero la celda de código del ejercicio",
+    "public.reminder": "Recuerda: estas comprobaciones públicas valen {public:g} de los {total:g} puntos del ejercicio. "
+        "Al entregar, pruebas ocultas corrigen más (otras entradas, más propiedades): pasar aquí no "
+        "garantiza la nota máxima.",
+    "public.snapshot": "la instantánea no coincide, hay que reconstruir: la instantánea de este cuaderno no tiene valor "
+        "de referencia para `{probe}` con estas entradas — el cuaderno está desactualizado o se editó su "
+        "celda de preparación (profesores: `tapetrace build`; estudiantes: descargad una copia nueva). "
+        "Esta comprobación no se ha superado.",
+    "public.no_snapshot": "aquí no hay instantánea: `check` funciona dentro del cuaderno generado por "
+        "`tapetrace build` (ejecuta su primera celda)",
+    "public.as_graded": "tal como se corrige, {exercise} no se carga: {message}. La corrección ejecuta las celdas de "
+        "código bajo el encabezado del ejercicio, después de lo que definen las celdas de encima "
+        "(sus bucles y expresiones sueltas no se ejecutan): haz que ese código funcione por sí "
+        "solo, en orden",
+    "public.where": " en la línea {line} del código del ejercicio: `{code}`",
+    "public.no_section": "el cuaderno no tiene ninguna celda de código bajo el encabezado de {exercise}, así que la "
+        "corrección no encuentra código para él: deja tu código en las celdas del ejercicio "
+        "(entre su encabezado y el del siguiente ejercicio)",
+    "public.unread": "Nota: check no pudo leer las celdas de este cuaderno, así que comprobó los nombres que ha "
+        "definido tu sesión, no el código tal como se corrige (las celdas de cada ejercicio bajo su "
+        "encabezado, después de lo que definen las celdas de encima).",
+    "public.stale": "Nota: el cuaderno guardado difiere del código que ejecutaste: guárdalo (Ctrl+S) para que check "
+        "lea lo que entregas. Esta vez comprobó los nombres que ha definido tu sesión.",
+    "hint.label": "Pista {tier}/{n} — {exercise}",
+    "hint.bad_tier": "{exercise} tiene {n} pistas: pide un nivel del 1 al {n}",
+    "figure.torch": "PyTorch",
+    "figure.jax": "JAX",
+    "figure.boundary": "make_moons: frontera de decisión",
+    "figure.boundary_init": "make_moons: frontera de decisión al inicializar (sin entrenar)",
+    "figure.val_acc": "exactitud de validación {acc:.2f}",
+    "figure.train_pts": "entrenamiento",
+    "figure.val_pts": "validación",
+    "figure.x1": "$x_1$",
+    "figure.x2": "$x_2$",
+    "figure.prob": "P(clase 1)",
+    "figure.curves": "Curvas de entrenamiento",
+    "figure.loss": "pérdida",
+    "figure.accuracy": "exactitud",
+    "figure.epoch": "época",
+    "figure.step": "paso",
+    "figure.train": "entrenamiento",
+    "figure.val": "validación",
+    "figure.digits": "load_digits: partición de validación",
+    "figure.confusion": "Matriz de confusión (exactitud {acc:.3f})",
+    "figure.true": "dígito real",
+    "figure.pred": "dígito predicho",
+    "figure.filters": "Filtros de la primera capa",
+    "figure.untrained": "sin entrenar",
+    "figure.bridge": "Unos mismos pesos iniciales, dos frameworks",
+    "figure.abs_diff": "|PyTorch - JAX|",
+    "figure.bce": "BCE con logits, etiqueta y = {y:g}: derivadas con tu nth_derivative",
+    "figure.logit": "logit z",
+    "figure.analytic": "forma cerrada",
+    "figure.d0": "$L(z)$",
+    "figure.d1": "$dL/dz$",
+    "figure.d2": "$d^2L/dz^2$",
+    "figure.norms": "Normas del gradiente por ejemplo ({n} ejemplos, al inicializar)",
+    "figure.norm": "norma L2 global del gradiente de un ejemplo",
+    "figure.count": "ejemplos",
+    "figure.max_norm": "max_norm = {m:.3g} ({k} de {n} recortados)",
+    "figure.mean_norm": "norma del gradiente promediado",
+    "figure.plain_mean": "media simple",
+    "figure.clipped_mean": "clip_and_average",
+    "figure.tape": "La cinta de L = (w*x + b)**2: backward_graph(L)",
+    "figure.grads": "manual_grads({w}, {x}, {b}) = ({gw:.4g}, {gx:.4g}, {gb:.4g})\nautograd = ({aw:.4g}, {ax:.4g}, {ab:.4g})",
+    "figure.needs": "figure({ex!r}) necesita {names} en tu cuaderno: ejecuta antes las celdas de {where}",
+    "figure.no_figure": "no hay figura para {ex}",
+    "figure.no_model": "da al menos torch_model o jax_params (con jax_forward)",
+    "figure.not_done": "Todavía no hay figura de {ex}: una parte sigue lanzando NotImplementedError. Escribe el "
+        "ejercicio, ejecuta su celda de código y su comprobación, y después otra vez esta celda.",
+    "figure.failed": "no se pudo dibujar figure({ex!r}): tu código lanzó {error}. Ejecuta check({ex!r}): dice qué "
+        "corregir.",
+    "figure.compile_title": "torch.compile: grafos, rupturas del grafo y recompilaciones (backend \"eager\")",
+    "figure.graphs": "grafos",
+    "figure.breaks": "rupturas del grafo",
+    "figure.seed_clip": "el recorte de la fuente (if)",
+    "figure.your_clip": "tu clip_by_norm",
+    "figure.call": "llamada (tamaño de lote debajo)",
+    "figure.graphs_so_far": "grafos compilados hasta ahora",
+    "figure.default_compile": "torch.compile (dinámico automático)",
+    "figure.any_batch": "tu compile_for_any_batch",
+    "figure.compiled_loss": "compiled_train_step en make_moons",
+    "figure.ckpt_title": "Checkpointing: lo que se guarda para la pasada hacia atrás",
+    "figure.layers": "capas",
+    "figure.blocks": "bloques",
+    "figure.residuals": "residuos guardados (JAX)",
+    "figure.saved_tensors": "tensores guardados (PyTorch)",
+    "figure.plain": "sin checkpoint",
+    "figure.checkpointed": "con checkpoint",
+    "figure.spmd_title": "Paralelismo de datos sobre una malla de {n} dispositivo(s)",
+    "figure.rows": "filas del lote",
+    "figure.device": "dispositivo",
+    "figure.mesh_of": "data_parallel_step, malla de {n}",
+    "solution.graded": "Esta es la versión evaluada del cuaderno: no contiene soluciones. Pregunta a tu profesor, "
+              "o prueba hint(\"{short}\", 1..3).",
+    "solution.title": "Solución de referencia — {exercise}",
+    "solution.missing": "no hay solución de {exercise} en esta versión",
+}

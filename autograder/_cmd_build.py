@@ -583,10 +583,25 @@ def zip_name(lang: str) -> str:
 
 
 # --------------------------------------------------------------------------- command line
+DESCRIPTION = ("Build the student template (notebook with public self-checks, hints and figures, .py stubs, "
+               "check.py) and the otter-grader autograder zip in dist/, in English (default) or Spanish.")
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Adds ``build`` and its options to the CLI's subparsers."""
+    p = sub.add_parser("build", help="build student_template/ and the otter autograder zip", description=DESCRIPTION)
+    _add_arguments(p)
+    p.set_defaults(func=run)
+    return p
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tapetrace build", description=(
-        "Build the student template (notebook with public self-checks, hints and figures, .py stubs, check.py) "
-        "and the otter-grader autograder zip in dist/, in English (default) or Spanish."))
+    from autograder.cli import _Parser
+
+    return _add_arguments(_Parser(prog="tapetrace build", description=DESCRIPTION))
+
+
+def _add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="only verify that the committed student templates are "
                    "up to date (both languages unless --lang is given; exit status 1 and a list of differences "
                    "when one is stale)")
@@ -645,8 +660,12 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """Entry point of ``tapetrace build``."""
-    args = _parser().parse_args(argv)
+    """``tapetrace build`` from its own arguments (tests, scripts)."""
+    return run(_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """``tapetrace build``: the template(s) and/or the otter zip; 2 with a one-line reason on a bad request."""
     lang = args.lang or "en"
     try:
         if args.check:

@@ -29,10 +29,25 @@ FIGURE_NAME = "torch_vs_jax_losses.png"
 DIMS = [2, 32, 32, 1]
 
 
+DESCRIPTION = "Instructor figures: PyTorch vs JAX training from one set of weights."
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Adds ``figures`` and its options to the CLI's subparsers."""
+    p = sub.add_parser("figures", help="instructor figures (PyTorch vs JAX loss curves)", description=DESCRIPTION)
+    _add_arguments(p)
+    p.set_defaults(func=run)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Options of ``tapetrace figures``."""
-    p = argparse.ArgumentParser(prog="tapetrace figures",
-                                description="Instructor figures: PyTorch vs JAX training from one set of weights.")
+    from autograder.cli import _Parser
+
+    return _add_arguments(_Parser(prog="tapetrace figures", description=DESCRIPTION))
+
+
+def _add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--out", default="figures", metavar="DIR", help="folder for the PNG files (default: figures/)")
     p.add_argument("--epochs", type=int, default=300, help="training epochs in each framework (default 300)")
     p.add_argument("--lr", type=float, default=0.01, help="Adam learning rate (default 0.01)")
@@ -110,8 +125,12 @@ def plot_losses(run: dict[str, Any], path: Path, lr: float, seed: int, dpi: int 
 
 
 def main(argv: list[str]) -> int:
-    """Entry point of ``tapetrace figures``; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    """``tapetrace figures`` from its own arguments (tests, scripts)."""
+    return run(build_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """``tapetrace figures``: trains both, draws the figure; returns the exit status."""
     if args.epochs < 1:
         print("tapetrace figures: --epochs must be >= 1", file=sys.stderr)
         return 2

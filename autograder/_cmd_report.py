@@ -356,11 +356,24 @@ def build_report(results: list[dict[str, Any]], out: Path, title: str = "tapetra
     return page
 
 
+DESCRIPTION = "Summary report with plots from results JSON (tapetrace grade --json, or otter run's results.json)."
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Adds ``report`` and its options to the CLI's subparsers."""
+    p = sub.add_parser("report", help="summary report with plots from results JSON", description=DESCRIPTION)
+    _add_arguments(p)
+    p.set_defaults(func=run)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     from autograder.cli import _Parser
 
-    p = _Parser(prog="tapetrace report", description="Summary report with plots from results JSON "
-                "(tapetrace grade --json, or otter run's results.json).")
+    return _add_arguments(_Parser(prog="tapetrace report", description=DESCRIPTION))
+
+
+def _add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="+", metavar="RESULTS",
                    help="tapetrace JSON, otter results.json, or folders holding them")
     p.add_argument("--out", default="report", metavar="DIR", help="output folder (default: report/)")
@@ -372,8 +385,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    """Entry point of ``tapetrace report``; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    """``tapetrace report`` from its own arguments (tests, scripts)."""
+    return run(build_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """``tapetrace report``: writes the report; returns the exit status."""
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         print(f"tapetrace report: --out {out}: exists and is not a directory", file=sys.stderr)

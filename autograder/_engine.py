@@ -18,7 +18,6 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -26,7 +25,7 @@ from typing import Any
 from autograder import _device, _launch, _loader, _registry
 from autograder._paths import EXERCISES, ROOT, SOLUTIONS, TORCH_ONLY, private_dirs
 from autograder._protocol import check_rng, probe_error, reference_key
-from autograder._suite import Ctx, Fail, GraderBug, StudentProblem, Suite
+from autograder._suite import Check, Ctx, GraderBug, StudentProblem, Suite, result_of, run_check
 from autograder.messages import render
 
 MAX_TIMEOUTS_PER_EXERCISE = 3
@@ -330,111 +329,17 @@ class GradingRun:
 
     # ------------------------------------------------------------------ grading
     def grade_exercise(self, sub: _loader.Submission, exercise: str) -> dict[str, Any]:
-        """Grades one exercise of one submission; never raises."""
-        t0 = time.monotonic()
-        suite = load_suite(exercise)
-        checks = [c for c in suite.checks if not self.public_only or not c.hidden]
-        max_score = float(sum(c.points for c in checks))
-
-        def result(status: str, tests: list[dict[str, Any]], message: str) -> dict[str, Any]:
-            return {"score": float(sum(t["score"] for t in tests)), "max_score": max_score,
-                    "status": status, "message": message, "tests": tests,
-                    "seconds": round(time.monotonic() - t0, 3)}
-
-        def zero_tests(message: str, code: str) -> list[dict[str, Any]]:
-            return [{"name": c.name, "score": 0.0, "max_score": c.points, "passed": False,
-                     "hidden": c.hidden, "message": message, "code": code} for c in checks]
-
-        if exercise in sub.refused:
-            name, kind = sub.refused[exercise]
-            msg = render("REFUSED_FILE", self.lang, name=name, what=render(kind, self.lang))
-            return result("error", zero_tests(msg, "REFUSED_FILE"), msg)
-        source = sub.sources.get(exercise)
-        if source is None:
-            msg = render("MISSING_FILE", self.lang, exercise=exercise)
-            return result("missing", zero_tests(msg, "MISSING_FILE"), msg)
-        scratch_src = os.path.join(self.tmp, f"src-{next(self._scratch_ids)}")
-        os.makedirs(scratch_src, mode=0o700)  # other students' workers must not read it
-        src_path = os.path.join(scratch_src, f"{exercise}.py")
-        with open(src_path, "w", encoding="utf-8") as fh:
-            fh.write(source)
-        hide = _hideable(sub.path, self.tmp)
-
-        holder: dict[str, Any] = {"worker": None}
-        timeouts = 0
-
-        def student_call(probe: str, call: str, scale: float, kwargs: dict[str, Any]) -> Any:
-            nonlocal timeouts
-            worker = holder["worker"]
-            if worker is None or not worker.alive:
-                worker = self.start_worker(exercise, src_path, "student", hide)
-                holder["worker"] = worker
-                st = worker.status
-                if st.get("status") != "loaded":
-                    raise StudentProblem(st.get("code", "LOAD_CRASHED"), **st.get("fields", {}))
-            try:
-                resp = worker.call(probe, kwargs, self.timeout * scale)
-            except _launch.WorkerDied as err:
-                if err.kind == "timeout":
-                    timeouts += 1
-                    raise StudentProblem("CALL_TIMEOUT", call=call, timeout=self.timeout * scale) from None
-                raise StudentProblem("CALL_CRASHED", call=call, how=err.how) from None
-            if resp.get("ok"):
-                return resp["value"]
-            raise _probe_error(resp, call, self.mem_bytes)
-
-        def reference_call(probe: str, kwargs: dict[str, Any]) -> Any:
-            return self.reference.call(exercise, probe, kwargs)
-
-        # Load once up front: load failures decide the exercise's status.
+        """Grades one exercise of one submission; never raises (see :class:`ExerciseGrading`)."""
+        grading = ExerciseGrading(self, sub, exercise)
+        early = grading.open()
+        if early is not None:
+            return early
         try:
-            first = self.start_worker(exercise, src_path, "student", hide)
-        except Exception as err:  # noqa: BLE001 - the run goes on
-            msg = render("GRADER_ERROR", self.lang, error=str(err))
-            return result("error", zero_tests(msg, "GRADER_ERROR"), msg)
-        st = first.status
-        if st.get("isolation"):
-            self._note_isolation(st["isolation"])
-        if st.get("status") != "loaded":
-            status = st.get("status", "crashed")
-            msg = render(st.get("code", "LOAD_CRASHED"), self.lang, **st.get("fields", {}))
-            first.close()
-            return result(status, zero_tests(msg, st.get("code", "LOAD_CRASHED")), msg)
-        holder["worker"] = first
-
-        tests = []
-        for check in checks:
-            rng = check_rng(self.seed, exercise, check.name)
-            ctx = Ctx(rng=rng, seed=self.seed, device=self.device,
-                      student=lambda p, c, s, kw, _scale=check.timeout_scale: student_call(p, c, s * _scale, kw),
-                      reference=reference_call)
-            code, fields = "", {}
-            if check.needs and not _device.satisfies(self.device, check.needs):
-                code, fields = "NOT_ON_DEVICE", {"device": _device.describe(self.device), "needs": check.needs}
-            elif timeouts >= MAX_TIMEOUTS_PER_EXERCISE:
-                code, fields = "BUDGET_EXHAUSTED", {"budget": self.timeout * MAX_TIMEOUTS_PER_EXERCISE}
-            else:
-                try:
-                    check.fn(ctx)
-                except (Fail, StudentProblem) as err:
-                    code, fields = err.key, err.fields
-                except GraderBug as err:
-                    code, fields = "INTERNAL_ERROR", {"error": str(err)[:300]}
-                except Exception as err:  # noqa: BLE001 - a bug in a check must not crash the run
-                    tb = traceback.format_exception_only(type(err), err)[-1].strip()
-                    code, fields = "INTERNAL_ERROR", {"error": f"{check.name}: {tb}"[:300]}
-            passed = code == ""
-            tests.append({"name": check.name, "score": check.points if passed else 0.0,
-                          "max_score": check.points, "passed": passed, "hidden": check.hidden,
-                          "message": "" if passed else render(code, self.lang, **fields), "code": code})
-        if holder["worker"] is not None:
-            holder["worker"].close()
-        failed = [t for t in tests if not t["passed"]]
-        if failed and all(t["code"] == "NOT_ATTEMPTED" for t in failed) and len(failed) == len(tests):
-            message = render("EXERCISE_NOT_ATTEMPTED", self.lang)
-        else:
-            message = failed[0]["message"] if failed else ""
-        return result("graded", tests, message)
+            for check in grading.checks:
+                grading.run(check)
+        finally:
+            grading.close()
+        return grading.summary()
 
     def grade(self, paths: list[str], only: list[str] | None = None, jobs: int = 1,
               on_result: Callable[[dict[str, Any]], None] | None = None,
@@ -522,3 +427,154 @@ class GradingRun:
         res["precision"] = dict(_device.PRECISION)
         res["isolation"] = dict(self.isolation)
         res["launcher"] = self.launcher.kind
+
+
+class ExerciseGrading:
+    """One exercise of one submission being graded: its student worker, its checks' contexts and results.
+
+    :meth:`GradingRun.grade_exercise` is :meth:`open`, :meth:`run` for each of :attr:`checks`,
+    :meth:`close` and :meth:`summary`; the pytest plugin (``autograder/pytest_plugin.py``) drives the
+    same steps one check per test item, running the verdict in its own frame (:meth:`refusal`,
+    :meth:`ctx`, then :meth:`record`).
+
+    Args:
+        run: the grading run (device, seed, timeout, launcher, reference bank).
+        sub: the loaded submission.
+        exercise: the exercise's name, e.g. ``"ex05_jit_train_step"``.
+    """
+
+    def __init__(self, run: GradingRun, sub: _loader.Submission, exercise: str) -> None:
+        self._t0 = time.monotonic()
+        self.grading_run = run
+        self.sub = sub
+        self.exercise = exercise
+        self.lang = run.lang
+        suite = load_suite(exercise)
+        self.checks: list[Check] = [c for c in suite.checks if not run.public_only or not c.hidden]
+        self.max_score = float(sum(c.points for c in self.checks))
+        self.tests: list[dict[str, Any]] = []
+        self.timeouts = 0
+        self._worker: _launch.Worker | None = None
+        self._src_path = ""
+        self._hide: list[str] = []
+
+    def _result(self, status: str, tests: list[dict[str, Any]], message: str) -> dict[str, Any]:
+        return {"score": float(sum(t["score"] for t in tests)), "max_score": self.max_score,
+                "status": status, "message": message, "tests": tests,
+                "seconds": round(time.monotonic() - self._t0, 3)}
+
+    def _zero(self, status: str, message: str, code: str) -> dict[str, Any]:
+        tests = [{"name": c.name, "score": 0.0, "max_score": c.points, "passed": False,
+                  "hidden": c.hidden, "message": message, "code": code} for c in self.checks]
+        return self._result(status, tests, message)
+
+    def open(self) -> dict[str, Any] | None:
+        """Writes the student's source to a private scratch and loads it in a sandboxed worker.
+
+        Returns:
+            None when the exercise loaded (its checks can run), else the exercise's final result,
+            every check at 0 with the reason: refused file, missing file, grader error, or the
+            load's failure (syntax, exception, timeout... with its status).
+        """
+        run, exercise = self.grading_run, self.exercise
+        if exercise in self.sub.refused:
+            name, kind = self.sub.refused[exercise]
+            msg = render("REFUSED_FILE", self.lang, name=name, what=render(kind, self.lang))
+            return self._zero("error", msg, "REFUSED_FILE")
+        source = self.sub.sources.get(exercise)
+        if source is None:
+            msg = render("MISSING_FILE", self.lang, exercise=exercise)
+            return self._zero("missing", msg, "MISSING_FILE")
+        scratch_src = os.path.join(run.tmp, f"src-{next(run._scratch_ids)}")
+        os.makedirs(scratch_src, mode=0o700)  # other students' workers must not read it
+        self._src_path = os.path.join(scratch_src, f"{exercise}.py")
+        with open(self._src_path, "w", encoding="utf-8") as fh:
+            fh.write(source)
+        self._hide = _hideable(self.sub.path, run.tmp)
+        # Load once up front: load failures decide the exercise's status.
+        try:
+            first = run.start_worker(exercise, self._src_path, "student", self._hide)
+        except Exception as err:  # noqa: BLE001 - the run goes on
+            msg = render("GRADER_ERROR", self.lang, error=str(err))
+            return self._zero("error", msg, "GRADER_ERROR")
+        st = first.status
+        if st.get("isolation"):
+            run._note_isolation(st["isolation"])
+        if st.get("status") != "loaded":
+            status = st.get("status", "crashed")
+            msg = render(st.get("code", "LOAD_CRASHED"), self.lang, **st.get("fields", {}))
+            first.close()
+            return self._zero(status, msg, st.get("code", "LOAD_CRASHED"))
+        self._worker = first
+        return None
+
+    def _student_call(self, probe: str, call: str, scale: float, kwargs: dict[str, Any]) -> Any:
+        run = self.grading_run
+        worker = self._worker
+        if worker is None or not worker.alive:
+            worker = run.start_worker(self.exercise, self._src_path, "student", self._hide)
+            self._worker = worker
+            st = worker.status
+            if st.get("status") != "loaded":
+                raise StudentProblem(st.get("code", "LOAD_CRASHED"), **st.get("fields", {}))
+        try:
+            resp = worker.call(probe, kwargs, run.timeout * scale)
+        except _launch.WorkerDied as err:
+            if err.kind == "timeout":
+                self.timeouts += 1
+                raise StudentProblem("CALL_TIMEOUT", call=call, timeout=run.timeout * scale) from None
+            raise StudentProblem("CALL_CRASHED", call=call, how=err.how) from None
+        if resp.get("ok"):
+            return resp["value"]
+        raise _probe_error(resp, call, run.mem_bytes)
+
+    def _reference_call(self, probe: str, kwargs: dict[str, Any]) -> Any:
+        return self.grading_run.reference.call(self.exercise, probe, kwargs)
+
+    def ctx(self, check: Check) -> Ctx:
+        """The context of one check: its seeded rng, the student's worker (timeouts scaled), the reference."""
+        run = self.grading_run
+        return Ctx(rng=check_rng(run.seed, self.exercise, check.name), seed=run.seed, device=run.device,
+                   student=lambda p, c, s, kw, _scale=check.timeout_scale: self._student_call(p, c, s * _scale, kw),
+                   reference=self._reference_call)
+
+    def refusal(self, check: Check) -> tuple[str, dict[str, Any]] | None:
+        """Why ``check`` must not run now (``(key, fields)``: a device it needs, the spent timeout budget), or None."""
+        run = self.grading_run
+        if check.needs and not _device.satisfies(run.device, check.needs):
+            return "NOT_ON_DEVICE", {"device": _device.describe(run.device), "needs": check.needs}
+        if self.timeouts >= MAX_TIMEOUTS_PER_EXERCISE:
+            return "BUDGET_EXHAUSTED", {"budget": run.timeout * MAX_TIMEOUTS_PER_EXERCISE}
+        return None
+
+    def record(self, check: Check, error: BaseException | None,
+               skip: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+        """Keeps the result of a check that ended with ``error`` (None: it passed) or was refused (``skip``)."""
+        test = result_of(check, error, lang=self.lang, skip=skip)
+        self.tests.append(test)
+        return test
+
+    def run(self, check: Check) -> dict[str, Any]:
+        """Runs one check (after :meth:`open` returned None) and keeps its result; never raises."""
+        skip = self.refusal(check)
+        if skip is not None:
+            return self.record(check, None, skip)
+        test = run_check(check, self.ctx(check), lang=self.lang)
+        self.tests.append(test)
+        return test
+
+    def close(self) -> None:
+        """Stops the student's worker (idempotent)."""
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+    def summary(self) -> dict[str, Any]:
+        """The exercise's result (GRADING.md) from the checks run so far: status ``graded``."""
+        tests = self.tests
+        failed = [t for t in tests if not t["passed"]]
+        if failed and all(t["code"] == "NOT_ATTEMPTED" for t in failed) and len(failed) == len(tests):
+            message = render("EXERCISE_NOT_ATTEMPTED", self.lang)
+        else:
+            message = failed[0]["message"] if failed else ""
+        return self._result("graded", tests, message)

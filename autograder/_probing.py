@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from autograder._suite import CheckFailure
+
 _np_asarray = np.asarray
 _np_array = np.array
 
@@ -20,13 +22,17 @@ _np_array = np.array
 DEVICE: dict[str, str] = {"torch": "cpu", "jax": "cpu"}
 
 
-class ProbeFail(Exception):
-    """A probe found a problem it can name (wrong type, missing name, ...)."""
+class ProbeFail(CheckFailure):
+    """A probe found a problem it can name (wrong type, missing name, ...).
 
-    def __init__(self, code: str, **fields: Any) -> None:
-        super().__init__(code)
-        self.code = code
-        self.fields = fields
+    Raised inside the worker; it crosses the wire as ``{"kind": "fail", "code", "fields"}`` and
+    comes back to the check as a :class:`~autograder._suite.StudentProblem` with the same key.
+    """
+
+    @property
+    def code(self) -> str:
+        """The message key (the wire's name for :attr:`key`)."""
+        return self.key
 
 
 def get(mod: Any, name: str) -> Any:

@@ -38,7 +38,7 @@ from typing import Any
 from autograder import _cells, _exec, _i18n, _registry, _wire
 from autograder._i18n import render
 from autograder._protocol import check_rng, probe_error, reference_key
-from autograder._suite import Check, Ctx, Fail, GraderBug, StudentProblem
+from autograder._suite import Check, CheckFailure, Ctx, StudentProblem, run_check
 
 SNAPSHOT = "_snapshot.json"
 DEFAULT_TIMEOUT = 120.0
@@ -47,12 +47,16 @@ NOT_ATTEMPTED_CODES = ("NOT_ATTEMPTED", "MISSING_NAMES")
 LOAD_TIMEOUT = 30.0
 
 
-class SnapshotMissing(Exception):
-    """The snapshot holds no reference value for a probe call (stale or edited notebook)."""
+class SnapshotMissing(CheckFailure):
+    """The snapshot holds no reference value for a probe call (stale or edited notebook): never a pass."""
 
     def __init__(self, probe: str) -> None:
-        super().__init__(probe)
+        super().__init__("SNAPSHOT_MISMATCH", probe=probe)
         self.probe = probe
+
+    def message(self, lang: str) -> str:
+        """The notebook's own words (what to rebuild or download), not a catalogued message."""
+        return _text(lang, "snapshot", probe=self.probe)
 
 
 class _CheckTimeout(BaseException):
@@ -398,19 +402,9 @@ def run_checks(exercise: str, checks: list[Check], *, student: Callable[..., Any
         ctx = Ctx(rng=check_rng(seed, exercise, chk.name), seed=seed, device=device,
                   student=lambda p, c, s, kw, _scale=chk.timeout_scale: student(p, c, s * _scale, kw),
                   reference=reference)
-        code, fields, text = "", {}, ""
-        try:
-            chk.fn(ctx)
-        except (Fail, StudentProblem) as err:
-            code, fields = err.key, err.fields
-        except SnapshotMissing as err:
-            code, text = "SNAPSHOT_MISMATCH", _text(lang, "snapshot", probe=err.probe)
-        except GraderBug as err:
-            code, fields = "INTERNAL_ERROR", {"error": str(err)[:300]}
-        except Exception as err:  # noqa: BLE001 - a bug in a check must not pass or crash the notebook
-            code, fields = "INTERNAL_ERROR", {"error": f"{chk.name}: {type(err).__name__}: {err}"[:300]}
-        tests.append({"name": chk.name, "points": chk.points, "passed": not code, "code": code,
-                      "message": "" if not code else (text or render(code, lang, **fields))})
+        res = run_check(chk, ctx, lang=lang)  # the grader's loop: a missing snapshot value fails too
+        tests.append({"name": chk.name, "points": chk.points, "passed": res["passed"], "code": res["code"],
+                      "message": res["message"]})
     return tests
 
 

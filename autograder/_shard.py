@@ -32,7 +32,6 @@ import hashlib
 import json
 import os
 import re
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -289,39 +288,6 @@ def merge(paths: Sequence[str]) -> list[dict[str, Any]]:
         more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
         raise ShardError(f"missing submission: {missing[0]}{more} (shard {shard_of}/{count}: {why})")
     return [found[s] for s in order]
-
-
-def cmd_merge(args: argparse.Namespace) -> int:
-    """``tapetrace merge PART.json... --json OUT.json [--csv OUT.csv]``."""
-    from autograder import _report
-
-    try:
-        results = merge(args.parts)
-    except ShardError as err:
-        print(f"tapetrace: {err}", file=sys.stderr)
-        return 2
-    try:
-        if results:
-            _report.write_json(results, args.json)
-        if args.csv:
-            _report.write_csv(results, args.csv)
-    except OSError as err:
-        print(f"tapetrace: cannot write the results: {err}", file=sys.stderr)
-        return 2
-    if not args.quiet:
-        print(f"tapetrace: merged {len(args.parts)} part(s): {len(results)} submissions -> {args.json}",
-              file=sys.stderr)
-    return 0
-
-
-def add_merge_parser(sub: Any) -> None:
-    """Adds the ``merge`` subcommand to the CLI's subparsers."""
-    m = sub.add_parser("merge", help="join the parts of a sharded run (grade --shard) into one result")
-    m.add_argument("parts", nargs="+", metavar="PART.json")
-    m.add_argument("--json", metavar="OUT.json", required=True)
-    m.add_argument("--csv", metavar="OUT.csv")
-    m.add_argument("--quiet", action="store_true", help="no summary line")
-    m.set_defaults(func=cmd_merge)
 
 
 class ShardAction(argparse.Action):

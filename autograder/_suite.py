@@ -5,10 +5,19 @@ checks. A check draws inputs from ``ctx.rng`` (seeded per grading run),
 asks the student's worker and the reference worker to run the same probe,
 and judges the plain data that comes back with :meth:`Ctx.assert_close` or
 by raising :class:`Fail`. Checks never import student code.
+
+Every way a check can fail the student is a :class:`CheckFailure` (a catalogued
+message ``key`` and its ``fields``): :class:`Fail` (the verdict), :class:`StudentProblem`
+(the student's code gave no answer), ``probes._common.ProbeFail`` (a probe's finding,
+inside the worker) and ``_public.SnapshotMissing`` (the notebook's stale snapshot).
+:class:`GraderBug` stands apart: never the student's fault. :func:`run_check` is the
+one place where a check's outcome becomes a test result (the grader, the notebook's
+self-check and the pytest plugin all use it).
 """
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,22 +28,32 @@ from autograder._compare import first_difference
 from autograder._tolerances import tolerance
 
 
-class Fail(Exception):
-    """A check failed; ``key`` names a message template in the catalogues."""
+class CheckFailure(Exception):
+    """A failure that is the student's to fix: ``key`` names a catalogued message, ``fields`` fill it.
+
+    Args:
+        key: a message key (``autograder/messages``), e.g. ``"MISMATCH"``.
+        **fields: the message's placeholders.
+    """
 
     def __init__(self, key: str, **fields: Any) -> None:
         super().__init__(key)
         self.key = key
         self.fields = fields
 
+    def message(self, lang: str) -> str:
+        """The student-facing message in ``lang``."""
+        from autograder.messages import render
 
-class StudentProblem(Exception):
-    """The student's code could not produce an answer (exception, timeout, crash...)."""
+        return render(self.key, lang, **self.fields)
 
-    def __init__(self, key: str, **fields: Any) -> None:
-        super().__init__(key)
-        self.key = key
-        self.fields = fields
+
+class Fail(CheckFailure):
+    """A check's verdict: the answer is wrong (raised by checks, e.g. through :meth:`Ctx.assert_close`)."""
+
+
+class StudentProblem(CheckFailure):
+    """The student's code could not produce an answer (exception, timeout, crash, a probe's finding...)."""
 
 
 class GraderBug(Exception):
@@ -127,3 +146,66 @@ class Ctx:
         detail = self.difference(got, want, kind=kind, framework=framework)
         if detail:
             raise Fail("MISMATCH", what=what, detail=detail)
+
+
+INTERNAL_ERROR = "INTERNAL_ERROR"
+
+
+def result_of(check: Check, error: BaseException | None, *, lang: str,
+              skip: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The test result of one check from how it ended.
+
+    Args:
+        check: the check.
+        error: what ``check.fn(ctx)`` raised, or None when it returned.
+        lang: the message language.
+        skip: ``(key, fields)`` when the check was not run (a device it needs, a spent budget):
+            a failure with that message, never a pass.
+
+    Returns:
+        ``{"name", "score", "max_score", "passed", "hidden", "message", "code"}`` (GRADING.md's test
+        object): a :class:`CheckFailure` gives its own key and message, a :class:`GraderBug` or any
+        other exception ``INTERNAL_ERROR``.
+    """
+    code, fields, message = "", {}, ""
+    if skip is not None:
+        code, fields = skip
+    elif isinstance(error, CheckFailure):
+        code, message = error.key, error.message(lang)
+    elif isinstance(error, GraderBug):
+        code, fields = INTERNAL_ERROR, {"error": str(error)[:300]}
+    elif error is not None:
+        tb = traceback.format_exception_only(type(error), error)[-1].strip()
+        code, fields = INTERNAL_ERROR, {"error": f"{check.name}: {tb}"[:300]}
+    passed = code == ""
+    if not passed and not message:
+        from autograder.messages import render
+
+        message = render(code, lang, **fields)
+    return {"name": check.name, "score": check.points if passed else 0.0, "max_score": check.points,
+            "passed": passed, "hidden": check.hidden, "message": message, "code": code}
+
+
+def run_check(check: Check, ctx: Ctx, *, lang: str,
+              skip: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Runs one check (unless ``skip``) and turns every outcome into its test result.
+
+    A bug in a check never passes and never escapes: it is ``INTERNAL_ERROR``. Only what is
+    no ``Exception`` (Ctrl-C) goes through.
+
+    Args:
+        check: the check.
+        ctx: its context (:class:`Ctx`).
+        lang: the message language.
+        skip: see :func:`result_of`.
+
+    Returns:
+        The test result (:func:`result_of`).
+    """
+    if skip is not None:
+        return result_of(check, None, lang=lang, skip=skip)
+    try:
+        check.fn(ctx)
+    except Exception as err:  # noqa: BLE001 - every outcome becomes a result
+        return result_of(check, err, lang=lang)
+    return result_of(check, None, lang=lang)

@@ -39,9 +39,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from autograder._cmd_grade import available_exercises  # noqa: E402
 from autograder._launch import worker_env  # noqa: E402
 from autograder._paths import EXERCISES, EXERCISES_DIR, SOLUTIONS  # noqa: E402
-from autograder.cli import available_exercises  # noqa: E402
 
 TAPETRACE = [sys.executable, "-m", "autograder.cli"]
 SECTIONS = ("iso", "jobs", "perex", "class", "otter", "load", "safety", "cache", "scale")

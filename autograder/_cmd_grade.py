@@ -1,0 +1,303 @@
+"""``tapetrace grade``: its options and its body (validate everything first, then grade).
+
+``add_parser(sub)`` adds the subcommand to the CLI's subparsers (autograder/cli.py); ``run(args)``
+grades with :class:`autograder._engine.GradingRun` (or a Dask cluster) and writes the outputs,
+also after Ctrl-C. Exit status: GRADING.md (0 when grading ran; 2 with a one-line reason when it
+could not; 130 when interrupted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from autograder._paths import EXERCISES
+from autograder._registry import UnknownExercise, resolve
+
+
+def _exit_error(msg: str) -> int:
+    print(f"tapetrace: {msg}", file=sys.stderr)
+    return 2
+
+
+def _parse_only(text: str | None) -> list[str] | None:
+    if not text:
+        return None
+    try:
+        return [resolve(part.strip()) for part in text.split(",")]
+    except UnknownExercise as err:
+        raise ValueError(f"--only: {err}") from None
+
+
+def available_exercises() -> list[str]:
+    """Exercises whose hidden suite is installed (all ten in a complete installation)."""
+    import importlib.util
+
+    return [ex for ex in EXERCISES if importlib.util.find_spec(f"autograder.hidden.{ex}") is not None]
+
+
+def _check_output(path: str | None, flag: str) -> str | None:
+    """A reason why ``path`` cannot be written, or None."""
+    if not path:
+        return None
+    target = Path(path)
+    parent = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        return f"{flag} {path}: is a directory"
+    if not parent.is_dir():
+        return f"{flag} {path}: folder {parent} does not exist"
+    if not os.access(parent, os.W_OK):
+        return f"{flag} {path}: folder {parent} is not writable"
+    return None
+
+
+def _load_previous(path: str) -> list[dict[str, Any]]:
+    from autograder import _report
+
+    return _report.read_json(path)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``tapetrace grade``: validate everything first, then grade; outputs survive Ctrl-C."""
+    from autograder import _device, _report
+    from autograder._engine import GradingRun
+
+    args.submissions = [*getattr(args, "shard_spill", []), *args.submissions]  # `--shard PATH ...`
+    try:
+        only = _parse_only(args.only)
+    except ValueError as err:
+        return _exit_error(str(err))
+    if args.timeout <= 0:
+        return _exit_error("--timeout must be positive")
+    if args.jobs is None:
+        args.jobs = max(1, min(os.cpu_count() or 1, 4))
+    if args.jobs < 1:
+        return _exit_error("--jobs must be >= 1")
+    if args.resume and not args.json:
+        return _exit_error("--resume needs --json OUT.json (the results to resume from)")
+    for p in args.submissions:
+        if not Path(p).exists():
+            return _exit_error(f"no such file or directory: {p}")
+        if not os.access(p, os.R_OK) or (Path(p).is_dir() and not os.access(p, os.X_OK)):
+            return _exit_error(f"cannot read {p}: permission denied")
+    for path, flag in ((args.json, "--json"), (args.csv, "--csv")):
+        reason = _check_output(path, flag)
+        if reason:
+            return _exit_error(reason)
+    if args.feedback and Path(args.feedback).exists() and not Path(args.feedback).is_dir():
+        return _exit_error(f"--feedback {args.feedback}: exists and is not a directory")
+    make_run: Any = GradingRun
+    if args.cluster is not None or args.scheduler is not None:  # a Dask cluster (autograder/_cluster.py)
+        from autograder import _cluster
+
+        reason = _cluster.check_args(args.cluster, args.scheduler)
+        if reason:
+            return _exit_error(reason)
+        make_run = _cluster.factory(args.cluster, args.scheduler)
+    installed = available_exercises()
+    if only is None:
+        only = installed
+        absent = [ex for ex in EXERCISES if ex not in installed]
+        if absent and not args.quiet:
+            print(f"tapetrace: note: no hidden suite installed for {', '.join(absent)}; not graded",
+                  file=sys.stderr)
+    else:
+        absent = [ex for ex in only if ex not in installed]
+        if absent:
+            return _exit_error(f"--only: no hidden suite installed for {', '.join(absent)}")
+
+    shard = None
+    if args.shard is not None or args.shards is not None:  # one slice of the run (autograder/_shard.py)
+        from autograder import _shard
+
+        try:
+            shard = _shard.select(args, only)
+        except _shard.ShardError as err:
+            return _exit_error(str(err))
+        if not args.quiet:
+            print(_shard.note(shard, args.seed is not None), file=sys.stderr)
+
+    # --resume: keep every earlier result, grade only the submissions not in it yet.
+    paths = shard.paths if shard else list(dict.fromkeys(args.submissions))
+    before: list[dict[str, Any]] = []
+    seed = shard.seed if shard else args.seed
+    if args.resume and Path(args.json).exists():
+        try:
+            before = _load_previous(args.json)
+        except (ValueError, OSError) as err:
+            return _exit_error(f"--resume: cannot read {args.json}: {str(err).splitlines()[0]}")
+        seen = {r["submission"] for r in before}
+        paths = [p for p in paths if p not in seen]
+        seeds = {r.get("seed") for r in before if r.get("seed") is not None}
+        if seed is None and len(seeds) == 1:
+            seed = seeds.pop()  # same inputs as the first part of the run
+        if not args.quiet:
+            print(f"tapetrace: --resume: {len(seen & set(args.submissions))} already graded in {args.json}, "
+                  f"{len(paths)} to go", file=sys.stderr)
+            short = [r["submission"] for r in before
+                     if r["submission"] in args.submissions and set(only) - set(r.get("exercises", {}))]
+            if short:
+                print(f"tapetrace: --resume: note: {len(short)} earlier result(s) lack some of the exercises asked "
+                      f"for (e.g. {short[0]}); they are kept as they are", file=sys.stderr)
+
+    interrupted = False
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)} if main_thread else {}
+
+    def on_term(_signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    if main_thread:
+        signal.signal(signal.SIGTERM, on_term)  # `timeout`, batch schedulers: same as Ctrl-C
+    run = None
+    device_error = ""
+    checkpoint = _report.Checkpoint(args.json, before, paths, writer=shard.write_json if shard else None,
+                                    write_empty=shard is not None)
+    t0 = time.monotonic()
+    try:
+        if paths:
+            progress = _report.Progress(len(paths), tasks_per_item=len(only),
+                                        enabled=not args.quiet and (len(paths) > 1 or sys.stderr.isatty()))
+            try:
+                extra = {"sandbox_skip": [x for x in args.sandbox_skip.split(",") if x]} if args.sandbox_skip else {}
+                run = make_run(device=args.device, timeout=args.timeout, seed=seed, lang=args.lang,
+                               public_only=args.public_only, launcher=args.launcher, **extra)
+                _check_isolation(run, args)
+                progress.begin()
+                run.grade(paths, only=only, jobs=args.jobs,
+                          on_result=_report.merge_callbacks(checkpoint.add, progress.update),
+                          on_task=progress.task_done)
+            except (_device.DeviceError, IsolationRefused, *_cluster_errors(args)) as err:
+                device_error = str(err)
+            finally:
+                progress.close()
+    except KeyboardInterrupt:
+        interrupted = True
+        if main_thread:  # a second Ctrl-C must not cut the clean-up and the writing of what was graded
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    finally:
+        if run is not None:
+            if interrupted:
+                run.cancel()
+            run.close()
+    try:
+        if device_error:
+            return _exit_error(device_error)
+        return _finish_grade(args, checkpoint, before, interrupted, time.monotonic() - t0)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[str, Any]], interrupted: bool,
+                  elapsed: float) -> int:
+    """Writes the outputs of ``grade`` (also after Ctrl-C) and prints the table and summary."""
+    from autograder import _report
+
+    all_results = checkpoint.results()
+    new_results = all_results[len(before):]
+    try:
+        if args.json and (all_results or checkpoint.write_empty):
+            checkpoint.writer(all_results, args.json)
+        if args.csv:
+            _report.write_csv(all_results, args.csv)
+        if args.feedback:
+            _report.write_feedback(all_results, args.feedback, lang=args.lang, fmt=args.feedback_format)
+    except OSError as err:
+        return _exit_error(f"cannot write the results: {err}")
+    if not args.quiet:
+        if new_results and (len(new_results) <= 20 or args.table):
+            print(_report.table(new_results))
+        elif new_results:
+            print(_report.compact_table(new_results))
+        if len(new_results) > 1 or interrupted:
+            print(_report.summary_line(new_results, elapsed), file=sys.stderr)
+    if interrupted:
+        where = f" in {args.json}; finish with --resume" if args.json else ""
+        print(f"tapetrace: interrupted: kept the {len(new_results)} submission(s) graded so far{where}",
+              file=sys.stderr)
+        return 130
+    return 0
+
+
+class IsolationRefused(Exception):
+    """The machine cannot isolate student code at the level ``--require-isolation`` asks for."""
+
+
+def _check_isolation(run: Any, args: argparse.Namespace) -> None:
+    """Measures what a student's worker obtains here; one line when below full; refuses below the required level.
+
+    Raises:
+        IsolationRefused: below ``--require-isolation`` (nothing is graded; exit status 2).
+    """
+    from autograder import _sandbox
+
+    measure = getattr(run, "measure_isolation", None)
+    if measure is None:  # a cluster: its workers record the level they obtained in each result
+        return
+    iso = measure()
+    wanted = getattr(args, "require_isolation", None)
+    if wanted and not _sandbox.level_at_least(iso, wanted):
+        raise IsolationRefused(f"--require-isolation {wanted}: student code would run with {_sandbox.describe(iso)}"
+                               + (f" ({iso['error']})" if iso.get("error") else ""))
+    if iso.get("level") != "full" and not args.quiet:
+        print(f"tapetrace: note: {_sandbox.describe(iso)}; see README, \"Sandbox\"", file=sys.stderr)
+
+
+def _cluster_errors(args: argparse.Namespace) -> tuple[type[Exception], ...]:
+    if args.cluster is None and args.scheduler is None:
+        return ()
+    from autograder._cluster import ClusterError
+
+    return (ClusterError,)
+
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Adds ``grade`` and its options to the CLI's subparsers."""
+    g = sub.add_parser("grade", help="grade submissions against the hidden suites")
+    g.add_argument("submissions", nargs="+", metavar="SUBMISSION")
+    g.add_argument("--json", metavar="OUT.json")
+    g.add_argument("--csv", metavar="OUT.csv")
+    g.add_argument("--feedback", metavar="DIR", help="write one feedback file per submission into DIR")
+    g.add_argument("--feedback-format", default="md", choices=["md", "html", "both"],
+                   help="feedback as Markdown (default), HTML or both")
+    g.add_argument("--only", metavar="ex04_jax_mlp,...")
+    g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "tpu"])
+    g.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="limit for loading an exercise and for each test's call (default 30)")
+    g.add_argument("--public-only", action="store_true", help="run only the public checks")
+    g.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="(submission, exercise) pairs graded at once, one CPU thread each "
+                        "(default: the number of CPUs, at most 4)")
+    g.add_argument("--seed", type=int, default=None, help="reproduce a run (recorded in the JSON)")
+    g.add_argument("--lang", default="en", choices=["en", "es"])
+    g.add_argument("--resume", action="store_true", help="skip submissions already in --json")
+    g.add_argument("--launcher", default="auto", choices=["auto", "zygote", "spawn"],
+                   help=argparse.SUPPRESS)
+    g.add_argument("--sandbox-skip", default="", metavar="LAYER,...",
+                   help="sandbox layers not to try (namespaces, landlock, uid): to see what a machine refusing "
+                        "them gets, or to work around a layer that breaks a driver; the JSON records it")
+    g.add_argument("--quiet", action="store_true", help="no progress, no table")
+    g.add_argument("--table", action="store_true", help="print the per-exercise table even for large batches")
+    g.add_argument("--require-isolation", choices=["full", "container"], default=None,
+                   help="refuse to grade (exit 2) unless student code gets at least this isolation: full "
+                        "(namespaces) or container (Docker's default privileges: Landlock/unprivileged uid, "
+                        "seccomp, no capabilities)")
+    from autograder import _shard
+
+    _shard.add_grade_options(g)
+    where = g.add_mutually_exclusive_group()
+    where.add_argument("--cluster", metavar="local:N", default=None,
+                       help="grade on a local Dask cluster of N worker processes (pip install 'tapetrace[cluster]')")
+    where.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                       help="grade on a running Dask scheduler (tcp://host:8786, or its scheduler file)")
+    g.set_defaults(func=run)
+    return g

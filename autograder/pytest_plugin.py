@@ -1,0 +1,337 @@
+"""Hidden suites as pytest: ``pytest --tapetrace-submission PATH [autograder/hidden] -k ex05``.
+
+Every check of every exercise's hidden suite (the public checks included) is a
+pytest item with node id ``exNN_name::check_name``. Items run through the
+grading engine, as ``tapetrace grade`` runs them: one
+:class:`~autograder._engine.GradingRun` per pytest session (its workers, sandbox,
+reference bank, seed and device) and one
+:class:`~autograder._engine.ExerciseGrading` per exercise, opened on the
+exercise's first item and closed after its last one (or when the session ends).
+The verdict (``check.fn(ctx)``) runs in pytest's own process, so ``--pdb`` stops
+in the check that failed and ``-x``, ``--lf`` and ``-k`` work as usual.
+
+A failed item shows the check's catalogued message, its code and its points
+(the whole traceback with ``--tb=long``). A check that cannot run (the exercise
+is missing, refused or does not load, the timeout budget is spent, the device
+lacks what it needs) fails with its message: it never skips. At the end a
+points summary per exercise and the total.
+
+Loaded as the ``tapetrace`` pytest11 entry point or with
+``-p autograder.pytest_plugin``; without ``--tapetrace-submission`` it does
+nothing at all (no engine import, no collection), so other pytest runs are
+untouched. Options mirror ``tapetrace grade``: ``--tapetrace-seed``,
+``--tapetrace-device``, ``--tapetrace-timeout``, ``--tapetrace-lang``,
+``--tapetrace-public-only``, ``--tapetrace-sandbox-skip``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from autograder._engine import ExerciseGrading, GradingRun
+    from autograder._suite import Check
+
+OPTION = "tapetrace_submission"
+_HIDDEN = Path(__file__).resolve().parent / "hidden"  # what _paths.HIDDEN names, without importing it early
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("tapetrace", "tapetrace: hidden suites as pytest (see autograder/pytest_plugin.py)")
+    group.addoption("--tapetrace-submission", dest=OPTION, metavar="PATH", default=None,
+                    help="grade this submission (folder, .py, .ipynb or .zip): one test per hidden check; "
+                         "without it this plugin does nothing")
+    group.addoption("--tapetrace-seed", dest="tapetrace_seed", type=int, default=None, metavar="N",
+                    help="seed of the checks' inputs (default: random, shown in the header)")
+    group.addoption("--tapetrace-device", dest="tapetrace_device", default="auto",
+                    choices=["auto", "cpu", "cuda", "tpu"], help="as `tapetrace grade --device` (default auto)")
+    group.addoption("--tapetrace-timeout", dest="tapetrace_timeout", type=float, default=30.0, metavar="SECONDS",
+                    help="limit for loading an exercise and for each check's call (default 30)")
+    group.addoption("--tapetrace-lang", dest="tapetrace_lang", default="en", choices=["en", "es"],
+                    help="language of the messages (default en)")
+    group.addoption("--tapetrace-public-only", dest="tapetrace_public_only", action="store_true",
+                    help="collect only the public checks")
+    group.addoption("--tapetrace-sandbox-skip", dest="tapetrace_sandbox_skip", default="", metavar="LAYER,...",
+                    help="sandbox layers not to try, as `tapetrace grade --sandbox-skip`")
+
+
+def _active(config: pytest.Config) -> bool:
+    return bool(config.getoption(OPTION, default=None))
+
+
+@pytest.hookimpl(tryfirst=True)  # before the cache plugin settles where its folder is
+def pytest_configure(config: pytest.Config) -> None:
+    if not _active(config):
+        return
+    path = config.getoption(OPTION)
+    _root_without_submission(config)
+    if not Path(path).exists():
+        raise pytest.UsageError(f"--tapetrace-submission {path}: no such file or directory")
+    if config.getoption("tapetrace_timeout") <= 0:
+        raise pytest.UsageError("--tapetrace-timeout must be positive")
+    if config.args_source != pytest.Config.ArgsSource.ARGS:  # no path given: the hidden suites
+        config.args = [str(_HIDDEN)]
+    seed = config.getoption("tapetrace_seed")
+    config.pluginmanager.register(TapetraceSession(config, str(path), secrets.randbelow(2**31) if seed is None
+                                                   else seed), "tapetrace-session")
+
+
+def _root_without_submission(config: pytest.Config) -> None:
+    """Chooses the rootdir as if ``PATH`` were not on the command line.
+
+    pytest picks its rootdir before it loads this plugin, so in ``--tapetrace-submission PATH``
+    it takes PATH for a test path: the rootdir would become the submission's folder (its cache
+    written there, node ids shown relative to it). ``--tapetrace-submission=PATH`` or ``--rootdir``
+    avoid that; otherwise the rootdir is chosen again from the paths to collect.
+    """
+    if config.option.rootdir:
+        return
+    from _pytest.config.findpaths import determine_setup
+
+    args = list(config.option.file_or_dir or []) or [str(_HIDDEN)]
+    try:
+        rootpath = determine_setup(inifile=config.option.inifilename, override_ini=config.option.override_ini,
+                                   args=args, rootdir_cmd_arg=None, invocation_dir=config.invocation_params.dir)[0]
+    except Exception:  # noqa: BLE001 - another pytest's private API: keep its choice
+        return
+    config._rootpath = rootpath
+
+
+def _session(config: pytest.Config) -> TapetraceSession:
+    return config.pluginmanager.get_plugin("tapetrace-session")
+
+
+def _exercise_of(file_path: Path) -> str | None:
+    """The exercise a hidden-suite file grades, or None for any other file."""
+    from autograder._paths import EXERCISES
+
+    if file_path.suffix != ".py" or file_path.parent.resolve() != _HIDDEN:
+        return None
+    return file_path.stem if file_path.stem in EXERCISES else None
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if not _active(parent.config):
+        return None
+    exercise = _exercise_of(file_path)
+    if exercise is None:
+        return None
+    return HiddenSuite.from_parent(parent, path=file_path, nodeid=exercise, exercise=exercise)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """A hidden-suite file named on the command line is no test module (its items come from :class:`HiddenSuite`)."""
+    if _active(parent.config) and _exercise_of(module_path) is not None:
+        return _NoTests.from_parent(parent, path=module_path)
+    return None
+
+
+class _NoTests(pytest.File):
+    def collect(self) -> list[pytest.Item]:
+        return []
+
+
+class HiddenSuite(pytest.File):
+    """One exercise's hidden suite (``autograder/hidden/exNN_name.py``): one :class:`CheckItem` per check."""
+
+    def __init__(self, *, exercise: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.exercise = exercise
+
+    def collect(self) -> list[CheckItem]:
+        from autograder._engine import load_suite
+
+        public_only = self.config.getoption("tapetrace_public_only")
+        return [CheckItem.from_parent(self, name=c.name, check=c) for c in load_suite(self.exercise).checks
+                if not public_only or not c.hidden]
+
+
+class CheckNotRun(Exception):
+    """The check could not run (exercise missing/refused/not loading, budget spent, device): a failure."""
+
+
+class CheckItem(pytest.Item):
+    """One check of a hidden suite, graded through the session's engine; its verdict runs here."""
+
+    def __init__(self, *, check: Check, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.check = check
+        self.exercise: str = self.parent.exercise
+        self.test: dict[str, Any] | None = None  # its test result (GRADING.md) once run
+
+    def runtest(self) -> None:
+        self.test = None
+        try:
+            self._runtest()
+        finally:
+            if self.test is not None:
+                self.user_properties += [("code", self.test["code"]), ("score", self.test["score"]),
+                                         ("max_score", self.test["max_score"])]
+                _session(self.config).done(self, self.test)
+
+    def _runtest(self) -> None:
+        grading, early = _session(self.config).exercise(self.exercise)
+        if early is not None:
+            self.test = next(t for t in early["tests"] if t["name"] == self.check.name)
+            raise CheckNotRun(self.test["message"])
+        skip = grading.refusal(self.check)
+        if skip is not None:
+            self.test = grading.record(self.check, None, skip)
+            raise CheckNotRun(self.test["message"])
+        ctx = grading.ctx(self.check)
+        try:
+            self.check.fn(ctx)  # the verdict, in this frame: --pdb lands in the check
+        except Exception as err:
+            self.test = grading.record(self.check, err)
+            raise
+        self.test = grading.record(self.check, None)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        test = self.test
+        if test is None or self.config.getoption("tbstyle", "auto") == "long":
+            return super().repr_failure(excinfo, style)
+        return (f"[{test['code']}] {test['message']}\n"
+                f"{self.nodeid}: {test['score']:g} of {test['max_score']:g} points")
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.check.fn.__code__.co_firstlineno - 1, f"{self.exercise}::{self.check.name}"
+
+
+class TapetraceSession:
+    """The session's grading: one run, one submission, one exercise session at a time per exercise."""
+
+    def __init__(self, config: pytest.Config, path: str, seed: int) -> None:
+        self.config = config
+        self.path = path
+        self.seed = seed
+        self._run: GradingRun | None = None
+        self._sub: Any = None
+        self._open: dict[str, ExerciseGrading] = {}
+        self._early: dict[str, dict[str, Any]] = {}
+        self._last: dict[str, str] = {}  # exercise -> node id of its last selected item
+        self.results: dict[str, list[dict[str, Any]]] = {}  # exercise -> results of the items run
+        self.statuses: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ hooks
+    def pytest_report_header(self, config: pytest.Config) -> str:
+        return (f"tapetrace: grading {self.path} (seed {self.seed}, device {config.getoption('tapetrace_device')}, "
+                f"lang {config.getoption('tapetrace_lang')})")
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._last = {item.exercise: item.nodeid for item in session.items if isinstance(item, CheckItem)}
+
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        if isinstance(item, CheckItem) and self._last.get(item.exercise) == item.nodeid:
+            self._close(item.exercise)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self._run is None:
+            return
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            self._run.cancel()
+        for exercise in list(self._open):
+            self._close(exercise)
+        self._run.close()
+        self._run = None
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.results:
+            return
+        tr = terminalreporter
+        tr.section("tapetrace points")
+        total = got = 0.0
+        width = max(len(ex) for ex in self.results)
+        for exercise, tests in self.results.items():
+            score = sum(t["score"] for t in tests)
+            max_score = sum(t["max_score"] for t in tests)
+            failed = sum(1 for t in tests if not t["passed"])
+            got, total = got + score, total + max_score
+            status = self.statuses.get(exercise, "graded")
+            extra = f", {status}" if status != "graded" else ""
+            tr.write_line(f"{exercise:<{width}}  {score:g} / {max_score:g} points "
+                          f"({len(tests) - failed} of {len(tests)} checks pass{extra})")
+        tr.write_line(f"{'total':<{width}}  {round(got, 6):g} / {round(total, 6):g} points")
+
+    # ------------------------------------------------------------------ grading
+    def grading_run(self) -> GradingRun:
+        """The session's run (made on the first check: collecting imports no framework)."""
+        if self._run is None:
+            from autograder import _device, _engine, _loader
+
+            opt = self.config.getoption
+            skip = [x for x in opt("tapetrace_sandbox_skip").split(",") if x]
+            try:
+                run = _engine.GradingRun(device=opt("tapetrace_device"), timeout=opt("tapetrace_timeout"),
+                                         seed=self.seed, lang=opt("tapetrace_lang"),
+                                         public_only=opt("tapetrace_public_only"), sandbox_skip=skip)
+            except _device.DeviceError as err:
+                pytest.exit(f"tapetrace: {err}", returncode=pytest.ExitCode.USAGE_ERROR)
+            try:
+                self._sub = _loader.load(self.path)
+            except _loader.SubmissionError as err:
+                self._sub = err
+            except Exception as err:  # noqa: BLE001 - as `tapetrace grade`: the submission is unreadable
+                self._sub = _loader.SubmissionError(f"{type(err).__name__}: {err}")
+            run.hide(_engine._hideable(os.path.abspath(self.path), run.tmp))
+            if run.sandbox and not run.isolation:
+                run.measure_isolation()
+            self._run = run
+        return self._run
+
+    def exercise(self, exercise: str) -> tuple[ExerciseGrading | None, dict[str, Any] | None]:
+        """The exercise's open session, opening it on first use: ``(session, None)``, or
+        ``(None, result)`` when the exercise cannot be graded (that result scores every check 0)."""
+        if exercise in self._early:
+            return None, self._early[exercise]
+        if exercise in self._open:
+            return self._open[exercise], None
+        from autograder._engine import ExerciseGrading
+
+        run = self.grading_run()
+        if isinstance(self._sub, Exception):
+            early: dict[str, Any] | None = run._unreadable(exercise, str(self._sub))
+        else:
+            grading = ExerciseGrading(run, self._sub, exercise)
+            try:
+                early = grading.open()
+            except Exception as err:  # noqa: BLE001 - as `tapetrace grade`: never lost, never a pass
+                early = run._unreadable(exercise, f"internal error: {type(err).__name__}: {err}",
+                                        status="error", key="GRADER_ERROR")
+            if early is None:
+                self._open[exercise] = grading
+                return grading, None
+        self._early[exercise] = early
+        self.statuses[exercise] = early["status"]
+        return None, early
+
+    def done(self, item: CheckItem, test: dict[str, Any]) -> None:
+        """Keeps one item's result for the points summary."""
+        self.results.setdefault(item.exercise, []).append(test)
+
+    def _close(self, exercise: str) -> None:
+        grading = self._open.pop(exercise, None)
+        if grading is not None:
+            grading.close()
+
+
+class _EntryPoint:
+    """The ``tapetrace`` pytest11 entry point: registers this module, unless ``-p autograder.pytest_plugin``
+    already did (pluggy refuses one module under two names)."""
+
+    @staticmethod
+    def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+        import sys
+
+        module = sys.modules[__name__]
+        if pluginmanager.is_registered(module) or pluginmanager.is_blocked(__name__):
+            return
+        pluginmanager.register(module, __name__)
+
+
+ENTRY_POINT = _EntryPoint()

@@ -209,12 +209,11 @@ def test_an_unprivileged_uid_without_landlock_still_isolates(tmp_path):
             else:
                 assert ex["score"] == ex["max_score"], (name, ex["message"])  # its honest part, nothing leaked
         assert not list(Path(copy / "autograder" / "exercises").glob("tapetrace_attack_*"))
-        uid = iso["uid"]
-        for folder in ("/tmp", "/var/tmp", "/dev/shm"):  # world-writable: the one place an unprivileged uid writes
-            for p in Path(folder).glob("tapetrace_attack_*"):
-                if p.lstat().st_uid == uid:
-                    p.unlink()
     finally:
+        for folder in ("/tmp", "/var/tmp", "/dev/shm"):  # world-writable: the one place an unprivileged uid writes
+            for p in Path(folder).glob("tapetrace_attack_*"):  # (pass or fail: later attack tests look for plants)
+                if p.is_file() and p.lstat().st_uid != 0:
+                    p.unlink()
         shutil.rmtree(copy.parent, ignore_errors=True)
 
 

@@ -59,11 +59,11 @@ def slots(text: str) -> set[str]:
     return set(SLOT.findall(text))
 
 
-def render(name: str, part: str = MAIN, **values: str) -> str:
+def render(template: str, part: str = MAIN, /, **values: str) -> str:
     """One part of a template with its slots filled.
 
     Args:
-        name: the template (see :func:`path`).
+        template: the template's file (see :func:`path`).
         part: the part's name (``"main"``: the unnamed one).
         **values: the text of each slot, by its name in lower case (``doc="..."`` fills ``__DOC__``):
             source text, inserted as it is (a string slot's content: see :func:`string`).
@@ -74,13 +74,13 @@ def render(name: str, part: str = MAIN, **values: str) -> str:
     Raises:
         TemplateError: the part does not exist, or the slots given are not exactly the part's.
     """
-    table = parts(name)
+    table = parts(template)
     if part not in table:
-        raise TemplateError(f"template {name} has no part {part!r} (it has {sorted(table)})")
+        raise TemplateError(f"template {template} has no part {part!r} (it has {sorted(table)})")
     text = table[part]
     want, given = slots(text), {k.upper() for k in values}
     if want != given:
-        raise TemplateError(f"template {name} ({part}): slots {sorted(want)} but the builder gave {sorted(given)}")
+        raise TemplateError(f"template {template} ({part}): slots {sorted(want)} but the builder gave {sorted(given)}")
     return SLOT.sub(lambda m: values[m.group(1).lower()], text)
 
 

@@ -216,3 +216,25 @@ def test_cli_parses_new_and_says_what_is_wrong_in_one_line():
     done = subprocess.run([sys.executable, "-m", "autograder.cli", "new", "ex14_x", "--frameworks", "tf"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_every_command_the_authoring_guide_quotes_parses():
+    import shlex
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    guide = text.split("## Writing or changing an exercise", 1)[1].split("\n## ", 1)[0]
+    assert "tapetrace new exNN_name" in guide and "### Step by step" in guide
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", guide, re.S):
+        for line in block.splitlines():
+            for part in line.split("#", 1)[0].split("&&"):
+                if part.strip().startswith("tapetrace "):
+                    commands.append(shlex.split(part)[1:])
+    assert len(commands) >= 6
+    parser = cli.build_parser()
+    for argv in commands:
+        args = parser.parse_args(argv)  # SystemExit(2) on an option the command does not have
+        assert callable(args.func), argv
+    for name in re.findall(r"`(\w+\.py)`", guide):  # the files it names exist somewhere in the package
+        assert name in {"__init__.py"} or any(ROOT.glob(f"autograder/**/{name}")) or (ROOT / "tests" / name).exists() \
+            or name.startswith("test_exNN"), name

@@ -153,7 +153,7 @@ def test_new_exercise_builds_grades_and_passes_its_tests(added, tmp_path):
                check=False)
     assert done.returncode == 0, done.stdout[-3000:]
     passed = int(re.search(r"(\d+) passed", done.stdout).group(1))
-    assert passed == 2 * (3 + 3), done.stdout[-2000:]  # per exercise: solution, stub, every-check; 2 mutants, 1 VALID
+    assert passed >= 2 * (3 + 3), done.stdout[-2000:]  # per exercise: solution, stub, every-check; 2 mutants, 1 VALID
 
 
 # --------------------------------------------------------------------------- in-process: names and files

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder import _notebook, _wire
+from autograder import _notebook, _wire, templates
 from autograder._i18n import LANGS, render, section
 from autograder._paths import EXERCISES, EXERCISES_DIR, ROOT, SOLUTIONS
 from autograder._registry import UnknownExercise, resolve
@@ -65,68 +65,9 @@ SELF_STUDY = {"en": DIST / "self-study", "es": DIST / "self-study" / "es"}
 # public checks (and the hidden suite's total). Verdict code (_compare, _tolerances, _public) does not.
 SNAPSHOT_INPUTS = ("_protocol.py", "_suite.py", "_wire.py", "_data.py", "_probing.py", "data/datasets.npz")
 FORBIDDEN_IMPORTS = ("autograder.hidden", "solutions", "tests")
-RUNTIME_INIT = '''"""tapetrace public checks (built by `tapetrace build`; runs inside the student notebook).
-
-Holds the public checks, their probes and messages and a snapshot of the reference's outputs on
-the public inputs: no reference solution and no hidden test. Use `autograder._public.check`.
-"""
-
-__version__ = "{version}"
-'''
-CHECK_PY = '''\
-"""__DOC__"""
-
-import importlib.util
-import json
-import os
-import sys
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-TEXT = __TEXT__
-
-
-def _set_up():
-    with open(os.path.join(HERE, "tapetrace.ipynb"), encoding="utf-8") as fh:
-        notebook = json.load(fh)
-    for cell in notebook["cells"]:
-        if cell.get("metadata", {}).get("tapetrace", {}).get("role") == "setup":
-            before = os.getcwd()
-            os.chdir(HERE)
-            try:
-                exec("".join(cell["source"]), {"__name__": "__tapetrace_setup__"})
-            finally:
-                os.chdir(before)
-            return
-    sys.exit(TEXT["no_setup"])
-
-
-def main(argv):
-    _set_up()
-    from autograder import _public
-
-    for exercise in _public.snapshot()["exercises"]:
-        if argv and not any(exercise == a or exercise.startswith(a + "_") for a in argv):
-            continue
-        path = os.path.join(HERE, exercise + ".py")
-        if not os.path.isfile(path):
-            print(TEXT["no_file"].format(exercise=exercise) + "\\n")
-            continue
-        spec = importlib.util.spec_from_file_location(exercise, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[exercise] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as err:
-            error = f"{type(err).__name__}: {err}"
-            print(TEXT["import_error"].format(exercise=exercise, error=error) + "\\n")
-            continue
-        print(_public.run(exercise, module, files=(path,)).report + "\\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
-'''
+# Programs the build writes (autograder/templates/): the runtime's autograder/__init__.py, students' check.py.
+RUNTIME_INIT = "runtime_init.py"
+CHECK_PY = "check.py"
 
 
 def check_py(lang: str) -> str:
@@ -134,7 +75,7 @@ def check_py(lang: str) -> str:
     text = dict(section("check_py")[lang])  # UI text: the "check_py." keys of autograder/messages/notebook.py
     doc = text.pop("doc")
     body = "{\n" + "".join(f"    {k!r}: {v!r},\n" for k, v in text.items()) + "}"
-    return CHECK_PY.replace("__DOC__", doc).replace("__TEXT__", body)
+    return templates.render(CHECK_PY, doc=doc, text=body)
 
 
 def student_readme(lang: str, self_study: bool = False) -> str:
@@ -177,7 +118,8 @@ def runtime_members(exercises: list[str], self_study: bool = False) -> dict[str,
     """
     from autograder import __version__
 
-    members: dict[str, bytes] = {"autograder/__init__.py": RUNTIME_INIT.format(version=__version__).encode()}
+    init = templates.render(RUNTIME_INIT, version=templates.string(__version__))
+    members: dict[str, bytes] = {"autograder/__init__.py": init.encode()}
     for name in RUNTIME_MODULES:
         members[f"autograder/{name}"] = (PKG / name).read_bytes()
     members["autograder/data/datasets.npz"] = (PKG / "data" / "datasets.npz").read_bytes()

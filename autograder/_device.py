@@ -13,6 +13,7 @@ import glob
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 PRECISION = {"torch_tf32": False, "torch_matmul_precision": "highest", "jax_matmul_precision": "highest"}
 CHOICES = ("auto", "cpu", "cuda", "tpu")
@@ -23,20 +24,13 @@ class DeviceError(Exception):
 
 
 def _detect() -> dict[str, str]:
-    """Asks a fresh interpreter what torch and JAX see (never initialises CUDA here)."""
-    code = (
-        "import json\n"
-        "out = {'torch': 'cpu', 'jax': 'cpu'}\n"
-        "try:\n import torch\n out['torch'] = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
-        "except Exception: pass\n"
-        "try:\n import jax\n out['jax'] = jax.default_backend()\n"
-        "except Exception: pass\n"
-        "print(json.dumps(out))\n"
-    )
+    """Asks a fresh interpreter what torch and JAX see (never initialises CUDA here): the program of
+    ``autograder/_detect_devices.py``, run as ``python -c`` (no import path of ours)."""
     try:
+        code = (Path(__file__).resolve().parent / "_detect_devices.py").read_text(encoding="utf-8")
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         return json.loads(done.stdout.strip().splitlines()[-1])
-    except (subprocess.SubprocessError, ValueError, IndexError):
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         return {"torch": "cpu", "jax": "cpu"}
 
 

@@ -93,11 +93,17 @@ def placeholders(template: str) -> set[str]:
 def render(key: str, lang: str = "en", **fields: object) -> str:
     """Renders a key in ``lang``; falls back to English, then to the key itself.
 
-    A template whose fields are missing or malformed comes back unformatted rather than raising.
+    A template whose fields are missing or malformed comes back unformatted rather than raising. A
+    field that is itself a catalogued text, ``{"key": KEY, **its_fields}`` (what a worker sends, as
+    plain data, for "at line N of your code"), is rendered first, in the same language.
     """
     template = catalogue(lang).get(key) or catalogue("en").get(key)
     if template is None:
         return key
+    for name, value in list(fields.items()):
+        if isinstance(value, dict) and isinstance(value.get("key"), str):
+            inner = {k: v for k, v in value.items() if k != "key" and not isinstance(v, dict)}
+            fields[name] = render(value["key"], lang, **inner)
     if lang != "en" and isinstance(fields.get("detail"), str):
         from autograder._compare import localize_detail  # its comparison sentences, in this language
 

@@ -36,6 +36,7 @@ import re
 import textwrap
 from typing import Any
 
+from autograder import templates
 from autograder._i18n import LANGS, render
 from autograder.student.instructions_es import NOTEBOOK_TEXT
 
@@ -45,36 +46,9 @@ META = "tapetrace"
 FORMAT = 1
 _SETUP_CALL = re.compile(r'_tapetrace_setup\("([0-9a-f]{64})", "([A-Za-z0-9+/=]*)"\)')
 
-# The set-up cell: its comment lines (language-specific: UI text "setup.comments") + the code (the same in every
-# build).
-SETUP_CODE = '''\
-def _tapetrace_setup(sha256, data):
-    import base64, hashlib, importlib, os, sys, zipimport
-    blob = base64.b64decode(data)
-    if hashlib.sha256(blob).hexdigest() != sha256:
-        raise RuntimeError("{damaged}")
-    path = os.path.abspath("{runtime_file}")
-    if not (os.path.isfile(path) and open(path, "rb").read() == blob):
-        with open(path + ".tmp", "wb") as fh:
-            fh.write(blob)
-        os.replace(path + ".tmp", path)
-    for name in [m for m in sys.modules if m == "autograder" or m.startswith("autograder.")]:
-        del sys.modules[name]
-    sys.path[:] = [p for p in sys.path if os.path.basename(str(p)) != "{runtime_file}"]
-    sys.path.insert(0, path)
-    sys.path_importer_cache.pop(path, None)
-    getattr(zipimport, "_zip_directory_cache", {{}}).pop(path, None)
-    importlib.invalidate_caches()
-    from autograder import _public, student
-    from autograder.student import figures, hints
-    from autograder.student import devices
-    devices.ensure_host_devices()  # before JAX starts: 8 CPU devices for ex13's meshes
-    _public.set_language("{lang}")
-    student.set_language("{lang}")
-    return {helpers}
-
-{names} = _tapetrace_setup("{sha256}", "{data}")
-'''
+# The set-up cell: its comment lines (language-specific: UI text "setup.comments") + the code of
+# autograder/templates/setup_cell.py (the same in every build).
+SETUP_TEMPLATE = "setup_cell.py"
 # What the set-up cell defines in the notebook, and where each comes from inside _tapetrace_setup.
 HELPERS = (("check", "_public.check"), ("hint", "hints.hint"), ("figure", "figures.notebook_figure"))
 SELF_STUDY_HELPERS = (("solution", "student.solution"),)
@@ -194,11 +168,10 @@ def setup_source(runtime: bytes, lang: str = "en", self_study: bool = False) -> 
     """
     helpers = HELPERS + (SELF_STUDY_HELPERS if self_study else ())
     comments = render("setup.comments", lang, title=NOTEBOOK_TEXT[lang]["setup_comment"], runtime_file=RUNTIME_FILE)
-    code = SETUP_CODE.format(runtime_file=RUNTIME_FILE, sha256=hashlib.sha256(runtime).hexdigest(),
-                             data=base64.b64encode(runtime).decode("ascii"), lang=lang,
-                             damaged=render("setup.damaged", lang),
-                             helpers=", ".join(src for _, src in helpers),
-                             names=", ".join(name for name, _ in helpers))
+    code = templates.render(SETUP_TEMPLATE, runtimefile=templates.string(RUNTIME_FILE),
+                            sha256=hashlib.sha256(runtime).hexdigest(), data=base64.b64encode(runtime).decode("ascii"),
+                            lang=templates.string(lang), damaged=templates.string(render("setup.damaged", lang)),
+                            helpers=", ".join(src for _, src in helpers), names=", ".join(name for name, _ in helpers))
     return comments + code
 
 

@@ -90,11 +90,11 @@ def _safe_str(err: BaseException) -> str:
 
 def _describe(err: BaseException, path: str) -> dict[str, Any]:
     where = _student_frame(err.__traceback__, path)
-    loc = ""
+    loc: dict[str, Any] | str = ""
     func = ""
-    if where:
+    if where:  # a nested catalogued text: the grader renders it in the run's language (autograder._i18n.render)
         line, code, func = where
-        loc = f" at line {line} of your code" + (f": `{code[:120]}`" if code else "")
+        loc = {"key": "where.line_code", "line": line, "code": code[:120]} if code else {"key": "where.line", "line": line}
     return {"type": type(err).__name__, "message": _safe_str(err), "where": loc, "func": func}
 
 

@@ -14,7 +14,7 @@ import importlib
 import sys
 
 # Subcommands in the order `tapetrace --help` lists them: autograder/_cmd_<name>.py each.
-COMMANDS: tuple[str, ...] = ("grade", "merge", "stubs", "build", "report", "figures")
+COMMANDS: tuple[str, ...] = ("grade", "merge", "stubs", "build", "report", "figures", "new")
 
 
 def _exit_error(msg: str) -> int:

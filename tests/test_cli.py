@@ -13,7 +13,8 @@ OWN_OPTIONS = {"grade": ["--json", "--shard", "--require-isolation", "--cluster"
                "stubs": ["solutions/"],
                "build": ["--check", "--self-study", "--refresh-snapshot", "--cpu-torch", "--hide-results"],
                "report": ["--out", "--title", "--feedback-format", "RESULTS"],
-               "figures": ["--epochs", "--lr", "--dpi"]}
+               "figures": ["--epochs", "--lr", "--dpi"],
+               "new": ["exNN_name", "--title", "--frameworks", "--force"]}
 
 
 def test_every_command_is_a_module_with_add_parser_and_run():
@@ -21,7 +22,7 @@ def test_every_command_is_a_module_with_add_parser_and_run():
     for name in cli.COMMANDS:
         mod = importlib.import_module(f"autograder._cmd_{name}")
         assert callable(mod.add_parser) and callable(mod.run), name
-        args = cli.build_parser().parse_args([name, *(["x"] if name in ("grade", "report") else []),
+        args = cli.build_parser().parse_args([name, *(["x"] if name in ("grade", "report", "new") else []),
                                               *(["x", "--json", "o.json"] if name == "merge" else [])])
         assert args.func is mod.run
 

@@ -144,6 +144,40 @@ def test_render_uses_the_language():
     assert messages.render(key, "es", **fields) == messages.catalogue("es")[key].format(**fields)
 
 
+def test_a_nested_catalogued_field_is_rendered_in_the_same_language():
+    where = {"key": "where.line_code", "line": 7, "code": "return 1 / 0"}
+    es = messages.render("CALL_EXCEPTION", "es", call="f(x)", error="ZeroDivisionError", where=where)
+    en = messages.render("CALL_EXCEPTION", "en", call="f(x)", error="ZeroDivisionError", where=where)
+    assert "en la línea 7 de tu código: `return 1 / 0`" in es and "line" not in es
+    assert "at line 7 of your code: `return 1 / 0`" in en
+
+
+def test_a_runtime_error_is_located_in_the_runs_language(tmp_path):
+    """The worker sends "at line N" as data; a Spanish run says it in Spanish (no English left in the message)."""
+    from autograder._engine import GradingRun
+
+    ex = "ex09_autograd_tape"
+    code = (SOLUTIONS / f"{ex}.py").read_text()
+    names = importlib.import_module(f"autograder.exercises.{ex}").META.names
+    tree = ast.parse(code)
+    target = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in names)
+    lines = code.splitlines()
+    body = target.body[0]
+    if isinstance(body, ast.Expr) and isinstance(body.value, ast.Constant):  # after the docstring
+        body = target.body[1]
+    indent = " " * body.col_offset
+    lines.insert(body.lineno - 1, f"{indent}raise ZeroDivisionError('boom')")
+    (tmp_path / f"{ex}.py").write_text("\n".join(lines) + "\n")
+    run = GradingRun(device="cpu", seed=3, lang="es")
+    try:
+        res = run.grade([str(tmp_path)], only=[ex])[0]["exercises"][ex]
+    finally:
+        run.close()
+    located = [t["message"] for t in res["tests"] if "ZeroDivisionError" in t["message"]]
+    assert located, [t["message"] for t in res["tests"]]
+    assert all("en la línea" in m and "of your code" not in m for m in located), located
+
+
 # ----------------------------------------------------------------- hints
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_hints_complete_for_every_exercise(lang):

@@ -1,0 +1,62 @@
+"""``check.py`` of the student template: ``autograder._cmd_build.check_py`` writes the part below.
+
+Slots: ``__DOC__`` (its docstring, in the template's language) and ``__TEXT__`` (a dict literal: the
+"check_py." UI texts of autograder/messages/notebook.py). It runs the notebook's set-up cell (which
+carries the public checks), then the public checks of each ``exNN_*.py`` beside it.
+"""
+
+__TEXT__: dict[str, str] = {}
+
+# ---- template ----
+"""__DOC__"""
+
+import importlib.util
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TEXT = __TEXT__
+
+
+def _set_up():
+    with open(os.path.join(HERE, "tapetrace.ipynb"), encoding="utf-8") as fh:
+        notebook = json.load(fh)
+    for cell in notebook["cells"]:
+        if cell.get("metadata", {}).get("tapetrace", {}).get("role") == "setup":
+            before = os.getcwd()
+            os.chdir(HERE)
+            try:
+                exec("".join(cell["source"]), {"__name__": "__tapetrace_setup__"})
+            finally:
+                os.chdir(before)
+            return
+    sys.exit(TEXT["no_setup"])
+
+
+def main(argv):
+    _set_up()
+    from autograder import _public
+
+    for exercise in _public.snapshot()["exercises"]:
+        if argv and not any(exercise == a or exercise.startswith(a + "_") for a in argv):
+            continue
+        path = os.path.join(HERE, exercise + ".py")
+        if not os.path.isfile(path):
+            print(TEXT["no_file"].format(exercise=exercise) + "\n")
+            continue
+        spec = importlib.util.spec_from_file_location(exercise, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[exercise] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as err:
+            error = f"{type(err).__name__}: {err}"
+            print(TEXT["import_error"].format(exercise=exercise, error=error) + "\n")
+            continue
+        print(_public.run(exercise, module, files=(path,)).report + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,29 @@
+"""Public checks of __NAME__ (shown in the student notebook; the hidden suite adds its own)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder._suite import Ctx, Suite
+
+suite = Suite("__NAME__")
+
+
+def _input(ctx: Ctx, shape: tuple[int, ...]) -> np.ndarray:
+    """A float32 input whose rows have their own offsets and scales, so a wrong axis or a missing
+    centring shows in the output (inputs come from ``ctx.rng`` only: the notebook replays them)."""
+    rows = shape[:-1] + (1,)
+    x = ctx.rng.standard_normal(shape) * ctx.rng.uniform(0.5, 3.0, rows) + ctx.rng.uniform(-2.0, 2.0, rows)
+    return x.astype(np.float32)
+
+
+def _dims(ctx: Ctx, k: int) -> tuple[int, ...]:
+    """``k`` distinct sizes in [2, 12): no two axes alike, so a transposed reduction cannot pass."""
+    return tuple(int(v) for v in ctx.rng.permutation(np.arange(2, 12))[:k])
+
+
+@suite.check(points=4, hidden=False)
+def matches_reference(ctx: Ctx) -> None:
+    """A `(n, d)` input: the same output as the reference."""
+    got, want = ctx.both("output", call="__FUNC__(x)", x=_input(ctx, _dims(ctx, 2)))
+    ctx.assert_close(got, want, kind="forward", what="__FUNC__(x)", framework="__FRAMEWORK__")

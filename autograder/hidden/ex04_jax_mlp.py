@@ -16,7 +16,7 @@ import numpy as np
 from autograder._compare import first_difference
 from autograder._suite import Ctx, Fail, StudentProblem, Suite
 from autograder._tolerances import tolerance
-from autograder.exercises.ex04_jax_mlp.public import dims, inputs, labels, params, scale_logits
+from autograder.exercises.ex04_jax_mlp.public import inputs, labels, params, scale_logits, shared_batch, shared_dims
 from autograder.exercises.ex04_jax_mlp.public import suite as _public
 
 suite = Suite("ex04_jax_mlp", checks=list(_public.checks))
@@ -34,8 +34,8 @@ def _seed(ctx: Ctx) -> int:
 @suite.check(points=1)
 def forward_under_transforms(ctx: Ctx) -> None:
     """`mlp_forward` gives the eager result under jax.jit and jax.vmap, and the reference gradient."""
-    d = dims(ctx.rng, n_hidden=int(ctx.rng.integers(1, 4)))
-    n = 12
+    d = shared_dims(ctx, n_hidden=int(ctx.rng.integers(1, 4)))  # shapes shared by the checks: see public.py
+    n = shared_batch(ctx)
     case = {"params": params(ctx.rng, d), "x": inputs(ctx.rng, n, d[0]),
             "w": ctx.rng.standard_normal((n, d[-1])).astype(np.float32)}
     try:
@@ -58,10 +58,10 @@ def forward_under_transforms(ctx: Ctx) -> None:
 @suite.check(points=1)
 def forward_is_pure(ctx: Ctx) -> None:
     """Forward leaves params untouched, keeps no state between calls, reads no globals."""
-    d1 = dims(ctx.rng, n_hidden=1)
+    d1 = shared_dims(ctx, n_hidden=1)
     d2 = [d1[0], *(int(v) for v in ctx.rng.integers(2, 12, size=3)), int(ctx.rng.integers(1, 6))]
-    init_dims = [int(v) for v in ctx.rng.integers(2, 12, size=2)]  # one layer: a global depth would break both
-    n = 10
+    init_dims = d1[:2]  # one layer (a global depth would break both), init_params_structure's first shape
+    n = shared_batch(ctx)
     case = {"params1": params(ctx.rng, d1), "x1": inputs(ctx.rng, n, d1[0]),
             "params2": params(ctx.rng, d2), "x2": inputs(ctx.rng, n, d2[0]),
             "init_dims": init_dims, "seed": _seed(ctx)}
@@ -88,8 +88,8 @@ def forward_is_pure(ctx: Ctx) -> None:
 @suite.check(points=1)
 def bce_loss_stable(ctx: Ctx) -> None:
     """`bce_loss` and its gradient match the reference with logits of size 1e3..1e4."""
-    d = dims(ctx.rng, n_hidden=int(ctx.rng.integers(1, 3)), d_out=1)
-    n = 32
+    d = shared_dims(ctx, n_hidden=int(ctx.rng.integers(1, 3)), d_out=1)
+    n = shared_batch(ctx)
     p = params(ctx.rng, d)
     x = inputs(ctx.rng, n, d[0])
     y = labels(ctx.rng, n)
@@ -107,8 +107,8 @@ def bce_loss_stable(ctx: Ctx) -> None:
 @suite.check(points=1)
 def accuracy_matches(ctx: Ctx) -> None:
     """`accuracy` is a Python float: the fraction of rows with (logit >= 0) == (y == 1), ties included."""
-    d = dims(ctx.rng, n_hidden=int(ctx.rng.integers(1, 3)), d_out=1)
-    n = 40
+    d = shared_dims(ctx, n_hidden=int(ctx.rng.integers(1, 3)), d_out=1)
+    n = shared_batch(ctx)
     p = params(ctx.rng, d, bias=0.0)  # zero biases: a zero input row gives a logit of exactly 0
     x = inputs(ctx.rng, n, d[0], scale=1.0)
     y = labels(ctx.rng, n)

@@ -89,6 +89,13 @@ def _labels(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
     return rng.integers(0, k, size=n).astype(np.int32)
 
 
+def _train(ctx: Ctx, call: str, **kwargs: object) -> tuple[dict, dict]:
+    """``(student, reference)`` runs of the train probe; only the reference computes the diagnosis aid
+    (the loss after each update), which is all that is read of it."""
+    want = ctx.reference("train", after=True, **kwargs)
+    return ctx.student("train", call=call, after=False, **kwargs), want
+
+
 def _judge_steps(ctx: Ctx, got: dict, want: dict, kind: str, n: int) -> None:
     """Losses first (with diagnoses), then the params after the steps."""
     g, w = got["losses"], want["losses"]
@@ -113,8 +120,8 @@ def train_step_sgd(ctx: Ctx) -> None:
     xs = [case["x"], images(ctx.rng, n)]
     ys = [_labels(ctx.rng, n, k) for _ in xs]
     opt = {"name": "sgd", "learning_rate": float(ctx.rng.uniform(0.05, 0.2)), "momentum": 0.9}
-    got, want = ctx.both("train", call="make_flax_train_step(model, optax.sgd(...)): 2 steps",
-                         num_classes=None, params=case["params"], xs=xs, ys=ys, opt=opt)
+    got, want = _train(ctx, "make_flax_train_step(model, optax.sgd(...)): 2 steps",
+                       num_classes=None, params=case["params"], xs=xs, ys=ys, opt=opt)
     _judge_steps(ctx, got, want, "step", n)
 
 
@@ -137,9 +144,8 @@ def train_step_adam(ctx: Ctx) -> None:
     xs = [case["x"], images(ctx.rng, n), images(ctx.rng, n), scale * images(ctx.rng, n)]
     ys = [_labels(ctx.rng, n, k) for _ in xs]
     opt = {"name": "adam", "learning_rate": float(ctx.rng.uniform(1e-3, 1e-2))}
-    got, want = ctx.both("train", call="make_flax_train_step(model, optax.adam(...)): 4 steps, the last with "
-                         "large logits",
-                         num_classes=None, params=case["params"], xs=xs, ys=ys, opt=opt)
+    got, want = _train(ctx, "make_flax_train_step(model, optax.adam(...)): 4 steps, the last with large logits",
+                       num_classes=None, params=case["params"], xs=xs, ys=ys, opt=opt)
     _judge_steps(ctx, got, want, "steps", n)
 
 

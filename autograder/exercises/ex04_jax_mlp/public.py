@@ -4,18 +4,34 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder._protocol import check_rng
 from autograder._suite import Ctx, Fail, Suite
 
 suite = Suite("ex04_jax_mlp")
 
 
-def dims(rng: np.random.Generator, n_hidden: int | None = None, d_out: int | None = None) -> list[int]:
-    """Distinct (non-square) layer widths so transposes and orders show."""
-    n_hidden = int(rng.integers(1, 4)) if n_hidden is None else n_hidden
-    out = [int(d) for d in rng.choice(np.arange(2, 12), size=n_hidden + 2, replace=False)]
-    if d_out is not None:
-        out[-1] = d_out
-    return out
+# Shapes shared by the checks of a run. JAX compiles every eager op (and each jax.random.normal)
+# once per shape, and most of ex04's grading time is those compiles (~100 per side when every check
+# drew its own widths and batch size). Drawing the widths and the batch size once per run, from a
+# generator of their own, lets the checks reuse what the first one compiled, on the student's side
+# and the reference's. Values still come from each check's ``ctx.rng``, depths too; the shapes still
+# change from run to run (seed), and every check keeps its own contract (distinct widths, a depth).
+def _shape_rng(ctx: Ctx) -> np.random.Generator:
+    return check_rng(ctx.seed, suite.exercise, "shapes")
+
+
+def shared_dims(ctx: Ctx, n_hidden: int, d_out: int | None = None) -> list[int]:
+    """Layer widths: the first ``n_hidden + 1`` of the run's five distinct widths in 2..11 (non-square, so
+    transposes show), then the output (the fifth, or ``d_out``). Same place, same shape in every check."""
+    widths = [int(w) for w in _shape_rng(ctx).permutation(np.arange(2, 12))[:5]]
+    return [*widths[: n_hidden + 1], widths[4] if d_out is None else d_out]
+
+
+def shared_batch(ctx: Ctx) -> int:
+    """The run's batch size (16..40), the same in every check."""
+    rng = _shape_rng(ctx)
+    rng.permutation(10)  # after the widths' draw
+    return int(rng.integers(16, 41))
 
 
 def params(rng: np.random.Generator, layer_dims: list[int], bias: float = 0.5) -> dict[str, list[np.ndarray]]:
@@ -55,8 +71,8 @@ def scale_logits(p: dict, x: np.ndarray, largest: float) -> dict:
 @suite.check(points=2, hidden=False)
 def forward_matches_reference(ctx: Ctx) -> None:
     """Same params, same inputs: same logits as the reference."""
-    d = dims(ctx.rng)
-    case = {"params": params(ctx.rng, d), "x": inputs(ctx.rng, 16, d[0])}
+    d = shared_dims(ctx, n_hidden=int(ctx.rng.integers(1, 4)))
+    case = {"params": params(ctx.rng, d), "x": inputs(ctx.rng, shared_batch(ctx), d[0])}
     got, want = ctx.both("forward", call="mlp_forward(params, x)", **case)
     ctx.assert_close(got, want, kind="forward", what="mlp_forward(params, x)", framework="jax")
 
@@ -64,8 +80,8 @@ def forward_matches_reference(ctx: Ctx) -> None:
 @suite.check(points=1, hidden=False)
 def bce_loss_matches_reference(ctx: Ctx) -> None:
     """`bce_loss` on ordinary logits equals the reference (the forward is the reference one here)."""
-    d = dims(ctx.rng, d_out=1)
-    n = int(ctx.rng.integers(8, 33))
+    d = shared_dims(ctx, n_hidden=int(ctx.rng.integers(1, 4)), d_out=1)
+    n = shared_batch(ctx)
     x = inputs(ctx.rng, n, d[0])
     p = scale_logits(params(ctx.rng, d), x, float(ctx.rng.uniform(2.0, 4.0)))  # ordinary logits
     case = {"params": p, "x": x, "y": labels(ctx.rng, n)}
@@ -76,7 +92,7 @@ def bce_loss_matches_reference(ctx: Ctx) -> None:
 @suite.check(points=1, hidden=False)
 def init_params_structure(ctx: Ctx) -> None:
     """`init_params` returns {"W": [...], "b": [...]}: W[i] (d_i, d_{i+1}), float32, zero biases."""
-    d = dims(ctx.rng, n_hidden=int(ctx.rng.integers(1, 3)))
+    d = shared_dims(ctx, n_hidden=int(ctx.rng.integers(1, 3)))
     got, want = ctx.both("init_structure", call="init_params(layer_dims, key)", layer_dims=d,
                          seed=int(ctx.rng.integers(0, 2**31 - 1)), key_kind="raw")
     check_structure(got, want, d)

@@ -1,0 +1,95 @@
+"""Worker-side instrumentation for benchmarks/profile_lone.py (never used when grading).
+
+profile_lone.py starts the zygote with this folder first on PYTHONPATH, so Python imports this
+module at start-up. It wraps the worker's entry point, module load and probe calls, and adds a
+``_prof`` record (wall, CPU, JAX compile time by event, optionally a cProfile summary) to every
+message the worker sends; the grader side of profile_lone.py takes it off again. Nothing is
+written to disk, so a sandboxed worker behaves as it does when grading.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+if os.environ.get("TAPETRACE_PROF") == "1":
+    import autograder._wire as _wire
+    import autograder._worker as _worker
+
+    _state: dict = {"compile": {}, "n_compile": 0, "marks": {}}
+    _orig_send, _orig_main, _orig_load, _orig_probe = _wire.send, _worker.worker_main, _worker._load, _worker._run_probe
+    _want = os.environ.get("TAPETRACE_PROF_CPROFILE", "")  # "exercise:role" to cProfile
+
+    def _listener(event: str, duration: float, **_kw: object) -> None:
+        _state["compile"][event] = _state["compile"].get(event, 0.0) + duration
+        if event.endswith("backend_compile_duration"):
+            _state["n_compile"] += 1
+
+    def _event(event: str, **_kw: object) -> None:
+        if event.startswith("/jax/compilation_cache/cache_"):
+            key = event.rsplit("/", 1)[1]
+            _state["compile"]["#" + key] = _state["compile"].get("#" + key, 0) + 1
+
+    def _reset() -> None:
+        _state["t"], _state["cpu"] = time.perf_counter(), time.process_time()
+        _state["compile"], _state["n_compile"] = {}, 0
+
+    def _send(fd: int, obj: object) -> None:
+        if isinstance(obj, dict):
+            obj = dict(obj, _prof={"wall": time.perf_counter() - _state["t"],
+                                   "cpu": time.process_time() - _state["cpu"],
+                                   "compile": dict(_state["compile"]), "n_compile": _state["n_compile"],
+                                   "marks": dict(_state["marks"]), "cprofile": _state.pop("cprofile", "")})
+        _state["marks"] = {}
+        _orig_send(fd, obj)
+        _reset()
+
+    def _cprofiled(fn, *args):  # noqa: ANN001, ANN202
+        import cProfile
+        import io
+        import pstats
+
+        prof = cProfile.Profile()
+        try:
+            return prof.runcall(fn, *args)
+        finally:
+            buf = io.StringIO()
+            pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(30)
+            _state["cprofile"] = buf.getvalue()[-6000:]
+
+    def _load(spec):  # noqa: ANN001, ANN202
+        t = time.perf_counter()
+        _state["marks"]["before_load"] = t - _state["t"]
+        if os.environ.get("TAPETRACE_PROF_PRIVATE_CACHE") == "1" and spec.get("role") == "student" \
+                and "jax" in __import__("sys").modules:  # experiment: a private compile cache in the scratch
+            jax = __import__("sys").modules["jax"]
+            cache = os.path.join(os.path.dirname(os.path.abspath(spec["source_path"])), "jax-private")
+            os.makedirs(cache, exist_ok=True)
+            jax.config.update("jax_persistent_cache_enable_xla_caches", "none")
+            jax.config.update("jax_compilation_cache_dir", cache)
+            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+            jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+        try:
+            if _want == f"{spec.get('exercise')}:{spec.get('role')}":
+                return _cprofiled(_orig_load, spec)
+            return _orig_load(spec)
+        finally:
+            _state["marks"]["load"] = time.perf_counter() - t
+
+    def _run_probe(probes, mod, req, path):  # noqa: ANN001, ANN202
+        _reset()
+        if _want and _want == _state.get("who"):
+            return _cprofiled(_orig_probe, probes, mod, req, path)
+        return _orig_probe(probes, mod, req, path)
+
+    def _main(cmd_fd, res_fd, spec):  # noqa: ANN001, ANN202
+        _reset()
+        _state["who"] = f"{spec.get('exercise')}:{spec.get('role')}"
+        import sys
+
+        if "jax" in sys.modules:
+            sys.modules["jax"].monitoring.register_event_duration_secs_listener(_listener)
+            sys.modules["jax"].monitoring.register_event_listener(_event)
+        return _orig_main(cmd_fd, res_fd, spec)
+
+    _wire.send, _worker.worker_main, _worker._load, _worker._run_probe = _send, _main, _load, _run_probe

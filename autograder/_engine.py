@@ -179,6 +179,7 @@ class _TrackedLauncher:
         self.kind = inner.kind
         self._procs: list[_launch.Proc] = []
         self._lock = threading.Lock()
+        self._stopped = False  # after kill_all: a spawn still in flight is killed as soon as it returns
 
     @property
     def alive(self) -> bool:
@@ -187,12 +188,18 @@ class _TrackedLauncher:
     def spawn(self, spec: dict[str, Any], fds: tuple[int, int]) -> _launch.Proc:
         proc = self.inner.spawn(spec, fds)
         with self._lock:
-            self._procs = [p for p in self._procs if p.wait(0) is None]
-            self._procs.append(proc)
+            late = self._stopped
+            if not late:
+                self._procs = [p for p in self._procs if p.wait(0) is None]
+                self._procs.append(proc)
+        if late and proc.wait(0) is None:  # cancelled while it was forking: it must not outlive the run
+            proc.kill()
         return proc
 
     def kill_all(self) -> None:
+        """Kills every process started, and from now on every one a spawn in flight returns."""
         with self._lock:
+            self._stopped = True
             procs, self._procs = self._procs, []
         for p in procs:
             if p.wait(0) is None:

@@ -345,3 +345,30 @@ def test_verdicts_survive_torch_thread_count(tmp_path):
     out = json.loads(cp.stdout.strip().splitlines()[-1])
     failed = {ex: e["failed"] for ex, e in out["exercises"].items() if e["score"] != e["max_score"]}
     assert not failed, failed
+
+
+def test_a_worker_forked_while_the_run_is_cancelled_is_killed():
+    """Ctrl-C while a worker is being forked: kill_all misses it, so spawn kills it when it returns."""
+    from autograder._engine import _TrackedLauncher
+
+    class FakeProc:
+        def __init__(self) -> None:
+            self.killed = False
+
+        def wait(self, _timeout: float) -> int | None:
+            return -9 if self.killed else None
+
+        def kill(self) -> None:
+            self.killed = True
+
+    class FakeInner:
+        kind = "fake"
+
+        def spawn(self, _spec: dict, _fds: tuple) -> FakeProc:
+            return FakeProc()
+
+    tracked = _TrackedLauncher(FakeInner())
+    before = tracked.spawn({}, (0, 0))
+    tracked.kill_all()
+    late = tracked.spawn({}, (0, 0))
+    assert before.killed and late.killed

@@ -190,10 +190,27 @@ def run(args: argparse.Namespace) -> int:
     try:
         if device_error:
             return _exit_error(device_error)
-        return _finish_grade(args, checkpoint, before, interrupted, time.monotonic() - t0)
+        code = _finish_grade(args, checkpoint, before, interrupted, time.monotonic() - t0)
+        if interrupted and main_thread and _grading_threads_left():
+            # What was graded is written and every worker killed; a grading thread still unwinding (a
+            # call on a killed worker, a fork in flight) must not hold the exit: Ctrl-C exits now.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        return code
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _grading_threads_left(wait: float = 2.0) -> bool:
+    """Whether grading threads are still alive ``wait`` seconds after an interrupt."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if not any(t.name.startswith("tapetrace-grade") and t.is_alive() for t in threading.enumerate()):
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[str, Any]], interrupted: bool,

@@ -186,6 +186,14 @@ def test_resume_skips_what_the_json_holds(tmp_path):
 
 
 # --------------------------------------------------------------------- Ctrl-C
+def _default_interrupts() -> None:
+    """A terminal's Ctrl-C reaches a grader whose SIGINT is not ignored. A test process may have inherited
+    SIG_IGN (a CI runner, `nohup`, a shell's background job), and an ignored SIGINT is inherited by exec:
+    Python would then install no KeyboardInterrupt handler and the grader would never see the signal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def test_ctrl_c_keeps_graded_kills_workers_and_resumes(tmp_path):
     """SIGINT mid-batch: exit 130 at once, the finished rows kept, no worker left, --resume finishes."""
     subs = [solution_dir(tmp_path / f"s{i}") for i in range(2)]
@@ -195,7 +203,8 @@ def test_ctrl_c_keeps_graded_kills_workers_and_resumes(tmp_path):
     out = tmp_path / "r.json"
     args = [*map(str, subs), "--only", EX, "--device", "cpu", "--seed", str(SEED), "--json", str(out)]
     proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", *args, "--jobs", "2",
-                             "--timeout", "120"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--timeout", "120"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_interrupts)
     try:
         deadline = time.monotonic() + 240
         graded = []

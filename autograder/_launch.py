@@ -41,12 +41,16 @@ def worker_env(cpu_jax: bool = True) -> dict[str, str]:
     env = dict(os.environ)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         env[var] = "1"
-    flags = env.get("XLA_FLAGS", "")
-    if "intra_op_parallelism_threads" not in flags:
-        flags += " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-    if cpu_jax and "xla_backend_optimization_level" not in flags:
-        flags += " " + CPU_COMPILE_FLAGS
-    env["XLA_FLAGS"] = flags.strip()
+    # Ours go first and every one is a ``--flag``: XLA's parser stops at the first token that is not,
+    # silently ignoring all after it (a bare ``intra_op_parallelism_threads=1`` once sat before
+    # CPU_COMPILE_FLAGS here and switched level 0 off). The user's own flags follow, unchanged.
+    user = env.get("XLA_FLAGS", "").split()
+    ours = []
+    if not any(f.startswith("--xla_cpu_multi_thread_eigen") for f in user):
+        ours.append("--xla_cpu_multi_thread_eigen=false")
+    if cpu_jax and not any(f.startswith("--xla_backend_optimization_level") for f in user):
+        ours.append(CPU_COMPILE_FLAGS)
+    env["XLA_FLAGS"] = " ".join([*ours, *user])
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
     # On a GPU box a student's and the reference's JAX workers (and torch in the same worker) share
     # one GPU: JAX's default preallocation of 75% of its memory per process would starve the others.

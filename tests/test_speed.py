@@ -85,6 +85,20 @@ def test_cpu_runs_compile_at_level_zero_accelerators_keep_defaults(monkeypatch):
     assert _launch.worker_env(cpu_jax=True)["XLA_FLAGS"].count("xla_backend_optimization_level") == 1
 
 
+def test_xla_reads_every_flag_we_add(monkeypatch):
+    """XLA's flag parser stops at the first token that is not a ``--flag`` and ignores the rest silently:
+    ours must all be flags and come before anything of the user's (a stray bare token there once
+    switched level 0 off, ~25% more compile time per submission)."""
+    monkeypatch.setenv("XLA_FLAGS", "stray_token=1 --xla_dump_to=/nowhere")
+    tokens = _launch.worker_env(cpu_jax=True)["XLA_FLAGS"].split()
+    first_bare = next(i for i, t in enumerate(tokens) if not t.startswith("--"))
+    assert _launch.CPU_COMPILE_FLAGS in tokens[:first_bare]
+    assert "--xla_cpu_multi_thread_eigen=false" in tokens[:first_bare]
+    assert tokens[first_bare:] == ["stray_token=1", "--xla_dump_to=/nowhere"]  # the user's, unchanged
+    monkeypatch.delenv("XLA_FLAGS")
+    assert all(t.startswith("--") for t in _launch.worker_env(cpu_jax=True)["XLA_FLAGS"].split())
+
+
 def test_cache_dir_choices_and_pruning(tmp_path, monkeypatch):
     monkeypatch.setenv(_engine.CACHE_ENV, "run")
     path, own = jax_cache_dir(str(tmp_path))

@@ -17,7 +17,7 @@ EN = {
     "EX05_FIT_RETURNS": "fit returned {got}; expected the tuple (final_params, losses)",
     "EX05_FIT_PARAMS": "the params returned by fit cannot be used as the MLP's params ({error}): return the params pytree from the last step, with the structure you were given",
     "EX05_FIT_LENGTH": "fit(..., steps={steps}) returned {got} losses; expected one loss per step",
-    "EX05_FIT_RETRACES": "fit traced the loss {traces} times in {steps} steps: build the step once with make_train_step before the loop and reuse it (not inside the loop, not un-jitted)",
+    "EX05_FIT_RETRACES": "fit traced the loss {traces} times or more in {steps} steps (a compiled step: {most} at most): build the step once with make_train_step before the loop and reuse it (not inside the loop, not un-jitted)",
     "EX05_FIT_ACCURACY": "after fit({steps} steps) the validation accuracy is {acc}, below {bar}: use optax.adam(learning_rate), update params and opt_state from each step's result, and train on the full (x, y)",
 }
 
@@ -38,6 +38,6 @@ ES = {
     "EX05_FIT_RETURNS": "fit devolvió {got}; se esperaba la tupla (final_params, losses)",
     "EX05_FIT_PARAMS": "los parámetros que devuelve fit no sirven como parámetros del MLP ({error}): devuelve el pytree de parámetros del último paso, con la estructura que recibiste",
     "EX05_FIT_LENGTH": "fit(..., steps={steps}) devolvió {got} pérdidas; se esperaba una pérdida por paso",
-    "EX05_FIT_RETRACES": "fit trazó la pérdida {traces} veces en {steps} pasos: construye el paso una vez con make_train_step antes del bucle y reutilízalo (no dentro del bucle, no sin jit)",
+    "EX05_FIT_RETRACES": "fit trazó la pérdida {traces} veces o más en {steps} pasos (un paso compilado: {most} como mucho): construye el paso una vez con make_train_step antes del bucle y reutilízalo (no dentro del bucle, no sin jit)",
     "EX05_FIT_ACCURACY": "tras fit({steps} pasos) la exactitud de validación es {acc}, por debajo de {bar}: usa optax.adam(learning_rate), actualiza params y opt_state con el resultado de cada paso y entrena con (x, y) completos",
 }

@@ -52,11 +52,21 @@ def _forward(params: dict, x: jax.Array) -> jax.Array:
 _eval_forward = jax.jit(_forward)  # one compile per worker, instead of one per eager op
 
 
-def _make_loss(counter: dict[str, int]) -> Any:
-    """Stable BCE of the MLP's first logit; counts the Python calls (= traces once jitted)."""
+class _TooManyCalls(BaseException):  # noqa: N818 - not an Exception: a student's ``except Exception`` lets it by
+    """Raised by the loss once it was called more often than a compiled step could call it."""
+
+
+def _make_loss(counter: dict[str, int], max_calls: int | None = None) -> Any:
+    """Stable BCE of the MLP's first logit; counts the Python calls (= traces once jitted).
+
+    With ``max_calls``, the call after the last allowed one raises :class:`_TooManyCalls`, so an eager
+    or re-jitted loop stops after a few steps instead of compiling every one of hundreds.
+    """
 
     def loss_fn(params: dict, x: jax.Array, y: jax.Array) -> jax.Array:
         counter["loss"] += 1
+        if max_calls is not None and counter["loss"] > max_calls:
+            raise _TooManyCalls
         counter["loss_traced"] += int(isinstance(x, _Tracer))
         z = _forward(params, x)[:, 0]
         return _mean(_maximum(z, 0.0) - z * y + _log1p(_exp(-_abs(z))))
@@ -220,13 +230,23 @@ def probe_no_mutation(mod: Any, params: dict, x: np.ndarray, y: np.ndarray, opt:
 
 
 # ----------------------------------------------------------------------------- fit
-def probe_fit(mod: Any, params: dict, steps: int, learning_rate: float, return_params: bool) -> dict[str, Any]:
-    """``fit`` on make_moons' training split; losses, validation accuracy, loss traces."""
+def probe_fit(mod: Any, params: dict, steps: int, learning_rate: float, return_params: bool,
+              max_loss_calls: int | None = None) -> dict[str, Any]:
+    """``fit`` on make_moons' training split; losses, validation accuracy, loss traces.
+
+    With ``max_loss_calls``, a fit that calls the loss more often stops there and only
+    ``{"loss_calls": ..., "stopped": True}`` is returned (also when fit swallowed the stop).
+    """
     data = _data.load("moons")
     counter = _counter()
     x, y = _asarray(data["x_train"]), _asarray(data["y_train"])
-    out = get(mod, "fit")(_to_params(params), x, y, steps=steps, learning_rate=learning_rate,
-                          loss_fn=_make_loss(counter))
+    try:
+        out = get(mod, "fit")(_to_params(params), x, y, steps=steps, learning_rate=learning_rate,
+                              loss_fn=_make_loss(counter, max_loss_calls))
+    except _TooManyCalls:
+        return {"loss_calls": counter["loss"], "stopped": True}
+    if max_loss_calls is not None and counter["loss"] > max_loss_calls:
+        return {"loss_calls": counter["loss"], "stopped": True}
     if type(out) not in (tuple, list) or len(out) != 2:
         raise ProbeFail("EX05_FIT_RETURNS", got=type_name(out))
     final, losses = out

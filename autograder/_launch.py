@@ -22,13 +22,14 @@ from typing import Any
 from autograder import _wire
 from autograder._paths import ROOT
 
-# XLA's LLVM optimisation level for a CPU run. Grading compiles hundreds of small programs per
-# exercise (eager ops at new shapes, jitted student functions) that then run a few times: at
-# level 0 their compile time drops ~25% (ex04 5.2 -> 3.5 s of XLA compile per submission,
-# ex05 4.9 -> 3.6 s; benchmarks/) while the few compute-heavy loops the probes jit themselves ask
-# for the default level back (``compiler_options``, see _probing.FAST_RUN). Reference and
-# student run under the same flags, so verdicts compare like with like.
-CPU_COMPILE_FLAGS = "--xla_backend_optimization_level=0"
+# XLA's compile options for a CPU run. Grading compiles hundreds of small programs per exercise
+# (eager ops at new shapes, jitted student functions) that then run a few times, so compile time
+# is most of a submission's cost. LLVM at level 0 and XLA's classic elemental emitters instead of
+# its MLIR fusion emitters cut it ~45% (a lone submission's XLA compile 22.3 -> ~12 CPU-s; see
+# benchmarks/profile_lone.py); the few compute-heavy loops the probes jit themselves ask for level 2
+# back (``compiler_options``, see _probing.FAST_RUN). Reference and student run under the same
+# flags, so verdicts compare like with like; neither flag relaxes floating-point semantics.
+CPU_COMPILE_FLAGS: tuple[str, ...] = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
 
 
 def worker_env(cpu_jax: bool = True) -> dict[str, str]:
@@ -48,8 +49,8 @@ def worker_env(cpu_jax: bool = True) -> dict[str, str]:
     ours = []
     if not any(f.startswith("--xla_cpu_multi_thread_eigen") for f in user):
         ours.append("--xla_cpu_multi_thread_eigen=false")
-    if cpu_jax and not any(f.startswith("--xla_backend_optimization_level") for f in user):
-        ours.append(CPU_COMPILE_FLAGS)
+    if cpu_jax:
+        ours += [f for f in CPU_COMPILE_FLAGS if not any(u.startswith(f.split("=")[0] + "=") for u in user)]
     env["XLA_FLAGS"] = " ".join([*ours, *user])
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
     # On a GPU box a student's and the reference's JAX workers (and torch in the same worker) share

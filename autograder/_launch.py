@@ -8,8 +8,12 @@ load status, runs probes with a deadline, and describes deaths.
 
 from __future__ import annotations
 
+import functools
+import glob
+import importlib.util
 import itertools
 import json
+import mmap
 import os
 import signal
 import socket
@@ -32,6 +36,30 @@ from autograder._paths import ROOT
 CPU_COMPILE_FLAGS: tuple[str, ...] = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
 
 
+@functools.lru_cache(maxsize=1)
+def _xla_knows() -> frozenset[str]:
+    """The flags of :data:`CPU_COMPILE_FLAGS` this jaxlib's XLA defines (their names are in its binaries).
+
+    XLA aborts the process on a flag it does not know, and pyproject.toml admits older jaxlibs than
+    the one these were measured with: an unknown one is left out rather than crash every JAX worker.
+    Reads jaxlib's shared libraries without importing jaxlib (~20 ms).
+    """
+    names = {f.split("=")[0].lstrip("-").encode(): f for f in CPU_COMPILE_FLAGS}
+    found: set[str] = set()
+    spec = importlib.util.find_spec("jaxlib")
+    if spec is None or not spec.origin:
+        return frozenset()
+    for lib in glob.glob(os.path.join(os.path.dirname(spec.origin), "**", "*.so"), recursive=True):
+        try:
+            with open(lib, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mem:
+                for name, flag in names.items():
+                    if flag not in found and mem.find(name) != -1:
+                        found.add(flag)
+        except (OSError, ValueError):  # unreadable, or empty (mmap of 0 bytes)
+            continue
+    return frozenset(found)
+
+
 def worker_env(cpu_jax: bool = True) -> dict[str, str]:
     """Environment for workers and the zygote: one thread each, quiet XLA.
 
@@ -50,7 +78,9 @@ def worker_env(cpu_jax: bool = True) -> dict[str, str]:
     if not any(f.startswith("--xla_cpu_multi_thread_eigen") for f in user):
         ours.append("--xla_cpu_multi_thread_eigen=false")
     if cpu_jax:
-        ours += [f for f in CPU_COMPILE_FLAGS if not any(u.startswith(f.split("=")[0] + "=") for u in user)]
+        known = _xla_knows()
+        ours += [f for f in CPU_COMPILE_FLAGS
+                 if f in known and not any(u.startswith(f.split("=")[0] + "=") for u in user)]
     env["XLA_FLAGS"] = " ".join([*ours, *user])
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
     # On a GPU box a student's and the reference's JAX workers (and torch in the same worker) share

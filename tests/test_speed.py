@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -98,6 +100,28 @@ def test_xla_reads_every_flag_we_add(monkeypatch):
     assert tokens[first_bare:] == ["stray_token=1", "--xla_dump_to=/nowhere"]  # the user's, unchanged
     monkeypatch.delenv("XLA_FLAGS")
     assert all(t.startswith("--") for t in _launch.worker_env(cpu_jax=True)["XLA_FLAGS"].split())
+
+
+def test_flags_this_xla_does_not_know_are_left_out(monkeypatch):
+    """XLA aborts on an unknown flag: one an older jaxlib lacks must not reach its workers."""
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    monkeypatch.setattr(_launch, "CPU_COMPILE_FLAGS", (*_launch.CPU_COMPILE_FLAGS, "--xla_cpu_tapetrace_no_such_flag=1"))
+    _launch._xla_knows.cache_clear()
+    try:
+        tokens = _launch.worker_env(cpu_jax=True)["XLA_FLAGS"].split()
+    finally:
+        _launch._xla_knows.cache_clear()
+    assert "--xla_cpu_tapetrace_no_such_flag=1" not in tokens
+    assert "--xla_backend_optimization_level=0" in tokens
+
+
+def test_xla_accepts_the_worker_flags():
+    """A JAX CPU backend starts under the workers' XLA_FLAGS (an unknown flag would abort it)."""
+    env = _launch.worker_env(cpu_jax=True)
+    env["JAX_PLATFORMS"] = "cpu"
+    proc = subprocess.run([sys.executable, "-c", "import jax.numpy as jnp; print(float(jnp.ones(3).sum()))"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "3.0", proc.stderr[-2000:]
 
 
 def test_cache_dir_choices_and_pruning(tmp_path, monkeypatch):

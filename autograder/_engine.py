@@ -23,8 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from autograder import _device, _launch, _loader, _registry
-from autograder._paths import EXERCISES, ROOT, SOLUTIONS, TORCH_ONLY, private_dirs
+from autograder._paths import EXERCISES, ROOT, SOLUTIONS, private_dirs
 from autograder._protocol import check_rng, probe_error, reference_key
+from autograder._registry import JAX_ONLY
 from autograder._suite import Check, Ctx, GraderBug, StudentProblem, Suite, result_of, run_check
 from autograder.messages import render
 
@@ -56,12 +57,13 @@ def _hideable(path: str, tmp: str) -> list[str]:
 def schedule(exercises: list[str]) -> list[str]:
     """The order a submission's exercises are handed to the --jobs threads.
 
-    PyTorch-only exercises first: their workers fork as soon as the zygote has torch, while it
-    still imports JAX. Then longest first, so no long exercise is left alone at the end while
-    the other threads idle (wall time of one submission with --jobs 2: see benchmarks/). Costs are
-    each exercise's ``META.cost`` (autograder/exercises/<exercise>/__init__.py).
+    JAX-only exercises first: their workers come from the zygote that imports the JAX stack only
+    (``_launch.ZygotePair``), ready ~2 s before the full one, which meanwhile imports PyTorch.
+    Within each group longest first, so no long exercise is left alone at the end while the other
+    threads idle (wall time of one submission with --jobs 2: see benchmarks/). Costs are each
+    exercise's ``META.cost`` (autograder/exercises/<exercise>/__init__.py).
     """
-    return sorted(exercises, key=lambda ex: (ex not in TORCH_ONLY, -_registry.cost(ex)))
+    return sorted(exercises, key=lambda ex: (ex not in JAX_ONLY, -_registry.cost(ex)))
 
 
 CACHE_ENV = "TAPETRACE_JAX_CACHE"
@@ -248,7 +250,7 @@ class GradingRun:
         prefix = self.launch_prefix
         if kind in ("auto", "zygote") and hasattr(os, "fork"):
             try:
-                return _launch.ZygoteLauncher(cpu_jax=self._cpu_jax, prefix=prefix)
+                return _launch.ZygotePair(cpu_jax=self._cpu_jax, prefix=prefix)
             except (RuntimeError, OSError):
                 if kind == "zygote":
                     raise
@@ -270,7 +272,8 @@ class GradingRun:
             # neither read nor plant them
             "jax_cache": self.jax_cache if role == "reference" else None,
             "debug": self.debug,
-            "needs": "torch" if exercise in TORCH_ONLY or role == "isolation" else "all",
+            # the isolation probe imports neither framework: the zygote that is ready first serves it
+            "needs": "jax" if role == "isolation" else _registry.worker_needs(exercise),
         }
         if role in ("student", "isolation") and self.sandbox:
             spec["sandbox"] = self._sandbox_spec(scratch, hide_extra)

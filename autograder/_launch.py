@@ -1,8 +1,9 @@
 """Starting, talking to and killing workers (grader side).
 
-Two launchers with one interface: :class:`ZygoteLauncher` forks workers from
-a warm process (fast), :class:`SpawnLauncher` starts a fresh interpreter per
-worker (portable fallback). :class:`Worker` wraps one worker: it waits for the
+Launchers with one interface: :class:`ZygoteLauncher` forks workers from
+a warm process (fast), :class:`ZygotePair` runs two of them (JAX-only work
+starts while PyTorch imports), :class:`SpawnLauncher` starts a fresh
+interpreter per worker (portable fallback). :class:`Worker` wraps one worker: it waits for the
 load status, runs probes with a deadline, and describes deaths.
 """
 
@@ -166,7 +167,8 @@ class ZygoteLauncher:
 
     kind = "zygote"
 
-    def __init__(self, ready_timeout: float = 120.0, cpu_jax: bool = True, prefix: list[str] | None = None) -> None:
+    def __init__(self, ready_timeout: float = 120.0, cpu_jax: bool = True, prefix: list[str] | None = None,
+                 jax_only: bool = False, wait: bool = True) -> None:
         """Starts the zygote.
 
         Args:
@@ -174,10 +176,14 @@ class ZygoteLauncher:
             cpu_jax: the run's JAX device is the CPU (see :func:`worker_env`).
             prefix: a command the zygote runs under (e.g. ``setpriv`` dropping CAP_SYS_ADMIN, to grade
                 as in a container with Docker's default privileges).
+            jax_only: import the JAX stack only (``_zygote.JAX_ONLY``), for :class:`ZygotePair`.
+            wait: wait until it is ready (else call :meth:`wait_ready`).
         """
+        self._ready_timeout = ready_timeout
         self._sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._popen = subprocess.Popen(
-            [*(prefix or []), sys.executable, "-m", "autograder._zygote", str(child.fileno())],
+            [*(prefix or []), sys.executable, "-m", "autograder._zygote", str(child.fileno()),
+             *(["--jax-only"] if jax_only else [])],
             pass_fds=(child.fileno(),), env=worker_env(cpu_jax), cwd=str(ROOT), start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
@@ -190,7 +196,16 @@ class ZygoteLauncher:
         self._ready = threading.Event()
         self._dead = False
         threading.Thread(target=self._reader, daemon=True).start()
-        if not self._ready.wait(ready_timeout) or self._dead:
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
+        """Waits until the zygote has imported its first stage.
+
+        Raises:
+            RuntimeError: it died or took longer than ``ready_timeout`` (it is stopped).
+        """
+        if not self._ready.wait(self._ready_timeout) or self._dead:
             self.close()
             raise RuntimeError("the zygote did not start")
 
@@ -259,6 +274,45 @@ class ZygoteLauncher:
             self._popen.wait(5)
         except subprocess.TimeoutExpired:
             self._popen.kill()
+
+
+class ZygotePair:
+    """Two zygotes started together, one launcher: the JAX-only exercises' workers come from one that
+    imports the JAX stack only (ready in ~0.8 s), the others from the full one (PyTorch first).
+
+    On a lone submission the full zygote's ~2.5 s of imports otherwise leave a core idle: with the
+    pair, JAX work starts on it while PyTorch still imports. Requests say ``needs: "jax"`` to go to
+    the JAX one; any other goes to the full one.
+    """
+
+    kind = "zygote"
+
+    def __init__(self, ready_timeout: float = 120.0, cpu_jax: bool = True, prefix: list[str] | None = None) -> None:
+        self.full = ZygoteLauncher(ready_timeout, cpu_jax, prefix, wait=False)
+        try:
+            self.jax = ZygoteLauncher(ready_timeout, cpu_jax, prefix, jax_only=True, wait=False)
+        except BaseException:
+            self.full.close()
+            raise
+        try:
+            self.jax.wait_ready()
+            self.full.wait_ready()
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def alive(self) -> bool:
+        """Whether both still serve requests."""
+        return self.full.alive and self.jax.alive
+
+    def spawn(self, spec: dict[str, Any], fds: tuple[int, int]) -> Proc:
+        return (self.jax if spec.get("needs") == "jax" else self.full).spawn(spec, fds)
+
+    def close(self) -> None:
+        """Stops both (each kills the workers it still has)."""
+        self.jax.close()
+        self.full.close()
 
 
 class WorkerDied(Exception):

@@ -18,6 +18,8 @@ EXERCISES: tuple[str, ...] = tuple(REGISTRY)
 # Exercises whose workers need PyTorch only: forked as soon as the zygote has imported torch, while it
 # goes on importing the JAX stack (a student module importing jax there still works, it imports it itself).
 TORCH_ONLY: frozenset[str] = frozenset(name for name, meta in REGISTRY.items() if meta.torch_only)
+# Exercises whose workers need the JAX stack only: forked from a zygote that imports nothing else.
+JAX_ONLY: frozenset[str] = frozenset(name for name, meta in REGISTRY.items() if meta.jax_only)
 PACKAGE = "autograder.exercises"
 DEFAULT_COST = 1.0
 
@@ -26,6 +28,17 @@ def cost(exercise: str) -> float:
     """Scheduling seconds of an exercise (:data:`DEFAULT_COST` for a name the registry does not know)."""
     meta = REGISTRY.get(exercise)
     return meta.cost if meta is not None else DEFAULT_COST
+
+
+def worker_needs(exercise: str) -> str:
+    """What a worker of ``exercise`` needs the zygote to have imported (``needs`` of its spec).
+
+    Returns:
+        ``"torch"`` (PyTorch-only), ``"jax"`` (JAX-only: see ``_launch.ZygotePair``) or ``"all"``.
+    """
+    if exercise in TORCH_ONLY:
+        return "torch"
+    return "jax" if exercise in JAX_ONLY else "all"
 
 
 def module_name(exercise: str, part: str) -> str:

@@ -8,6 +8,9 @@ after which requests whose spec says ``needs: "torch"`` (the PyTorch-only
 exercises) are forked between the following imports (never during one),
 so they run on another core while the JAX stack loads; other requests wait
 for stage "all".
+With ``--jax-only`` it imports the JAX stack only and forks at once; the
+grader runs one of those beside the full one (``_launch.ZygotePair``), so
+the JAX-only exercises start while PyTorch is still importing.
 Each child initialises its own backend after the fork, so nothing
 fork-unsafe is shared. Requests arrive over a SOCK_SEQPACKET socket with the
 worker's two pipe ends attached (SCM_RIGHTS); exits are reported back.
@@ -27,6 +30,9 @@ import time
 from typing import Any, NoReturn
 
 PRELOAD = ("numpy", "torch", "torch._dynamo", "jax", "jax.numpy", "flax.linen", "optax")
+# ``--jax-only``: a second zygote, started beside the first, that imports only this (~0.8 s) and
+# serves the JAX-only exercises (``needs: "jax"``) while the first one is still importing PyTorch.
+JAX_ONLY = ("numpy", "jax", "jax.numpy", "flax.linen", "optax")
 # Imported first: the PyTorch-only exercises (``needs: "torch"``) are forked as soon as these are
 # in, on the other core, while the zygote goes on importing the JAX stack (~2.5 s on CPU).
 # torch._dynamo (torch.compile, ex11: ~1.3 s to import) is paid here once, not in every ex11 worker.
@@ -178,13 +184,19 @@ def serve(server: _Server) -> None:
 
 
 def main() -> None:
-    """Entry point: ``python -m autograder._zygote SOCKFD [MODULE...]``."""
+    """Entry point: ``python -m autograder._zygote SOCKFD [--jax-only] [MODULE...]``."""
     sock = socket.socket(fileno=int(sys.argv[1]))
     if sys.platform.startswith("linux"):  # orphans of workers come to us (see _Server.sweep)
         import ctypes
 
         ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     server = _Server(sock)
+    if sys.argv[2:3] == ["--jax-only"]:
+        _preload([*JAX_ONLY, *sys.argv[3:]])
+        import autograder._worker  # noqa: F401 - what every child runs
+        server.stage = "all"  # nothing more to import: any request is forked at once
+        sock.send(json.dumps({"event": "ready", "stage": "all"}).encode())
+        serve(server)
     inductor_dir = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     _preload(TORCH_STAGE)
     _warm_torch()

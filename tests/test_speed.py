@@ -1,6 +1,6 @@
 """The grading-speed machinery keeps its promises (speed itself is measured in benchmarks/).
 
-- exercises are scheduled PyTorch-only first, then longest first;
+- exercises are scheduled JAX-only first (their zygote is ready first), then longest first;
 - probes turn numpy data into JAX arrays without compiling (``jnp.asarray`` compiles per shape);
 - CPU runs compile at XLA level 0, GPU/TPU runs keep XLA's defaults;
 - the JAX compilation cache persists across runs, re-runs load from it, students never write it.
@@ -21,17 +21,25 @@ from conftest import SEED
 
 from autograder import _engine, _launch, _registry
 from autograder._engine import GradingRun, jax_cache_dir, schedule
-from autograder._paths import EXERCISES, SOLUTIONS, TORCH_ONLY
+from autograder._paths import EXERCISES, SOLUTIONS
 
 
-def test_schedule_puts_torch_only_first_then_longest_first():
+def test_schedule_puts_jax_only_first_then_longest_first():
     order = schedule(list(EXERCISES))
     assert sorted(order) == sorted(EXERCISES)
-    n = len(TORCH_ONLY)
-    assert set(order[:n]) == set(TORCH_ONLY)
-    costs = [_registry.cost(ex) for ex in order[n:]]
-    assert costs == sorted(costs, reverse=True)
-    assert order[n] == "ex07_flax_cnn"  # the longest JAX exercise starts first
+    n = len(_registry.JAX_ONLY)
+    assert n and set(order[:n]) == set(_registry.JAX_ONLY)
+    for group in (order[:n], order[n:]):
+        costs = [_registry.cost(ex) for ex in group]
+        assert costs == sorted(costs, reverse=True)
+    assert order[0] == "ex07_flax_cnn"  # the longest JAX exercise starts first
+
+
+def test_worker_needs_route_each_exercise_to_a_zygote_that_has_its_frameworks():
+    for ex in EXERCISES:
+        needs = _registry.worker_needs(ex)
+        frameworks = _registry.REGISTRY[ex].frameworks
+        assert needs == {("torch",): "torch", ("jax",): "jax"}.get(frameworks, "all"), ex
 
 
 class _CountCompiles(logging.Handler):
@@ -192,3 +200,24 @@ def test_cache_persists_and_a_rerun_loads_instead_of_compiling(tmp_path, monkeyp
     assert total == 10.0
     # same seed, same programs: every compile of the second run was a cache hit
     assert second == first, f"{len(second - first)} new entries on a re-run"
+
+
+def test_jax_only_workers_come_from_the_jax_zygote_the_others_from_the_full_one():
+    """ZygotePair routes by ``needs``: a JAX-only exercise's worker is a child of the JAX-only zygote (which
+    never imports torch), a PyTorch-only or mixed one a child of the full zygote; both grade alike."""
+    run = GradingRun(device="cpu", seed=SEED)
+    try:
+        pair = run.launcher.inner
+        assert isinstance(pair, _launch.ZygotePair)
+        parents = {}
+        for ex in (sorted(_registry.JAX_ONLY)[0], sorted(_registry.TORCH_ONLY)[0]):
+            worker = run.start_worker(ex, str(SOLUTIONS / f"{ex}.py"), "reference")
+            assert worker.status.get("status") == "loaded", worker.status
+            with open(f"/proc/{worker.proc.pid}/stat", "rb") as fh:
+                parents[ex] = int(fh.read().rsplit(b")", 1)[1].split()[1])
+            worker.close()
+        jax_ex, torch_ex = parents
+        assert parents[jax_ex] == pair.jax._popen.pid
+        assert parents[torch_ex] == pair.full._popen.pid
+    finally:
+        run.close()

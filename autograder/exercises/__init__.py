@@ -59,6 +59,11 @@ class Exercise:
         """Whether its workers need PyTorch only."""
         return self.frameworks == ("torch",)
 
+    @property
+    def jax_only(self) -> bool:
+        """Whether its workers need the JAX stack only."""
+        return self.frameworks == ("jax",)
+
 
 def package_names() -> list[str]:
     """Names of the exercise packages present (``exNN_name``), sorted."""

@@ -282,7 +282,9 @@ class ZygotePair:
 
     On a lone submission the full zygote's ~2.5 s of imports otherwise leave a core idle: with the
     pair, JAX work starts on it while PyTorch still imports. Requests say ``needs: "jax"`` to go to
-    the JAX one; any other goes to the full one.
+    the JAX one; any other goes to the full one. Only the JAX one is waited for here; the first
+    request for the full one waits for it, and should it not start, its requests are spawned
+    (:class:`SpawnLauncher`) instead.
     """
 
     kind = "zygote"
@@ -296,18 +298,33 @@ class ZygotePair:
             raise
         try:
             self.jax.wait_ready()
-            self.full.wait_ready()
         except BaseException:
-            self.close()
+            self.full.close()
             raise
+        self._spawner = SpawnLauncher(cpu_jax=cpu_jax, prefix=prefix)
+        self._full_ok: bool | None = None  # not known yet
+        self._lock = threading.Lock()
+
+    def _full(self) -> Any:
+        """The full zygote once it is ready, else (it did not start) the spawning launcher."""
+        with self._lock:
+            if self._full_ok is None:
+                try:
+                    self.full.wait_ready()
+                    self._full_ok = True
+                except RuntimeError:
+                    self._full_ok = False
+            if self._full_ok and not self.full.alive:
+                self._full_ok = False
+            return self.full if self._full_ok else self._spawner
 
     @property
     def alive(self) -> bool:
-        """Whether both still serve requests."""
-        return self.full.alive and self.jax.alive
+        """Whether the JAX zygote still serves requests (the full one falls back by itself)."""
+        return self.jax.alive
 
     def spawn(self, spec: dict[str, Any], fds: tuple[int, int]) -> Proc:
-        return (self.jax if spec.get("needs") == "jax" else self.full).spawn(spec, fds)
+        return (self.jax if spec.get("needs") == "jax" else self._full()).spawn(spec, fds)
 
     def close(self) -> None:
         """Stops both (each kills the workers it still has)."""

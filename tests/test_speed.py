@@ -221,3 +221,21 @@ def test_jax_only_workers_come_from_the_jax_zygote_the_others_from_the_full_one(
         assert parents[torch_ex] == pair.full._popen.pid
     finally:
         run.close()
+
+
+def test_a_full_zygote_that_died_leaves_its_exercises_to_spawned_workers():
+    """The full zygote is not waited for at start: if it is gone when its first worker is asked for, that
+    worker (and every later one) is spawned as a fresh interpreter instead, and still loads."""
+    run = GradingRun(device="cpu", seed=SEED)
+    try:
+        pair = run.launcher.inner
+        pair.full._popen.kill()
+        pair.full._popen.wait(30)
+        ex = sorted(_registry.TORCH_ONLY)[0]
+        worker = run.start_worker(ex, str(SOLUTIONS / f"{ex}.py"), "reference")
+        assert worker.status.get("status") == "loaded", worker.status
+        with open(f"/proc/{worker.proc.pid}/stat", "rb") as fh:
+            assert int(fh.read().rsplit(b")", 1)[1].split()[1]) == os.getpid()  # spawned by us
+        worker.close()
+    finally:
+        run.close()

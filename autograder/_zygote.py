@@ -18,6 +18,7 @@ worker's two pipe ends attached (SCM_RIGHTS); exits are reported back.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -65,6 +66,44 @@ def _warm_torch() -> None:
         opt.step()
     except Exception:  # noqa: BLE001 - warming is an optimisation only
         pass
+
+
+def _warm_dynamo() -> None:
+    """Pays once what a worker's first ``torch.compile`` costs (~0.8 s of one-time set-up in Dynamo and
+    AOTAutograd: decomposition tables, lazy imports), then forgets the warm-up itself: every compiled
+    frame, guard and counter (ex11's probes reset them again before each probe anyway). Runs in the
+    full zygote while the JAX one already serves the JAX-only exercises (``_launch.ZygotePair``)."""
+    try:
+        import torch
+        import torch._dynamo
+        import torch._dynamo.utils
+
+        def warm(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+            return torch.nn.functional.linear(x, w).relu().sum()
+
+        w = torch.ones(3, 4, requires_grad=True)
+        with _no_tqdm_monitor():  # AOTAutograd makes a tqdm bar: its monitor thread would outlive it
+            torch.compile(warm, backend="aot_eager")(torch.ones(2, 4), w).backward()
+            torch.compile(warm, backend="eager")(torch.ones(2, 4), w)
+        torch._dynamo.reset()
+        torch._dynamo.utils.counters.clear()
+    except Exception:  # noqa: BLE001 - warming is an optimisation only
+        pass
+
+
+@contextlib.contextmanager
+def _no_tqdm_monitor() -> Any:
+    """tqdm starts no monitor thread meanwhile: the zygote forks, so it stays single-threaded."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        yield
+        return
+    interval, tqdm.monitor_interval = tqdm.monitor_interval, 0
+    try:
+        yield
+    finally:
+        tqdm.monitor_interval = interval
 
 
 class _Server:
@@ -200,6 +239,7 @@ def main() -> None:
     inductor_dir = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     _preload(TORCH_STAGE)
     _warm_torch()
+    _warm_dynamo()
     # torch._dynamo's import fixes its cache directory (and tempfile's) under /tmp; a sandboxed worker
     # may not write there: each worker finds its own from its TMPDIR
     tempfile.tempdir = None

@@ -168,7 +168,7 @@ class ZygoteLauncher:
     kind = "zygote"
 
     def __init__(self, ready_timeout: float = 120.0, cpu_jax: bool = True, prefix: list[str] | None = None,
-                 jax_only: bool = False, wait: bool = True) -> None:
+                 jax_only: bool = False, wait: bool = True, then_full: socket.socket | None = None) -> None:
         """Starts the zygote.
 
         Args:
@@ -178,16 +178,45 @@ class ZygoteLauncher:
                 as in a container with Docker's default privileges).
             jax_only: import the JAX stack only (``_zygote.JAX_ONLY``), for :class:`ZygotePair`.
             wait: wait until it is ready (else call :meth:`wait_ready`).
+            then_full: with ``jax_only``, the zygote's end of a socket pair: once ready, the zygote forks
+                the full one from itself to serve it (see :meth:`forked`). Closed here.
         """
         self._ready_timeout = ready_timeout
-        self._sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self._popen = subprocess.Popen(
-            [*(prefix or []), sys.executable, "-m", "autograder._zygote", str(child.fileno()),
-             *(["--jax-only"] if jax_only else [])],
-            pass_fds=(child.fileno(),), env=worker_env(cpu_jax), cwd=str(ROOT), start_new_session=True,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        child.close()
+        sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        fds = (child.fileno(), *([then_full.fileno()] if then_full is not None else []))
+        extra = ["--jax-only"] if jax_only else []
+        if then_full is not None:
+            extra += ["--then-full", str(then_full.fileno())]
+        try:
+            self._popen: subprocess.Popen | None = subprocess.Popen(
+                [*(prefix or []), sys.executable, "-m", "autograder._zygote", str(child.fileno()), *extra],
+                pass_fds=fds, env=worker_env(cpu_jax), cwd=str(ROOT), start_new_session=True,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )
+        finally:
+            child.close()
+            if then_full is not None:
+                then_full.close()
+        self._attach(sock)
+        if wait:
+            self.wait_ready()
+
+    @classmethod
+    def forked(cls, sock: socket.socket, ready_timeout: float = 120.0) -> ZygoteLauncher:
+        """The full zygote that a JAX-only one forks from itself (``then_full``), served over ``sock``.
+
+        Not a child of the grader: it is gone when its socket closes (it exits when the grader closes its
+        end, and the JAX-only zygote holds no copy), and its pid comes with its "ready" message.
+        """
+        self = cls.__new__(cls)
+        self._ready_timeout = ready_timeout
+        self._popen = None
+        self._attach(sock)
+        return self
+
+    def _attach(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self.pid = self._popen.pid if self._popen is not None else 0
         self._ids = itertools.count()
         self._lock = threading.Lock()
         self._pending: dict[int, list[Any]] = {}
@@ -196,8 +225,6 @@ class ZygoteLauncher:
         self._ready = threading.Event()
         self._dead = False
         threading.Thread(target=self._reader, daemon=True).start()
-        if wait:
-            self.wait_ready()
 
     def wait_ready(self) -> None:
         """Waits until the zygote has imported its first stage.
@@ -225,6 +252,7 @@ class ZygoteLauncher:
             msg = json.loads(data)
             with self._lock:
                 if msg["event"] == "ready":
+                    self.pid = self.pid or int(msg.get("pid", 0))
                     self._ready.set()
                 elif msg["event"] == "spawned":
                     slot = self._pending.pop(msg["id"], None)
@@ -242,7 +270,7 @@ class ZygoteLauncher:
     @property
     def alive(self) -> bool:
         """Whether the zygote still serves requests."""
-        return not self._dead and self._popen.poll() is None
+        return not self._dead and (self._popen is None or self._popen.poll() is None)
 
     def spawn(self, spec: dict[str, Any], fds: tuple[int, int]) -> Proc:
         rid = next(self._ids)
@@ -270,15 +298,30 @@ class ZygoteLauncher:
         except OSError:
             pass
         self._sock.close()
+        if self._popen is None:  # not our child: wait until it has exited (or is a zombie of its parent)
+            deadline = time.monotonic() + 5
+            while self.pid and _running(self.pid) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            return
         try:
             self._popen.wait(5)
         except subprocess.TimeoutExpired:
             self._popen.kill()
 
 
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
 class ZygotePair:
-    """Two zygotes started together, one launcher: the JAX-only exercises' workers come from one that
-    imports the JAX stack only (ready in ~0.8 s), the others from the full one (PyTorch first).
+    """Two zygotes, one launcher: the JAX-only exercises' workers come from one that imports the JAX
+    stack only (ready in ~0.8 s), the others from the full one, which that one forks from itself once
+    ready and which then imports PyTorch (the JAX stack is imported once, not twice).
 
     On a lone submission the full zygote's ~2.5 s of imports otherwise leave a core idle: with the
     pair, JAX work starts on it while PyTorch still imports. Requests say ``needs: "jax"`` to go to
@@ -290,12 +333,13 @@ class ZygotePair:
     kind = "zygote"
 
     def __init__(self, ready_timeout: float = 120.0, cpu_jax: bool = True, prefix: list[str] | None = None) -> None:
-        self.full = ZygoteLauncher(ready_timeout, cpu_jax, prefix, wait=False)
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            self.jax = ZygoteLauncher(ready_timeout, cpu_jax, prefix, jax_only=True, wait=False)
+            self.jax = ZygoteLauncher(ready_timeout, cpu_jax, prefix, jax_only=True, wait=False, then_full=theirs)
         except BaseException:
-            self.full.close()
+            mine.close()
             raise
+        self.full = ZygoteLauncher.forked(mine, ready_timeout)
         try:
             self.jax.wait_ready()
         except BaseException:
@@ -327,9 +371,9 @@ class ZygotePair:
         return (self.jax if spec.get("needs") == "jax" else self._full()).spawn(spec, fds)
 
     def close(self) -> None:
-        """Stops both (each kills the workers it still has)."""
-        self.jax.close()
+        """Stops both (each kills the workers it still has): the full one first, a child of the other."""
         self.full.close()
+        self.jax.close()
 
 
 class WorkerDied(Exception):

@@ -8,9 +8,11 @@ after which requests whose spec says ``needs: "torch"`` (the PyTorch-only
 exercises) are forked between the following imports (never during one),
 so they run on another core while the JAX stack loads; other requests wait
 for stage "all".
-With ``--jax-only`` it imports the JAX stack only and forks at once; the
-grader runs one of those beside the full one (``_launch.ZygotePair``), so
-the JAX-only exercises start while PyTorch is still importing.
+With ``--jax-only`` it imports the JAX stack only and forks at once; with
+``--then-full FD`` as well, it then forks the full zygote from itself, which
+goes on to import PyTorch and serves FD (``_launch.ZygotePair``): the
+JAX-only exercises start while PyTorch is still importing, and the JAX stack
+is imported once, not in both (~1 CPU-s per run).
 Each child initialises its own backend after the fork, so nothing
 fork-unsafe is shared. Requests arrive over a SOCK_SEQPACKET socket with the
 worker's two pipe ends attached (SCM_RIGHTS); exits are reported back.
@@ -112,6 +114,7 @@ class _Server:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.children: set[int] = set()
+        self.sibling = 0  # the full zygote when forked from this one: neither a worker nor an orphan
         self.queue: list[tuple[dict[str, Any], list[int]]] = []
         self.stage = "torch"
         self.next_sweep = 0.0
@@ -143,7 +146,7 @@ class _Server:
         except OSError:
             return
         for pid in pids:
-            if pid in self.children and not everyone:
+            if (pid in self.children and not everyone) or pid == self.sibling:
                 continue
             try:
                 with open(f"/proc/{pid}/stat", "rb") as fh:
@@ -222,20 +225,30 @@ def serve(server: _Server) -> None:
         server.poll(0.05)
 
 
-def main() -> None:
-    """Entry point: ``python -m autograder._zygote SOCKFD [--jax-only] [MODULE...]``."""
-    sock = socket.socket(fileno=int(sys.argv[1]))
-    if sys.platform.startswith("linux"):  # orphans of workers come to us (see _Server.sweep)
+def _subreaper() -> None:
+    """Orphans of this process's workers come to it (see _Server.sweep); not inherited by a fork."""
+    if sys.platform.startswith("linux"):
         import ctypes
 
         ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-    server = _Server(sock)
-    if sys.argv[2:3] == ["--jax-only"]:
-        _preload([*JAX_ONLY, *sys.argv[3:]])
-        import autograder._worker  # noqa: F401 - what every child runs
-        server.stage = "all"  # nothing more to import: any request is forked at once
-        sock.send(json.dumps({"event": "ready", "stage": "all"}).encode())
-        serve(server)
+
+
+def _fork_full(server: _Server, full_fd: int, extra: list[str]) -> None:
+    """Forks the full zygote from this one (the JAX stack already imported) to serve ``full_fd``."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            server.sock.close()
+            _subreaper()
+            _full(_Server(socket.socket(fileno=full_fd)), extra)
+        finally:
+            os._exit(0)
+    os.close(full_fd)
+    server.sibling = pid
+
+
+def _full(server: _Server, extra: list[str]) -> NoReturn:
+    """The full zygote: PyTorch (and Dynamo, warmed) first, then whatever of the JAX stack is missing."""
     inductor_dir = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     _preload(TORCH_STAGE)
     _warm_torch()
@@ -246,8 +259,8 @@ def main() -> None:
     if inductor_dir is None:
         os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
     import autograder._worker  # noqa: F401 - what every child runs
-    sock.send(json.dumps({"event": "ready", "stage": "torch"}).encode())
-    rest = [m for m in (*PRELOAD, *sys.argv[2:]) if m not in TORCH_STAGE]
+    server.sock.send(json.dumps({"event": "ready", "stage": "torch", "pid": os.getpid()}).encode())
+    rest = [m for m in (*PRELOAD, *extra) if m not in TORCH_STAGE]
     # between two imports (never during one) fork the requests PyTorch alone satisfies
     def between() -> None:
         while server.poll(0.0):
@@ -255,7 +268,27 @@ def main() -> None:
 
     _preload(rest, between=between)
     server.stage = "all"
-    sock.send(json.dumps({"event": "ready", "stage": "all"}).encode())
+    server.sock.send(json.dumps({"event": "ready", "stage": "all", "pid": os.getpid()}).encode())
+    serve(server)
+    raise AssertionError("serve returned")  # pragma: no cover - serve only ends by exiting
+
+
+def main() -> None:
+    """Entry point: ``python -m autograder._zygote SOCKFD [--jax-only [--then-full FD]] [MODULE...]``."""
+    args = sys.argv[2:]
+    jax_only = args[:1] == ["--jax-only"]
+    full_fd = int(args[2]) if jax_only and args[1:2] == ["--then-full"] else None
+    extra = args[(3 if full_fd is not None else 1) if jax_only else 0:]
+    _subreaper()
+    server = _Server(socket.socket(fileno=int(sys.argv[1])))
+    if not jax_only:
+        _full(server, extra)
+    _preload([*JAX_ONLY, *extra])
+    import autograder._worker  # noqa: F401 - what every child runs
+    if full_fd is not None:
+        _fork_full(server, full_fd, extra)
+    server.stage = "all"  # nothing more to import: any request is forked at once
+    server.sock.send(json.dumps({"event": "ready", "stage": "all", "pid": os.getpid()}).encode())
     serve(server)
 
 

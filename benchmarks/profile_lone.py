@@ -137,10 +137,12 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=2026)
     p.add_argument("--cprofile", default="", help="exercise:role whose load and probes to cProfile")
     p.add_argument("--calls", action="store_true", help="print every probe call")
+    p.add_argument("--names", action="store_true", help="with --calls: the programs each call compiled")
     p.add_argument("--json", default="")
     args = p.parse_args()
     exercises = [e for e in EXERCISES if not args.only or any(e.startswith(o) for o in args.only.split(","))]
-    os.environ.update(TAPETRACE_JAX_CACHE="run", TAPETRACE_PROF="1", TAPETRACE_PROF_CPROFILE=args.cprofile)
+    os.environ.update(TAPETRACE_JAX_CACHE="run", TAPETRACE_PROF="1", TAPETRACE_PROF_CPROFILE=args.cprofile,
+                      TAPETRACE_PROF_NAMES="1" if args.names else "0")
     _instrument()
     prefix = ["env", f"PYTHONPATH={ROOT / 'benchmarks' / '_prof'}:{ROOT}"]
     load0 = os.getloadavg()
@@ -159,7 +161,8 @@ def main() -> None:
             pr = r["prof"]
             print(f"{r['exercise'][:4]} {r['role'][:3]:<3} {r['kind']:<5} {r['check'][:28]:<28} "
                   f"{r.get('probe', '')[:24]:<24} {r['wall']:6.2f} cpu {pr.get('cpu', 0):5.2f} "
-                  f"jax {_compile(pr):5.2f} xla {_xla(pr):5.2f} #{pr.get('n_compile', 0)}")
+                  f"jax {_compile(pr):5.2f} xla {_xla(pr):5.2f} #{pr.get('n_compile', 0)}"
+                  + (f"  {' '.join(pr.get('names', []))}" if args.names else ""))
     numbers = report(exercises, res)
     print(f"\nlone submission ({len(exercises)} exercises, --jobs {args.jobs}): {wall:.1f} s wall "
           f"(GradingRun start {t_run:.1f} s), {cpu:.1f} s CPU (grader + zygote + workers); "

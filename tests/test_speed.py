@@ -11,9 +11,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -217,10 +221,38 @@ def test_jax_only_workers_come_from_the_jax_zygote_the_others_from_the_full_one(
                 parents[ex] = int(fh.read().rsplit(b")", 1)[1].split()[1])
             worker.close()
         jax_ex, torch_ex = parents
-        assert parents[jax_ex] == pair.jax._popen.pid
-        assert parents[torch_ex] == pair.full._popen.pid
+        assert parents[jax_ex] == pair.jax.pid
+        assert parents[torch_ex] == pair.full.pid
     finally:
         run.close()
+
+
+def _ppid(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", "rb") as fh:
+        return int(fh.read().rsplit(b")", 1)[1].split()[1])
+
+
+def test_the_full_zygote_is_forked_from_the_jax_one_and_both_are_gone_after_close():
+    """The JAX stack is imported once: the full zygote is a fork of the JAX-only one (taken once that one is
+    ready), not a second interpreter; closing the pair stops both, and their workers."""
+    ex = sorted(_registry.TORCH_ONLY)[0]
+    spec = {"exercise": ex, "role": "reference", "source_path": str(SOLUTIONS / f"{ex}.py"), "module_name": ex,
+            "device": {"torch": "cpu", "jax": "cpu"}, "jax_cache": None, "needs": "torch"}
+    pair = _launch.ZygotePair()
+    pids = [pair.jax.pid]
+    try:
+        pair.full.wait_ready()
+        pids.append(pair.full.pid)
+        assert pair.full.pid and pair.full.pid != pair.jax.pid
+        assert _ppid(pair.full.pid) == pair.jax.pid
+        worker = _launch.Worker(pair, spec, 60)
+        pids.append(worker.proc.pid)
+        assert worker.status.get("status") == "loaded", worker.status
+        assert _ppid(worker.proc.pid) == pair.full.pid
+    finally:
+        pair.close()
+    time.sleep(0.2)
+    assert not [p for p in pids if _launch._running(p)]
 
 
 def test_a_full_zygote_that_died_leaves_its_exercises_to_spawned_workers():
@@ -229,8 +261,11 @@ def test_a_full_zygote_that_died_leaves_its_exercises_to_spawned_workers():
     run = GradingRun(device="cpu", seed=SEED)
     try:
         pair = run.launcher.inner
-        pair.full._popen.kill()
-        pair.full._popen.wait(30)
+        assert pair.full.wait_ready() is None and pair.full.pid
+        os.kill(pair.full.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while pair.full.alive and time.monotonic() < deadline:
+            time.sleep(0.05)
         ex = sorted(_registry.TORCH_ONLY)[0]
         worker = run.start_worker(ex, str(SOLUTIONS / f"{ex}.py"), "reference")
         assert worker.status.get("status") == "loaded", worker.status
@@ -251,3 +286,43 @@ def test_zygote_warm_ups_leave_one_thread_and_no_dynamo_state():
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["1", "0"]
+
+
+def test_both_runs_the_reference_beside_the_student_and_a_reference_error_wins():
+    """The grader's checks get ``concurrent`` contexts: ``both`` runs the reference's call while the student's
+    runs (separate workers), returns (student, reference), and reports a reference failure over the student's."""
+    from autograder._suite import Ctx, GraderBug, StudentProblem
+
+    student_running = threading.Event()
+    seen: dict[str, bool] = {}
+
+    def reference(probe: str, kwargs: dict) -> tuple:
+        seen["overlap"] = student_running.wait(5)
+        return ("reference", probe, kwargs["a"])
+
+    def student(probe: str, call: str, scale: float, kwargs: dict) -> tuple:
+        student_running.set()
+        return ("student", probe, kwargs["a"])
+
+    def ctx(student_fn: Any, reference_fn: Any, concurrent: bool = True) -> Ctx:
+        return Ctx(rng=np.random.default_rng(0), seed=0, device={}, student=student_fn, reference=reference_fn,
+                   concurrent=concurrent)
+
+    assert ctx(student, reference).both("forward", a=1) == (("student", "forward", 1), ("reference", "forward", 1))
+    assert seen["overlap"]
+
+    def broken_reference(probe: str, kwargs: dict) -> None:
+        raise GraderBug("reference probe failed")
+
+    def failing_student(probe: str, call: str, scale: float, kwargs: dict) -> None:
+        raise StudentProblem("CALL_CRASHED", call=call, how="killed")
+
+    with pytest.raises(GraderBug):
+        ctx(failing_student, broken_reference).both("forward")
+    with pytest.raises(StudentProblem):
+        ctx(failing_student, reference).both("forward", a=1)
+    # the notebook's self-check and the pytest plugin keep the plain order: reference, then student
+    order: list[str] = []
+    plain = ctx(lambda p, c, s, kw: order.append("student"), lambda p, kw: order.append("reference"), False)
+    plain.both("forward")
+    assert order == ["reference", "student"]

@@ -16,7 +16,7 @@ if os.environ.get("TAPETRACE_PROF") == "1":
     import autograder._wire as _wire
     import autograder._worker as _worker
 
-    _state: dict = {"compile": {}, "n_compile": 0, "marks": {}}
+    _state: dict = {"compile": {}, "n_compile": 0, "marks": {}, "names": []}
     _orig_send, _orig_main, _orig_load, _orig_probe = _wire.send, _worker.worker_main, _worker._load, _worker._run_probe
     _want = os.environ.get("TAPETRACE_PROF_CPROFILE", "")  # "exercise:role" to cProfile
 
@@ -32,13 +32,14 @@ if os.environ.get("TAPETRACE_PROF") == "1":
 
     def _reset() -> None:
         _state["t"], _state["cpu"] = time.perf_counter(), time.process_time()
-        _state["compile"], _state["n_compile"] = {}, 0
+        _state["compile"], _state["n_compile"], _state["names"] = {}, 0, []
 
     def _send(fd: int, obj: object) -> None:
         if isinstance(obj, dict):
             obj = dict(obj, _prof={"wall": time.perf_counter() - _state["t"],
                                    "cpu": time.process_time() - _state["cpu"],
                                    "compile": dict(_state["compile"]), "n_compile": _state["n_compile"],
+                                   "names": list(_state["names"]),
                                    "marks": dict(_state["marks"]), "cprofile": _state.pop("cprofile", "")})
         _state["marks"] = {}
         _orig_send(fd, obj)
@@ -90,6 +91,18 @@ if os.environ.get("TAPETRACE_PROF") == "1":
         if "jax" in sys.modules:
             sys.modules["jax"].monitoring.register_event_duration_secs_listener(_listener)
             sys.modules["jax"].monitoring.register_event_listener(_event)
+            if os.environ.get("TAPETRACE_PROF_NAMES") == "1":  # the name of every program XLA compiles
+                import logging
+
+                class _Names(logging.Handler):
+                    def emit(self, record: logging.LogRecord) -> None:
+                        msg = record.getMessage()
+                        if msg.startswith("Finished XLA compilation of "):
+                            words = msg.split(" ")  # ... of jit(NAME) in SECONDS sec
+                            _state["names"].append(f"{words[4]}={float(words[6]) * 1000:.0f}ms")
+
+                sys.modules["jax"].config.update("jax_log_compiles", True)
+                logging.getLogger("jax").addHandler(_Names())
         return _orig_main(cmd_fd, res_fd, spec)
 
     _wire.send, _worker.worker_main, _worker._load, _worker._run_probe = _send, _main, _load, _run_probe

@@ -203,7 +203,7 @@ def probe_train(mod: Any, num_classes: int, params: dict, xs: list[np.ndarray], 
     model, variables = _with_params(mod, num_classes, params, xs[0].shape[0], call)
     optimizer = _optimizer(opt)
     step = get(mod, "make_flax_train_step")(model, optimizer)
-    opt_state = optimizer.init(variables)
+    opt_state = _jit(optimizer.init)(variables)  # one program, not one zeros per param shape
     loss_at = _loss_at(model) if after else None
     losses, losses_after = [], []
     for x, y in zip(xs, ys, strict=True):
@@ -250,7 +250,7 @@ def probe_trace_counts(mod: Any, num_classes: int, params: dict, xs: list[np.nda
         return next_fun(*args, **kwargs)
 
     step = get(mod, "make_flax_train_step")(model, optimizer)
-    opt_state = optimizer.init(variables)
+    opt_state = _jit(optimizer.init)(variables)  # one program, not one zeros per param shape
     model_calls, update_calls = [], []
     for x, y in zip(xs, ys, strict=True):
         with _intercept(interceptor):
@@ -273,7 +273,7 @@ def probe_fit_digits(mod: Any, params: dict, steps: int, learning_rate: float,
     model, variables = _with_params(mod, 10, params, 1, call)
     optimizer = optax.adam(learning_rate)
     step = get(mod, "make_flax_train_step")(model, optimizer)
-    opt_state = optimizer.init(variables)
+    opt_state = _jit(optimizer.init)(variables)  # one program, not one zeros per param shape
     # Judged by outcome only (compiling is another check's business): wrap the
     # step in jit so an eager step is not slow here; nested jit costs nothing.
     # A step that cannot be traced runs as written.

@@ -84,6 +84,11 @@ def jax_forward(params: dict, x: Any) -> Any:
     return x
 
 
+# The probes' own JAX forward, compiled: one program per params/input shape instead of one per eager op
+# and layer (matmul, add, relu: ~7 per call on each side).
+_jax_forward_jit = _jit(jax_forward)
+
+
 def jax_params(params: dict) -> dict:
     """Numpy ``{"W": [...], "b": [...]}`` (as sent) -> float32 jax arrays."""
     return {"W": [_jnp_asarray(_np_array(w, dtype=np.float32)) for w in params["W"]],
@@ -158,8 +163,9 @@ def bce_jax(params: dict, x: Any, y: Any) -> Any:
 _STEPS: dict[float, Any] = {}
 
 
-def _jax_step(lr: float) -> tuple[Any, Any]:
-    """ex05's ``make_train_step`` for ``optax.adam(lr)``, compiled once per worker."""
+def _jax_step(lr: float) -> tuple[Any, Any, Any]:
+    """``(optimizer, its compiled init, step)``: ex05's ``make_train_step`` for ``optax.adam(lr)``,
+    compiled once per worker."""
     if lr not in _STEPS:
         opt = _adam(lr)
 
@@ -168,14 +174,15 @@ def _jax_step(lr: float) -> tuple[Any, Any]:
             updates, opt_state = opt.update(grads, opt_state, params)
             return _apply_updates(params, updates), opt_state, loss
 
-        _STEPS[lr] = (opt, _jit(step, compiler_options=FAST_RUN))
+        # the optimizer's state built by one program (not one eager zeros per parameter shape)
+        _STEPS[lr] = (opt, _jit(opt.init), _jit(step, compiler_options=FAST_RUN))
     return _STEPS[lr]
 
 
 def fit_jax(params: dict, x: np.ndarray, y: np.ndarray, steps: int, lr: float) -> tuple[dict, list[float]]:
     """ex05's ``fit``: ``steps`` jitted Adam steps; final params and per-step losses."""
-    opt, step = _jax_step(lr)
-    opt_state = opt.init(params)
+    _opt, init, step = _jax_step(lr)
+    opt_state = init(params)
     xj, yj = _jnp_asarray(_np_array(x, dtype=np.float32)), _jnp_asarray(_np_array(y, dtype=np.float32))
     losses = []
     for _ in range(steps):
@@ -186,7 +193,7 @@ def fit_jax(params: dict, x: np.ndarray, y: np.ndarray, steps: int, lr: float) -
 
 def accuracy_jax(params: dict, x: np.ndarray, y: np.ndarray) -> float:
     """Validation accuracy: ``(logit >= 0) == (y == 1)``."""
-    z = _np_array(jax_forward(params, _jnp_asarray(_np_array(x, dtype=np.float32))))[:, 0]
+    z = _np_array(_jax_forward_jit(params, _jnp_asarray(_np_array(x, dtype=np.float32))))[:, 0]
     return float(np.mean((z >= 0) == (y == 1)))
 
 
@@ -199,7 +206,7 @@ def probe_to_jax(mod: Any, dims: list[int], weights: list[np.ndarray], x: np.nda
         torch_out = torch_to_np(model(_torch_x(x)), "model(x)")
     jax_out = None
     if _shapes_ok(params, dims):
-        jax_out = _np_array(jax_forward(params, _jnp_asarray(_np_array(x, dtype=np.float32))))
+        jax_out = _np_array(_jax_forward_jit(params, _jnp_asarray(_np_array(x, dtype=np.float32))))
     return {"params": tree_to_np(params, "torch_mlp_to_jax(model)"), "jax_out": jax_out, "torch_out": torch_out}
 
 
@@ -232,7 +239,7 @@ def probe_to_torch(mod: Any, dims: list[int], params: dict, seed: int, x: np.nda
         torch_out = torch_to_np(model(_torch_x(x)), "model(x)")
     return {"weights": [torch_to_np(p, "model.parameters()") for p in model.parameters()],
             "torch_out": torch_out,
-            "jax_out": _np_array(jax_forward(jp, _jnp_asarray(_np_array(x, dtype=np.float32))))}
+            "jax_out": _np_array(_jax_forward_jit(jp, _jnp_asarray(_np_array(x, dtype=np.float32))))}
 
 
 def probe_to_torch_leaves(mod: Any, dims: list[int], params: dict, seed: int, x: np.ndarray) -> dict[str, Any]:
@@ -302,7 +309,7 @@ def probe_conv(mod: Any, weight: np.ndarray, bias: np.ndarray, x: np.ndarray) ->
         variables = {"params": {"kernel": _jnp_asarray(kernel, dtype=jnp.float32),
                                 "bias": _jnp_asarray(_np_array(bias, dtype=np.float32))}}
         nhwc = _jnp_asarray(_np_array(x, dtype=np.float32).transpose(0, 2, 3, 1))
-        flax_out = _np_array(layer.apply(variables, nhwc))
+        flax_out = _np_array(_jit(layer.apply)(variables, nhwc))
     return {"kernel": _np_array(kernel, copy=True), "flax_out": flax_out,
             "torch_out": torch_out.transpose(0, 2, 3, 1).copy()}
 

@@ -91,21 +91,20 @@ def _labels(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
     return rng.integers(0, k, size=n).astype(np.int32)
 
 
-def _train(ctx: Ctx, call: str, **kwargs: object) -> tuple[dict, dict]:
-    """``(student, reference)`` runs of the train probe; only the reference computes the diagnosis aid
-    (the loss after each update), which is all that is read of it."""
-    want = ctx.reference("train", after=True, **kwargs)
-    return ctx.student("train", call=call, after=False, **kwargs), want
+def _judge_steps(ctx: Ctx, call: str, kind: str, n: int, **kwargs: object) -> None:
+    """Runs the train probe on both sides; losses first (with diagnoses), then the params after the steps.
 
-
-def _judge_steps(ctx: Ctx, got: dict, want: dict, kind: str, n: int) -> None:
-    """Losses first (with diagnoses), then the params after the steps."""
+    The reference's loss after each update (the probe's ``after``, a diagnosis aid for a step that reports
+    the loss after its update) costs a compile of the loss: it is asked for only once the losses differ.
+    """
+    got, want = ctx.both("train", call=call, after=False, **kwargs)
     g, w = got["losses"], want["losses"]
     for gi, wi in zip(g, w, strict=True):
         if np.isfinite(wi) and not np.isfinite(gi):
             raise Fail("EX07_LOSS_OVERFLOW", got=gi)
     if ctx.difference(g, w, kind=kind, framework="jax") is not None:
-        if ctx.difference(g, want["loss_after_update"], kind=kind, framework="jax") is None:
+        after = ctx.reference("train", after=True, **kwargs)["loss_after_update"]
+        if ctx.difference(g, after, kind=kind, framework="jax") is None:
             raise Fail("EX07_LOSS_AFTER_UPDATE")
         if ctx.difference(g[0], n * w[0], kind=kind, framework="jax") is None:
             raise Fail("EX07_LOSS_SUM")
@@ -122,9 +121,8 @@ def train_step_sgd(ctx: Ctx) -> None:
     xs = [case["x"], images(ctx.rng, n)]
     ys = [_labels(ctx.rng, n, k) for _ in xs]
     opt = {"name": "sgd", "learning_rate": float(ctx.rng.uniform(0.05, 0.2)), "momentum": 0.9}
-    got, want = _train(ctx, "make_flax_train_step(model, optax.sgd(...)): 2 steps",
-                       num_classes=None, params=case["params"], xs=xs, ys=ys, opt=opt)
-    _judge_steps(ctx, got, want, "step", n)
+    _judge_steps(ctx, "make_flax_train_step(model, optax.sgd(...)): 2 steps", "step", n,
+                 num_classes=None, params=case["params"], xs=xs, ys=ys, opt=opt)
 
 
 # Large logits: pixels scaled by LARGE_SCALE spread the logits of these params by ~0.5 x the
@@ -146,9 +144,8 @@ def train_step_adam(ctx: Ctx) -> None:
     xs = [case["x"], images(ctx.rng, n), images(ctx.rng, n), scale * images(ctx.rng, n)]
     ys = [_labels(ctx.rng, n, k) for _ in xs]
     opt = {"name": "adam", "learning_rate": float(ctx.rng.uniform(1e-3, 1e-2))}
-    got, want = _train(ctx, "make_flax_train_step(model, optax.adam(...)): 4 steps, the last with large logits",
-                       num_classes=None, params=case["params"], xs=xs, ys=ys, opt=opt)
-    _judge_steps(ctx, got, want, "steps", n)
+    _judge_steps(ctx, "make_flax_train_step(model, optax.adam(...)): 4 steps, the last with large logits", "steps",
+                 n, num_classes=None, params=case["params"], xs=xs, ys=ys, opt=opt)
 
 
 @suite.check(points=1.5, timeout_scale=2.0)

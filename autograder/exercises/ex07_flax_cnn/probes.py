@@ -196,8 +196,8 @@ def probe_train(mod: Any, num_classes: int, params: dict, xs: list[np.ndarray], 
 
     Returns the losses the step reported, the final params, and (probe code, when ``after``)
     the loss at the params after each step: a diagnosis aid for a step that reports the loss
-    after the update. Only the reference's is ever read, so the student's side skips it (one
-    compile of the loss fewer per call).
+    after the update. Only the reference's is ever read, and only once the losses differ, so
+    the calls that compare both sides skip it (one compile of the loss fewer per call).
     """
     call = "make_flax_train_step(model, optimizer)"
     model, variables = _with_params(mod, num_classes, params, xs[0].shape[0], call)

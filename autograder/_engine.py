@@ -546,7 +546,7 @@ class ExerciseGrading:
         run = self.grading_run
         return Ctx(rng=check_rng(run.seed, self.exercise, check.name), seed=run.seed, device=run.device,
                    student=lambda p, c, s, kw, _scale=check.timeout_scale: self._student_call(p, c, s * _scale, kw),
-                   reference=self._reference_call, concurrent=True)
+                   reference=self._reference_call)
 
     def refusal(self, check: Check) -> tuple[str, dict[str, Any]] | None:
         """Why ``check`` must not run now (``(key, fields)``: a device it needs, the spent timeout budget), or None."""

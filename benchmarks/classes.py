@@ -11,8 +11,10 @@ exercise while there are enough files, and every exercise is graded in full (a s
 costs as much as a full answer only when it gets that far; the mix is printed).
 
 The lone submission is what ``otter grade`` and Gradescope pay for *every* submission: one
-process, a cold compile cache, the reference computed from scratch, nothing else running.
-Prints numbers and rates only (no timed assertion: a shared machine is noisy).
+process, a cold compile cache, the reference computed from scratch, nothing else running. It is
+graded ``lone_n`` times (one seed each: inputs and shapes differ, as between two students) and the
+median is the figure: on a shared 2-vCPU machine the same work varies by +-15% in CPU-seconds
+from one run to the next. Prints numbers and rates only (no timed assertion).
 """
 
 from __future__ import annotations
@@ -100,12 +102,19 @@ def _grade(paths: list[str], exercises: list[str], seed: int, jobs: int | None, 
             + (after.children_system - before.children_system), "rows": rows}
 
 
-def bench_class(tmp: Path, exercises: list[str], seed: int, n: int, line: Any, load: Any) -> dict[str, Any]:
+def bench_class(tmp: Path, exercises: list[str], seed: int, n: int, line: Any, load: Any,
+                lone_n: int = 3) -> dict[str, Any]:
     """Runs the section; ``line(label, value)`` and ``load()`` are run.py's printers."""
     print(f"\n[class] {n} submissions x {len(exercises)} exercises, --jobs 2, cold compile cache; {load()}")
-    lone = _grade(copy_class(tmp / "lone", 1, exercises), exercises, seed, None, tmp / "lone.json")
-    line("lone cold submission (default --jobs; what otter/Gradescope pay each)",
-         f"{lone['wall']:6.1f} s wall, {lone['cpu']:6.1f} s CPU   (target <= 15 s); {load()}")
+    lone_path = copy_class(tmp / "lone", 1, exercises)
+    lones = []
+    for k in range(max(1, lone_n)):
+        got = _grade(lone_path, exercises, seed + k, None, tmp / f"lone{k}.json")
+        lones.append(got)
+        line(f"lone cold submission, seed {seed + k}", f"{got['wall']:6.1f} s wall, {got['cpu']:6.1f} s CPU; {load()}")
+    lone = sorted(lones, key=lambda r: r["wall"])[len(lones) // 2]
+    line(f"lone cold submission (median of {len(lones)}; default --jobs; what otter/Gradescope pay each)",
+         f"{lone['wall']:6.1f} s wall, {lone['cpu']:6.1f} s CPU   (target <= 15 s)")
     copies = _grade(copy_class(tmp / "copies", n, exercises), exercises, seed, 2, tmp / "copies.json")
     assert all(r["total"] == r["max_total"] for r in copies["rows"]), "a copy of the solutions lost points"
     paths, kinds = distinct_class(tmp / "distinct", n, exercises, seed)
@@ -121,7 +130,8 @@ def bench_class(tmp: Path, exercises: list[str], seed: int, n: int, line: Any, l
                                                  "   (target >= 500/hour distinct)")
     totals = sorted(r["total"] for r in distinct["rows"])
     line("distinct class scores (min / median / max)", f"{totals[0]:g} / {totals[len(totals) // 2]:g} / {totals[-1]:g}")
-    return {"n": n, "lone_wall": lone["wall"], "lone_cpu": lone["cpu"], "copy_wall": copies["wall"],
+    return {"n": n, "lone_wall": lone["wall"], "lone_cpu": lone["cpu"],
+            "lone_runs": [{"wall": r["wall"], "cpu": r["cpu"]} for r in lones], "copy_wall": copies["wall"],
             "copy_cpu": copies["cpu"], "distinct_wall": distinct["wall"], "distinct_cpu": distinct["cpu"],
             "copy_rate_per_hour": rates["copy class"], "distinct_rate_per_hour": rates["distinct class"],
             "distinct_kinds": dict(kinds)}

@@ -313,6 +313,8 @@ def main() -> None:
     p.add_argument("--load-n", type=int, default=None, help="submissions in the load test (default 200)")
     p.add_argument("--load-only", default=None, help="exercises for the load test (default: the first one)")
     p.add_argument("--class-n", type=int, default=None, help="submissions per class in the class section (default 8)")
+    p.add_argument("--lone-n", type=int, default=None,
+                   help="lone cold submissions in the class section, one seed each; the median is the figure (default 3)")
     p.add_argument("--scale-n", type=int, default=None, help="submissions in the scale section (default 8)")
     p.add_argument("--reps", type=int, default=2, help="repetitions of the iso benchmark (best is kept)")
     p.add_argument("--seed", type=int, default=2026)
@@ -349,7 +351,7 @@ def main() -> None:
             from classes import bench_class
 
             results["class"] = bench_class(tmp, exercises, args.seed, args.class_n or (4 if args.quick else 8),
-                                           line, load)
+                                           line, load, lone_n=args.lone_n or (1 if args.quick else 3))
         if "otter" in sections:
             results["otter"] = bench_otter(tmp, exercises, args.seed, args.otter_zip)
         if "load" in sections:

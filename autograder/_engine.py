@@ -160,8 +160,7 @@ class ReferenceBank:
             return resp["value"]
 
     def close(self) -> None:
-        for w in self._workers.values():
-            w.close()
+        _launch.close_all(list(self._workers.values()))
         self._workers.clear()
 
 

@@ -439,12 +439,31 @@ class Worker:
     def close(self) -> None:
         """Closes the pipes (the worker exits on EOF), then kills what is left of its process group:
         without a pid namespace, processes the student's code started would outlive it."""
-        if self.alive:
-            self.alive = False
-            for fd in (self._cmd_w, self._res_r):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-            self.proc.wait(0.5)
-            self.proc.kill()
+        close_all([self])
+
+    def _release(self) -> bool:
+        """Closes the pipes; whether the worker was still open."""
+        if not self.alive:
+            return False
+        self.alive = False
+        for fd in (self._cmd_w, self._res_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        return True
+
+
+def close_all(workers: list[Worker], grace: float = 0.5) -> None:
+    """Closes workers together: every pipe first, so they all exit at once, then waits up to ``grace``
+    seconds in all for their exits and kills what is left of each one's process group.
+
+    Args:
+        workers: the workers (closed ones are skipped).
+        grace: seconds the workers get, together, to exit on their own.
+    """
+    closing = [w for w in workers if w._release()]
+    deadline = time.monotonic() + grace
+    for w in closing:
+        w.proc.wait(max(0.0, deadline - time.monotonic()))
+        w.proc.kill()

@@ -108,6 +108,10 @@ def _no_tqdm_monitor() -> Any:
         tqdm.monitor_interval = interval
 
 
+def _on_child(_signum: int, _frame: Any) -> None:
+    """SIGCHLD: nothing to do here; the signal's byte on the wake-up pipe wakes :meth:`_Server.poll`."""
+
+
 class _Server:
     """Forks a worker per request; requests needing more than is imported yet wait in a queue."""
 
@@ -118,6 +122,19 @@ class _Server:
         self.queue: list[tuple[dict[str, Any], list[int]]] = []
         self.stage = "torch"
         self.next_sweep = 0.0
+        # SIGCHLD wakes poll(): a worker's exit is reported at once, not at the next poll timeout
+        # (the grader waits for it when it closes a worker: ~25 ms per worker on average otherwise)
+        self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.signal(signal.SIGCHLD, _on_child)
+        signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
+
+    def release(self) -> None:
+        """In a child of this zygote: lets go of its socket, wake-up pipe and SIGCHLD handling."""
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        self.sock.close()
+        for fd in (self.wake_r, self.wake_w):
+            os.close(fd)
 
     def reap(self) -> None:
         exited = False
@@ -164,9 +181,13 @@ class _Server:
 
         Returns: whether a request was taken.
         """
-        ready = select.select([self.sock], [], [], timeout)[0]
+        ready = select.select([self.sock, self.wake_r], [], [], timeout)[0]
+        if self.wake_r in ready:
+            with contextlib.suppress(BlockingIOError):
+                while os.read(self.wake_r, 512):
+                    pass
         self.reap()
-        if not ready:
+        if self.sock not in ready:
             return False
         try:
             msg, fds, _flags, _addr = socket.recv_fds(self.sock, 1 << 20, 2)
@@ -196,8 +217,7 @@ class _Server:
         pid = os.fork()
         if pid == 0:  # the worker
             try:
-                self.sock.close()
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                self.release()
                 os.setsid()
                 worker_main(fds[0], fds[1], req["spec"])
             finally:
@@ -238,7 +258,7 @@ def _fork_full(server: _Server, full_fd: int, extra: list[str]) -> None:
     pid = os.fork()
     if pid == 0:
         try:
-            server.sock.close()
+            server.release()
             _subreaper()
             _full(_Server(socket.socket(fileno=full_fd)), extra)
         finally:

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -285,3 +286,67 @@ def test_zygote_warm_ups_leave_one_thread_and_no_dynamo_state():
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["1", "0"]
 
+
+
+def test_the_zygote_reports_a_worker_exit_at_once_not_at_its_poll_timeout():
+    """A worker's exit wakes the zygote (SIGCHLD on a wake-up pipe): the grader, which waits for that report
+    whenever it closes a worker, is not held up until the zygote's next poll timeout."""
+    from autograder import _zygote
+
+    report_r, report_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # a zygote of our own: _Server installs its SIGCHLD handling in this process only
+        code = 1
+        try:
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            server = _zygote._Server(ours)
+            child = os.fork()
+            if child == 0:
+                os._exit(0)
+            server.children.add(child)
+            t0 = time.monotonic()
+            server.poll(20.0)
+            waited = time.monotonic() - t0
+            event = json.loads(theirs.recv(4096))
+            os.write(report_w, json.dumps({"waited": waited, "event": event, "child": child}).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(report_w)
+    try:
+        got = json.loads(os.read(report_r, 4096))
+    finally:
+        os.close(report_r)
+        os.waitpid(pid, 0)
+    assert got["event"] == {"event": "exit", "pid": got["child"], "status": 0}
+    assert got["waited"] < 10.0, f"the exit was reported after {got['waited']:.1f} s (poll timeout 20 s)"
+
+
+def test_close_all_lets_every_worker_exit_at_once_then_kills_what_is_left():
+    """close_all closes every worker's pipes before it waits for any (they exit together: the reference's
+    workers at the end of a run), shares one grace period, and kills each process group after."""
+    events: list[tuple[str, int]] = []
+
+    class _Proc:
+        def __init__(self, i: int) -> None:
+            self.i = i
+
+        def wait(self, timeout: float) -> None:
+            assert 0.0 <= timeout <= 0.5
+            events.append(("wait", self.i))
+
+        def kill(self) -> None:
+            events.append(("kill", self.i))
+
+    class _Worker:
+        def __init__(self, i: int, alive: bool = True) -> None:
+            self.i, self.alive, self.proc = i, alive, _Proc(i)
+
+        def _release(self) -> bool:
+            was, self.alive = self.alive, False
+            events.append(("release", self.i))
+            return was
+
+    _launch.close_all([_Worker(0), _Worker(1), _Worker(2, alive=False), _Worker(3)])
+    assert events[:4] == [("release", 0), ("release", 1), ("release", 2), ("release", 3)]
+    assert sorted(events[4:]) == sorted([(k, i) for i in (0, 1, 3) for k in ("wait", "kill")])

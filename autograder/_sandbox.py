@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import resource
 import signal
@@ -70,8 +71,23 @@ def _vm_size_bytes() -> int:
     return 0
 
 
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+@functools.cache
+def c_library() -> ctypes.CDLL:
+    """The C library, loaded once per process (the zygote loads it before forking: see :func:`preload`).
+
+    ``ctypes.util.find_library`` runs ``ldconfig -p`` in a subprocess, a fork of this whole process,
+    on every call: once per process, not once per caller."""
+    lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    lib.syscall.restype = ctypes.c_long
+    return lib
+
+
+def preload() -> None:
+    """Imports the sandbox's layers and loads the C library: what every student's worker needs, paid
+    once in the zygote instead of in each worker (the modules would be compiled from source there)."""
+    from autograder import _landlock, _seccomp  # noqa: F401
+
+    c_library()
 
 
 class _Blocker:
@@ -172,7 +188,7 @@ def _drop_capabilities(libc: ctypes.CDLL) -> bool:
 
 def _namespaces(hide: list[str], network: bool, got: dict[str, object]) -> str | None:
     """Enters new namespaces; returns the new scratch root (a private /tmp) or None."""
-    libc = _libc()
+    libc = c_library()
     flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (0 if network else CLONE_NEWNET)
     if libc.unshare(flags) != 0:
         return None
@@ -389,7 +405,7 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
             _landlock_layer(scratch, hide, list(read or ()), got, skip, private_shm=bool(root))
             if not root:
                 _fallback(scratch, got, skip)
-        libc = _libc()
+        libc = c_library()
         libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         if threads == 1:
             from autograder import _seccomp
@@ -426,7 +442,7 @@ def _landlock_layer(scratch: str, hide: list[str], read: list[str], got: dict[st
 
 def _fallback(scratch: str, got: dict[str, object], skip: list[str]) -> None:
     """The layers of a worker without namespaces (after Landlock's): an unprivileged uid, no capabilities."""
-    libc = _libc()
+    libc = c_library()
     last = 40
     try:
         last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())

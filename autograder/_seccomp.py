@@ -25,7 +25,6 @@ accounting says so. The filter is a classic BPF program built here (no libseccom
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import os
 import platform
@@ -156,7 +155,9 @@ def install(confine_signals: bool = False) -> bool:
     raw = b"".join(struct.pack("HBBI", *ins) for ins in prog)
     buf = ctypes.create_string_buffer(raw, len(raw))
     fprog = _SockFprog(len(prog), ctypes.cast(buf, ctypes.c_void_p))
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    from autograder._sandbox import c_library
+
+    libc = c_library()
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return False
     return libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0

@@ -125,6 +125,14 @@ def _no_tqdm_monitor() -> Any:
         tqdm.monitor_interval = interval
 
 
+def _worker_modules() -> None:
+    """What every child runs: the worker, and the sandbox every student's worker applies."""
+    import autograder._worker  # noqa: F401
+    from autograder import _sandbox
+
+    _sandbox.preload()
+
+
 def _on_child(_signum: int, _frame: Any) -> None:
     """SIGCHLD: nothing to do here; the signal's byte on the wake-up pipe wakes :meth:`_Server.poll`."""
 
@@ -295,7 +303,7 @@ def _full(server: _Server, extra: list[str]) -> NoReturn:
     tempfile.tempdir = None
     if inductor_dir is None:
         os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
-    import autograder._worker  # noqa: F401 - what every child runs
+    _worker_modules()
     server.sock.send(json.dumps({"event": "ready", "stage": "torch", "pid": os.getpid()}).encode())
     rest = [m for m in (*PRELOAD, *extra) if m not in TORCH_STAGE]
     # between two imports (never during one) fork the requests PyTorch alone satisfies
@@ -321,7 +329,7 @@ def main() -> None:
     if not jax_only:
         _full(server, extra)
     _preload([*JAX_ONLY, *extra])
-    import autograder._worker  # noqa: F401 - what every child runs
+    _worker_modules()
     if full_fd is not None:
         _fork_full(server, full_fd, extra)
     server.stage = "all"  # nothing more to import: any request is forked at once

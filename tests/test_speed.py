@@ -350,3 +350,23 @@ def test_close_all_lets_every_worker_exit_at_once_then_kills_what_is_left():
     _launch.close_all([_Worker(0), _Worker(1), _Worker(2, alive=False), _Worker(3)])
     assert events[:4] == [("release", 0), ("release", 1), ("release", 2), ("release", 3)]
     assert sorted(events[4:]) == sorted([(k, i) for i in (0, 1, 3) for k in ("wait", "kill")])
+
+
+def test_the_c_library_is_loaded_once_per_process_and_shared_by_the_sandbox_layers(monkeypatch):
+    """ctypes.util.find_library forks the whole process to run ldconfig: the sandbox's layers share one C
+    library handle (loaded in the zygote before it forks), so a student's worker never looks it up again."""
+    import ctypes
+    import ctypes.util
+
+    from autograder import _landlock, _sandbox
+
+    _sandbox.preload()
+    lib = _sandbox.c_library()
+
+    def no_lookup(_name: str) -> str:
+        raise AssertionError("the C library was looked up again")
+
+    monkeypatch.setattr(ctypes.util, "find_library", no_lookup)
+    assert _sandbox.c_library() is lib and _landlock._libc() is lib
+    assert lib.syscall.restype is ctypes.c_long  # Landlock's syscalls return a long
+    assert _landlock.abi_version() >= 0

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from autograder import _device, _launch, _loader, _registry
+from autograder import _compile_cache, _device, _launch, _loader, _registry
 from autograder._paths import EXERCISES, ROOT, SOLUTIONS, private_dirs
 from autograder._protocol import check_rng, probe_error, reference_key
 from autograder._registry import JAX_ONLY
@@ -70,22 +70,25 @@ CACHE_ENV = "TAPETRACE_JAX_CACHE"
 CACHE_MAX_BYTES = 1 << 30  # pruned (oldest first) to half of this when a run starts above it
 
 
-def jax_cache_dir(tmp: str) -> tuple[str, bool]:
-    """The JAX compilation cache of a run: (directory, whether it is the run's own).
+def jax_cache_dir(tmp: str) -> tuple[str | None, bool]:
+    """The JAX compilation cache of a run: (directory or None, whether it is the run's own).
 
     By default it persists across runs in ``~/.cache/tapetrace/jax-compile``: programs that do not
     depend on the seed (dataset training, Flax inits, probe helpers) and every program of a re-run
     with the same ``--seed`` (``--resume``, a regrade) load instead of compiling. JAX keys entries by
     the program, its compile options, the XLA flags and the jax/jaxlib versions, so one directory
-    serves every version and device. Only reference workers write it (trusted code); a student's
-    worker reads it inside the sandbox only, where the filesystem is read-only, so no submission
-    can plant an entry that a later run would load. Outside /tmp on purpose: a student's
-    worker covers /tmp with a private tmpfs.
+    serves every version and device. Only reference workers read and write it (trusted code); no
+    student's worker can read it (0700, hidden by the sandbox): the grader lends it, one program at
+    a time, only the programs it names by key (``_compile_cache``), and nothing a student sends is
+    ever written there. Outside /tmp on purpose: a student's worker covers /tmp with a private tmpfs.
 
     ``TAPETRACE_JAX_CACHE=run`` gives each run a fresh directory (deleted at the end);
-    ``TAPETRACE_JAX_CACHE=/some/dir`` puts the persistent one elsewhere.
+    ``TAPETRACE_JAX_CACHE=/some/dir`` puts the persistent one elsewhere; ``TAPETRACE_JAX_CACHE=off``
+    keeps none (every worker compiles all it runs, and nothing is lent).
     """
     choice = os.environ.get(CACHE_ENV, "")
+    if choice == "off":
+        return None, False
     base = os.path.join(os.path.expanduser("~"), ".cache", "tapetrace")
     if choice != "run":
         path = choice or os.path.join(base, "jax-compile")
@@ -230,6 +233,8 @@ class GradingRun:
         # and nothing else here (the sources of other submissions sit in 0700 folders)
         os.chmod(self.tmp, 0o711)
         self.jax_cache, self._run_cache = jax_cache_dir(self.tmp)
+        # what the reference compiled, lent to students' workers by key (None: TAPETRACE_JAX_CACHE=off)
+        self.lender = _compile_cache.Lender(self.jax_cache) if self.jax_cache else None
         self._cancel = threading.Event()
         # e.g. setpriv dropping CAP_SYS_ADMIN: workers then run as in a default Docker container (tests)
         self.launch_prefix = list(launch_prefix or [])
@@ -263,13 +268,15 @@ class GradingRun:
         with self._lock:
             scratch = os.path.join(self.tmp, f"w{next(self._scratch_ids)}")
         os.makedirs(scratch, mode=0o700)
+        lend = role == "student" and self.lender is not None and _registry.worker_needs(exercise) != "torch"
         spec: dict[str, Any] = {
             "exercise": exercise, "role": role, "source_path": source_path,
             "module_name": exercise, "device": self.device,
-            # the persistent compile cache: reference workers only. A student's worker gets none: it
-            # holds the reference's compiled programs (derived from the solutions), and a student must
-            # neither read nor plant them
+            # the compile cache: the reference's workers read and write it. A student's never sees it (it
+            # holds the reference's compiled programs): its JAX asks the grader for one program at a time
+            # by key, i.e. only for a program it already holds, and writes nothing (_compile_cache)
             "jax_cache": self.jax_cache if role == "reference" else None,
+            "borrow_compiles": lend,
             "debug": self.debug,
             # the isolation probe imports neither framework: the zygote that is ready first serves it
             "needs": "jax" if role == "isolation" else _registry.worker_needs(exercise),
@@ -278,7 +285,7 @@ class GradingRun:
             spec["sandbox"] = self._sandbox_spec(scratch, hide_extra)
         if getattr(self.launcher, "alive", True) is False:
             self.launcher = _TrackedLauncher(_launch.SpawnLauncher(cpu_jax=self._cpu_jax, prefix=self.launch_prefix))
-        return _launch.Worker(self.launcher, spec, self.timeout)
+        return _launch.Worker(self.launcher, spec, self.timeout, self.lender if lend else None)
 
     def _sandbox_spec(self, scratch: str, hide_extra: list[str] | None) -> dict[str, Any]:
         """A student worker's sandbox: its scratch, limits, what it must not read, what it may."""
@@ -333,7 +340,7 @@ class GradingRun:
         self.reference.close()
         self.launcher.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
-        if self._run_cache:
+        if self._run_cache and self.jax_cache:
             shutil.rmtree(self.jax_cache, ignore_errors=True)
 
     # ------------------------------------------------------------------ grading

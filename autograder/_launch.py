@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any
 
-from autograder import _wire
+from autograder import _compile_cache, _wire
 from autograder._paths import ROOT
 
 # XLA's compile options for a CPU run. Grading compiles hundreds of small programs per exercise
@@ -386,11 +386,23 @@ class WorkerDied(Exception):
 
 
 class Worker:
-    """One worker process serving probes for one (submission or reference, exercise)."""
+    """One worker process serving probes for one (submission or reference, exercise).
 
-    def __init__(self, launcher: Any, spec: dict[str, Any], load_timeout: float) -> None:
+    Args:
+        launcher: what starts the process (:class:`ZygotePair`, :class:`SpawnLauncher`...).
+        spec: the worker's spec (``_worker.worker_main``).
+        load_timeout: seconds its module's load may take.
+        lender: answers the worker's requests for compiled programs (``_compile_cache.Lender``) while
+            the grader waits for its load or a probe; None answers every request with nothing.
+    """
+
+    def __init__(self, launcher: Any, spec: dict[str, Any], load_timeout: float,
+                 lender: _compile_cache.Lender | None = None) -> None:
         cmd_r, self._cmd_w = os.pipe()
         self._res_r, res_w = os.pipe()
+        # a worker that stops reading its commands must not block the grader's writes (see _wire.send)
+        os.set_blocking(self._cmd_w, False)
+        self._lend = lender.answer if lender is not None else _compile_cache.refuse
         try:
             self.proc = launcher.spawn(spec, (cmd_r, res_w))
         finally:
@@ -398,7 +410,7 @@ class Worker:
             os.close(res_w)
         self.alive = True
         try:
-            self.status: dict[str, Any] = _wire.recv(self._res_r, time.monotonic() + load_timeout)
+            self.status: dict[str, Any] = self._recv(time.monotonic() + load_timeout)
         except TimeoutError:
             self.kill()
             self.status = {"status": "timeout", "code": "LOAD_TIMEOUT", "fields": {"timeout": load_timeout}}
@@ -417,9 +429,10 @@ class Worker:
         """
         if not self.alive:
             raise WorkerDied("broken", "the worker is gone")
+        deadline = time.monotonic() + timeout
         try:
-            _wire.send(self._cmd_w, {"probe": probe, "kwargs": kwargs})
-            return _wire.recv(self._res_r, time.monotonic() + timeout)
+            _wire.send(self._cmd_w, {"probe": probe, "kwargs": kwargs}, deadline)
+            return self._recv(deadline)
         except TimeoutError:
             self.kill()
             raise WorkerDied("timeout", f"{timeout:g} s") from None
@@ -430,6 +443,15 @@ class Worker:
         except _wire.WireError as err:
             self.kill()
             raise WorkerDied("broken", str(err)) from None
+
+    def _recv(self, deadline: float) -> Any:
+        """The worker's next message that is not a request for a compiled program; those are answered
+        meanwhile (``_compile_cache``), all before ``deadline``."""
+        while True:
+            msg = _wire.recv(self._res_r, deadline)
+            if not _compile_cache.is_request(msg):
+                return msg
+            _wire.send(self._cmd_w, self._lend(msg), deadline)
 
     def kill(self) -> None:
         """Kills the worker and releases its pipes."""

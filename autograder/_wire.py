@@ -102,13 +102,32 @@ def decode(obj: Any) -> Any:
     raise WireError(f"unexpected {type(obj).__name__}")
 
 
-def send(fd: int, obj: Any) -> None:
-    """Writes one framed message to a file descriptor."""
+def send(fd: int, obj: Any, deadline: float | None = None) -> None:
+    """Writes one framed message to a file descriptor.
+
+    Args:
+        fd: the file descriptor to write (blocking, or non-blocking: then the write waits for room).
+        obj: plain data (:func:`encode`).
+        deadline: with a non-blocking ``fd``, the ``time.monotonic()`` value after which TimeoutError is
+            raised if the peer has not made room (a worker that stops reading its pipe cannot hang the
+            grader); None waits as long as it takes.
+
+    Raises:
+        TimeoutError: the frame could not be written before the deadline.
+    """
     payload = json.dumps(encode(obj), separators=(",", ":")).encode("utf-8")
     frame = struct.pack(">Q", len(payload)) + payload
     view = memoryview(frame)
     while view:
-        n = os.write(fd, view)
+        try:
+            n = os.write(fd, view)
+        except BlockingIOError:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and (left <= 0 or not select.select([], [fd], [], left)[1]):
+                raise TimeoutError("the peer did not read before the deadline") from None
+            if left is None:
+                select.select([], [fd], [])
+            continue
         view = view[n:]
 
 

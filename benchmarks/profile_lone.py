@@ -45,9 +45,9 @@ def _instrument() -> None:
     init, call, run = _launch.Worker.__init__, _launch.Worker.call, _engine.ExerciseGrading.run
     start_worker = _engine.GradingRun.start_worker
 
-    def w_init(self: _launch.Worker, launcher: Any, spec: dict[str, Any], load_timeout: float) -> None:
+    def w_init(self: _launch.Worker, launcher: Any, spec: dict[str, Any], load_timeout: float, *rest: Any) -> None:
         t = time.perf_counter()
-        init(self, launcher, spec, load_timeout)
+        init(self, launcher, spec, load_timeout, *rest)
         prof = self.status.pop("_prof", {}) if isinstance(self.status, dict) else {}
         self._who = (spec.get("exercise", ""), spec.get("role", ""))
         _add(kind="start", exercise=self._who[0], role=self._who[1], wall=time.perf_counter() - t, prof=prof)

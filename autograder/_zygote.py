@@ -126,7 +126,9 @@ def _no_tqdm_monitor() -> Any:
 
 
 def _worker_modules() -> None:
-    """What every child runs: the worker, and the sandbox every student's worker applies."""
+    """What every child runs: the worker, the sandbox every student's worker applies, and the compile cache's
+    borrower."""
+    import autograder._compile_cache  # noqa: F401
     import autograder._worker  # noqa: F401
     from autograder import _sandbox
 

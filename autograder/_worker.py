@@ -66,8 +66,10 @@ def _environment() -> dict[str, Any]:
     if "jax" in sys.modules:
         import jax
 
+        mlir = sys.modules.get("jax._src.interpreters.mlir")
         out.update(jax_matmul_precision=str(jax.config.jax_default_matmul_precision),
-                   jax_backend=jax.default_backend())
+                   jax_backend=jax.default_backend(),
+                   jax_mlir_context_reuse=int(getattr(getattr(mlir, "make_ir_context", None), "reuses", 0)))
     return out
 
 
@@ -199,6 +201,9 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
     _probing.DEVICE.update(spec["device"])
     meta = importlib.import_module(f"autograder.exercises.{spec['exercise']}").META
     probes = importlib.import_module(f"autograder.exercises.{spec['exercise']}.probes")
+    from autograder import _jaxtune  # the engine's (a zygote already did this before it forked)
+
+    _jaxtune.reuse_mlir_contexts()
     # Host CPU devices the exercise asks for (ex13: 8; the others keep one): JAX reads this when its
     # backend starts, which no worker has done yet (the zygote imports JAX, nothing more).
     if meta.cpu_devices and "jax" in sys.modules:

@@ -126,13 +126,21 @@ def _no_tqdm_monitor() -> Any:
 
 
 def _worker_modules() -> None:
-    """What every child runs: the worker, the sandbox every student's worker applies, and the compile cache's
-    borrower."""
+    """What every child runs: the worker, the sandbox every student's worker applies, the compile cache's
+    borrower, and (once JAX is imported) the JAX set-up of ``_jaxtune``."""
     import autograder._compile_cache  # noqa: F401
     import autograder._worker  # noqa: F401
-    from autograder import _sandbox
+    from autograder import _jaxtune, _sandbox
 
     _sandbox.preload()
+    _jaxtune.reuse_mlir_contexts()
+
+
+def _jaxtune_now() -> None:
+    """The JAX set-up of ``_jaxtune`` once JAX is imported (a full zygote imports it after its workers' modules)."""
+    from autograder import _jaxtune
+
+    _jaxtune.reuse_mlir_contexts()
 
 
 def _on_child(_signum: int, _frame: Any) -> None:
@@ -314,6 +322,7 @@ def _full(server: _Server, extra: list[str]) -> NoReturn:
             pass
 
     _preload(rest, between=between)
+    _jaxtune_now()
     server.stage = "all"
     server.sock.send(json.dumps({"event": "ready", "stage": "all", "pid": os.getpid()}).encode())
     serve(server)

@@ -9,6 +9,7 @@ stderr go to /dev/null so printing cannot flood anything.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import importlib.util
 import json
@@ -55,7 +56,8 @@ _OOM_TEXT = "can't allocate memory"
 
 def _environment() -> dict[str, Any]:
     """What the worker runs with: threads, precision pins, devices (for tests and reports)."""
-    out: dict[str, Any] = {"omp_threads": os.environ.get("OMP_NUM_THREADS", "")}
+    out: dict[str, Any] = {"omp_threads": os.environ.get("OMP_NUM_THREADS", ""), "gc_enabled": gc.isenabled(),
+                           "gc_frozen": gc.get_freeze_count()}
     if "torch" in sys.modules:
         import torch
 

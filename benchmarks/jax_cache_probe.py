@@ -1,17 +1,16 @@
-"""Does JAX's persistent compilation cache help student workers? (benchmarks/run.py --sections cache)
+"""Does lending the reference's compiled programs help student workers? (benchmarks/run.py --sections cache)
 
-As shipped, only reference workers use the run's cache (a student must not plant
-entries another submission would load). Measured here:
+Students' workers never see the run's JAX compilation cache; they borrow programs from it by key
+(autograder/_compile_cache.py). Measured here:
 
 1. whether a cache entry's key depends on the cache folder: with JAX's default
    ``jax_persistent_cache_enable_xla_caches`` the folder's path goes into the
-   compile options, so the same computation gets a different key in another
-   folder and a copy of a cache never hits;
-2. the student side of grading the solutions of the JAX exercises, with no cache
-   (as shipped) and with a private copy of the reference's warm cache given to
-   each student worker (keys made path-independent): the change proposed to the
-   engine. The copy is private per worker, so nothing a student writes reaches
-   anyone else.
+   compile options, so the reference's workers (which have a folder) and a student's
+   (which has none) would build different keys; the reference sets it to ``none``;
+2. the solutions of the JAX exercises graded twice in one run (the first submission
+   pays the reference, the second is the student side only), with nothing lent
+   (``TAPETRACE_JAX_CACHE=off``) and as shipped, with the number of programs asked for
+   and lent.
 """
 
 from __future__ import annotations
@@ -70,58 +69,26 @@ def key_depends_on_path(xla_caches: str = "default") -> bool:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-POISON = """
-import os as _os
-try:
-    import jax as _jax
-    _d = _jax.config.jax_compilation_cache_dir
-    if _d:
-        with open(_os.path.join(_d, "poison-from-student"), "w") as _fh:
-            _fh.write("x")
-except Exception:
-    pass
-"""
-
-
 def _two_passes(exercises: list[str], seed: int, mode: str) -> dict:
-    """Grades the solutions twice in one run: (first submission: cold, pays the reference; second: student only).
+    """Grades the solutions twice in one run: the first submission pays the reference, the second is the
+    student side only (the reference's results are cached per run).
 
-    mode: ``shipped`` (students get no cache), ``copy`` (each student worker gets a private copy of the
-    reference's cache taken when it starts), ``live`` (the cache folder lives outside /tmp, so the
-    sandbox's read-only mounts show it to students live and read-only, and ``ctx.both`` asks the
-    reference first, so even the first submission's student side finds the reference's compilations).
+    mode: ``lent`` (as shipped: students' workers borrow the reference's compiled programs by key,
+    ``autograder/_compile_cache.py``) or ``off`` (``TAPETRACE_JAX_CACHE=off``: every worker compiles all
+    it runs).
     """
-    import tempfile
-
-    from autograder import _launch, _suite
-    from autograder._engine import GradingRun
+    from autograder._engine import CACHE_ENV, GradingRun
     from autograder._paths import SOLUTIONS
 
-    saved = os.environ.get("JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES")
-    os.environ["JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES"] = "none"  # every mode: path-independent keys
-    home = Path.home() / ".cache" / "tapetrace-bench" / uuid.uuid4().hex[:8]  # outside the sandbox's private /tmp
-    orig_init, orig_both = _launch.Worker.__init__, _suite.Ctx.both
-    run = GradingRun(device="cpu", seed=seed, timeout=120)
-    if mode == "live":
-        run.jax_cache = str(home / "live")
-
-    def init(self, launcher, spec, load_timeout):
-        if spec["role"] == "student" and mode == "copy" and os.path.isdir(run.jax_cache):
-            d = home / uuid.uuid4().hex[:8]
-            shutil.copytree(run.jax_cache, d)
-            spec["jax_cache"] = str(d)
-        elif spec["role"] == "student" and mode == "live":
-            spec["jax_cache"] = run.jax_cache
-        orig_init(self, launcher, spec, load_timeout)
-
-    def both(self, probe, call=None, timeout_scale=1.0, **kwargs):
-        want = self.reference(probe, **kwargs)
-        return self.student(probe, call, timeout_scale, **kwargs), want
-
-    _launch.Worker.__init__ = init
-    if mode == "live":
-        _suite.Ctx.both = both
-    poisoned = None
+    saved = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = "run" if mode == "lent" else "off"
+    try:
+        run = GradingRun(device="cpu", seed=seed, timeout=120)
+    finally:
+        if saved is None:
+            os.environ.pop(CACHE_ENV, None)
+        else:
+            os.environ[CACHE_ENV] = saved
     try:
         walls = []
         for _ in range(2):
@@ -129,28 +96,18 @@ def _two_passes(exercises: list[str], seed: int, mode: str) -> dict:
             res = run.grade([str(SOLUTIONS)], only=exercises)
             walls.append(time.monotonic() - t0)
             assert all(res[0]["exercises"][e]["score"] == res[0]["exercises"][e]["max_score"] for e in exercises)
-        if mode == "live":  # can a student write into the live cache? (it must not)
-            with tempfile.TemporaryDirectory() as sub:
-                Path(sub, exercises[0] + ".py").write_text(POISON + (SOLUTIONS / f"{exercises[0]}.py").read_text())
-                run.grade([sub], only=exercises[:1])
-            poisoned = os.path.exists(os.path.join(run.jax_cache, "poison-from-student"))
-        return {"first": walls[0], "second": walls[1], "student_wall": walls[1], "student_could_write": poisoned}
+        lender = run.lender
+        return {"first": walls[0], "second": walls[1], "asked": lender.asked if lender else 0,
+                "lent": lender.lent if lender else 0}
     finally:
-        _launch.Worker.__init__, _suite.Ctx.both = orig_init, orig_both
         run.close()
-        shutil.rmtree(home, ignore_errors=True)
-        if saved is None:
-            os.environ.pop("JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES", None)
-        else:
-            os.environ["JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES"] = saved
 
 
 def measure(exercises: list[str], seed: int = 1) -> dict:
-    """Key experiment, then two submissions in one run for each way of giving students the cache."""
+    """Key experiment, then two submissions in one run with and without lending."""
     rep = {"key_depends_on_path": key_depends_on_path("default"),
            "key_depends_on_path_with_xla_caches_none": key_depends_on_path("none"), "modes": {}}
-    for label, mode in (("no cache (as shipped)", "shipped"), ("private copy", "copy"),
-                        ("live read-only, reference first", "live")):
+    for label, mode in (("nothing lent (TAPETRACE_JAX_CACHE=off)", "off"), ("lent by key (as shipped)", "lent")):
         rep["modes"][label] = _two_passes(exercises, seed, mode)
     return rep
 

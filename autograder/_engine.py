@@ -290,7 +290,9 @@ class GradingRun:
     def _sandbox_spec(self, scratch: str, hide_extra: list[str] | None) -> dict[str, Any]:
         """A student worker's sandbox: its scratch, limits, what it must not read, what it may."""
         with self._lock:
-            hide = [*private_dirs(), self.tmp, *self._hide, *(hide_extra or [])]
+            # the compile cache too: its programs are lent by key only (_compile_cache), never read
+            cache = [self.jax_cache] if self.jax_cache else []
+            hide = [*private_dirs(), self.tmp, *cache, *self._hide, *(hide_extra or [])]
         return {"scratch": scratch, "mem_bytes": self.mem_bytes, "fsize_bytes": 64 * 1024**2,
                 "hide": list(dict.fromkeys(hide)), "read": [],
                 "network": False, "skip": self.sandbox_skip}

@@ -446,12 +446,14 @@ class Worker:
 
     def _recv(self, deadline: float) -> Any:
         """The worker's next message that is not a request for a compiled program; those are answered
-        meanwhile (``_compile_cache``), all before ``deadline``."""
-        while True:
+        meanwhile (``_compile_cache``), all before ``deadline``, at most
+        :data:`_compile_cache.MAX_REQUESTS` of them (a worker asking for more is broken)."""
+        for _ in range(_compile_cache.MAX_REQUESTS):
             msg = _wire.recv(self._res_r, deadline)
             if not _compile_cache.is_request(msg):
                 return msg
             _wire.send(self._cmd_w, self._lend(msg), deadline)
+        raise _wire.WireError(f"more than {_compile_cache.MAX_REQUESTS} requests for compiled programs in one call")
 
     def kill(self) -> None:
         """Kills the worker and releases its pipes."""

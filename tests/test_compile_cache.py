@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -89,10 +91,11 @@ def test_a_student_spec_names_no_cache_and_only_jax_exercises_borrow(monkeypatch
         if choice != "off":
             assert os.path.isdir(tmp_path / "c"), "a persistent cache must survive the run"
         for spec, lender in seen:
-            text = json.dumps(spec)
             if spec["role"] == "student":
-                assert spec["jax_cache"] is None and str(tmp_path / "c") not in text  # not even readable
-                assert "sandbox" in spec
+                # the folder is named only to be hidden from it (an empty mount, or outside Landlock's list)
+                hidden = spec["sandbox"]["hide"]
+                assert spec["jax_cache"] is None and (str(tmp_path / "c") in hidden) is (choice != "off")
+                assert str(tmp_path / "c") not in json.dumps({**spec, "sandbox": {**spec["sandbox"], "hide": []}})
                 lends = choice != "off" and spec["exercise"] != torch_only
                 assert spec["borrow_compiles"] is lends and (lender is not None) is lends
             else:
@@ -162,6 +165,38 @@ def test_a_worker_that_floods_requests_and_reads_nothing_times_out(lender):
     assert lender.lent > 0  # it was answered until its pipe was full
 
 
+class _Asker:
+    """A launcher whose "worker" loads, then answers a probe with requests forever, reading every answer."""
+
+    kind = "test"
+
+    def spawn(self, spec, fds):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                cmd_r, res_w = fds
+                _wire.send(res_w, {"status": "loaded"})
+                _wire.recv(cmd_r)  # the probe
+                while True:
+                    _wire.send(res_w, {_compile_cache.REQUEST: KEY})
+                    _wire.recv(cmd_r)
+            finally:
+                os._exit(0)
+        return _launch.Proc(pid)
+
+
+def test_a_worker_that_keeps_asking_is_broken_after_the_cap(lender, monkeypatch):
+    monkeypatch.setattr(_compile_cache, "MAX_REQUESTS", 50)
+    worker = _launch.Worker(_Asker(), {}, 5.0, lender)
+    try:
+        with pytest.raises(_launch.WorkerDied) as err:
+            worker.call("anything", {}, 30.0)
+        assert err.value.kind == "broken" and "requests for compiled programs" in err.value.how
+        assert lender.asked == 50
+    finally:
+        os.kill(worker.proc.pid, 9)
+
+
 def test_a_borrower_asks_only_on_the_main_thread_while_serving():
     cmd_r, cmd_w = os.pipe()
     res_r, res_w = os.pipe()
@@ -184,3 +219,33 @@ def test_a_borrower_asks_only_on_the_main_thread_while_serving():
     finally:
         for fd in (cmd_r, cmd_w, res_r, res_w):
             os.close(fd)
+
+
+@pytest.mark.parametrize("skip", [["landlock"], ["namespaces"]])
+def test_a_student_cannot_list_or_read_the_cache_folder_with_one_layer_left_out(monkeypatch, tmp_path, request,
+                                                                                   skip):
+    """Namespaces alone cover the folder with an empty mount, Landlock alone leaves it out of what the worker
+    may read: either way the folder the grader lends from stays closed to the student's code."""
+    # outside /tmp (a namespaced worker's /tmp is a private tmpfs anyway), like ~/.cache/tapetrace
+    cache = Path(tempfile.mkdtemp(prefix="tapetrace-cache-test-", dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(cache, ignore_errors=True))
+    monkeypatch.setenv(_engine.CACHE_ENV, str(cache))
+    ex = "ex06_per_example_grads"
+    probe = (f"import os as _os\n_found = []\nfor _d in ({str(cache)!r},):\n"
+             "    try:\n        _found += _os.listdir(_d)\n    except OSError:\n        pass\n"
+             "if _found:\n    raise RuntimeError(f'listed the compile cache: {_found[:3]}')\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    source = (SOLUTIONS / f"{ex}.py").read_text()
+    head, sep, rest = source.partition("from __future__ import annotations\n")
+    (sub / f"{ex}.py").write_text(head + sep + probe + rest if sep else probe + source)
+    run = GradingRun(device="cpu", seed=SEED, timeout=60.0, sandbox_skip=skip)
+    try:
+        run.grade([str(SOLUTIONS)], only=[ex])  # the reference fills the (persistent) cache first
+        assert os.listdir(cache), "the reference wrote no entry: nothing to protect"
+        res = run.grade([str(sub)], only=[ex])[0]
+    finally:
+        run.close()
+    assert res["exercises"][ex]["score"] == res["exercises"][ex]["max_score"], res["exercises"][ex]["message"]
+    if "namespaces" in skip:
+        assert res["isolation"]["level"] == "container"

@@ -128,13 +128,15 @@ def _no_tqdm_monitor() -> Any:
 
 def _worker_modules() -> None:
     """What every child runs: the worker, the sandbox every student's worker applies, the compile cache's
-    borrower, and (once JAX is imported) the JAX set-up of ``_jaxtune``."""
+    borrower, the datasets, and (once JAX is imported) the JAX set-up of ``_jaxtune``."""
     import autograder._compile_cache  # noqa: F401
     import autograder._worker  # noqa: F401
-    from autograder import _jaxtune, _sandbox
+    from autograder import _data, _jaxtune, _sandbox
 
     _sandbox.preload()
     _jaxtune.reuse_mlir_contexts()
+    with contextlib.suppress(OSError):  # a student's worker reads them before its sandbox (see _worker)
+        _data._all()
 
 
 def _settle() -> None:

@@ -125,10 +125,18 @@ def test_a_run_lends_the_references_programs_and_grades_alike(monkeypatch, tmp_p
         assert lender.lent >= 5 and lender.asked >= lender.lent, (lender.asked, lender.lent)
 
 
-class _Flooder:
-    """A launcher whose "worker" loads, then answers a probe with endless requests and never reads."""
+class _Requester:
+    """A launcher whose "worker" loads, then answers a probe with requests forever.
+
+    Args:
+        reads: whether it reads the probe and every answer (False: it never reads, so the grader's
+            answers fill the pipe).
+    """
 
     kind = "test"
+
+    def __init__(self, reads: bool) -> None:
+        self.reads = reads
 
     def spawn(self, spec, fds):
         pid = os.fork()
@@ -136,15 +144,19 @@ class _Flooder:
             try:
                 cmd_r, res_w = fds
                 _wire.send(res_w, {"status": "loaded"})
+                if self.reads:
+                    _wire.recv(cmd_r)  # the probe
                 while True:
                     _wire.send(res_w, {_compile_cache.REQUEST: KEY})
+                    if self.reads:
+                        _wire.recv(cmd_r)
             finally:
                 os._exit(0)
         return _launch.Proc(pid)
 
 
 def test_a_worker_that_floods_requests_and_reads_nothing_times_out(lender):
-    worker = _launch.Worker(_Flooder(), {}, 5.0, lender)
+    worker = _launch.Worker(_Requester(reads=False), {}, 5.0, lender)
     assert worker.status == {"status": "loaded"}
     outcome: list[object] = []
 
@@ -165,29 +177,9 @@ def test_a_worker_that_floods_requests_and_reads_nothing_times_out(lender):
     assert lender.lent > 0  # it was answered until its pipe was full
 
 
-class _Asker:
-    """A launcher whose "worker" loads, then answers a probe with requests forever, reading every answer."""
-
-    kind = "test"
-
-    def spawn(self, spec, fds):
-        pid = os.fork()
-        if pid == 0:
-            try:
-                cmd_r, res_w = fds
-                _wire.send(res_w, {"status": "loaded"})
-                _wire.recv(cmd_r)  # the probe
-                while True:
-                    _wire.send(res_w, {_compile_cache.REQUEST: KEY})
-                    _wire.recv(cmd_r)
-            finally:
-                os._exit(0)
-        return _launch.Proc(pid)
-
-
 def test_a_worker_that_keeps_asking_is_broken_after_the_cap(lender, monkeypatch):
     monkeypatch.setattr(_compile_cache, "MAX_REQUESTS", 50)
-    worker = _launch.Worker(_Asker(), {}, 5.0, lender)
+    worker = _launch.Worker(_Requester(reads=True), {}, 5.0, lender)
     try:
         with pytest.raises(_launch.WorkerDied) as err:
             worker.call("anything", {}, 30.0)

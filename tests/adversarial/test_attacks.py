@@ -1,5 +1,8 @@
 """The attack suite: each file in attacks/ replaces one exercise of a correct submission.
 
+An attack headed `# AFTER: solution` is appended to the exercise's reference solution (an
+honest answer that also attacks), so the file holds only the attack.
+
 The attacked exercise must get exactly what its honest part earns (the checks named in
 FAILS score 0, all others pass) with a clear message, and the rest of the run must be
 untouched: a canary exercise graded in the same submission keeps full marks, and after
@@ -34,7 +37,7 @@ CANARY_FOR_EX09 = "ex01_torch_mlp"
 def meta(path: Path) -> dict:
     out = {"fails": "all", "status": "graded", "message": ""}
     for line in path.read_text().splitlines()[:8]:
-        if m := re.match(r"#\s*(ATTACK|TARGET|STATUS|STATUS-CONTAINER|FAILS|MESSAGE|MESSAGE-CONTAINER):\s*(.*)", line):
+        if m := re.match(r"#\s*(ATTACK|TARGET|STATUS|STATUS-CONTAINER|FAILS|MESSAGE|MESSAGE-CONTAINER|AFTER):\s*(.*)", line):
             out[m.group(1).lower().replace("-", "_")] = m.group(2).strip()
     return out
 
@@ -149,7 +152,8 @@ def test_attack_is_contained(attack_run, listener, tmp_path, path):
     target = m["target"]
     sub = tmp_path / "submission"
     sub.mkdir()
-    (sub / f"{target}.py").write_text(path.read_text())
+    honest = (SOLUTIONS / f"{target}.py").read_text() + "\n\n" if m.get("after") == "solution" else ""
+    (sub / f"{target}.py").write_text(honest + path.read_text())
     canary = CANARY if target != CANARY else CANARY_FOR_EX09
     (sub / f"{canary}.py").write_text((SOLUTIONS / f"{canary}.py").read_text())
     only = [target, canary]

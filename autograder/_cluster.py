@@ -179,8 +179,7 @@ def grade_task(plugin: str, path: str, form: str, exercise: str, source: str | N
             _hide_everywhere(run, hide)
         res = run.grade_exercise(_loader.Submission(path, {exercise: source}, form), exercise)
     except Exception as err:  # noqa: BLE001 - nothing lost (GradingRun.grade does the same)
-        res = run._unreadable(exercise, f"internal error: {type(err).__name__}: {err}", status="error",
-                              key="GRADER_ERROR")
+        res = run.graders_row(exercise, "grader_error", f"internal error: {type(err).__name__}: {err}")
     return {"result": res, "isolation": dict(run.isolation), "launcher": run.launcher.kind,
             "device": dict(run.device)}
 
@@ -290,7 +289,8 @@ class ClusterRun:
     # ---------------------------------------------------------------- grading
     def grade(self, paths: list[str], only: list[str] | None = None, jobs: int = 1,
               on_result: Callable[[dict[str, Any]], None] | None = None,
-              on_task: Callable[[int, str], None] | None = None) -> list[dict[str, Any]]:
+              on_task: Callable[[int, str], None] | None = None,
+              exercises_for: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
         """Grades submissions on the cluster; one result object per path, in order, none dropped.
 
         Same contract as :meth:`GradingRun.grade` (``jobs`` is the cluster's: its workers'
@@ -299,8 +299,9 @@ class ClusterRun:
         from distributed import as_completed
 
         exercises = [e for e in EXERCISES if not only or e in only]
+        wanted = [[e for e in exercises if e in (exercises_for or {}).get(p, exercises)] for p in paths]
         results: list[dict[str, Any] | None] = [None] * len(paths)
-        pending = {i: len(exercises) for i in range(len(paths))}
+        pending = {i: len(wanted[i]) for i in range(len(paths))}
 
         def record(i: int, ex: str, res: dict[str, Any]) -> None:
             if results[i] is None:
@@ -312,11 +313,11 @@ class ClusterRun:
             if on_task:
                 on_task(i, ex)
             if pending[i] == 0:
-                GradingRun._finish(self, row, exercises)  # type: ignore[arg-type]
+                GradingRun._finish(self, row, wanted[i])  # type: ignore[arg-type]
                 if on_result:
                     on_result(row)
 
-        todo = self._tasks(paths, exercises, record)
+        todo = self._tasks(paths, wanted, record)
         running = as_completed()
         where: dict[Any, tuple[int, str]] = {}
 
@@ -345,10 +346,12 @@ class ClusterRun:
         except BaseException:
             self.cancel()
             raise
-        if not exercises:
-            for i, p in enumerate(paths):
+        for i, p in enumerate(paths):
+            if not wanted[i]:
                 results[i] = GradingRun._empty(self, p)  # type: ignore[arg-type]
-                GradingRun._finish(self, results[i], exercises)  # type: ignore[arg-type]
+                GradingRun._finish(self, results[i], wanted[i])  # type: ignore[arg-type]
+                if on_result:
+                    on_result(results[i])
         return [r for r in results if r is not None]
 
     def _window(self) -> int:
@@ -366,12 +369,14 @@ class ClusterRun:
             self._threads_at = now
         return max(1, self._threads)
 
-    def _tasks(self, paths: list[str], exercises: list[str],
+    def _tasks(self, paths: list[str], wanted: list[list[str]],
                record: Callable[[int, str, dict[str, Any]], None]) -> Iterator[tuple[int, str, tuple]]:
         """Reads each submission when its first task is due; unreadable ones are rows at once."""
-        order = schedule(exercises)
         hide = hide_list(paths)  # no student worker may read any submission
         for i, p in enumerate(paths):
+            order = schedule(wanted[i])
+            if not order:
+                continue
             try:
                 sub = _loader.load(p)
             except Exception as err:  # noqa: BLE001 - GradingRun.grade does the same
@@ -391,8 +396,7 @@ class ClusterRun:
             name = type(err).__name__
             why = (f"the Dask workers grading it died ({name}: {err})" if name == "KilledWorker"
                    else f"{name}: {err}")
-            return GradingRun._unreadable(self, exercise, f"internal error: {why}"[:400],  # type: ignore[arg-type]
-                                          status="error", key="GRADER_ERROR")
+            return GradingRun.graders_row(self, exercise, "ungraded", why)  # type: ignore[arg-type]
         if out.get("isolation"):
             self.isolation = out["isolation"]
         if out.get("device"):

@@ -2,8 +2,8 @@
 
 ``add_parser(sub)`` adds the subcommand to the CLI's subparsers (autograder/cli.py); ``run(args)``
 grades with :class:`autograder._engine.GradingRun` (or a Dask cluster) and writes the outputs,
-also after Ctrl-C. Exit status: GRADING.md (0 when grading ran; 2 with a one-line reason when it
-could not; 130 when interrupted).
+also after Ctrl-C. Exit status: GRADING.md (0 when every row was graded; 2 with a one-line reason when
+it could not run; 3 when some exercise is the grader's ``grader_error``/``ungraded``; 130 when interrupted).
 """
 
 from __future__ import annotations
@@ -123,28 +123,32 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(_shard.note(shard, args.seed is not None), file=sys.stderr)
 
-    # --resume: keep every earlier result, grade only the submissions not in it yet.
+    # --resume: keep every earlier result the student's code earned; grade what is not in it yet and,
+    # alone, the exercises the grader could not grade before (autograder/_resume.py)
     paths = shard.paths if shard else list(dict.fromkeys(args.submissions))
     before: list[dict[str, Any]] = []
     seed = shard.seed if shard else args.seed
+    resumed = None
     if args.resume and Path(args.json).exists():
+        from autograder import _resume
+
         try:
             before = _load_previous(args.json)
         except (ValueError, OSError) as err:
             return _exit_error(f"--resume: cannot read {args.json}: {str(err).splitlines()[0]}")
-        seen = {r["submission"] for r in before}
-        paths = [p for p in paths if p not in seen]
-        seeds = {r.get("seed") for r in before if r.get("seed") is not None}
-        if seed is None and len(seeds) == 1:
-            seed = seeds.pop()  # same inputs as the first part of the run
+        try:
+            resumed = _resume.plan(before, paths, only, shard.seed if shard else args.seed)
+        except _resume.ResumeRefused as err:
+            return _exit_error(f"--resume {args.json}: {err}")
+        before, paths = resumed.before, resumed.paths
+        if resumed.seed is not None:
+            seed = resumed.seed  # same inputs as the first part of the run
         if not args.quiet:
-            print(f"tapetrace: --resume: {len(seen & set(args.submissions))} already graded in {args.json}, "
-                  f"{len(paths)} to go", file=sys.stderr)
-            short = [r["submission"] for r in before
-                     if r["submission"] in args.submissions and set(only) - set(r.get("exercises", {}))]
-            if short:
-                print(f"tapetrace: --resume: note: {len(short)} earlier result(s) lack some of the exercises asked "
-                      f"for (e.g. {short[0]}); they are kept as they are", file=sys.stderr)
+            again = sum(len(v) for v in resumed.exercises_for.values())
+            print(f"tapetrace: --resume: {resumed.kept} already graded in {args.json}, "
+                  f"{len(paths) - len(resumed.exercises_for)} to go"
+                  + (f", {again} exercise(s) of {len(resumed.exercises_for)} submission(s) to grade again "
+                     f"(the grader's trouble last time)" if again else ""), file=sys.stderr)
 
     interrupted = False
     main_thread = threading.current_thread() is threading.main_thread()
@@ -170,9 +174,13 @@ def run(args: argparse.Namespace) -> int:
                                public_only=args.public_only, launcher=args.launcher, **extra)
                 _check_isolation(run, args)
                 progress.begin()
+                add = checkpoint.add
+                if resumed is not None and resumed.partial:
+                    add = _merging(checkpoint.add, resumed.partial, only)
                 run.grade(paths, only=only, jobs=args.jobs,
-                          on_result=_report.merge_callbacks(checkpoint.add, progress.update),
-                          on_task=progress.task_done)
+                          on_result=_report.merge_callbacks(add, progress.update),
+                          on_task=progress.task_done,
+                          exercises_for=resumed.exercises_for if resumed is not None else None)
             except (_device.DeviceError, IsolationRefused, *_cluster_errors(args)) as err:
                 device_error = str(err)
             finally:
@@ -201,6 +209,17 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _merging(add: Any, partial: dict[str, dict[str, Any]], only: list[str]) -> Any:
+    """``add`` for a resumed run: a submission graded again in part is merged into its earlier row first."""
+    from autograder import _resume
+
+    def call(res: dict[str, Any]) -> None:
+        old = partial.get(res["submission"])
+        add(_resume.merge(old, res, only) if old is not None else res)
+
+    return call
 
 
 def _grading_threads_left(wait: float = 2.0) -> bool:
@@ -241,7 +260,40 @@ def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[s
         print(f"tapetrace: interrupted: kept the {len(new_results)} submission(s) graded so far{where}",
               file=sys.stderr)
         return 130
-    return 0
+    _warn_unreadable(new_results)
+    return _not_all_graded(args, all_results)
+
+
+def _warn_unreadable(results: list[dict[str, Any]]) -> None:
+    """One warning line per submission that could not be read at all (corrupt, not JSON, too big)."""
+    from autograder import _report
+
+    for res in results:
+        rows = list(res.get("exercises", {}).values())
+        if rows and all(e.get("status") == "unreadable" for e in rows):
+            print(f"tapetrace: warning: {_report.terminal_text(res['submission'])}: "
+                  f"{_report.terminal_text(rows[0].get('message', ''))} (status unreadable)", file=sys.stderr)
+
+
+def _not_all_graded(args: argparse.Namespace, results: list[dict[str, Any]]) -> int:
+    """Exit status 3, with what to do, when some exercise is the grader's (``grader_error``, ``ungraded``)."""
+    from autograder import _report, _status
+
+    counts = _status.count_graders(results)
+    if not counts:
+        return 0
+    for res in results:
+        for ex in _status.graders_exercises(res):
+            e = res["exercises"][ex]
+            print(f"tapetrace: {e['status']}: {_report.terminal_text(res['submission'])} {ex}: "
+                  f"{_report.terminal_text(e.get('grader_reason', ''))[:300]}", file=sys.stderr)
+    what = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    again = (f"tapetrace grade ... --json {args.json} --resume" if args.json
+             else "tapetrace grade ... with --json OUT.json, then --resume")
+    print(f"tapetrace: {sum(counts.values())} exercise(s) were not graded ({what}): the grader's trouble, not the "
+          f"students'; each row's grader_reason says why. Fix the cause, then grade them again: {again}",
+          file=sys.stderr)
+    return _status.EXIT_NOT_ALL_GRADED
 
 
 class IsolationRefused(Exception):

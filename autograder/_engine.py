@@ -22,11 +22,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from autograder import _compile_cache, _device, _launch, _loader, _registry
+from autograder import _compile_cache, _device, _launch, _loader, _registry, _status
 from autograder._paths import EXERCISES, ROOT, SOLUTIONS, private_dirs
 from autograder._protocol import check_rng, probe_error, reference_key
 from autograder._registry import JAX_ONLY
-from autograder._suite import Check, Ctx, GraderBug, StudentProblem, Suite, result_of, run_check
+from autograder._suite import INTERNAL_ERROR, Check, Ctx, GraderBug, StudentProblem, Suite, result_of, run_check
 from autograder.messages import render
 
 MAX_TIMEOUTS_PER_EXERCISE = 3
@@ -36,6 +36,11 @@ DEFAULT_MEM_BYTES = 4 * 1024**3
 def load_suite(exercise: str) -> Suite:
     """The hidden suite of one exercise."""
     return importlib.import_module(f"autograder.hidden.{exercise}").suite
+
+
+def exercise_checks(exercise: str, public_only: bool = False) -> list[Check]:
+    """The checks a run grades of one exercise (the public ones only with ``public_only``)."""
+    return [c for c in load_suite(exercise).checks if not public_only or not c.hidden]
 
 
 # Shared with the notebook self-check (autograder/_public.py): one key, one rng, one verdict.
@@ -361,13 +366,17 @@ class GradingRun:
 
     def grade(self, paths: list[str], only: list[str] | None = None, jobs: int = 1,
               on_result: Callable[[dict[str, Any]], None] | None = None,
-              on_task: Callable[[int, str], None] | None = None) -> list[dict[str, Any]]:
+              on_task: Callable[[int, str], None] | None = None,
+              exercises_for: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
         """Grades submissions; one result object per path, in order, none dropped.
 
         ``on_result(result)`` is called once per finished submission, ``on_task(index,
         exercise)`` once per finished (submission, exercise); both from grading threads.
+        ``exercises_for`` narrows what one path grades (``--resume``: only the exercises the grader
+        could not grade before); a path it does not name grades ``only``.
         """
         exercises = [e for e in EXERCISES if not only or e in only]
+        wanted = [[e for e in exercises if e in (exercises_for or {}).get(p, exercises)] for p in paths]
         subs: list[_loader.Submission | Exception] = []
         for p in paths:
             try:
@@ -380,7 +389,7 @@ class GradingRun:
         if self.sandbox and not self.isolation:  # recorded from the start: a row without student code has it too
             self.measure_isolation()
         results: list[dict[str, Any]] = [self._empty(p) for p in paths]
-        pending = {i: len(exercises) for i in range(len(paths))}
+        pending = {i: len(wanted[i]) for i in range(len(paths))}
         done_lock = threading.Lock()
 
         def task(i: int, ex: str) -> None:
@@ -392,9 +401,8 @@ class GradingRun:
                     res = self._unreadable(ex, str(sub))
                 else:
                     res = self.grade_exercise(sub, ex)
-            except Exception as err:  # noqa: BLE001 - nothing lost
-                res = self._unreadable(ex, f"internal error: {type(err).__name__}: {err}", status="error",
-                                       key="GRADER_ERROR")
+            except Exception as err:  # noqa: BLE001 - nothing lost; the grader's trouble, not the student's
+                res = self.graders_row(ex, "grader_error", f"internal error: {type(err).__name__}: {err}")
             if self._cancel.is_set():
                 return  # its workers were killed mid-way: the result would be wrong, drop it
             with done_lock:
@@ -403,11 +411,11 @@ class GradingRun:
                 if on_task:
                     on_task(i, ex)
                 if pending[i] == 0:
-                    self._finish(results[i], exercises)
+                    self._finish(results[i], wanted[i])
                     if on_result:
                         on_result(results[i])
 
-        order = [(i, ex) for i in range(len(paths)) for ex in schedule(exercises)]
+        order = [(i, ex) for i in range(len(paths)) for ex in schedule(wanted[i])]
         # The main thread only waits, so Ctrl-C lands here (never inside a check) and
         # cancels at once instead of waiting for the tasks in flight.
         pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="tapetrace-grade")
@@ -419,19 +427,24 @@ class GradingRun:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()
-        if not exercises:
-            for r in results:
-                self._finish(r, exercises)
+        for i, r in enumerate(results):
+            if not wanted[i]:
+                self._finish(r, wanted[i])
+                if on_result:
+                    on_result(r)
         return results
 
     def _empty(self, path: str) -> dict[str, Any]:
         return {"submission": path, "device": dict(self.device), "seed": self.seed,
                 "total": 0.0, "max_total": 0.0, "exercises": {}}
 
-    def _unreadable(self, exercise: str, error: str, status: str = "missing",
+    def graders_row(self, exercise: str, status: str, reason: str) -> dict[str, Any]:
+        """A row the student's code did not earn (``grader_error`` or ``ungraded``; see ``_status``)."""
+        return _status.grader_row(exercise_checks(exercise, self.public_only), status, reason, lang=self.lang)
+
+    def _unreadable(self, exercise: str, error: str, status: str = "unreadable",
                     key: str = "UNREADABLE") -> dict[str, Any]:
-        suite = load_suite(exercise)
-        checks = [c for c in suite.checks if not self.public_only or not c.hidden]
+        checks = exercise_checks(exercise, self.public_only)
         msg = render(key, self.lang, error=error)
         return {"score": 0.0, "max_score": float(sum(c.points for c in checks)), "status": status,
                 "message": msg, "seconds": 0.0,
@@ -512,9 +525,10 @@ class ExerciseGrading:
         # Load once up front: load failures decide the exercise's status.
         try:
             first = run.start_worker(exercise, self._src_path, "student", self._hide)
-        except Exception as err:  # noqa: BLE001 - the run goes on
-            msg = render("GRADER_ERROR", self.lang, error=str(err))
-            return self._zero("error", msg, "GRADER_ERROR")
+        except GradingCancelled:
+            raise
+        except Exception as err:  # noqa: BLE001 - the run goes on; no worker is the grader's trouble
+            return run.graders_row(exercise, "grader_error", f"no worker could start: {type(err).__name__}: {err}")
         st = first.status
         if st.get("isolation"):
             run._note_isolation(st["isolation"])
@@ -590,6 +604,10 @@ class ExerciseGrading:
     def summary(self) -> dict[str, Any]:
         """The exercise's result (GRADING.md) from the checks run so far: status ``graded``."""
         tests = self.tests
+        broken = [t for t in tests if t["code"] == INTERNAL_ERROR]
+        if broken:  # a check (or the reference) failed on the grader's side: no verdict is a grade
+            return self.grading_run.graders_row(self.exercise, "grader_error",
+                                                f"{broken[0]['name']}: {broken[0]['message']}")
         failed = [t for t in tests if not t["passed"]]
         if failed and all(t["code"] == "NOT_ATTEMPTED" for t in failed) and len(failed) == len(tests):
             message = render("EXERCISE_NOT_ATTEMPTED", self.lang)

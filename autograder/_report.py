@@ -36,6 +36,11 @@ def _fmt(x: Any) -> str:
         return str(x)
 
 
+def terminal_text(text: Any) -> str:
+    """``text`` safe to print on a terminal: every control or unprintable character becomes ``?``."""
+    return "".join(ch if ch.isprintable() else "?" for ch in str(text))
+
+
 def _atomic_write(path: str | os.PathLike, text: str) -> None:
     """Writes via a temporary file and a rename: readers never see half a file."""
     path = str(path)

@@ -301,8 +301,7 @@ class TapetraceSession:
             try:
                 early = grading.open()
             except Exception as err:  # noqa: BLE001 - as `tapetrace grade`: never lost, never a pass
-                early = run._unreadable(exercise, f"internal error: {type(err).__name__}: {err}",
-                                        status="error", key="GRADER_ERROR")
+                early = run.graders_row(exercise, "grader_error", f"internal error: {type(err).__name__}: {err}")
             if early is None:
                 self._open[exercise] = grading
                 return grading, None

@@ -623,11 +623,11 @@ def test_comparison_details_are_translated():
 
 def test_feedback_files_in_spanish():
     """`tapetrace grade --lang es --feedback DIR`: the fixed words of the per-student files are Spanish."""
-    from autograder import _report
+    from autograder import _report, _status
 
     detail = "output: 1 of 3 values off (shape (3,), max abs error 1, max rel error 1, worst at index (2,); " \
              "tolerance atol=1e-05, rtol=0.0001)"
-    statuses = ("graded", "missing", "error", "timeout", "crashed")  # every status the engine writes
+    statuses = _status.STATUSES  # every status the engine writes
     res = {"submission": "ana.ipynb", "device": {"torch": "cpu", "jax": "cpu"}, "seed": 1, "total": 3.0,
            "max_total": 10.0 * len(statuses), "exercises": {}}
     for ex, status in zip(EXERCISES, statuses):

@@ -17,6 +17,9 @@ EN = {
     "status.error": "error",
     "status.timeout": "timeout",
     "status.crashed": "crashed",
+    "status.unreadable": "unreadable",
+    "status.grader_error": "grader error",
+    "status.ungraded": "ungraded",
 }
 
 ES = {
@@ -36,4 +39,7 @@ ES = {
     "status.error": "error",
     "status.timeout": "tiempo agotado",
     "status.crashed": "caída",
+    "status.unreadable": "ilegible",
+    "status.grader_error": "error del corrector",
+    "status.ungraded": "sin corregir",
 }

@@ -437,18 +437,25 @@ def _status(tests: list[dict[str, Any]]) -> str:
     return "incorrect"
 
 
+def _reason(message: str, lang: str) -> str:
+    """A not-attempted test's message without its own leading "not attempted:" (the report's line says it)."""
+    head, sep, rest = message.partition(":")
+    label = render("notebook.not_attempted", lang)
+    return rest.strip() if sep and head.strip().lower() == label.lower() else message
+
+
 def _report(res: CheckResult, lang: str) -> str:
     lines = [_text(lang, "title", exercise=res.exercise, torch=res.device.get("torch", "cpu"),
                    jax=res.device.get("jax", "cpu"))]
     if res.status == "not attempted":
-        lines.append(_text(lang, "not_attempted", message=res.tests[0]["message"].rstrip(".")))
+        lines.append(_text(lang, "not_attempted", message=_reason(res.tests[0]["message"], lang).rstrip(".")))
     else:
         for t in res.tests:
             lines.append(_text(lang, "ok" if t["passed"] else "bad", name=t["name"], points=t["points"],
                                message=t["message"]))
         failed = sum(1 for t in res.tests if not t["passed"])
         lines.append(_text(lang, "passed", n=len(res.tests)) if not failed
-                     else _text(lang, "incorrect", failed=failed, n=len(res.tests)))
+                     else _text(lang, "incorrect_one" if failed == 1 else "incorrect", failed=failed, n=len(res.tests)))
     if res.note:
         lines.append(res.note)
     lines.append(_text(lang, "reminder", public=res.public_points, total=res.total_points))

@@ -39,14 +39,15 @@ EN = {
         "Hidden tests then grade every exercise on fresh inputs, each in its own sandboxed process with a time "
         "limit,\n"
         "so one exercise that crashes or never finishes costs only that exercise's points.\n",
-    "notebook.points_line": "*{total:g} points; `check(\"{short}\")` runs the public checks ({public:g} of them).*",
+    "notebook.points_line": "*{total:g} points: the public checks, which `check(\"{short}\")` runs, are worth {public:g} of "
+        "them; hidden tests grade the rest when you submit.*",
     "notebook.title_prefix": "Exercise",
     "notebook.setup_comment": "#@title tapetrace set-up: run this cell first",
     "notebook.title": "tapetrace — the tape vs the trace: PyTorch and JAX, side by side",
     "notebook.intro": "In these exercises you build the same models twice: in **PyTorch**, where autograd records "
         "every operation on a *tape* while your Python runs, and in **JAX**, where `jax.jit`, `jax.grad` "
         "and `jax.vmap` *trace* your function once into a jaxpr and transform or compile that trace. "
-        "The data are the seeds' two datasets: make_moons (a two-class MLP) and load_digits (an 8x8 "
+        "The data are two small scikit-learn datasets: make_moons (a two-class MLP) and load_digits (an 8x8 "
         "digits CNN).\n\n"
         "Each exercise has instructions, a code cell with the functions to write (replace each "
         "`raise NotImplementedError` with your code; keep the names and signatures), and a cell that "
@@ -164,14 +165,15 @@ ES = {
         "Después, las pruebas ocultas corrigen cada ejercicio con entradas nuevas, cada uno en su propio "
         "proceso aislado con un límite de tiempo,\n"
         "así que un ejercicio que hace caer el proceso o nunca termina solo cuesta los puntos de ese ejercicio.\n",
-    "notebook.points_line": "*{total:g} puntos; `check(\"{short}\")` pasa las pruebas públicas ({public:g} de ellos).*",
+    "notebook.points_line": "*{total:g} puntos: las comprobaciones públicas, que ejecuta `check(\"{short}\")`, valen "
+        "{public:g}; al entregar, las pruebas ocultas corrigen el resto.*",
     "notebook.title_prefix": "Ejercicio",
     "notebook.setup_comment": "#@title Preparación de tapetrace: ejecuta primero esta celda",
     "notebook.title": "tapetrace — la cinta frente a la traza: PyTorch y JAX, lado a lado",
     "notebook.intro": "En estos ejercicios construyes los mismos modelos dos veces: en **PyTorch**, donde autograd "
         "graba cada operación en una *cinta* mientras se ejecuta tu Python, y en **JAX**, donde `jax.jit`, "
         "`jax.grad` y `jax.vmap` *trazan* tu función una vez en un jaxpr y transforman o compilan esa "
-        "traza. Los datos son los dos conjuntos de datos de la fuente: make_moons (un MLP de dos clases) y "
+        "traza. Los datos son dos pequeños conjuntos de datos de scikit-learn: make_moons (un MLP de dos clases) y "
         "load_digits (una CNN para dígitos de 8x8).\n\n"
         "Cada ejercicio tiene instrucciones, una celda de código con las funciones que debes escribir "
         "(sustituye cada `raise NotImplementedError` por tu código; conserva los nombres y las firmas) y "

@@ -9,6 +9,8 @@ EN = {
     "public.passed": "PASSED: all {n} public checks pass.",
     "public.incorrect": "INCORRECT: {failed} of {n} public checks fail. Fix what the message says, run your code cell "
         "again, then this check.",
+    "public.incorrect_one": "INCORRECT: 1 of {n} public checks fails. Fix what the message says, run your code cell "
+        "again, then this check.",
     "public.not_attempted": "NOT ATTEMPTED: {message}. Write your code in the exercise's cell, run it, then run this "
         "check again.",
     "public.missing": "none of {names} is defined yet — run the exercise's code cell first",
@@ -32,7 +34,7 @@ EN = {
     "public.stale": "Note: the saved notebook differs from the code you ran: save it (Ctrl+S) so check reads what "
         "you hand in. This time it checked the names your session has defined.",
     "hint.label": "Hint {tier}/{n} — {exercise}",
-    "hint.bad_tier": "{exercise} has {n} hints: ask for tier 1 to {n}",
+    "hint.bad_tier": "There is no hint {tier} for {exercise}: it has {n}, from hint(\"{short}\") to hint(\"{short}\", {n}).",
     "figure.torch": "PyTorch",
     "figure.jax": "JAX",
     "figure.boundary": "make_moons: decision boundary",
@@ -83,7 +85,7 @@ EN = {
     "figure.compile_title": "torch.compile: graphs, graph breaks and recompiles (backend \"eager\")",
     "figure.graphs": "graphs",
     "figure.breaks": "graph breaks",
-    "figure.seed_clip": "the seed's clip (if)",
+    "figure.if_clip": "a clip with a Python if",
     "figure.your_clip": "your clip_by_norm",
     "figure.call": "call (batch size below)",
     "figure.graphs_so_far": "graphs compiled so far",
@@ -115,6 +117,8 @@ ES = {
     "public.passed": "SUPERADO: pasan las {n} comprobaciones públicas.",
     "public.incorrect": "INCORRECTO: fallan {failed} de {n} comprobaciones públicas. Corrige lo que dice el mensaje, "
         "vuelve a ejecutar tu celda de código y después esta comprobación.",
+    "public.incorrect_one": "INCORRECTO: falla 1 de las {n} comprobaciones públicas. Corrige lo que dice el mensaje, "
+        "vuelve a ejecutar tu celda de código y después esta comprobación.",
     "public.not_attempted": "SIN INTENTAR: {message}. Escribe tu código en la celda del ejercicio, ejecútala y vuelve "
         "a ejecutar esta comprobación.",
     "public.missing": "todavía no está definido ninguno de {names} — ejecuta primero la celda de código del ejercicio",
@@ -141,7 +145,7 @@ ES = {
     "public.stale": "Nota: el cuaderno guardado difiere del código que ejecutaste: guárdalo (Ctrl+S) para que check "
         "lea lo que entregas. Esta vez comprobó los nombres que ha definido tu sesión.",
     "hint.label": "Pista {tier}/{n} — {exercise}",
-    "hint.bad_tier": "{exercise} tiene {n} pistas: pide un nivel del 1 al {n}",
+    "hint.bad_tier": "No hay pista {tier} de {exercise}: tiene {n}, de hint(\"{short}\") a hint(\"{short}\", {n}).",
     "figure.torch": "PyTorch",
     "figure.jax": "JAX",
     "figure.boundary": "make_moons: frontera de decisión",
@@ -192,7 +196,7 @@ ES = {
     "figure.compile_title": "torch.compile: grafos, rupturas del grafo y recompilaciones (backend \"eager\")",
     "figure.graphs": "grafos",
     "figure.breaks": "rupturas del grafo",
-    "figure.seed_clip": "el recorte de la fuente (if)",
+    "figure.if_clip": "un recorte con un if de Python",
     "figure.your_clip": "tu clip_by_norm",
     "figure.call": "llamada (tamaño de lote debajo)",
     "figure.graphs_so_far": "grafos compilados hasta ahora",

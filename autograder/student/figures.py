@@ -1,4 +1,4 @@
-"""Figures drawn from the student's own code, as the seeds show them.
+"""Figures drawn from the student's own code.
 
 Each function takes the student's objects (a model, params, a function) and
 returns a matplotlib ``Figure``; inside Jupyter/Colab it also shows the figure

@@ -40,7 +40,7 @@ class Hint(str):
 
     def _repr_markdown_(self) -> str:
         head, _, body = str(self).partition("\n")
-        return f"**{head}**\n\n{body}"
+        return f"**{head}**\n\n{body}" if body else head
 
 
 def hint(exercise: str, tier: int = 1, lang: str | None = None) -> str:
@@ -53,15 +53,16 @@ def hint(exercise: str, tier: int = 1, lang: str | None = None) -> str:
             (English unless the notebook set it).
 
     Returns:
-        The hint as a string (displays as Markdown in a notebook).
+        The hint as a string (displays as Markdown in a notebook); for a tier the exercise does not
+        have, a line saying which tiers it has (a notebook cell shows it, no traceback).
 
     Raises:
-        ValueError: unknown exercise, language or tier.
+        ValueError: unknown exercise or language.
     """
     lang = get_language(lang)
     full = resolve(exercise, lang=lang)
     tiers = HINTS[lang][full]
     if not isinstance(tier, int) or isinstance(tier, bool) or not 1 <= tier <= len(tiers):
-        raise ValueError(render("hint.bad_tier", lang, exercise=full, n=len(tiers)))
+        return Hint(render("hint.bad_tier", lang, tier=tier, exercise=full, short=full[:4], n=len(tiers)))
     head = render("hint.label", lang, tier=tier, n=len(tiers), exercise=full)
     return Hint(f"{head}\n{tiers[tier - 1]}")

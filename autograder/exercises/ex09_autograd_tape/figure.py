@@ -17,7 +17,7 @@ def tape_graph(backward_graph: Callable, manual_grads: Callable | None = None, *
     Args:
         backward_graph: the student's ``backward_graph(t)``.
         manual_grads: the student's ``manual_grads(w, x, b)``, or None.
-        w: weight. x: input. b: bias (the seed's Figure 2 values by default).
+        w: weight. x: input. b: bias (the example's point by default).
         lang: ``"en"``/``"es"``; default: the notebook's language.
         title: the figure's title.
         show: display inline when running in IPython.

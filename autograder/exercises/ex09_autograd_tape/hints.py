@@ -13,8 +13,10 @@ HINTS: dict[str, list[str]] = {
         "dh/db.",
         "With an explicit stack, push the children in reverse order so that the first child is popped first "
         "(pre-order); or recurse, children in order. `type(node).__name__` is the class name. For "
-        "`manual_grads`: dL/dh = 2h, dh/dw = x, dh/dx = w, dh/db = 1; return three Python floats, and check "
-        "the example (0.5, 2.0, 0.3) -> (5.2, 1.3, 2.6) against autograd in a scratch cell.",
+        "`manual_grads`: each derivative is a product of two factors, dL/dh (the same for all three) and the "
+        "derivative of h with respect to that one variable, the other two held constant; forgetting the second "
+        "factor is the usual slip. Return three Python floats, and check them against autograd in a scratch "
+        "cell at a few points, not only at the example.",
     ],
     "es": [
         "La cinta es un grafo de objetos nodo: empieza en `t.grad_fn` y sigue `next_functions`. Basta un "
@@ -27,7 +29,9 @@ HINTS: dict[str, list[str]] = {
         "L = h**2 con h = w*x + b: dL/dh, y luego dh/dw, dh/dx, dh/db.",
         "Con una pila explícita, apila los hijos en orden inverso para que el primer hijo salga primero "
         "(preorden); o usa recursión, con los hijos en orden. `type(node).__name__` es el nombre de la "
-        "clase. En `manual_grads`: dL/dh = 2h, dh/dw = x, dh/dx = w, dh/db = 1; devuelve tres floats de "
-        "Python, y contrasta el ejemplo (0.5, 2.0, 0.3) -> (5.2, 1.3, 2.6) con autograd en una celda aparte.",
+        "clase. En `manual_grads`: cada derivada es un producto de dos factores, dL/dh (el mismo para las "
+        "tres) y la derivada de h respecto a esa variable, con las otras dos fijas; olvidar el segundo factor "
+        "es el descuido habitual. Devuelve tres floats de Python y contrástalos con autograd en una celda "
+        "aparte en varios puntos, no solo en el del ejemplo.",
     ],
 }

@@ -9,8 +9,8 @@ from autograder.student import get_language
 from autograder.student.figures import _dataset, _need, _new_figure, _show, _t
 
 
-def _seed_clip(x: Any, max_norm: float) -> Any:
-    """The seed's clip: a Python branch on a tensor's value (a graph break under TorchDynamo)."""
+def _branching_clip(x: Any, max_norm: float) -> Any:
+    """A clip with a Python branch on a tensor's value (a graph break under TorchDynamo)."""
     if x.norm() > max_norm:
         return x * (max_norm / x.norm())
     return x
@@ -51,7 +51,7 @@ def compile_report(clip_by_norm: Callable, graph_report: Callable, compile_for_a
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         x = torch.randn(4, 5) * 3.0
-        reports = [graph_report(_seed_clip, x, 1.0), graph_report(clip_by_norm, x, 1.0)]
+        reports = [graph_report(_branching_clip, x, 1.0), graph_report(clip_by_norm, x, 1.0)]
         panels = 1 + (compile_for_any_batch is not None) + (compiled_train_step is not None)
         fig = _new_figure(4.2 * panels, 3.8)
         axes = list(np.atleast_1d(fig.subplots(1, panels)))
@@ -59,7 +59,7 @@ def compile_report(clip_by_norm: Callable, graph_report: Callable, compile_for_a
         pos = np.arange(2)
         ax.bar(pos - 0.18, [int(r[0]) for r in reports], 0.36, label=_t("graphs", lang), color="tab:blue")
         ax.bar(pos + 0.18, [int(r[1]) for r in reports], 0.36, label=_t("breaks", lang), color="tab:red")
-        ax.set_xticks(pos, [_t("seed_clip", lang), _t("your_clip", lang)], fontsize=8)
+        ax.set_xticks(pos, [_t("if_clip", lang), _t("your_clip", lang)], fontsize=8)
         ax.yaxis.get_major_locator().set_params(integer=True)
         ax.legend(fontsize=8)
         if compile_for_any_batch is not None:

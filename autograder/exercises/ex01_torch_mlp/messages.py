@@ -3,6 +3,7 @@
 EN = {
     "EX01_PARAM_SHAPES": "`{call}` gives shapes {got}; expected one nn.Linear per layer, in order: weight (out, in) then bias (out,) — create the layers in forward order and register them (nn.ModuleList, not a Python list)",
     "EX01_LOGITS": "your output is never negative while logits should be: remove the ReLU/sigmoid after the last layer — return raw logits",
+    "EX01_NO_HIDDEN_RELU": "`{call}` gives exactly what the layers give with no activation at all: a ReLU must follow every layer except the last (without it, stacked nn.Linear layers collapse into one linear map)",
     "EX01_NO_GRAPH": "the output of `forward` has no grad_fn: do not use torch.no_grad(), .detach() or .data inside forward",
     "EX01_NO_GRAD": "a parameter got no gradient: every nn.Linear must be used in forward, and registered as a submodule",
     "EX01_FIXED_DEVICE": "`forward` failed after model.to(device) ({error}): do not create tensors on a fixed device inside forward",
@@ -12,6 +13,7 @@ EN = {
 ES = {
     "EX01_PARAM_SHAPES": "`{call}` da las formas {got}; se esperaba un nn.Linear por capa, en orden: peso (out, in) y luego sesgo (out,) — crea las capas en el orden del forward y regístralas (nn.ModuleList, no una lista de Python)",
     "EX01_LOGITS": "tu salida nunca es negativa, pero los logits deberían poder serlo: quita la ReLU/sigmoide tras la última capa — devuelve logits sin activar",
+    "EX01_NO_HIDDEN_RELU": "`{call}` da exactamente lo que dan las capas sin ninguna activación: después de cada capa salvo la última va una ReLU (sin ella, varias nn.Linear seguidas se reducen a una sola transformación lineal)",
     "EX01_NO_GRAPH": "la salida de `forward` no tiene grad_fn: no uses torch.no_grad(), .detach() ni .data dentro de forward",
     "EX01_NO_GRAD": "un parámetro no recibió gradiente: cada nn.Linear debe usarse en forward y estar registrado como submódulo",
     "EX01_FIXED_DEVICE": "`forward` falló tras model.to(device) ({error}): no crees tensores en un dispositivo fijo dentro de forward",

@@ -40,9 +40,34 @@ def parameter_shapes_in_order(ctx: Ctx) -> None:
         raise Fail("EX01_PARAM_SHAPES", call="MLP(...).parameters()", got=[tuple(s) for s in got])
 
 
+def _diagnose(ctx: Ctx, case: dict, got: np.ndarray, want: np.ndarray) -> None:
+    """Names the bug when the output is what a known wrong model computes on the same weights (an
+    activation after the last layer, none between the layers): a fix to act on, never a value.
+
+    Args:
+        ctx: the check's context (its tolerance).
+        case: the inputs (``params``: weight ``(out, in)`` then bias ``(out,)`` per layer; ``x``: ``(N, in)``).
+        got: the student's output, ``(N, out)``.
+        want: the reference's, ``(N, out)``.
+    """
+    g, w = np.asarray(got), np.asarray(want, dtype=np.float64)
+    if g.shape != w.shape:
+        return
+    linear = case["x"].astype(np.float64)
+    for weight, bias in zip(case["params"][0::2], case["params"][1::2]):
+        linear = linear @ weight.astype(np.float64).T + bias
+    wrong = (("EX01_LOGITS", np.maximum(w, 0.0)), ("EX01_LOGITS", 0.5 * (1.0 + np.tanh(0.5 * w))),
+             ("EX01_NO_HIDDEN_RELU", linear))
+    for key, out in wrong:
+        if ctx.difference(got, out.astype(np.asarray(want).dtype), kind="forward") is None:
+            raise Fail(key, call="MLP.forward")
+
+
 @suite.check(points=3, hidden=False)
 def forward_matches_reference(ctx: Ctx) -> None:
     """Same weights, same inputs: same logits as the reference."""
     case = _case(ctx)
     got, want = ctx.both("forward", call="MLP.forward", **case)
+    if ctx.difference(got, want, kind="forward"):
+        _diagnose(ctx, case, got, want)
     ctx.assert_close(got, want, kind="forward", what="MLP.forward")

@@ -1,5 +1,6 @@
 # MUTANT: forgets the ReLU between layers (a deep linear model)
 # FAILS: forward_matches_reference, gradients_flow
+# CODE forward_matches_reference: EX01_NO_HIDDEN_RELU
 """Exercise 01 — write an `nn.Module` (PyTorch: the tape).
 
 Build a multi-layer perceptron as a PyTorch `nn.Module`. In PyTorch a model

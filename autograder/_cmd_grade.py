@@ -43,7 +43,11 @@ def available_exercises() -> list[str]:
 
 
 def _check_output(path: str | None, flag: str) -> str | None:
-    """A reason why ``path`` cannot be written, or None."""
+    """A reason why ``path`` cannot be written, or None; its folder is created when missing.
+
+    ``--json`` and ``--csv`` create their folder as ``--feedback`` (and ``tapetrace report --out``)
+    create theirs: before grading starts, so a folder that cannot be made is refused at once.
+    """
     if not path:
         return None
     target = Path(path)
@@ -51,7 +55,10 @@ def _check_output(path: str | None, flag: str) -> str | None:
     if target.is_dir():
         return f"{flag} {path}: is a directory"
     if not parent.is_dir():
-        return f"{flag} {path}: folder {parent} does not exist"
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            return f"{flag} {path}: cannot create folder {parent}: {err.strerror or err}"
     if not os.access(parent, os.W_OK):
         return f"{flag} {path}: folder {parent} is not writable"
     return None
@@ -261,6 +268,7 @@ def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[s
               file=sys.stderr)
         return 130
     _warn_unreadable(new_results)
+    _warn_nothing_found(new_results)
     return _not_all_graded(args, all_results)
 
 
@@ -273,6 +281,35 @@ def _warn_unreadable(results: list[dict[str, Any]]) -> None:
         if rows and all(e.get("status") == "unreadable" for e in rows):
             print(f"tapetrace: warning: {_report.terminal_text(res['submission'])}: "
                   f"{_report.terminal_text(rows[0].get('message', ''))} (status unreadable)", file=sys.stderr)
+
+
+def _holding(path: str) -> str:
+    """What a submission that yielded no exercise holds, in a few words (for the instructor's warning)."""
+    p = Path(path)
+    if not p.is_dir():
+        return "no exercise file or notebook section in it"
+    try:
+        names = sorted(f.relative_to(p).as_posix() for f in p.rglob("*") if f.is_file())
+    except OSError:
+        return "a folder that cannot be listed"
+    if not names:
+        return "an empty folder"
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return f"a folder holding no exercise file ({shown}; expected names like ex01_torch_mlp.py or a notebook)"
+
+
+def _warn_nothing_found(results: list[dict[str, Any]]) -> None:
+    """One warning line per submission in which no exercise was found at all (an empty folder, files
+    named otherwise): its rows are ``missing`` (GRADING.md: no file), as for a student who did not try,
+    and the instructor is told which submissions look like a hand-in gone wrong."""
+    from autograder import _report
+
+    for res in results:
+        rows = list(res.get("exercises", {}).values())
+        if rows and all(e.get("status") == "missing" for e in rows):
+            print(f"tapetrace: warning: {_report.terminal_text(res['submission'])}: "
+                  f"{_report.terminal_text(_holding(str(res['submission'])))}: every exercise is missing "
+                  "(status missing)", file=sys.stderr)
 
 
 def _not_all_graded(args: argparse.Namespace, results: list[dict[str, Any]]) -> int:

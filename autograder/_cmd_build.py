@@ -78,11 +78,13 @@ def check_py(lang: str) -> str:
     return templates.render(CHECK_PY, doc=doc, text=body)
 
 
-def student_readme(lang: str, self_study: bool = False) -> str:
-    """The README of student_template/ (or of a self-study build) in ``lang``."""
+def student_readme(lang: str, self_study: bool = False, exercises: list[str] | None = None) -> str:
+    """The README of student_template/ (or of a self-study build) in ``lang``, naming the exercises built
+    (default: every exercise present)."""
     from autograder.student.instructions_es import NOTEBOOK_TEXT
 
-    text = render("readme", lang)
+    exercises = exercises or present()
+    text = render("readme", lang, first=exercises[0], last=exercises[-1], count=len(exercises))
     if self_study:
         text += "\n" + NOTEBOOK_TEXT[lang]["intro_selfstudy_md"]
     return text
@@ -402,7 +404,7 @@ def render_template(exercises: list[str], snap_raw: bytes, lang: str = "en",
     meta: dict[str, Any] = {"digest": snap["digest"], "exercises": exercises}
     nb = _notebook.build(specs, runtime, meta, lang=lang, self_study=self_study)
     files = {_notebook.NOTEBOOK: _notebook.dumps(nb).encode(), "check.py": check_py(lang).encode(),
-             "README.md": student_readme(lang, self_study).encode()}
+             "README.md": student_readme(lang, self_study, exercises).encode()}
     for ex in exercises:
         files[f"{ex}.py"] = stubs[ex].encode()
     return files

@@ -101,7 +101,7 @@ EN = {
   run the first cell, then work through the exercises; `check("ex01")` runs exercise 01's public checks,
   `hint("ex01")` gives a hint (`hint("ex01", 2)`, `hint("ex01", 3)`: more specific ones) and `figure("ex01")`
   draws your result.
-- `ex01_torch_mlp.py` … `ex10_bridge.py`: the same stubs as plain Python files, if you prefer to work
+- `{first}.py` … `{last}.py` ({count} exercises): the same stubs as plain Python files, if you prefer to work
   locally. `python check.py` (or `python check.py ex01 ex04`) runs their public checks; it needs
   `tapetrace.ipynb` next to it (the checks travel inside the notebook).
 
@@ -224,16 +224,17 @@ ES = {
 # tapetrace: tus ejercicios
 
 - `tapetrace.ipynb`: todos los ejercicios. Ábrelo en Colab (Archivo → Subir cuaderno) o en Jupyter,
-  ejecuta la primera celda y después resuelve los ejercicios; `check("ex01")` pasa las pruebas públicas
-  del ejercicio 01, `hint("ex01")` da una pista (`hint("ex01", 2)`, `hint("ex01", 3)`: otras más concretas)
-  y `figure("ex01")` dibuja tu resultado.
-- `ex01_torch_mlp.py` … `ex10_bridge.py`: los mismos esqueletos como archivos de Python, por si
-  prefieres trabajar en local. `python check.py` (o `python check.py ex01 ex04`) pasa sus pruebas
-  públicas; necesita `tapetrace.ipynb` al lado (las pruebas viajan dentro del cuaderno).
+  ejecuta la primera celda y después resuelve los ejercicios; `check("ex01")` ejecuta las comprobaciones
+  públicas del ejercicio 01, `hint("ex01")` da una pista (`hint("ex01", 2)`, `hint("ex01", 3)`: otras más
+  concretas) y `figure("ex01")` dibuja tu resultado.
+- `{first}.py` … `{last}.py` ({count} ejercicios): los mismos esqueletos como archivos de Python, por si
+  prefieres trabajar en local. `python check.py` (o `python check.py ex01 ex04`) ejecuta sus
+  comprobaciones públicas; necesita `tapetrace.ipynb` al lado (las comprobaciones viajan dentro del
+  cuaderno).
 
-Una prueba informa SIN INTENTAR, INCORRECTO (con lo que falla) o SUPERADO. Las pruebas públicas cubren
-parte de los puntos de cada ejercicio: al entregar, pruebas ocultas corrigen más (otras entradas, más
-propiedades). Entrega el cuaderno (o, si tu profesor lo pide, los archivos `.py`).
+Una comprobación informa SIN INTENTAR, INCORRECTO (con lo que falla) o SUPERADO. Las comprobaciones
+públicas cubren parte de los puntos de cada ejercicio: al entregar, las pruebas ocultas corrigen más
+(otras entradas, más propiedades). Entrega el cuaderno (o, si tu profesor lo pide, los archivos `.py`).
 """,
     "check_py.doc": """Pruebas públicas de los archivos .py: `python check.py` (todos) o `python check.py ex01 ex04`.
 

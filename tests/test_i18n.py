@@ -508,6 +508,9 @@ def test_figure_renders_from_the_reference_code(ex, notebook_namespaces):
         title = fig.get_suptitle()
         other = "en" if lang == "es" else "es"
         assert title and title not in figures.TEXT[other].values(), f"{ex}: title {title!r} not in {lang}"
+        assert not [n for n in figures.notes(fig) if n.startswith("⚠")], f"{ex}: {figures.notes(fig)}"
+    if ex[:4] in ("ex01", "ex02", "ex04", "ex05", "ex10"):  # figures of models built in other exercises say whose
+        assert all(figures.notes(fig) for fig in figs), f"{ex}: no word on whose model it shows"
     assert cpu < FIGURE_BUDGET_S, f"{ex}: figure took {cpu:.1f} s of CPU (target < 5 s on an idle CPU)"
 
 

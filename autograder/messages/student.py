@@ -82,6 +82,42 @@ EN = {
         "run its code cell and its check, then this cell again.",
     "figure.failed": "figure({ex!r}) could not be drawn: your code raised {error}. Run check({ex!r}): it says what "
         "to fix.",
+    "figure.went_nan": "The {what} is nan or inf from {at} on (of {total}): training diverged, so the curve stops there "
+        "(a learning rate too high, or a loss that is not numerically stable, does this).",
+    "figure.at_epoch": "epoch {n}",
+    "figure.at_step": "step {n}",
+    "figure.diverged": "The {what} ended higher than it started ({first:.3g} → {last:.3g}): training diverged instead of "
+        "learning (try a smaller learning rate, or check the loss and the step).",
+    "figure.nan_short": "nan / inf",
+    "figure.nan_outputs": "{name}: the model's outputs are nan or inf, so there is no boundary to draw.",
+    "figure.nan_logits": "The model's logits are nan or inf: the predictions shown mean nothing.",
+    "figure.chance": "{name}: validation accuracy {acc:.2f} after training, no better than chance ({chance:g}): the "
+        "model did not learn.",
+    "figure.chance_digits": "Accuracy {acc:.2f} after training, no better than chance ({chance:g}): the model did not "
+        "learn.",
+    "figure.from_ex01": "Your MLP(2, [32, 32], 1) as initialised: untrained, so the boundary is arbitrary until "
+        "exercise 02 trains it.",
+    "figure.from_ex02": "Trained here: your MLP(2, [32, 32], 1) from exercise 01, {epochs} epochs of your train_step "
+        "with your bce_with_logits, measured with your evaluate (Adam, lr {lr:g}, full batch).",
+    "figure.from_ex03": "Trained here: your CNN, {steps} steps of your train_step (exercise 02) with cross-entropy "
+        "(Adam, lr {lr:g}).",
+    "figure.from_ex03_untrained": "Your CNN as initialised (untrained): once train_step (exercise 02) is defined in "
+        "this notebook, the figure trains the CNN with it.",
+    "figure.from_ex04": "Your init_params and mlp_forward at initialisation: untrained (exercise 05 trains them).",
+    "figure.torch_untrained": "The PyTorch panel is your MLP from exercise 01, also untrained.",
+    "figure.from_ex05": "Trained here: your init_params, mlp_forward and bce_loss (exercise 04), {steps} steps of your "
+        "make_train_step (optax.adam, lr {lr:g}, full batch).",
+    "figure.from_ex05_fit": "Trained here: your init_params, mlp_forward and bce_loss (exercise 04) with your fit "
+        "({steps} steps, lr {lr:g}).",
+    "figure.torch_trained": "The PyTorch panel is your MLP from exercise 01, trained the same way with your "
+        "train_step (exercise 02).",
+    "figure.from_ex06": "Gradients of your bce_loss (exercise 04) at your init_params' starting weights, one per "
+        "make_moons training example, from your per_example_grads.",
+    "figure.from_ex07": "Trained here: your FlaxCNN on images from your to_nhwc, {steps} steps of your "
+        "make_flax_train_step (optax.adam, lr {lr:g}).",
+    "figure.from_ex10": "Trained here from one set of starting weights, your MLP from exercise 01 converted by your "
+        "torch_mlp_to_jax: in PyTorch with your train_step (exercise 02), in JAX with your make_train_step "
+        "(exercise 05) and your mlp_forward and bce_loss (exercise 04), {epochs} steps each.",
     "figure.compile_title": "torch.compile: graphs, graph breaks and recompiles (backend \"eager\")",
     "figure.graphs": "graphs",
     "figure.breaks": "graph breaks",
@@ -193,6 +229,42 @@ ES = {
         "ejercicio, ejecuta su celda de código y su comprobación, y después otra vez esta celda.",
     "figure.failed": "no se pudo dibujar figure({ex!r}): tu código lanzó {error}. Ejecuta check({ex!r}): dice qué "
         "corregir.",
+    "figure.went_nan": "La {what} es nan o inf desde {at} (de {total}): el entrenamiento divergió, así que la curva se "
+        "corta ahí (lo provoca una tasa de aprendizaje demasiado alta o una pérdida numéricamente inestable).",
+    "figure.at_epoch": "la época {n}",
+    "figure.at_step": "el paso {n}",
+    "figure.diverged": "La {what} terminó más alta de lo que empezó ({first:.3g} → {last:.3g}): el entrenamiento divergió "
+        "en vez de aprender (prueba una tasa de aprendizaje menor, o revisa la pérdida y el paso).",
+    "figure.nan_short": "nan / inf",
+    "figure.nan_outputs": "{name}: las salidas del modelo son nan o inf, así que no hay frontera que dibujar.",
+    "figure.nan_logits": "Los logits del modelo son nan o inf: las predicciones que se muestran no significan nada.",
+    "figure.chance": "{name}: exactitud de validación de {acc:.2f} tras entrenar, no mejor que el azar ({chance:g}): "
+        "el modelo no aprendió.",
+    "figure.chance_digits": "Exactitud de {acc:.2f} tras entrenar, no mejor que el azar ({chance:g}): el modelo no "
+        "aprendió.",
+    "figure.from_ex01": "Tu MLP(2, [32, 32], 1) recién inicializado: sin entrenar, así que la frontera es arbitraria "
+        "hasta que el ejercicio 02 lo entrene.",
+    "figure.from_ex02": "Entrenado aquí: tu MLP(2, [32, 32], 1) del ejercicio 01, {epochs} épocas de tu train_step con "
+        "tu bce_with_logits, medidas con tu evaluate (Adam, lr {lr:g}, lote completo).",
+    "figure.from_ex03": "Entrenada aquí: tu CNN, {steps} pasos de tu train_step (ejercicio 02) con entropía cruzada "
+        "(Adam, lr {lr:g}).",
+    "figure.from_ex03_untrained": "Tu CNN recién inicializada (sin entrenar): cuando train_step (ejercicio 02) esté "
+        "definido en este cuaderno, la figura entrenará la CNN con él.",
+    "figure.from_ex04": "Tus init_params y mlp_forward al inicializar: sin entrenar (el ejercicio 05 los entrena).",
+    "figure.torch_untrained": "El panel de PyTorch es tu MLP del ejercicio 01, también sin entrenar.",
+    "figure.from_ex05": "Entrenado aquí: tus init_params, mlp_forward y bce_loss (ejercicio 04), {steps} pasos de tu "
+        "make_train_step (optax.adam, lr {lr:g}, lote completo).",
+    "figure.from_ex05_fit": "Entrenado aquí: tus init_params, mlp_forward y bce_loss (ejercicio 04) con tu fit "
+        "({steps} pasos, lr {lr:g}).",
+    "figure.torch_trained": "El panel de PyTorch es tu MLP del ejercicio 01, entrenado del mismo modo con tu "
+        "train_step (ejercicio 02).",
+    "figure.from_ex06": "Gradientes de tu bce_loss (ejercicio 04) en los pesos iniciales de tu init_params, uno por "
+        "cada ejemplo de entrenamiento de make_moons, calculados con tu per_example_grads.",
+    "figure.from_ex07": "Entrenada aquí: tu FlaxCNN con imágenes de tu to_nhwc, {steps} pasos de tu "
+        "make_flax_train_step (optax.adam, lr {lr:g}).",
+    "figure.from_ex10": "Entrenado aquí desde unos mismos pesos iniciales, tu MLP del ejercicio 01 convertido con tu "
+        "torch_mlp_to_jax: en PyTorch con tu train_step (ejercicio 02), en JAX con tu make_train_step "
+        "(ejercicio 05) y tus mlp_forward y bce_loss (ejercicio 04), {epochs} pasos en cada uno.",
     "figure.compile_title": "torch.compile: grafos, rupturas del grafo y recompilaciones (backend \"eager\")",
     "figure.graphs": "grafos",
     "figure.breaks": "rupturas del grafo",

@@ -96,6 +96,67 @@ def _new_figure(width: float, height: float) -> Any:
     return _figure_class()(figsize=(width, height), layout="constrained")
 
 
+def say(fig: Any, text: str, *, warn: bool = False) -> None:
+    """Puts a sentence under a figure and keeps it for the notebook to print (:func:`notes`).
+
+    What a figure trains, and from whose code, is said this way (``warn=False``, grey); so is what it
+    cannot show (``warn=True``, red): a loss that turned nan or grew, outputs that are nan, a model that
+    learnt nothing. A figure never stays silent about either.
+
+    Args:
+        fig: the figure.
+        text: one sentence, in the figure's language.
+        warn: a problem with what the figure shows (the caption turns red).
+    """
+    import textwrap
+
+    notes = fig.__dict__.setdefault("_tt_notes", [])
+    if text in [t for t, _ in notes]:
+        return
+    notes.append((text, warn))
+    width = max(40, int(fig.get_figwidth() * 14))
+    lines = [textwrap.fill(("⚠ " if w else "") + t, width) for t, w in notes]
+    color = "#c92a2a" if any(w for _, w in notes) else "#495057"
+    fig.supxlabel("\n".join(lines), fontsize=9, color=color, ha="center")
+
+
+def notes(fig: Any) -> list[str]:
+    """The sentences :func:`say` put under a figure, in order (warnings marked with ⚠)."""
+    return [("⚠ " if w else "") + t for t, w in fig.__dict__.get("_tt_notes", [])]
+
+
+def _finite(values: Any) -> Any:
+    import numpy as np
+
+    return np.isfinite(np.asarray(values, dtype=np.float64))
+
+
+def check_series(fig: Any, values: Sequence[float], what: str, unit: str, lang: str, *,
+                 growth: bool = True) -> None:
+    """Says under ``fig`` when a training series cannot show training: nan/inf from some step on, or
+    (``growth``: a training loss) a loss that ended clearly higher than it started (divergence).
+
+    Args:
+        fig: the figure the series is drawn in.
+        values: the series (a loss per epoch/step).
+        what: its name, as the figure's legend says it (e.g. "loss (training)").
+        unit: ``"epoch"`` or ``"step"``.
+        lang: the figure's language.
+        growth: also say when the loss grew (a validation loss may rise: overfitting, not divergence).
+    """
+    import numpy as np
+
+    v = np.asarray(list(values), dtype=np.float64).ravel()
+    if not len(v):
+        return
+    ok = _finite(v)
+    if not ok.all():
+        first = int(np.argmin(ok))
+        say(fig, _t("went_nan", lang, what=what, at=_t(f"at_{unit}", lang, n=first + 1), total=len(v)), warn=True)
+    elif growth and len(v) >= 5 and v[-1] > 1.5 * v[0] and v[-1] - v[0] > 1e-3:
+        say(fig, _t("diverged", lang, what=what, first=v[0], last=v[-1]), warn=True)
+
+
 def _show(fig: Any, show: bool) -> Any:
     if show and _ipython() is not None:
         from IPython.display import display
@@ -173,17 +234,29 @@ def _sigmoid(z: Any) -> Any:
 
 
 # ----------------------------------------------------------------- moons
-def _draw_boundary(ax: Any, logit_fn: Callable[[Any], Any], data: dict, name: str, lang: str) -> Any:
+def _draw_boundary(ax: Any, logit_fn: Callable[[Any], Any], data: dict, name: str, lang: str,
+                   trained: bool = False) -> Any:
     import numpy as np
 
     x_all = np.concatenate([data["x_train"], data["x_val"]])
     lo, hi = x_all.min(axis=0) - 0.5, x_all.max(axis=0) + 0.5
     g1, g2 = np.meshgrid(np.linspace(lo[0], hi[0], 160), np.linspace(lo[1], hi[1], 160))
     grid = np.stack([g1.ravel(), g2.ravel()], axis=1).astype(np.float32)
-    prob = _sigmoid(logit_fn(grid)).reshape(g1.shape)
-    cs = ax.contourf(g1, g2, prob, levels=np.linspace(0, 1, 11), cmap="RdBu_r", alpha=0.55)
-    ax.contour(g1, g2, prob, levels=[0.5], colors="k", linewidths=1.5)
-    val_acc = float(np.mean((logit_fn(data["x_val"].astype(np.float32)) >= 0) == (data["y_val"] == 1)))
+    logits = np.asarray(logit_fn(grid), dtype=np.float64)
+    val_logits = np.asarray(logit_fn(data["x_val"].astype(np.float32)), dtype=np.float64)
+    cs = None
+    fig = ax.figure
+    if not (_finite(logits).all() and _finite(val_logits).all()):
+        ax.text(0.5, 0.5, _t("nan_short", lang), transform=ax.transAxes, ha="center", va="center",
+                fontsize=12, color="#c92a2a", bbox={"facecolor": "white", "edgecolor": "#c92a2a"})
+        say(fig, _t("nan_outputs", lang, name=name), warn=True)
+    else:
+        prob = _sigmoid(logits).reshape(g1.shape)
+        cs = ax.contourf(g1, g2, prob, levels=np.linspace(0, 1, 11), cmap="RdBu_r", alpha=0.55)
+        ax.contour(g1, g2, prob, levels=[0.5], colors="k", linewidths=1.5)
+    val_acc = float(np.mean((val_logits >= 0) == (data["y_val"] == 1)))
+    if trained and val_acc < 0.6:
+        say(fig, _t("chance", lang, name=name, acc=val_acc, chance=0.5), warn=True)
     for split, marker, label in (("train", "o", "train_pts"), ("val", "^", "val_pts")):
         xs, ys = data[f"x_{split}"], data[f"y_{split}"]
         colors = np.where(ys == 1, "#b2182b", "#2166ac")
@@ -197,7 +270,8 @@ def _draw_boundary(ax: Any, logit_fn: Callable[[Any], Any], data: dict, name: st
 
 
 def moons_boundary(torch_model: Any = None, jax_params: Any = None, jax_forward: Callable | None = None, *,
-                   lang: str | None = None, title: str | None = None, show: bool = True) -> Any:
+                   lang: str | None = None, title: str | None = None, show: bool = True,
+                   trained: bool = False) -> Any:
     """The make_moons decision boundary of a PyTorch and/or a JAX MLP, side by side.
 
     Args:
@@ -207,6 +281,7 @@ def moons_boundary(torch_model: Any = None, jax_params: Any = None, jax_forward:
         lang: ``"en"``/``"es"``; default: the notebook's language.
         title: the figure's title (default: "make_moons: decision boundary").
         show: display inline when running in IPython.
+        trained: the models were trained (a validation accuracy near chance is then said in words).
 
     Returns:
         The matplotlib Figure.
@@ -224,8 +299,9 @@ def moons_boundary(torch_model: Any = None, jax_params: Any = None, jax_forward:
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     cs = None
     for ax, (name, fn) in zip(axes, panels):
-        cs = _draw_boundary(ax, fn, data, name, lang)
-    fig.colorbar(cs, ax=list(axes), label=_t("prob", lang), shrink=0.85)
+        cs = _draw_boundary(ax, fn, data, name, lang, trained) or cs
+    if cs is not None:
+        fig.colorbar(cs, ax=list(axes), label=_t("prob", lang), shrink=0.85)
     fig.suptitle(title or _t("boundary", lang))
     return _show(fig, show)
 
@@ -265,6 +341,8 @@ def training_curves(losses: Sequence[float], val_losses: Sequence[float] | None 
                 continue
             v = _np(list(values)).ravel()
             ax.plot(np.arange(1, len(v) + 1), v, style, label=_t(key, lang), linewidth=1.6)
+            if what == "loss":
+                check_series(fig, v, f"{_t('loss', lang)} ({_t(key, lang)})", unit, lang, growth=key == "train")
         ax.set_xlabel(_t(unit, lang))
         ax.set_ylabel(_t(what, lang))
         ax.grid(alpha=0.3)
@@ -297,7 +375,7 @@ def _first_filters(model: Any, params: Any) -> Any:
 
 
 def digits_report(predict_fn: Any, params: Any = None, *, lang: str | None = None, title: str | None = None,
-                  show: bool = True) -> Any:
+                  show: bool = True, trained: bool = False) -> Any:
     """Confusion matrix on the digits validation split, and the first-layer filters.
 
     Args:
@@ -308,6 +386,7 @@ def digits_report(predict_fn: Any, params: Any = None, *, lang: str | None = Non
         lang: ``"en"``/``"es"``; default: the notebook's language.
         title: the figure's title.
         show: display inline when running in IPython.
+        trained: the model was trained (an accuracy near chance is then said in words).
 
     Returns:
         The matplotlib Figure (filters shown when a torch CNN or Flax params are given).
@@ -360,6 +439,10 @@ def digits_report(predict_fn: Any, params: Any = None, *, lang: str | None = Non
                 a.imshow(filters[k], cmap="bwr", vmin=-vmax, vmax=vmax)
         right.suptitle(_t("filters", lang))
     fig.suptitle(title or _t("digits", lang))
+    if not _finite(out).all():
+        say(fig, _t("nan_logits", lang), warn=True)
+    elif trained and acc < 0.2:
+        say(fig, _t("chance_digits", lang, acc=acc, chance=0.1), warn=True)
     return _show(fig, show)
 
 
@@ -511,6 +594,9 @@ def figure(exercise: str, namespace: dict | None = None, *, lang: str | None = N
         figs = _figures_for(ex, dict(namespace), lang)
     for fig in figs:
         _show(fig, show)
+        if show:
+            for line in notes(fig):
+                print(line)
     return figs[0] if len(figs) == 1 else _figure_list(figs)
 
 

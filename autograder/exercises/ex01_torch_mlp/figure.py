@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder.student.figures import _need, _new_mlp, _t, moons_boundary
+from autograder.student.figures import _need, _new_mlp, _t, moons_boundary, say
 
 
 def figures(ex: str, ns: dict, lang: str) -> list[Any]:
@@ -12,4 +12,6 @@ def figures(ex: str, ns: dict, lang: str) -> list[Any]:
     full name, for the messages of a missing name)."""
     kw = {"lang": lang, "show": False}
     mlp_cls = _need(ns, ex, ("MLP",), "ex01", lang)[0]
-    return [moons_boundary(torch_model=_new_mlp(mlp_cls), title=_t("boundary_init", lang), **kw)]
+    fig = moons_boundary(torch_model=_new_mlp(mlp_cls), title=_t("boundary_init", lang), **kw)
+    say(fig, _t("from_ex01", lang))
+    return [fig]

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder.student.figures import _train_torch_moons, moons_boundary, training_curves
+from autograder.student.figures import (
+    MOONS_EPOCHS,
+    MOONS_LR,
+    _t,
+    _train_torch_moons,
+    moons_boundary,
+    say,
+    training_curves,
+)
 
 
 def figures(ex: str, ns: dict, lang: str) -> list[Any]:
@@ -12,5 +20,8 @@ def figures(ex: str, ns: dict, lang: str) -> list[Any]:
     full name, for the messages of a missing name)."""
     kw = {"lang": lang, "show": False}
     model, h = _train_torch_moons(ns, ex, lang)
-    return [training_curves(h["loss"], h["val_loss"], h["acc"], h["val_acc"], unit="epoch", **kw),
-            moons_boundary(torch_model=model, **kw)]
+    figs = [training_curves(h["loss"], h["val_loss"], h["acc"], h["val_acc"], unit="epoch", **kw),
+            moons_boundary(torch_model=model, trained=True, **kw)]
+    for fig in figs:
+        say(fig, _t("from_ex02", lang, epochs=MOONS_EPOCHS, lr=MOONS_LR))
+    return figs

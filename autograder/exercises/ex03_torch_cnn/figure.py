@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder.student.figures import DIGITS_LR, DIGITS_STEPS, _dataset, _need, _seeded, _t, digits_report
+from autograder.student.figures import DIGITS_LR, DIGITS_STEPS, _dataset, _need, _seeded, _t, digits_report, say
 
 
 def _train_digits_torch(ns: dict, ex: str, lang: str) -> tuple[Any, bool]:
@@ -33,4 +33,6 @@ def figures(ex: str, ns: dict, lang: str) -> list[Any]:
     kw = {"lang": lang, "show": False}
     model, trained = _train_digits_torch(ns, ex, lang)
     title = None if trained else f"{_t('digits', lang)} ({_t('untrained', lang)})"
-    return [digits_report(model, title=title, **kw)]
+    fig = digits_report(model, title=title, trained=trained, **kw)
+    say(fig, _t("from_ex03", lang, steps=DIGITS_STEPS, lr=DIGITS_LR) if trained else _t("from_ex03_untrained", lang))
+    return [fig]

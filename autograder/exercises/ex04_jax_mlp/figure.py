@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder.student.figures import _need, _new_mlp, _t, moons_boundary
+from autograder.student.figures import _need, _new_mlp, _t, moons_boundary, say
 
 
 def figures(ex: str, ns: dict, lang: str) -> list[Any]:
@@ -16,5 +16,9 @@ def figures(ex: str, ns: dict, lang: str) -> list[Any]:
     init, forward = _need(ns, ex, ("init_params", "mlp_forward"), "ex04", lang)
     torch_model = _new_mlp(ns["MLP"]) if callable(ns.get("MLP")) else None
     params = init([2, 32, 32, 1], jax.random.PRNGKey(0))
-    return [moons_boundary(torch_model=torch_model, jax_params=params, jax_forward=forward,
-                           title=_t("boundary_init", lang), **kw)]
+    fig = moons_boundary(torch_model=torch_model, jax_params=params, jax_forward=forward,
+                         title=_t("boundary_init", lang), **kw)
+    say(fig, _t("from_ex04", lang))
+    if torch_model is not None:
+        say(fig, _t("torch_untrained", lang))
+    return [fig]

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder.student.figures import _train_jax_moons, _train_torch_moons, moons_boundary, training_curves
+from autograder.student.figures import (
+    MOONS_EPOCHS,
+    MOONS_LR,
+    _t,
+    _train_jax_moons,
+    _train_torch_moons,
+    check_series,
+    moons_boundary,
+    say,
+    training_curves,
+)
 
 
 def figures(ex: str, ns: dict, lang: str) -> list[Any]:
@@ -15,7 +25,14 @@ def figures(ex: str, ns: dict, lang: str) -> list[Any]:
     torch_model = None
     if all(callable(ns.get(n)) for n in ("MLP", "train_step", "bce_with_logits")):
         torch_model, _ = _train_torch_moons(ns, ex, lang, with_eval=False)
-    out = [moons_boundary(torch_model=torch_model, jax_params=params, jax_forward=ns["mlp_forward"], **kw)]
+    out = [moons_boundary(torch_model=torch_model, jax_params=params, jax_forward=ns["mlp_forward"], trained=True,
+                          **kw)]
     out.append(training_curves(h["loss"], h["val_loss"] or None, h["acc"] or None, h["val_acc"] or None,
                                unit="step", **kw))
+    key = "from_ex05" if callable(ns.get("make_train_step")) else "from_ex05_fit"
+    for fig in out:
+        say(fig, _t(key, lang, steps=MOONS_EPOCHS, lr=MOONS_LR))
+        check_series(fig, h["loss"], f"{_t('loss', lang)} ({_t('train', lang)})", "step", lang)
+    if torch_model is not None:
+        say(out[0], _t("torch_trained", lang))
     return out

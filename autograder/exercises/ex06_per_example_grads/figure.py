@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from autograder.student import get_language
-from autograder.student.figures import _dataset, _need, _new_figure, _show, _t
+from autograder.student.figures import _dataset, _need, _new_figure, _show, _t, say
 
 
 def grad_norms(per_example: Any, clipped_mean: Any = None, max_norm: float | None = None, *,
@@ -68,4 +68,6 @@ def figures(ex: str, ns: dict, lang: str) -> list[Any]:
     leaves = [np.asarray(leaf, np.float64) for leaf in jax.tree_util.tree_leaves(g)]
     norms = np.sqrt(sum((leaf.reshape(leaf.shape[0], -1) ** 2).sum(axis=1) for leaf in leaves))
     max_norm = float(np.median(norms))
-    return [grad_norms(g, clip(g, max_norm), max_norm, **kw)]
+    fig = grad_norms(g, clip(g, max_norm), max_norm, **kw)
+    say(fig, _t("from_ex06", lang))
+    return [fig]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder.student.figures import DIGITS_LR, DIGITS_STEPS, _dataset, _need, digits_report
+from autograder.student.figures import DIGITS_LR, DIGITS_STEPS, _dataset, _need, _t, check_series, digits_report, say
 
 
 def _flax_init(model: Any, x: Any) -> Any:
@@ -44,14 +44,19 @@ def _train_digits_flax(ns: dict, ex: str, lang: str) -> tuple[Any, Any]:
     opt = optax.adam(DIGITS_LR)
     step = make_step(model, opt)
     state = opt.init(params)
+    losses = []
     for _ in range(DIGITS_STEPS):
-        params, state, _loss = step(params, state, x, y)
-    return model, params
+        params, state, loss = step(params, state, x, y)
+        losses.append(float(loss))
+    return model, params, losses
 
 
 def figures(ex: str, ns: dict, lang: str) -> list[Any]:
     """The figures of ``figure("ex07")``, drawn from the notebook's names ``ns`` (``ex``: the exercise's
     full name, for the messages of a missing name)."""
     kw = {"lang": lang, "show": False}
-    model, params = _train_digits_flax(ns, ex, lang)
-    return [digits_report(model, params, **kw)]
+    model, params, losses = _train_digits_flax(ns, ex, lang)
+    fig = digits_report(model, params, trained=True, **kw)
+    say(fig, _t("from_ex07", lang, steps=DIGITS_STEPS, lr=DIGITS_LR))
+    check_series(fig, losses, _t("loss", lang), "step", lang)
+    return [fig]

@@ -7,6 +7,7 @@ from typing import Any
 
 from autograder.student import get_language
 from autograder.student.figures import (
+    MOONS_EPOCHS,
     _need,
     _new_figure,
     _new_mlp,
@@ -15,6 +16,8 @@ from autograder.student.figures import (
     _t,
     _train_jax_moons,
     _train_torch_moons,
+    check_series,
+    say,
 )
 
 
@@ -42,6 +45,8 @@ def bridge_overlay(torch_losses: Sequence[float], jax_losses: Sequence[float], *
     top.plot(np.arange(1, len(lt) + 1), lt, "-", label=_t("torch", lang), linewidth=2.2, alpha=0.75)
     top.plot(np.arange(1, len(lj) + 1), lj, "--", label=_t("jax", lang), linewidth=1.4)
     top.set_ylabel(_t("loss", lang))
+    check_series(fig, lt, f"{_t('loss', lang)} ({_t('torch', lang)})", unit, lang)
+    check_series(fig, lj, f"{_t('loss', lang)} ({_t('jax', lang)})", unit, lang)
     top.grid(alpha=0.3)
     top.legend()
     n = min(len(lt), len(lj))
@@ -65,4 +70,6 @@ def figures(ex: str, ns: dict, lang: str) -> list[Any]:
     params = to_jax(model)  # the same starting weights, before either run
     _, ht = _train_torch_moons(ns, ex, lang, model, with_eval=False)
     _, hj = _train_jax_moons(ns, ex, lang, params, with_eval=False)
-    return [bridge_overlay(ht["loss"], hj["loss"], **kw)]
+    fig = bridge_overlay(ht["loss"], hj["loss"], **kw)
+    say(fig, _t("from_ex10", lang, epochs=MOONS_EPOCHS))
+    return [fig]

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from autograder.student import get_language
-from autograder.student.figures import _dataset, _need, _new_figure, _show, _t
+from autograder.student.figures import _dataset, _need, _new_figure, _show, _t, check_series
 
 
 def _branching_clip(x: Any, max_norm: float) -> Any:
@@ -92,6 +92,7 @@ def compile_report(clip_by_norm: Callable, graph_report: Callable, compile_for_a
             step = compiled_train_step(model, opt, torch.nn.functional.binary_cross_entropy_with_logits, "eager")
             losses = [float(step(xt, yt)) for _ in range(steps)]
             ax.plot(np.arange(1, steps + 1), losses, color="tab:green")
+            check_series(fig, losses, f"{_t('loss', lang)} ({_t('compiled_loss', lang)})", "step", lang)
             ax.set_xlabel(_t("step", lang))
             ax.set_ylabel(_t("loss", lang))
             ax.set_title(_t("compiled_loss", lang), fontsize=9)

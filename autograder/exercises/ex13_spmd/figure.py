@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from autograder.student import get_language
-from autograder.student.figures import _dataset, _need, _new_figure, _show, _t
+from autograder.student.figures import _dataset, _need, _new_figure, _show, _t, check_series
 
 
 def mesh_layout(make_data_mesh: Callable, shard_batch: Callable, data_parallel_step: Callable | None = None, *,
@@ -78,6 +78,7 @@ def mesh_layout(make_data_mesh: Callable, shard_batch: Callable, data_parallel_s
                 history.append(float(loss))
             ax.plot(np.arange(1, steps + 1), history, style, linewidth=2 if size == 1 else 1.4,
                     label=_t("mesh_of", lang, n=size))
+            check_series(fig, history, f"{_t('loss', lang)} ({_t('mesh_of', lang, n=size)})", "step", lang)
         ax.set_xlabel(_t("step", lang))
         ax.set_ylabel(_t("loss", lang))
         ax.legend(fontsize=8)

@@ -90,20 +90,31 @@ def placeholders(template: str) -> set[str]:
     return {f for _, f, _, _ in string.Formatter().parse(template) if f}
 
 
-def render(key: str, lang: str = "en", **fields: object) -> str:
+def label(key: str, **fields: object) -> dict[str, object]:
+    """A catalogued text used as a field of a message (a check's ``what=``, a probe's ``expected=``):
+    plain data that :func:`render` renders in the message's language, so no English label ends up in a
+    Spanish message.
+
+        >>> render("MISMATCH", "es", what=label("ex05.what.params_sgd"), detail="...")
+    """
+    return {"key": key, **fields}
+
+
+def render(key: str, lang: str = "en", _depth: int = 0, **fields: object) -> str:
     """Renders a key in ``lang``; falls back to English, then to the key itself.
 
     A template whose fields are missing or malformed comes back unformatted rather than raising. A
-    field that is itself a catalogued text, ``{"key": KEY, **its_fields}`` (what a worker sends, as
-    plain data, for "at line N of your code"), is rendered first, in the same language.
+    field that is itself a catalogued text, ``{"key": KEY, **its_fields}`` (:func:`label`; what a
+    worker sends, as plain data, for "at line N of your code"), is rendered first, in the same
+    language (its own label fields too, a few levels deep).
     """
     template = catalogue(lang).get(key) or catalogue("en").get(key)
     if template is None:
         return key
     for name, value in list(fields.items()):
         if isinstance(value, dict) and isinstance(value.get("key"), str):
-            inner = {k: v for k, v in value.items() if k != "key" and not isinstance(v, dict)}
-            fields[name] = render(value["key"], lang, **inner)
+            inner = {k: v for k, v in value.items() if k != "key" and (_depth < 3 or not isinstance(v, dict))}
+            fields[name] = render(value["key"], lang, _depth + 1, **inner)
     if lang != "en" and isinstance(fields.get("detail"), str):
         from autograder._compare import localize_detail  # its comparison sentences, in this language
 

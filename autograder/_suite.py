@@ -142,12 +142,16 @@ class Ctx:
         """The first difference (a student-safe sentence) or None, without failing."""
         return first_difference(got, want, tolerance(kind, self.backend(framework)))
 
-    def assert_close(self, got: Any, want: Any, *, kind: str, what: str,
+    def assert_close(self, got: Any, want: Any, *, kind: str, what: str | dict[str, Any],
                      framework: str = "torch") -> None:
-        """Fails with MISMATCH unless the trees match within the tolerance of ``kind``."""
+        """Fails with MISMATCH unless the trees match within the tolerance of ``kind``.
+
+        ``what`` names what is compared: code (a ``str``, shown as code) or, where it takes words, a
+        catalogued label (:func:`autograder._i18n.label`), so the message is in one language.
+        """
         detail = self.difference(got, want, kind=kind, framework=framework)
         if detail:
-            raise Fail("MISMATCH", what=what, detail=detail)
+            raise Fail("MISMATCH", what=f"`{what}`" if isinstance(what, str) and what else what, detail=detail)
 
 
 INTERNAL_ERROR = "INTERNAL_ERROR"

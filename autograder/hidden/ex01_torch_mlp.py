@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, StudentProblem, Suite
 from autograder.exercises.ex01_torch_mlp.public import _case
 from autograder.exercises.ex01_torch_mlp.public import suite as _public
@@ -50,4 +51,4 @@ def gradients_flow(ctx: Ctx) -> None:
     case = _case(ctx)
     case["w"] = ctx.rng.standard_normal((case["x"].shape[0], case["output_dim"])).astype(np.float32)
     got, want = ctx.both("gradients", call="MLP.forward(...).backward()", **case)
-    ctx.assert_close(got, want, kind="step", what="gradients of the parameters")
+    ctx.assert_close(got, want, kind="step", what=label("what.param_grads"))

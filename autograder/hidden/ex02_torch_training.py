@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder import _data
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, Suite
 from autograder.exercises.ex02_torch_training.public import bce_case, binary_batch, mlp_dims, mlp_params
 from autograder.exercises.ex02_torch_training.public import suite as _public
@@ -52,10 +53,10 @@ def bce_stable_for_large_logits(ctx: Ctx) -> None:
     got, want = ctx.both("bce", call="bce_with_logits(logits, targets) with |logits| up to 1e4", grad=True, **case)
     if not np.all(np.isfinite(got["loss"])):
         raise Fail("EX02_BCE_OVERFLOW")
-    ctx.assert_close(got["loss"], want["loss"], kind="exact", what="bce_with_logits with |logits| up to 1e4")
+    ctx.assert_close(got["loss"], want["loss"], kind="exact", what=label("ex02.what.bce_large"))
     if not np.all(np.isfinite(got["grad"])):
         raise Fail("EX02_BCE_GRAD_NONFINITE")
-    ctx.assert_close(got["grad"], want["grad"], kind="step", what="gradient of bce_with_logits w.r.t. the logits")
+    ctx.assert_close(got["grad"], want["grad"], kind="step", what=label("ex02.what.bce_grad"))
 
 
 @suite.check(points=1)
@@ -108,8 +109,8 @@ def evaluate_matches_reference(ctx: Ctx) -> None:
         raise Fail("EX02_EVAL_RETURN", got=got["bad_return"])
     if got["loss_fn_calls"] == 0:
         raise Fail("EX02_LOSS_FN_UNUSED")
-    ctx.assert_close(got["loss"], want["loss"], kind="forward", what="loss returned by evaluate")
-    ctx.assert_close(got["accuracy"], want["accuracy"], kind="exact", what="accuracy returned by evaluate")
+    ctx.assert_close(got["loss"], want["loss"], kind="forward", what=label("ex02.what.eval_loss"))
+    ctx.assert_close(got["accuracy"], want["accuracy"], kind="exact", what=label("ex02.what.eval_acc"))
 
 
 @suite.check(points=1)
@@ -134,7 +135,7 @@ def fit_first_epochs_match(ctx: Ctx) -> None:
                          params=mlp_params(ctx.rng, dims), x=data["x"], y=data["y"], epochs=epochs, lr=lr)
     if len(got["losses"]) != epochs:
         raise Fail("EX02_FIT_LENGTH", epochs=epochs, got=len(got["losses"]))
-    ctx.assert_close(got["losses"], want["losses"], kind="steps", what=f"fit's {epochs} losses")
+    ctx.assert_close(got["losses"], want["losses"], kind="steps", what=label("ex02.what.fit_losses", n=epochs))
 
 
 @suite.check(points=1)

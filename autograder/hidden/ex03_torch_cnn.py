@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, Suite
 from autograder._tolerances import tolerance
 from autograder.exercises.ex03_torch_cnn.public import cnn_params, images, num_classes
@@ -113,4 +114,4 @@ def gradients_flow(ctx: Ctx) -> None:
     case = {"args": [k, float(ctx.rng.uniform(0.1, 0.6))], "params": cnn_params(ctx.rng, k), "x": x,
             "w": ctx.rng.standard_normal((x.shape[0], k)).astype(np.float32)}
     got, want = ctx.both("gradients", call="CNN.forward(...).backward()", **case)
-    ctx.assert_close(got, want, kind="step", what="gradients of the parameters")
+    ctx.assert_close(got, want, kind="step", what=label("what.param_grads"))

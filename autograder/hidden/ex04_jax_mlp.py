@@ -159,7 +159,7 @@ def init_params_he_statistics(ctx: Ctx) -> None:
         raise Fail("EX04_W_SHAPES", dims=d, got=[tuple(s["shape"]) for s in stats])
     for i, s in big:
         if not s["finite"]:
-            raise Fail("NONFINITE", what=f"init_params(...)['W'][{i}]")
+            raise Fail("NONFINITE", what=f"`init_params(...)['W'][{i}]`")
         target = math.sqrt(2.0 / d[i])
         if abs(s["mean"]) > _MEAN_Z * target / math.sqrt(s["n"]):
             raise Fail("EX04_INIT_MEAN", layer=i, got=f"{s['mean']:.3g}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder._i18n import label as text
 from autograder._suite import Ctx, Fail, Suite
 from autograder.exercises.ex05_jit_train_step.public import check_losses, he_params, small_case
 from autograder.exercises.ex05_jit_train_step.public import suite as _public
@@ -44,8 +45,8 @@ def step_any_optimizer(ctx: Ctx) -> None:
     for opt, lr, label in (("momentum", float(ctx.rng.uniform(0.02, 0.1)), "optax.sgd(lr, momentum=0.9)"),
                            ("adam", float(ctx.rng.uniform(0.005, 0.05)), "optax.adam(lr)")):
         got, want = ctx.both("steps", call=f"step(...) made with {label}", opt=opt, lr=lr, n_steps=3, **case)
-        check_losses(ctx, got["losses"], want["losses"], f"the losses of 3 steps with {label}")
-        ctx.assert_close(got["params"], want["params"], kind="steps", what=f"params after 3 steps with {label}",
+        check_losses(ctx, got["losses"], want["losses"], text("ex05.what.losses_with", opt=label))
+        ctx.assert_close(got["params"], want["params"], kind="steps", what=text("ex05.what.params_with", opt=label),
                          framework="jax")
 
 
@@ -114,8 +115,8 @@ def fit_trains_moons(ctx: Ctx) -> None:
         raise Fail("EX05_FIT_RETRACES", steps=FIT_STEPS, traces=got["loss_calls"], most=FIT_MAX_TRACES)
     if len(got["losses"]) != FIT_STEPS:
         raise Fail("EX05_FIT_LENGTH", steps=FIT_STEPS, got=len(got["losses"]))
-    check_losses(ctx, got["losses"][:5], want["losses"][:5], "the first 5 losses of fit")
+    check_losses(ctx, got["losses"][:5], want["losses"][:5], text("ex05.what.fit_first"))
     if not np.isfinite(got["losses"]).all():
-        raise Fail("NONFINITE", what="the losses returned by fit")
+        raise Fail("NONFINITE", what=text("ex05.what.fit_losses"))
     if got["val_acc"] < FIT_MIN_ACC:
         raise Fail("EX05_FIT_ACCURACY", acc=f"{got['val_acc']:.3f}", bar=FIT_MIN_ACC, steps=FIT_STEPS)

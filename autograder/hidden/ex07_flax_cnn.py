@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, Suite
 from autograder.exercises.ex07_flax_cnn.public import diagnose_params, draw_params, images
 from autograder.exercises.ex07_flax_cnn.public import suite as _public
@@ -108,8 +109,8 @@ def _judge_steps(ctx: Ctx, call: str, kind: str, n: int, **kwargs: object) -> No
             raise Fail("EX07_LOSS_AFTER_UPDATE")
         if ctx.difference(g[0], n * w[0], kind=kind, framework="jax") is None:
             raise Fail("EX07_LOSS_SUM")
-    ctx.assert_close(g, w, kind=kind, what="the losses returned by step", framework="jax")
-    ctx.assert_close(got["params"], want["params"], kind=kind, what="the params returned by step",
+    ctx.assert_close(g, w, kind=kind, what=label("ex07.what.step_losses"), framework="jax")
+    ctx.assert_close(got["params"], want["params"], kind=kind, what=label("ex07.what.step_params"),
                      framework="jax")
 
 
@@ -187,7 +188,7 @@ def learns_digits(ctx: Ctx) -> None:
     got = ctx.student("fit_digits", call=f"{DIGITS_STEPS} steps of make_flax_train_step on digits",
                       params=params, steps=DIGITS_STEPS, learning_rate=DIGITS_LR, n_train=DIGITS_TRAIN)
     if not np.isfinite(got["last_loss"]):
-        raise Fail("NONFINITE", what="the training loss on digits")
+        raise Fail("NONFINITE", what=label("ex07.what.digits_loss"))
     if got["val_acc"] < DIGITS_BAR:
         raise Fail("EX07_NOT_LEARNING", steps=DIGITS_STEPS, acc=got["val_acc"])
 

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, StudentProblem, Suite
 from autograder.exercises.ex08_jax_transforms.public import (
     KINDS,
@@ -51,7 +52,8 @@ def nth_derivative_jit(ctx: Ctx) -> None:
     want = ctx.reference("nth", cases=cases, xs=xs)
     for case, g, w in zip(cases, got, want):
         ctx.assert_close(g, w, kind="forward", framework="jax",
-                         what=f"jax.jit(nth_derivative({case['kind']}, {case['n']}))(x) at x={fmt_points(xs)}")
+                         what=label("ex08.what.at_points", call=f"jax.jit(nth_derivative({case['kind']}, {case['n']}))(x)",
+                                    x=fmt_points(xs)))
 
 
 @suite.check(points=1)
@@ -66,7 +68,7 @@ def coin_net_under_jit(ctx: Ctx) -> None:
             raise Fail("EX08_PYTHON_IF", error=err.fields.get("error", "")) from None
         raise
     want = ctx.reference("coin_keys", seed=seed, n_keys=32, **case)
-    ctx.assert_close(got, want, kind="forward", what="jax.jit(coin_net)(x, key, w1, w2) for 32 keys",
+    ctx.assert_close(got, want, kind="forward", what=label("ex08.what.for_keys", call="jax.jit(coin_net)(x, key, w1, w2)", n=32),
                      framework="jax")
 
 

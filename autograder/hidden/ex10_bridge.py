@@ -6,6 +6,7 @@ import re
 
 import numpy as np
 
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, GraderBug, Suite
 from autograder.exercises.ex10_bridge.public import inputs, jax_params, mlp_dims, torch_weights
 from autograder.exercises.ex10_bridge.public import suite as _public
@@ -131,7 +132,7 @@ def conv_kernel_to_hwio(ctx: Ctx) -> None:
         ctx.assert_close(got["kernel"], want["kernel"], kind="exact", what="torch_conv_to_flax(conv.weight)",
                          framework="jax")
         ctx.assert_close(got["flax_out"], want["torch_out"], kind="forward", framework="jax",
-                         what="Flax Conv with your kernel (NHWC), against torch's Conv2d")
+                         what=label("ex10.what.conv"))
 
 
 @suite.check(points=2, timeout_scale=3.0)
@@ -142,11 +143,11 @@ def same_start_trains_alike(ctx: Ctx) -> None:
                          dims=TRAIN_DIMS, params=params, seed=int(ctx.rng.integers(2**31 - 1)),
                          epochs=EPOCHS, lr=LR, head=HEAD)
     ctx.assert_close(got["torch_head"], want["torch_head"], kind="steps",
-                     what=f"the first {HEAD} PyTorch losses from your bridge's weights")
+                     what=label("ex10.what.torch_losses", n=HEAD))
     ctx.assert_close(got["jax_head"], want["jax_head"], kind="steps", framework="jax",
-                     what=f"the first {HEAD} JAX losses from your bridge's weights")
+                     what=label("ex10.what.jax_losses", n=HEAD))
     ctx.assert_close(got["jax_head"], got["torch_head"], kind="steps", framework="jax",
-                     what=f"the first {HEAD} losses, JAX against PyTorch")
+                     what=label("ex10.what.losses_vs", n=HEAD))
     # Measured on 308 random starts: the reference reaches 0.92-0.94 in PyTorch and 0.93-0.94 in JAX
     # (100 validation points), never below 0.92. A correct bridge reproduces the reference bit for
     # bit, so a start where the reference itself stays under 0.9 is not held against the student.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, Suite
 from autograder.exercises.ex11_torch_compile.public import (
     any_batch_case,
@@ -33,7 +34,7 @@ def clip_gradient(ctx: Ctx) -> None:
         got, want = ctx.both("clip_grad", call="clip_by_norm(x, max_norm), differentiated", w=w, **case)
         side = "above" if above else "below"
         ctx.assert_close(got["grad"], want["grad"], kind="step",
-                         what=f"the gradient of clip_by_norm with ||x|| {side} max_norm")
+                         what=label(f"ex11.what.clip_grad_{side}"))
 
 
 @suite.check(points=0.5)
@@ -77,6 +78,6 @@ def compiled_step_captures_once(ctx: Ctx) -> None:
     if min(flags) < 1:
         raise Fail("EX11_LOSS_EAGER")
     want = ctx.reference("train_compiles", **kwargs)
-    check_step_losses(ctx, got["losses"], want["losses"], f"the losses returned by {CAPTURE_STEPS} SGD steps")
+    check_step_losses(ctx, got["losses"], want["losses"], label("ex11.what.sgd_losses", n=CAPTURE_STEPS))
     ctx.assert_close(got["state"], want["state"], kind="steps",
-                     what=f"the model's parameters after {CAPTURE_STEPS} SGD steps")
+                     what=label("ex11.what.params_after_sgd", n=CAPTURE_STEPS))

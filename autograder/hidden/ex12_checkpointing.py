@@ -7,6 +7,7 @@ plainly, and per-block recomputation from the order in which the probe's blocks 
 
 from __future__ import annotations
 
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, Suite
 from autograder.exercises.ex12_checkpointing.public import (
     check_torch,
@@ -26,9 +27,9 @@ def ckpt_grads_jit(ctx: Ctx) -> None:
     for layers in (2, 3):
         case = mlp_case(ctx.rng, layers)
         got, want = ctx.both("grads", call="jax.jit(jax.grad(loss through checkpointed_mlp_forward))", **case)
-        ctx.assert_close(got["jit"], want["jit"], kind="forward", what=f"the jitted logits ({layers} layers)",
+        ctx.assert_close(got["jit"], want["jit"], kind="forward", what=label("ex12.what.jit_logits", n=layers),
                          framework="jax")
-        ctx.assert_close(got["grads"], want["grads"], kind="step", what=f"the gradients ({layers} layers)",
+        ctx.assert_close(got["grads"], want["grads"], kind="step", what=label("ex12.what.grads", n=layers),
                          framework="jax")
 
 
@@ -66,8 +67,8 @@ def torch_ckpt_recomputes_each_block(ctx: Ctx) -> None:
         raise Fail("EX12_TORCH_WHOLE_CHECKPOINT")
     if back != list(range(n))[::-1]:
         raise Fail("EX12_TORCH_RECOMPUTE_ORDER", got=len(back), blocks=n)
-    check_torch(ctx, got, want, "4 blocks")
-    ctx.assert_close(got["x_grad"], want["x_grad"], kind="step", what="the gradient of the input x")
+    check_torch(ctx, got, want, 4)
+    ctx.assert_close(got["x_grad"], want["x_grad"], kind="step", what=label("ex12.what.x_grad"))
 
 
 @suite.check(points=0.5)
@@ -88,4 +89,4 @@ def torch_saved_count_many(ctx: Ctx) -> None:
         pair = saved_count_case(ctx, fn)
         if "grad" in pair["want"]:
             ctx.assert_close(pair["got"].get("grad"), pair["want"]["grad"], kind="step",
-                             what=f"the gradient after backward through the graph of {fn}")
+                             what=label("ex12.what.grad_after", fn=fn))

@@ -20,8 +20,8 @@ EN = {
     "CALL_CRASHED": "the process died during `{call}` ({how}) — os._exit, a segfault or running out of memory; this test scores 0",
     "CALL_EXIT": "`{call}` called sys.exit() — return a value instead; this test scores 0",
     "WRONG_TYPE": "`{call}` returned {got}, expected {expected}",
-    "MISMATCH": "`{what}` differs from the reference: {detail}",
-    "NONFINITE": "`{what}` contains nan or inf",
+    "MISMATCH": "differences from the reference in {what}: {detail}",
+    "NONFINITE": "nan or inf in {what}",
     "INTERNAL_ERROR": "internal grader error in this test ({error}); it scores 0 — please report it to your instructor",
     "GRADER_ERROR": "the grader could not grade this submission: {error}",
     "BUDGET_EXHAUSTED": "not graded: the exercise's time budget ({budget:g} s) was used up by earlier tests that timed out",
@@ -36,6 +36,7 @@ EN = {
     "KIND_DEVICE": "a device file",
     "KIND_FOLDER": "a folder",
     "KIND_OTHER": "not a regular file",
+    "what.param_grads": 'the gradients of the parameters',
 }
 
 ES = {
@@ -58,8 +59,8 @@ ES = {
     "CALL_CRASHED": "el proceso murió durante `{call}` ({how}) — os._exit, un segfault o falta de memoria; esta prueba puntúa 0",
     "CALL_EXIT": "`{call}` llamó a sys.exit() — devuelve un valor en su lugar; esta prueba puntúa 0",
     "WRONG_TYPE": "`{call}` devolvió {got}, se esperaba {expected}",
-    "MISMATCH": "`{what}` difiere de la referencia: {detail}",
-    "NONFINITE": "`{what}` contiene nan o inf",
+    "MISMATCH": "diferencias con la referencia en {what}: {detail}",
+    "NONFINITE": "nan o inf en {what}",
     "INTERNAL_ERROR": "error interno del corrector en esta prueba ({error}); puntúa 0 — avisa a tu profesor",
     "GRADER_ERROR": "el corrector no pudo corregir esta entrega: {error}",
     "BUDGET_EXHAUSTED": "sin corregir: el tiempo del ejercicio ({budget:g} s) se agotó en pruebas anteriores que excedieron el tiempo",
@@ -74,4 +75,5 @@ ES = {
     "KIND_DEVICE": "un archivo de dispositivo",
     "KIND_FOLDER": "una carpeta",
     "KIND_OTHER": "un archivo que no es normal",
+    "what.param_grads": 'los gradientes de los parámetros',
 }

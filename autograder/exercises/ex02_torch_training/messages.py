@@ -18,6 +18,15 @@ EN = {
     "EX02_FIT_RETURN": "`fit` returned {got}, expected a list with one Python float (the loss) per epoch",
     "EX02_FIT_LENGTH": "`fit(..., epochs={epochs})` returned {got} losses, expected one per epoch ({epochs}): call train_step exactly `epochs` times and keep every loss",
     "EX02_FIT_ACCURACY": "after `fit` ({epochs} epochs, lr={lr}) on make_moons the validation accuracy is {got}, expected at least {threshold}: use torch.optim.Adam(model.parameters(), lr=lr) created once, bce_with_logits, and one full-batch train_step per epoch",
+    "ex02.what.bce_on": '`bce_with_logits` on (N, {k}) inputs',
+    "ex02.what.first_loss": 'the loss returned by the first `train_step`',
+    "ex02.what.params_one_step": 'the parameters after one `train_step`',
+    "ex02.what.two_losses": 'the losses returned by two `train_step` calls',
+    "ex02.what.bce_large": '`bce_with_logits` with |logits| up to 1e4',
+    "ex02.what.bce_grad": 'the gradient of `bce_with_logits` with respect to the logits',
+    "ex02.what.eval_loss": 'the loss returned by `evaluate`',
+    "ex02.what.eval_acc": 'the accuracy returned by `evaluate`',
+    "ex02.what.fit_losses": 'the {n} losses of `fit`',
 }
 
 ES = {
@@ -38,4 +47,13 @@ ES = {
     "EX02_FIT_RETURN": "`fit` devolvió {got}, se esperaba una lista con un float de Python (la pérdida) por época",
     "EX02_FIT_LENGTH": "`fit(..., epochs={epochs})` devolvió {got} pérdidas, se esperaba una por época ({epochs}): llama a train_step exactamente `epochs` veces y guarda cada pérdida",
     "EX02_FIT_ACCURACY": "tras `fit` ({epochs} épocas, lr={lr}) en make_moons la exactitud de validación es {got}, se esperaba al menos {threshold}: usa torch.optim.Adam(model.parameters(), lr=lr) creado una sola vez, bce_with_logits y un train_step con el lote completo por época",
+    "ex02.what.bce_on": '`bce_with_logits` con entradas (N, {k})',
+    "ex02.what.first_loss": 'la pérdida que devuelve el primer `train_step`',
+    "ex02.what.params_one_step": 'los parámetros tras un `train_step`',
+    "ex02.what.two_losses": 'las pérdidas que devuelven dos llamadas a `train_step`',
+    "ex02.what.bce_large": '`bce_with_logits` con |logits| de hasta 1e4',
+    "ex02.what.bce_grad": 'el gradiente de `bce_with_logits` respecto a los logits',
+    "ex02.what.eval_loss": 'la pérdida que devuelve `evaluate`',
+    "ex02.what.eval_acc": 'la exactitud que devuelve `evaluate`',
+    "ex02.what.fit_losses": 'las {n} pérdidas de `fit`',
 }

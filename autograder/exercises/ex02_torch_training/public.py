@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, Suite
 
 suite = Suite("ex02_torch_training")
@@ -56,7 +57,7 @@ def bce_matches_reference(ctx: Ctx) -> None:
     for k in (1, 3):
         case = bce_case(ctx.rng, int(ctx.rng.integers(8, 33)), k, max_abs=5.0)
         got, want = ctx.both("bce", call=f"bce_with_logits(logits (N, {k}), targets (N, {k}))", **case)
-        ctx.assert_close(got["loss"], want["loss"], kind="forward", what=f"bce_with_logits on (N, {k}) inputs")
+        ctx.assert_close(got["loss"], want["loss"], kind="forward", what=label("ex02.what.bce_on", k=k))
 
 
 @suite.check(points=2, hidden=False)
@@ -76,8 +77,8 @@ def train_step_matches_reference(ctx: Ctx) -> None:
         raise Fail("EX02_NO_UPDATE")
     if not close(ctx, got["losses"], want["losses"], "step") and close(ctx, got["losses"], got["post_update"], "step"):
         raise Fail("EX02_LOSS_AFTER_UPDATE")
-    ctx.assert_close(got["losses"][0], want["losses"][0], kind="step", what="loss returned by the first train_step")
-    ctx.assert_close(got["params"][0], want["params"][0], kind="step", what="parameters after one train_step")
+    ctx.assert_close(got["losses"][0], want["losses"][0], kind="step", what=label("ex02.what.first_loss"))
+    ctx.assert_close(got["params"][0], want["params"][0], kind="step", what=label("ex02.what.params_one_step"))
     if not close(ctx, got["params"][1], want["params"][1], "step"):
         raise Fail("EX02_ZERO_GRAD")
-    ctx.assert_close(got["losses"], want["losses"], kind="step", what="losses returned by two train_step calls")
+    ctx.assert_close(got["losses"], want["losses"], kind="step", what=label("ex02.what.two_losses"))

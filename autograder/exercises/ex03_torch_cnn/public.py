@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, Suite
 
 suite = Suite("ex03_torch_cnn")
@@ -46,4 +47,4 @@ def forward_matches_reference(ctx: Ctx) -> None:
     params = cnn_params(ctx.rng, k)
     for n in (1, int(ctx.rng.integers(4, 10))):
         got, want = ctx.both("forward", call="CNN.eval().forward", args=args, params=params, x=images(ctx.rng, n))
-        ctx.assert_close(got, want, kind="forward", what=f"CNN.forward on a batch of {n}")
+        ctx.assert_close(got, want, kind="forward", what=label("ex03.what.forward_batch", n=n))

@@ -19,6 +19,14 @@ EN = {
     "EX05_FIT_LENGTH": "fit(..., steps={steps}) returned {got} losses; expected one loss per step",
     "EX05_FIT_RETRACES": "fit traced the loss {traces} times or more in {steps} steps (a compiled step: {most} at most): build the step once with make_train_step before the loop and reuse it (not inside the loop, not un-jitted)",
     "EX05_FIT_ACCURACY": "after fit({steps} steps) the validation accuracy is {acc}, below {bar}: use optax.adam(learning_rate), update params and opt_state from each step's result, and train on the full (x, y)",
+    "ex05.what.step_losses_sgd": 'the losses returned by `step` (`optax.sgd`)',
+    "ex05.what.params_sgd": 'the params after 2 steps (`optax.sgd`)',
+    "ex05.what.fit_losses_adam": 'the losses returned by `fit` (5 Adam steps)',
+    "ex05.what.fit_params": 'the params returned by `fit`',
+    "ex05.what.losses_with": 'the losses of 3 steps with `{opt}`',
+    "ex05.what.params_with": 'the params after 3 steps with `{opt}`',
+    "ex05.what.fit_first": 'the first 5 losses of `fit`',
+    "ex05.what.fit_losses": 'the losses returned by `fit`',
 }
 
 ES = {
@@ -40,4 +48,12 @@ ES = {
     "EX05_FIT_LENGTH": "fit(..., steps={steps}) devolvió {got} pérdidas; se esperaba una pérdida por paso",
     "EX05_FIT_RETRACES": "fit trazó la pérdida {traces} veces o más en {steps} pasos (un paso compilado: {most} como mucho): construye el paso una vez con make_train_step antes del bucle y reutilízalo (no dentro del bucle, no sin jit)",
     "EX05_FIT_ACCURACY": "tras fit({steps} pasos) la exactitud de validación es {acc}, por debajo de {bar}: usa optax.adam(learning_rate), actualiza params y opt_state con el resultado de cada paso y entrena con (x, y) completos",
+    "ex05.what.step_losses_sgd": 'las pérdidas que devuelve `step` (`optax.sgd`)',
+    "ex05.what.params_sgd": 'los params tras 2 pasos (`optax.sgd`)',
+    "ex05.what.fit_losses_adam": 'las pérdidas que devuelve `fit` (5 pasos de Adam)',
+    "ex05.what.fit_params": 'los params que devuelve `fit`',
+    "ex05.what.losses_with": 'las pérdidas de 3 pasos con `{opt}`',
+    "ex05.what.params_with": 'los params tras 3 pasos con `{opt}`',
+    "ex05.what.fit_first": 'las 5 primeras pérdidas de `fit`',
+    "ex05.what.fit_losses": 'las pérdidas que devuelve `fit`',
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, Suite
 
 suite = Suite("ex05_jit_train_step")
@@ -27,7 +28,7 @@ def small_case(rng: np.random.Generator, n: int | None = None) -> dict:
     return {"params": p, "x": x, "y": y}
 
 
-def check_losses(ctx: Ctx, got: list[float], want: list[float], what: str) -> None:
+def check_losses(ctx: Ctx, got: list[float], want: list[float], what: dict) -> None:
     """Losses must match; a first loss equal to the reference's second means 'loss after the update'."""
     if len(got) == len(want) >= 2 and abs(got[0] - want[0]) > 1e-4 + 1e-3 * abs(want[0]) \
             and abs(got[0] - want[1]) <= 1e-4 + 1e-3 * abs(want[1]):
@@ -41,8 +42,8 @@ def step_matches_reference(ctx: Ctx) -> None:
     case = small_case(ctx.rng)
     lr = float(ctx.rng.uniform(0.05, 0.2))
     got, want = ctx.both("steps", call="step(params, opt_state, x, y)", opt="sgd", lr=lr, n_steps=2, **case)
-    check_losses(ctx, got["losses"], want["losses"], "the losses returned by step (optax.sgd)")
-    ctx.assert_close(got["params"], want["params"], kind="steps", what="params after 2 steps (optax.sgd)",
+    check_losses(ctx, got["losses"], want["losses"], label("ex05.what.step_losses_sgd"))
+    ctx.assert_close(got["params"], want["params"], kind="steps", what=label("ex05.what.params_sgd"),
                      framework="jax")
 
 
@@ -54,5 +55,5 @@ def fit_first_losses(ctx: Ctx) -> None:
                          params=p, steps=5, learning_rate=0.01, return_params=True)
     if len(got["losses"]) != 5:
         raise Fail("EX05_FIT_LENGTH", steps=5, got=len(got["losses"]))
-    check_losses(ctx, got["losses"], want["losses"], "the losses returned by fit (5 Adam steps)")
-    ctx.assert_close(got["params"], want["params"], kind="steps", what="params returned by fit", framework="jax")
+    check_losses(ctx, got["losses"], want["losses"], label("ex05.what.fit_losses_adam"))
+    ctx.assert_close(got["params"], want["params"], kind="steps", what=label("ex05.what.fit_params"), framework="jax")

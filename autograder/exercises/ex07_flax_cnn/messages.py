@@ -20,6 +20,9 @@ EN = {
     "EX07_TRACE_COUNT": "with batch sizes {a} and {b} the step should be traced once per batch size; traces seen after each call: {counts} — jit one function of (params, opt_state, x, y), without static arguments that change",
     "EX07_UPDATE_EAGER": "optimizer.update ran {runs} times in {calls} calls: the update is outside the compiled code — put the gradient, optimizer.update and optax.apply_updates all inside the one jitted step",
     "EX07_NOT_LEARNING": "after {steps} full-batch optax.adam steps on digits your model reaches {acc:.2f} validation accuracy, well below what a correct step reaches — check that step applies the optimizer's updates (optax.apply_updates) and returns the new params and opt_state",
+    "ex07.what.step_losses": 'the losses returned by `step`',
+    "ex07.what.step_params": 'the params returned by `step`',
+    "ex07.what.digits_loss": 'the training loss on the digits',
 }
 
 ES = {
@@ -42,4 +45,7 @@ ES = {
     "EX07_TRACE_COUNT": "con tamaños de lote {a} y {b} step debería trazarse una vez por tamaño; trazas vistas tras cada llamada: {counts} — compila una sola función de (params, opt_state, x, y), sin argumentos estáticos que cambien",
     "EX07_UPDATE_EAGER": "optimizer.update se ejecutó {runs} veces en {calls} llamadas: la actualización está fuera del código compilado — pon el gradiente, optimizer.update y optax.apply_updates dentro del mismo step compilado",
     "EX07_NOT_LEARNING": "tras {steps} pasos de optax.adam con el lote completo de digits tu modelo llega a una exactitud de validación de {acc:.2f}, muy por debajo de lo que logra un step correcto — comprueba que step aplica las actualizaciones del optimizador (optax.apply_updates) y devuelve los parámetros y el opt_state nuevos",
+    "ex07.what.step_losses": 'las pérdidas que devuelve `step`',
+    "ex07.what.step_params": 'los params que devuelve `step`',
+    "ex07.what.digits_loss": 'la pérdida de entrenamiento con los dígitos',
 }

@@ -14,6 +14,8 @@ EN = {
     "EX08_DROPOUT_NOT_DETERMINISTIC": "dropout gave two different outputs for the same key: all randomness must come from the key (jax.random.*(key, ...)), never from a global generator",
     "EX08_DROPOUT_IGNORES_KEY": "dropout gave the same mask for two different keys: use the key you were given — do not create jax.random.PRNGKey(0) (or any fixed key) inside",
     "EX08_NUMPY_RNG": "dropout uses numpy's global random generator (np.random was drawn from or re-seeded): JAX has no global random state — draw the mask with jax.random.bernoulli(key, 1 - rate, x.shape)",
+    "ex08.what.at_points": '`{call}` at x = {x}',
+    "ex08.what.for_keys": '`{call}` for {n} keys',
 }
 
 ES = {
@@ -30,4 +32,6 @@ ES = {
     "EX08_DROPOUT_NOT_DETERMINISTIC": "dropout dio dos salidas distintas para la misma clave PRNG: toda la aleatoriedad debe venir de la clave (jax.random.*(key, ...)), nunca de un generador global",
     "EX08_DROPOUT_IGNORES_KEY": "dropout dio la misma máscara para dos claves PRNG distintas: usa la clave recibida — no crees jax.random.PRNGKey(0) (ni ninguna clave fija) dentro",
     "EX08_NUMPY_RNG": "dropout usa el generador aleatorio global de numpy (se extrajo de np.random o se volvió a sembrar): JAX no tiene estado aleatorio global — obtén la máscara con jax.random.bernoulli(key, 1 - rate, x.shape)",
+    "ex08.what.at_points": '`{call}` en x = {x}',
+    "ex08.what.for_keys": '`{call}` con {n} claves',
 }

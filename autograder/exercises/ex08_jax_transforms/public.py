@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, Suite
 
 suite = Suite("ex08_jax_transforms")
@@ -61,7 +62,8 @@ def nth_derivative_matches_reference(ctx: Ctx) -> None:
     got, want = ctx.both("nth", call="nth_derivative(f, n)(x)", cases=cases, xs=xs)
     for case, g, w in zip(cases, got, want):
         ctx.assert_close(g, w, kind="forward", framework="jax",
-                         what=f"nth_derivative({case['kind']}, {case['n']})(x) at x={fmt_points(xs)}")
+                         what=label("ex08.what.at_points", call=f"nth_derivative({case['kind']}, {case['n']})(x)",
+                                    x=fmt_points(xs)))
 
 
 @suite.check(points=1, hidden=False)
@@ -73,7 +75,7 @@ def coin_net_branch_agreement(ctx: Ctx) -> None:
                          n_keys=n_keys, **case)
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape:
-        ctx.assert_close(got, want, kind="forward", what="coin_net(x, key, w1, w2) for 32 keys", framework="jax")
+        ctx.assert_close(got, want, kind="forward", what=label("ex08.what.for_keys", call="coin_net(x, key, w1, w2)", n=n_keys), framework="jax")
     bad = 0
     for i in range(n_keys):
         try:

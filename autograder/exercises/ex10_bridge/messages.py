@@ -18,6 +18,13 @@ EN = {
     "EX10_NO_COUNTS": "`jax_to_torch_mlp` on {case} raised ValueError(\"{message}\"), which does not give both layer counts: when the number of layers differs, say how many nn.Linear layers the model has ({model} here) and how many the params have ({params} here), e.g. \"the model has 3 nn.Linear layers, params has 2\"",
     "EX10_CONV_LAYOUT": "`torch_conv_to_flax` returned a kernel of shape {got}; a Flax Conv kernel is HWIO, here {expected}: torch's weight is OIHW (out, in, kh, kw), so permute the axes to (2, 3, 1, 0)",
     "EX10_LOW_ACCURACY": "from your bridge's starting weights, the reference {framework} loop reaches only {acc:.3f} validation accuracy after {epochs} epochs (>= 0.9 expected): the weights were not moved faithfully (transpose, layer order, biases)",
+    "ex10.what.jax_vs_torch": 'the JAX forward on `torch_mlp_to_jax(model)`, against `model(x)`',
+    "ex10.what.params_after_copy": '`model.parameters()` after `jax_to_torch_mlp`',
+    "ex10.what.torch_vs_jax": '`model(x)` after `jax_to_torch_mlp`, against the JAX forward',
+    "ex10.what.conv": "a Flax Conv with your kernel (NHWC), against torch's Conv2d",
+    "ex10.what.torch_losses": "the first {n} PyTorch losses from your bridge's weights",
+    "ex10.what.jax_losses": "the first {n} JAX losses from your bridge's weights",
+    "ex10.what.losses_vs": 'the first {n} losses, JAX against PyTorch',
 }
 
 ES = {
@@ -38,4 +45,11 @@ ES = {
     "EX10_NO_COUNTS": "`jax_to_torch_mlp` con {case} lanzó ValueError(\"{message}\"), que no da los dos números de capas: si el número de capas difiere, di cuántas capas nn.Linear tiene el modelo ({model} aquí) y cuántas tienen los params ({params} aquí), p. ej. \"the model has 3 nn.Linear layers, params has 2\"",
     "EX10_CONV_LAYOUT": "`torch_conv_to_flax` devolvió un kernel de forma {got}; el kernel de un Conv de Flax es HWIO, aquí {expected}: el peso de torch es OIHW (out, in, kh, kw), así que permuta los ejes a (2, 3, 1, 0)",
     "EX10_LOW_ACCURACY": "desde los pesos iniciales de tu puente, el bucle de referencia de {framework} solo alcanza una exactitud de validación de {acc:.3f} tras {epochs} épocas (se espera >= 0.9): los pesos no se trasladaron fielmente (transposición, orden de capas, sesgos)",
+    "ex10.what.jax_vs_torch": 'el forward de JAX con `torch_mlp_to_jax(model)`, frente a `model(x)`',
+    "ex10.what.params_after_copy": '`model.parameters()` tras `jax_to_torch_mlp`',
+    "ex10.what.torch_vs_jax": '`model(x)` tras `jax_to_torch_mlp`, frente al forward de JAX',
+    "ex10.what.conv": 'una Conv de Flax con tu kernel (NHWC), frente a la Conv2d de torch',
+    "ex10.what.torch_losses": 'las {n} primeras pérdidas de PyTorch con los pesos de tu puente',
+    "ex10.what.jax_losses": 'las {n} primeras pérdidas de JAX con los pesos de tu puente',
+    "ex10.what.losses_vs": 'las {n} primeras pérdidas, JAX frente a PyTorch',
 }

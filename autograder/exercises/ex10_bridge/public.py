@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, Suite
 
 suite = Suite("ex10_bridge")
@@ -54,7 +55,7 @@ def to_jax_matches_torch(ctx: Ctx) -> None:
     check_jax_tree(got["params"], dims, "torch_mlp_to_jax(model)")
     ctx.assert_close(got["params"], want["params"], kind="exact", what="torch_mlp_to_jax(model)", framework="jax")
     ctx.assert_close(got["jax_out"], want["torch_out"], kind="forward", framework="jax",
-                     what="the JAX forward on torch_mlp_to_jax(model), against model(x)")
+                     what=label("ex10.what.jax_vs_torch"))
 
 
 @suite.check(points=2, hidden=False)
@@ -64,6 +65,6 @@ def to_torch_matches_jax(ctx: Ctx) -> None:
     kw = {"dims": dims, "params": jax_params(ctx.rng, dims), "seed": int(ctx.rng.integers(2**31 - 1)),
           "x": inputs(ctx.rng, dims)}
     got, want = ctx.both("to_torch", call="jax_to_torch_mlp(params, model)", **kw)
-    ctx.assert_close(got["weights"], want["weights"], kind="exact", what="model.parameters() after jax_to_torch_mlp")
+    ctx.assert_close(got["weights"], want["weights"], kind="exact", what=label("ex10.what.params_after_copy"))
     ctx.assert_close(got["torch_out"], want["jax_out"], kind="forward",
-                     what="model(x) after jax_to_torch_mlp, against the JAX forward")
+                     what=label("ex10.what.torch_vs_jax"))

@@ -16,6 +16,15 @@ EN = {
     "EX11_LOSS_NOT_CALLED": "step never called the loss_fn it was given: compute loss_fn(model(x), y) with that function",
     "EX11_LOSS_EAGER": "the loss is computed outside the compiled graph (only the model is compiled): compile one function that returns loss_fn(model(x), y)",
     "EX11_LOSS_AFTER_UPDATE": "your step returns the loss *after* the update: return the loss computed by the forward pass, before optimizer.step()",
+    "ex11.what.clip_side": '`clip_by_norm(x, max_norm)` with ||x|| {side} max_norm',
+    "ex11.what.compiled_clip": 'the compiled `clip_by_norm(x, max_norm)`',
+    "ex11.what.compiled_out": "the compiled model's output at call {i} (batch of {n})",
+    "ex11.what.step_losses": 'the losses returned by {n} steps',
+    "ex11.what.sgd_losses": 'the losses returned by {n} SGD steps',
+    "ex11.what.params_after": "the model's parameters after {n} steps",
+    "ex11.what.params_after_sgd": "the model's parameters after {n} SGD steps",
+    "ex11.what.clip_grad_above": 'the gradient of `clip_by_norm` with ||x|| above max_norm',
+    "ex11.what.clip_grad_below": 'the gradient of `clip_by_norm` with ||x|| below max_norm',
 }
 
 ES = {
@@ -34,4 +43,13 @@ ES = {
     "EX11_LOSS_NOT_CALLED": "step nunca llamó a la loss_fn que recibió: calcula loss_fn(model(x), y) con esa función",
     "EX11_LOSS_EAGER": "la pérdida se calcula fuera del grafo compilado (solo está compilado el modelo): compila una función que devuelva loss_fn(model(x), y)",
     "EX11_LOSS_AFTER_UPDATE": "tu paso devuelve la pérdida *después* de la actualización: devuelve la pérdida calculada en la pasada hacia delante, antes de optimizer.step()",
+    "ex11.what.clip_side": '`clip_by_norm(x, max_norm)` con ||x|| {side} max_norm',
+    "ex11.what.compiled_clip": '`clip_by_norm(x, max_norm)` compilada',
+    "ex11.what.compiled_out": 'la salida del modelo compilado en la llamada {i} (lote de {n})',
+    "ex11.what.step_losses": 'las pérdidas que devuelven {n} pasos',
+    "ex11.what.sgd_losses": 'las pérdidas que devuelven {n} pasos de SGD',
+    "ex11.what.params_after": 'los parámetros del modelo tras {n} pasos',
+    "ex11.what.params_after_sgd": 'los parámetros del modelo tras {n} pasos de SGD',
+    "ex11.what.clip_grad_above": 'el gradiente de `clip_by_norm` con ||x|| por encima de max_norm',
+    "ex11.what.clip_grad_below": 'el gradiente de `clip_by_norm` con ||x|| por debajo de max_norm',
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, Suite
 
 suite = Suite("ex11_torch_compile")
@@ -51,7 +52,7 @@ def step_case(rng: np.random.Generator, steps: int) -> dict:
     return {"params": mlp_params(rng, d, h, k), "xs": [x] * steps, "ys": [y] * steps}
 
 
-def check_step_losses(ctx: Ctx, got: list[float], want: list[float], what: str) -> None:
+def check_step_losses(ctx: Ctx, got: list[float], want: list[float], what: dict) -> None:
     """The losses must match; a first loss equal to the reference's second means 'loss after the update'."""
     if len(got) == len(want) >= 2 and abs(got[0] - want[0]) > 1e-4 + 1e-3 * abs(want[0]) \
             and abs(got[0] - want[1]) <= 1e-4 + 1e-3 * abs(want[1]):
@@ -59,7 +60,7 @@ def check_step_losses(ctx: Ctx, got: list[float], want: list[float], what: str) 
     ctx.assert_close(got, want, kind="steps", what=what)
 
 
-def _clip_values(ctx: Ctx, case: dict, what: str) -> None:
+def _clip_values(ctx: Ctx, case: dict, what: dict) -> None:
     got, want = ctx.both("clip", call="clip_by_norm(x, max_norm)", **case)
     if got["mutated"]:
         raise Fail("EX11_CLIP_IN_PLACE")
@@ -69,8 +70,8 @@ def _clip_values(ctx: Ctx, case: dict, what: str) -> None:
 @suite.check(points=1, hidden=False)
 def clip_matches_reference(ctx: Ctx) -> None:
     """clip_by_norm on tensors above and below max_norm, and on zeros, matches the reference."""
-    _clip_values(ctx, clip_case(ctx.rng, above=True), "clip_by_norm(x, max_norm) with ||x|| > max_norm")
-    _clip_values(ctx, clip_case(ctx.rng, above=False), "clip_by_norm(x, max_norm) with ||x|| < max_norm")
+    _clip_values(ctx, clip_case(ctx.rng, above=True), label("ex11.what.clip_side", side=">"))
+    _clip_values(ctx, clip_case(ctx.rng, above=False), label("ex11.what.clip_side", side="<"))
     zeros = clip_case(ctx.rng, above=False)
     zeros["x"] = np.zeros_like(zeros["x"])
     got, want = ctx.both("clip", call="clip_by_norm(zeros, max_norm)", **zeros)
@@ -87,7 +88,7 @@ def clip_compiles_fullgraph(ctx: Ctx) -> None:
                              **case)
         if not got["ok"]:
             raise Fail("EX11_GRAPH_BREAK", error=got["error"])
-        ctx.assert_close(got["out"], want["out"], kind="forward", what="the compiled clip_by_norm(x, max_norm)")
+        ctx.assert_close(got["out"], want["out"], kind="forward", what=label("ex11.what.compiled_clip"))
 
 
 REPORT_LABEL = {
@@ -128,7 +129,7 @@ def any_batch_matches_model(ctx: Ctx) -> None:
     case = any_batch_case(ctx, 3)
     got, want = ctx.both("any_batch", call='compile_for_any_batch(model, "eager")(x)', backend="eager", **case)
     for i, (g, w) in enumerate(zip(got["outs"], want["outs"], strict=True)):
-        ctx.assert_close(g, w, kind="forward", what=f"the compiled model's output for call {i + 1} (batch {len(w)})")
+        ctx.assert_close(g, w, kind="forward", what=label("ex11.what.compiled_out", i=i + 1, n=len(w)))
 
 
 @suite.check(points=1, hidden=False)
@@ -138,5 +139,5 @@ def compiled_step_matches_eager(ctx: Ctx) -> None:
     lr = float(ctx.rng.uniform(0.1, 0.3))
     got, want = ctx.both("train", call='step(x, y) from compiled_train_step(..., backend="aot_eager")',
                          opt="sgd", lr=lr, backend="aot_eager", **case)
-    check_step_losses(ctx, got["losses"], want["losses"], "the losses returned by 4 steps")
-    ctx.assert_close(got["state"], want["state"], kind="steps", what="the model's parameters after 4 steps")
+    check_step_losses(ctx, got["losses"], want["losses"], label("ex11.what.step_losses", n=4))
+    ctx.assert_close(got["state"], want["state"], kind="steps", what=label("ex11.what.params_after", n=4))

@@ -17,6 +17,15 @@ EN = {
     "EX12_SAVED_MISMATCH": "torch_saved_tensor_count gave {got} for {fn}: count every call of the pack hook of torch.autograd.graph.saved_tensors_hooks while fn() runs (a tensor saved twice counts twice); do not count graph nodes",
     "EX12_FN_CALLS": "torch_saved_tensor_count called fn {calls} times: call it exactly once, inside the saved_tensors_hooks context",
     "EX12_HOOKS_BROKE_GRAPH": "after torch_saved_tensor_count the graph fn built cannot run backward ({error}): pack must return the tensor and unpack must give it back; do not run backward yourself",
+    "ex12.what.logits": 'the logits of a {n}-layer MLP',
+    "ex12.what.torch_out": 'the output of `torch_checkpointed` ({n} blocks)',
+    "ex12.what.torch_grads": "the blocks' parameter gradients ({n} blocks)",
+    "ex12.what.jit_logits": 'the jitted logits ({n} layers)',
+    "ex12.what.grads": 'the gradients ({n} layers)',
+    "ex12.what.x_grad": 'the gradient of the input x',
+    "ex12.what.grad_after": 'the gradient after backward through the graph of `{fn}`',
+    "ex12.what.block_param": "block {i}'s {name}",
+    "ex12.what.input": 'the input x',
 }
 
 ES = {
@@ -36,4 +45,13 @@ ES = {
     "EX12_SAVED_MISMATCH": "torch_saved_tensor_count dio {got} para {fn}: cuenta cada llamada al hook pack de torch.autograd.graph.saved_tensors_hooks mientras se ejecuta fn() (un tensor guardado dos veces cuenta dos); no cuentes nodos del grafo",
     "EX12_FN_CALLS": "torch_saved_tensor_count llamó a fn {calls} veces: llámala exactamente una vez, dentro del contexto de saved_tensors_hooks",
     "EX12_HOOKS_BROKE_GRAPH": "tras torch_saved_tensor_count el grafo que construyó fn no puede hacer la pasada hacia atrás ({error}): pack debe devolver el tensor y unpack devolverlo de nuevo; no hagas tú la pasada hacia atrás",
+    "ex12.what.logits": 'los logits de un MLP de {n} capas',
+    "ex12.what.torch_out": 'la salida de `torch_checkpointed` ({n} bloques)',
+    "ex12.what.torch_grads": 'los gradientes de los parámetros de los bloques ({n} bloques)',
+    "ex12.what.jit_logits": 'los logits compilados con jit ({n} capas)',
+    "ex12.what.grads": 'los gradientes ({n} capas)',
+    "ex12.what.x_grad": 'el gradiente de la entrada x',
+    "ex12.what.grad_after": 'el gradiente tras la pasada hacia atrás por el grafo de `{fn}`',
+    "ex12.what.block_param": 'el parámetro {name} del bloque {i}',
+    "ex12.what.input": 'la entrada x',
 }

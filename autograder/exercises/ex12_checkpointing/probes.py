@@ -23,6 +23,7 @@ import torch
 import torch.utils.checkpoint
 from torch import nn
 
+from autograder._i18n import label
 from autograder._probing import (
     DEVICE,
     ProbeFail,
@@ -252,13 +253,13 @@ def probe_torch(mod: Any, weights: list[np.ndarray], x: np.ndarray, x_grad: bool
     for i, blk in enumerate(blocks):
         for name, p in (("weight", blk.lin.weight), ("bias", blk.lin.bias)):
             if p.grad is None:
-                raise ProbeFail("EX12_TORCH_NO_GRAD", what=f"block {i}'s {name}")
+                raise ProbeFail("EX12_TORCH_NO_GRAD", what=label("ex12.what.block_param", i=i, name=name))
             grads.append(torch_to_np(p.grad, "a parameter's gradient"))
     res: dict[str, Any] = {"out": value, "grads": grads, "forward_log": forward_log, "backward_log": list(log),
                            "saved": counter.packed}
     if x_grad:
         if xt.grad is None:
-            raise ProbeFail("EX12_TORCH_NO_GRAD", what="the input x")
+            raise ProbeFail("EX12_TORCH_NO_GRAD", what=label("ex12.what.input"))
         res["x_grad"] = torch_to_np(xt.grad, "the input's gradient")
     return res
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, Suite
 
 suite = Suite("ex12_checkpointing")
@@ -87,7 +88,7 @@ def ckpt_forward_matches(ctx: Ctx) -> None:
         case = mlp_case(ctx.rng, layers)
         got, want = ctx.both("forward", call="checkpointed_mlp_forward(params, x)", params=case["params"],
                              x=case["x"])
-        ctx.assert_close(got, want, kind="forward", what=f"the logits of a {layers}-layer MLP", framework="jax")
+        ctx.assert_close(got, want, kind="forward", what=label("ex12.what.logits", n=layers), framework="jax")
 
 
 @suite.check(points=1.5, hidden=False)
@@ -112,9 +113,9 @@ def residual_count_matches(ctx: Ctx) -> None:
         residual_case(ctx, fn)
 
 
-def check_torch(ctx: Ctx, got: dict, want: dict, what: str) -> None:
-    ctx.assert_close(got["out"], want["out"], kind="forward", what=f"the output of torch_checkpointed ({what})")
-    ctx.assert_close(got["grads"], want["grads"], kind="step", what=f"the blocks' parameter gradients ({what})")
+def check_torch(ctx: Ctx, got: dict, want: dict, blocks: int) -> None:
+    ctx.assert_close(got["out"], want["out"], kind="forward", what=label("ex12.what.torch_out", n=blocks))
+    ctx.assert_close(got["grads"], want["grads"], kind="step", what=label("ex12.what.torch_grads", n=blocks))
 
 
 @suite.check(points=1, hidden=False)
@@ -122,7 +123,7 @@ def torch_ckpt_matches(ctx: Ctx) -> None:
     """torch_checkpointed on 3 blocks and an input that does not require grad: output and parameter gradients."""
     case = torch_case(ctx.rng, 3, x_grad=False)
     got, want = ctx.both("torch", call="torch_checkpointed(blocks, x)", **case)
-    check_torch(ctx, got, want, "3 blocks")
+    check_torch(ctx, got, want, 3)
 
 
 @suite.check(points=0.5, hidden=False)

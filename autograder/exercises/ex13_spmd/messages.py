@@ -22,6 +22,9 @@ EN = {
     "EX13_PDML_NOT_SPLIT": "inside per_device_mean_loss each device saw {rows} rows of a batch of {batch} on {n} devices: give x and y in_specs P(\"data\") so each device gets its own shard",
     "EX13_NO_PMEAN": "per_device_mean_loss has no psum/pmean collective: average the per-device losses inside shard_map with jax.lax.pmean(loss, \"data\") (not a mean of gathered losses outside)",
     "EX13_PDML_NOT_REPLICATED": "on {n} device(s) per_device_mean_loss returned a scalar that lives on {got} device(s), not replicated on the mesh: pmean inside shard_map and use out_specs=P()",
+    "ex13.what.losses": 'the losses of {k} data-parallel steps on {n} device(s)',
+    "ex13.what.params": 'the params after {k} data-parallel steps on {n} device(s)',
+    "ex13.what.pdml": '`per_device_mean_loss` on {n} device(s)',
 }
 
 ES = {
@@ -46,4 +49,7 @@ ES = {
     "EX13_PDML_NOT_SPLIT": "dentro de per_device_mean_loss cada dispositivo vio {rows} filas de un lote de {batch} en {n} dispositivos: da a x e y in_specs P(\"data\") para que cada dispositivo reciba su fragmento",
     "EX13_NO_PMEAN": "per_device_mean_loss no tiene ningún colectivo psum/pmean: promedia las pérdidas por dispositivo dentro de shard_map con jax.lax.pmean(loss, \"data\") (no una media de pérdidas reunidas fuera)",
     "EX13_PDML_NOT_REPLICATED": "en {n} dispositivo(s) per_device_mean_loss devolvió un escalar que está en {got} dispositivo(s), no replicado en la malla: haz pmean dentro de shard_map y usa out_specs=P()",
+    "ex13.what.losses": 'las pérdidas de {k} pasos de paralelismo de datos en {n} dispositivo(s)',
+    "ex13.what.params": 'los params tras {k} pasos de paralelismo de datos en {n} dispositivo(s)',
+    "ex13.what.pdml": '`per_device_mean_loss` en {n} dispositivo(s)',
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, Suite
 
 suite = Suite("ex13_spmd")
@@ -74,9 +75,9 @@ def dp_compare(ctx: Ctx, n: int) -> dict:
     ~1e-7 after 3 steps, measured)."""
     got, want = ctx.both("dp_step", call=f"step(params, opt_state, x, y) on a mesh of {n}", seed=case_seed(ctx), n=n)
     ctx.assert_close(got["losses"], want["losses"], kind="step", framework="jax",
-                     what=f"the losses of {len(want['losses'])} data-parallel steps on {n} device(s)")
+                     what=label("ex13.what.losses", k=len(want["losses"]), n=n))
     ctx.assert_close(got["params"], want["params"], kind="step", framework="jax",
-                     what=f"the params after {len(want['losses'])} data-parallel steps on {n} device(s)")
+                     what=label("ex13.what.params", k=len(want["losses"]), n=n))
     return got
 
 
@@ -99,4 +100,4 @@ def pdml_matches(ctx: Ctx) -> None:
     for n in mesh_sizes(ctx):
         got, want = pdml_call(ctx, n)
         ctx.assert_close(got["value"], want["value"], kind="step", framework="jax",
-                         what=f"per_device_mean_loss on {n} device(s)")
+                         what=label("ex13.what.pdml", n=n))

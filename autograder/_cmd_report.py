@@ -246,7 +246,7 @@ def _agreement(results: list[dict[str, Any]]) -> list[tuple[str, float, float]]:
 def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], title: str,
                 notes: list[str], feedback_links: dict[int, str] | None = None) -> str:
     """The report page: summary cards, the plots, the hardest checks, every submission."""
-    from autograder._plots import check_stats, exercise_order
+    from autograder._plots import check_stats, exercise_order, hardest_first, shorten
 
     esc = html.escape
     seeds = sorted({str(r.get("seed")) for r in results if r.get("seed") is not None})
@@ -264,16 +264,20 @@ def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], tit
     for name, caption in plots:
         out.append(f"<figure><img src=\"{esc(name)}\" alt=\"{esc(caption)}\"><figcaption>{esc(caption)}"
                    "</figcaption></figure>")
-    stats = [s for s in check_stats(results) if s["n"]]
-    stats.sort(key=lambda s: (s["rate"], s["exercise"]))
-    out.append("<h2>Tests, hardest first</h2><table><tr><th>exercise</th><th>test</th><th>kind</th>"
-               "<th class=n>passed</th><th class=n>rate</th><th>commonest failure</th><th>its commonest message</th></tr>")
+    stats = hardest_first(check_stats(results))
+    out.append("<h2>Tests, hardest first</h2><p class=\"meta\">Ranked by the pass rate among the submissions "
+               "that attempted the exercise (a test nobody tried is not hard: those come last).</p>"
+               "<table><tr><th>exercise</th><th>test</th><th>kind</th><th class=n>passed / attempted</th>"
+               "<th class=n>rate</th><th class=n>not attempted</th><th>commonest failure</th>"
+               "<th>its commonest message</th></tr>")
     for s in stats:
-        cls = " low" if s["rate"] < 0.5 else ""
+        tried = s["attempted"]
+        cls = " low" if tried and s["attempted_rate"] < 0.5 else ""
+        rate = f"{100 * s['attempted_rate']:.0f}%" if tried else "–"
         out.append(f"<tr><td>{esc(s['exercise'])}</td><td><code>{esc(s['check'])}</code></td>"
-                   f"<td>{'hidden' if s['hidden'] else 'public'}</td><td class=n>{s['passed']}/{s['n']}</td>"
-                   f"<td class=\"n{cls}\">{100 * s['rate']:.0f}%</td><td>{esc(s['common_failure'])}</td>"
-                   f"<td>{esc(s['example_message'])}</td></tr>")
+                   f"<td>{'hidden' if s['hidden'] else 'public'}</td><td class=n>{s['passed']}/{tried}</td>"
+                   f"<td class=\"n{cls}\">{rate}</td><td class=n>{s['n'] - tried}</td>"
+                   f"<td>{esc(s['common_failure'])}</td><td class=\"msg\">{esc(shorten(s['example_message']))}</td></tr>")
     out.append("</table>")
     agree = _agreement(results)
     if agree:
@@ -319,10 +323,11 @@ def write_summary_csv(results: list[dict[str, Any]], path: Path) -> None:
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["exercise", "test", "hidden", "submissions", "passed", "pass_rate", "commonest_failure",
-                    "commonest_message"])
-        for s in check_stats(results):
+                    "commonest_message", "attempted", "pass_rate_attempted"])
+        for s in check_stats(results):  # the message whole (a spreadsheet cell wraps it), never cut
             w.writerow([s["exercise"], s["check"], s["hidden"], s["n"], s["passed"],
-                        f"{s['rate']:.4f}" if s["n"] else "", s["common_failure"], _csv_cell(s["example_message"])])
+                        f"{s['rate']:.4f}" if s["n"] else "", s["common_failure"], _csv_cell(s["example_message"]),
+                        s["attempted"], f"{s['attempted_rate']:.4f}" if s["attempted"] else ""])
 
 
 def build_report(results: list[dict[str, Any]], out: Path, title: str = "tapetrace grading report",

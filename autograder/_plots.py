@@ -19,12 +19,20 @@ import matplotlib  # noqa: E402
 
 matplotlib.use("Agg", force=True)
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.text  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 
 from autograder._paths import EXERCISES  # noqa: E402
 
 DPI = 110
+# Legible at a glance in the report page: no text under MIN_FONT_PT points (8 pt at 110 dpi: 12 px), and no
+# figure wider than MAX_WIDTH_IN inches (~1050 px at 110 dpi), so the page (72rem wide) shows every plot at
+# its own size, never scaled down (tests/test_report_browser.py measures both in a browser).
+MIN_FONT_PT = 8.0
+MAX_WIDTH_IN = 9.5
+_RC = {"font.size": 9.5, "axes.titlesize": 11, "axes.labelsize": 9.5, "xtick.labelsize": 9, "ytick.labelsize": 9,
+       "legend.fontsize": 9, "figure.titlesize": 12}
 GREEN, RED, GREY, AMBER, BLUE = "#2f9e44", "#e03131", "#ced4da", "#f59f00", "#1c7ed6"
 
 
@@ -49,6 +57,28 @@ def check_order(results: list[dict[str, Any]], exercise: str) -> list[str]:
     return names
 
 
+def shorten(text: str, limit: int = 240) -> str:
+    """``text`` on one line, cut at a word boundary with "…" when longer than ``limit`` (never mid-word)."""
+    flat = " ".join(str(text).split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat.rfind(" ", 0, limit)
+    return flat if cut <= 0 else flat[:cut].rstrip(" ,;:—-") + " …"
+
+
+def wrap_name(name: str, width: int) -> str:
+    """A check name on lines of at most ``width`` characters, broken after underscores (a part longer than
+    ``width`` stays whole: a name is never cut inside a word)."""
+    parts = [p + "_" for p in name.split("_")]
+    parts[-1] = parts[-1][:-1]
+    lines = [""]
+    for part in parts:
+        if lines[-1] and len(lines[-1]) + len(part) > width:
+            lines.append("")
+        lines[-1] += part
+    return "\n".join(lines)
+
+
 def _not_attempted(e: dict[str, Any]) -> bool:
     tests = e.get("tests") or []
     return e.get("status") == "missing" or (bool(tests) and all(t.get("code") in ("NOT_ATTEMPTED", "MISSING_FILE")
@@ -56,36 +86,57 @@ def _not_attempted(e: dict[str, Any]) -> bool:
 
 
 def check_stats(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per (exercise, check): attempts, passes, pass rate, hidden flag, commonest failure code."""
+    """Per (exercise, check): submissions, passes, pass rates, hidden flag, commonest failure and message.
+
+    ``rate`` is over every submission; ``attempted`` counts the submissions that attempted the exercise
+    (not missing, not every check NOT_ATTEMPTED) and ``attempted_rate`` is the pass rate among them: what
+    "hardest" means (a check nobody tried is not hard). The commonest failure and message are taken
+    among the attempted failures when there are any; the message is whole (one line).
+    """
     rows = []
     for ex in exercise_order(results):
         for name in check_order(results, ex):
-            n = passed = 0
+            n = passed = attempted = 0
             hidden = True
             codes: dict[str, int] = {}
             messages: dict[str, int] = {}
+            tried_codes: dict[str, int] = {}
+            tried_messages: dict[str, int] = {}
             for r in results:
                 e = r["exercises"].get(ex)
                 if not e:
                     continue
+                tried = not _not_attempted(e)
                 for t in e.get("tests", []):
                     if t["name"] != name:
                         continue
                     n += 1
+                    attempted += tried
                     hidden = bool(t.get("hidden", True))
                     if t.get("passed"):
                         passed += 1
                     else:
                         code = t.get("code") or "FAILED"
-                        codes[code] = codes.get(code, 0) + 1
-                        msg = " ".join(str(t.get("message", "")).split())[:160]
-                        messages[msg] = messages.get(msg, 0) + 1
+                        msg = " ".join(str(t.get("message", "")).split())
+                        for table, key in ((codes, code), (messages, msg)) + (
+                                ((tried_codes, code), (tried_messages, msg)) if tried else ()):
+                            table[key] = table.get(key, 0) + 1
+            codes, messages = (tried_codes, tried_messages) if tried_codes else (codes, messages)
             common = max(codes.items(), key=lambda kv: kv[1])[0] if codes else ""
             example = max(messages.items(), key=lambda kv: kv[1])[0] if messages else ""
             rows.append({"exercise": ex, "check": name, "n": n, "passed": passed,
-                         "rate": passed / n if n else float("nan"), "hidden": hidden, "common_failure": common,
-                         "example_message": example})
+                         "rate": passed / n if n else float("nan"), "attempted": attempted,
+                         "attempted_rate": passed / attempted if attempted else float("nan"),  # passes are attempts
+                         "hidden": hidden, "common_failure": common, "example_message": example})
     return rows
+
+
+def hardest_first(stats: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Checks by pass rate among the submissions that attempted them, lowest first; checks nobody
+    attempted last (they are not hard: nobody tried)."""
+    tried = [s for s in stats if s["attempted"]]
+    untried = [s for s in stats if s["n"] and not s["attempted"]]
+    return sorted(tried, key=lambda s: (s["attempted_rate"], -s["attempted"], s["exercise"])) + untried
 
 
 def _percent(results: list[dict[str, Any]]) -> np.ndarray:
@@ -97,6 +148,9 @@ def _percent(results: list[dict[str, Any]]) -> np.ndarray:
 
 
 def _save(fig: Any, path: Path) -> Path:
+    for text in fig.findobj(matplotlib.text.Text):  # nothing smaller than MIN_FONT_PT, wherever it was set
+        if text.get_fontsize() < MIN_FONT_PT:
+            text.set_fontsize(MIN_FONT_PT)
     fig.savefig(path, dpi=DPI, bbox_inches="tight", facecolor="white")
     plt.close(fig)
     return path
@@ -143,7 +197,7 @@ def exercise_means(results: list[dict[str, Any]], path: Path) -> Path:
     bars = ax.barh(y, means, color=[GREEN if m >= 70 else AMBER if m >= 40 else RED for m in means], height=0.7)
     for yi, m, n_a, mx, bar in zip(y, means, na, maxima, bars):
         label = f"{m:.0f}%  (mean {m * mx / 100:.1f}/{mx:g})" + (f", {n_a:.0f}% not attempted" if n_a else "")
-        ax.text(min(m, 100) + 1, yi, label, va="center", fontsize=8.5)
+        ax.text(min(m, 100) + 1, yi, label, va="center", fontsize=9)
         del bar
     ax.set_yticks(y, exs)
     ax.invert_yaxis()
@@ -186,7 +240,7 @@ def status_breakdown(results: list[dict[str, Any]], path: Path) -> Path:
         ax.barh(np.arange(len(exs)), frac[:, k], left=left, color=color, label=label, height=0.7)
         for i in range(len(exs)):
             if frac[i, k] >= 8:
-                ax.text(left[i] + frac[i, k] / 2, i, f"{frac[i, k]:.0f}%", ha="center", va="center", fontsize=7.5,
+                ax.text(left[i] + frac[i, k] / 2, i, f"{frac[i, k]:.0f}%", ha="center", va="center", fontsize=MIN_FONT_PT,
                         color="white" if k in (0, 2, 4) else "#212529")
         left += frac[:, k]
     ax.set_yticks(np.arange(len(exs)), exs)
@@ -194,7 +248,7 @@ def status_breakdown(results: list[dict[str, Any]], path: Path) -> Path:
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of submissions")
     ax.set_title("Outcome per exercise")
-    ax.legend(ncol=3, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.3 / len(exs)))
+    ax.legend(ncol=3, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.3 / len(exs)))
     ax.spines[["top", "right"]].set_visible(False)
     return _save(fig, path)
 
@@ -206,26 +260,34 @@ def pass_rate_heatmap(results: list[dict[str, Any]], path: Path) -> Path:
     width = max([1, *(sum(1 for s in stats if s["exercise"] == ex) for ex in exs)])
     grid = np.full((len(exs), width), np.nan)
     labels: dict[tuple[int, int], str] = {}
+    chars = max(10, int((MAX_WIDTH_IN - 2.2) / width * 72 / (0.6 * MIN_FONT_PT)))  # per line, in one cell
+    lines = 1
+    public: dict[tuple[int, int], bool] = {}
     for i, ex in enumerate(exs):
         for j, s in enumerate([s for s in stats if s["exercise"] == ex]):
-            grid[i, j] = 100 * s["rate"]
-            name = s["check"] if len(s["check"]) <= 21 else s["check"][:20] + "…"
-            labels[(i, j)] = f"{name}\n{'' if s['hidden'] else 'public · '}{100 * s['rate']:.0f}%"
-    fig, ax = plt.subplots(figsize=(max(7.0, 1.9 * width + 2), 0.62 * len(exs) + 1.6))
+            rate = s["attempted_rate"]
+            grid[i, j] = 100 * rate
+            name = wrap_name(s["check"], chars)
+            pct = f"{100 * rate:.0f}%" if s["attempted"] else "–"
+            labels[(i, j)] = f"{name}\n{pct}"
+            public[(i, j)] = not s["hidden"]
+            lines = max(lines, labels[(i, j)].count("\n") + 1)
+    fig, ax = plt.subplots(figsize=(min(MAX_WIDTH_IN, max(7.0, 1.9 * width + 2)),
+                                    (0.17 * lines + 0.12) * len(exs) + 1.6))
     cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#f8f9fa")
     im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=100, aspect="auto")
     for (i, j), text in labels.items():
         v = grid[i, j]
-        ax.text(j, i, text, ha="center", va="center", fontsize=6.8,
-                color="white" if v < 25 or v > 85 else "#212529")
+        ax.text(j, i, text, ha="center", va="center", fontsize=MIN_FONT_PT,
+                fontweight="bold" if public[(i, j)] else "normal", color="white" if v < 25 or v > 85 else "#212529")
     ax.set_yticks(np.arange(len(exs)), exs)
-    ax.set_xticks(np.arange(width), [f"check {k + 1}" for k in range(width)], fontsize=8)
+    ax.set_xticks(np.arange(width), [f"check {k + 1}" for k in range(width)])
     ax.set_xticks(np.arange(-0.5, width, 1), minor=True)
     ax.set_yticks(np.arange(-0.5, len(exs), 1), minor=True)
     ax.grid(which="minor", color="white", lw=2)
     ax.tick_params(which="minor", length=0)
-    fig.colorbar(im, ax=ax, fraction=0.03, pad=0.02, label="% of submissions passing")
-    ax.set_title("Pass rate per test (which checks the class struggles with)")
+    fig.colorbar(im, ax=ax, fraction=0.03, pad=0.02, label="% passing, of those who attempted")
+    ax.set_title("Pass rate per test among attempts (bold: public checks)")
     return _save(fig, path)
 
 
@@ -247,7 +309,7 @@ def student_check_matrix(results: list[dict[str, Any]], path: Path) -> Path:
             else:
                 grid[row, c] = 1
     h = min(14.0, 0.16 * len(results) + 1.8)
-    fig, ax = plt.subplots(figsize=(max(7.0, 0.22 * len(cols) + 2.5), h))
+    fig, ax = plt.subplots(figsize=(min(MAX_WIDTH_IN, max(7.0, 0.22 * len(cols) + 2.5)), h))
     ax.imshow(grid, cmap=ListedColormap([GREY, RED, GREEN]), vmin=0, vmax=2, aspect="auto",
               interpolation="nearest")
     start = 0
@@ -259,16 +321,18 @@ def student_check_matrix(results: list[dict[str, Any]], path: Path) -> Path:
         ticks.append(start + (k - 1) / 2)
         names.append(ex[:4] if ex[:2] == "ex" and ex[2:4].isdigit() else ex[:10])
         start += k
-    ax.set_xticks(ticks, names, fontsize=8)
+    ax.set_xticks(ticks, names)
     if len(results) <= 40:
+        h = max(h, 0.2 * len(results) + 1.8)
+        fig.set_figheight(h)
         ax.set_yticks(np.arange(len(results)),
-                      [Path(str(results[i]["submission"]).rstrip("/")).name[:28] for i in order], fontsize=7)
+                      [Path(str(results[i]["submission"]).rstrip("/")).name[:28] for i in order], fontsize=MIN_FONT_PT)
     else:
         ax.set_yticks([])
         ax.set_ylabel(f"{len(results)} submissions, best at the top")
     handles = [matplotlib.patches.Patch(color=c, label=lab)
                for c, lab in ((GREEN, "passed"), (RED, "failed"), (GREY, "not attempted / missing"))]
-    ax.legend(handles=handles, ncol=3, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.06))
+    ax.legend(handles=handles, ncol=3, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.06))
     ax.set_title("Every test of every submission")
     return _save(fig, path)
 
@@ -286,7 +350,8 @@ def render_all(results: list[dict[str, Any]], out: Path) -> list[tuple[str, str]
     """Writes every plot into ``out``; returns (file name, caption) pairs."""
     out.mkdir(parents=True, exist_ok=True)
     done = []
-    for name, fn, caption in PLOTS:
-        fn(results, out / name)
-        done.append((name, caption))
+    with plt.rc_context(_RC):
+        for name, fn, caption in PLOTS:
+            fn(results, out / name)
+            done.append((name, caption))
     return done

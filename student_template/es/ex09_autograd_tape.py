@@ -33,16 +33,15 @@ Parte 2 — `manual_grads(w, x, b)`: haz la pasada hacia atrás a mano.
       cadena. No uses diferenciación automática (ni `backward`,
       `torch.autograd.grad`, `jax.grad`, ni ningún tensor con
       `requires_grad=True`) dentro de esta función.
-    - La Figura 2 de la fuente etiqueta dL/dw como 2.6 en (w, x, b) = (0.5, 2.0, 0.3);
-      el ejemplo de abajo dice 5.2. Antes de fiarte de cualquier derivación a
-      mano (la de la figura o la tuya), contrástala con autograd en una celda
-      aparte, no dentro de `manual_grads`:
+    - Antes de fiarte de una derivación a mano, contrástala con autograd en
+      una celda aparte, no dentro de `manual_grads`:
           w = torch.tensor(0.5, requires_grad=True)
           L = (w * 2.0 + 0.3) ** 2
           L.backward(); w.grad
-      y después encuentra el factor que olvidó la figura. El corrector evalúa
-      tus fórmulas en puntos aleatorios, así que los números del ejemplo por sí
-      solos no puntúan.
+      El ejemplo de abajo da 5.2 para dL/dw en (w, x, b) = (0.5, 2.0, 0.3);
+      una derivación que pierde un factor de la regla de la cadena obtiene ahí
+      2.6. El corrector evalúa tus fórmulas en puntos aleatorios, así que los
+      números del ejemplo por sí solos no puntúan.
 
 Ejemplo:
     >>> w = torch.tensor([1.0, 2.0], requires_grad=True)

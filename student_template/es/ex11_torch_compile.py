@@ -28,7 +28,7 @@ Qué construir:
     - `clip_by_norm(x, max_norm)`: `x * min(1, max_norm / ||x||)`, con la norma
       L2 sobre *todos* los elementos de `x` (`x` de ceros da ceros); un tensor
       derivable con la forma de `x`. Escríbela sin una rama de Python sobre el
-      valor de un tensor (el `if x.norm() > max_norm:` de la fuente es una
+      valor de un tensor (un `if x.norm() > max_norm:` de Python es una
       ruptura del grafo), para que `torch.compile(clip_by_norm, fullgraph=True,
       backend="eager")` la acepte; y mantén la escala como tensor (`.item()` o
       `float(...)` la convierten en una constante que la cinta no puede

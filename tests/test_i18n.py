@@ -46,7 +46,9 @@ ENGLISH_WORDS = {"the", "and", "with", "your", "you", "this", "that", "these", "
 
 def prose_words(text: str) -> list[str]:
     """Lower-cased words of a text outside code: code spans, quoted strings, placeholders,
-    tuples of names, ``>>>`` lines, docstring section headers and argument names are dropped."""
+    tuples of names, ``>>>`` lines, docstring section headers and argument names are dropped (Markdown
+    fenced code blocks first: their triple backticks would pair up with inline code spans)."""
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)
     text = re.sub(r"``.*?``", " ", text, flags=re.S)
     text = re.sub(r"`[^`]*`", " ", text)
     text = re.sub(r'"[^"\n]*"', " ", text)

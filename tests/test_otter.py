@@ -279,3 +279,51 @@ def test_setup_sh_installs_no_pdf_tools(small_zip, tmp_path, config):
     assert "mamba env create" in done and "Miniforge3" in done  # it ran to its end
     for tool in ("texlive", "pandoc", "playwright", "chromium"):
         assert tool not in done, done
+
+
+def test_strip_submission_keeps_only_what_otter_grades(tmp_path):
+    import zipfile
+
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    for name in ("a.ipynb", ".OTTER_LOG", "json.py", ".hidden.ipynb", "notes.pdf"):
+        (sub / name).write_text("x")
+    (sub / "otter").mkdir()
+    (sub / "otter" / "__init__.py").write_text("x")
+    (sub / "link.ipynb").symlink_to(sub / "a.ipynb")
+    assert _otter.strip_submission(str(sub)) == ["a.ipynb"]
+    assert sorted(p.name for p in sub.iterdir()) == ["a.ipynb"]
+
+    sub2 = tmp_path / "zipped"
+    sub2.mkdir()
+    with zipfile.ZipFile(sub2 / "s.zip", "w") as zf:
+        zf.writestr("nb.ipynb", "{}")
+        zf.writestr(".OTTER_LOG", "x")
+        zf.writestr("deep/other.ipynb", "{}")
+        zf.writestr("helper.py", "x")
+    assert _otter.strip_submission(str(sub2)) == []  # a zip is taken apart only when asked (--ext zip)
+    with zipfile.ZipFile(tmp_path / "s.zip", "w") as zf:
+        zf.writestr("nb.ipynb", "{}")
+        zf.writestr(".OTTER_LOG", "x")
+        zf.writestr("deep/other.ipynb", "{}")
+    (sub2 / "s.zip").write_bytes((tmp_path / "s.zip").read_bytes())
+    assert _otter.strip_submission(str(sub2), unzip=True) == ["nb.ipynb"]
+    assert sorted(p.name for p in sub2.iterdir()) == ["nb.ipynb"]
+
+
+def test_before_otter_fixes_metadata_and_turns_pdfs_and_zips_off(tmp_path):
+    ag = tmp_path / "autograder"
+    (ag / "source").mkdir(parents=True)
+    (ag / "submission").mkdir()
+    (ag / "source" / "otter_config.json").write_text(json.dumps({"pdf": True, "zips": True}))
+    (ag / "submission_metadata.json").write_text("")
+    (ag / "submission" / "s.pdf").write_text("")
+    overrides, notes = _otter.before_otter(str(ag))
+    assert overrides == {"pdf": False, "token": None, "zips": False}
+    assert notes == [str(ag / "submission" / "s.pdf")] and not (ag / "submission" / "s.pdf").exists()
+    assert json.loads((ag / "submission_metadata.json").read_text()) == {}
+    real = {"users": [{"email": "s@example.edu"}]}
+    (ag / "submission_metadata.json").write_text(json.dumps(real))  # Gradescope's real metadata is kept
+    (ag / "source" / "otter_config.json").write_text("{}")
+    assert _otter.before_otter(str(ag)) == ({}, [])
+    assert json.loads((ag / "submission_metadata.json").read_text()) == real

@@ -409,7 +409,7 @@ def _unzip_gradable(archive: str, folder: str) -> None:
         return  # nothing gradable comes out of it: otter reports "No gradable files found in submission"
 
 
-def strip_submission(folder: str, unzip: bool = False) -> list[str]:
+def strip_submission(folder: str, unzip: bool = False, aside: str | None = None) -> list[str]:
     """Leaves in otter's submission folder only what otter's runner grades, before otter reads it.
 
     Everything else a submission brings (hidden files such as a ``.OTTER_LOG`` that otter would
@@ -419,7 +419,9 @@ def strip_submission(folder: str, unzip: bool = False) -> list[str]:
     Args:
         folder: ``AUTOGRADER/submission`` as Gradescope or ``otter grade`` filled it.
         unzip: a zip submission (``otter grade --ext zip``): its one ``*.zip`` gives its top-level
-            notebook (else ``.py``) and nothing else; the zip goes too.
+            notebook (else ``.py``) and nothing else; the zip goes too (into ``aside`` when given).
+        aside: a private folder for that zip (``otter grade`` copies it back out of the container
+            afterwards, and loses the row when it is gone; :func:`after_otter` puts it back).
 
     Returns:
         The names left, sorted.
@@ -428,6 +430,9 @@ def strip_submission(folder: str, unzip: bool = False) -> list[str]:
     archives = [n for n in names if n.endswith(".zip") and not n.startswith(".") and _regular(os.path.join(folder, n))]
     if unzip and len(archives) == 1 and not gradable_names(names):
         _unzip_gradable(os.path.join(folder, archives[0]), folder)
+        if aside is not None:
+            os.makedirs(aside, mode=0o700, exist_ok=True)
+            shutil.move(os.path.join(folder, archives[0]), os.path.join(aside, archives[0]))
         names = os.listdir(folder)
     keep = {n for n in gradable_names(names) if _regular(os.path.join(folder, n))}
     for name in names:
@@ -461,16 +466,18 @@ def wants_pdf(config: dict[str, Any]) -> bool:
     return bool(config.get("pdf")) or config.get("token") is not None
 
 
-def before_otter(agdir: str) -> tuple[dict[str, Any], list[str]]:
+def before_otter(agdir: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """``run_otter.py``, before otter is imported: metadata made valid, the submission folder stripped, PDFs off.
 
     Args:
         agdir: the autograder folder (``/autograder``) holding ``source/``, ``submission/``, ``results/``.
 
     Returns:
-        ``(overrides, notes)``: settings for otter's runner (``zips`` off once this unzipped the
-        submission; ``pdf``/``token`` off), and the PDF paths ``after_otter`` fills with the refusal
-        (``otter grade --pdfs`` copies ``<name>.pdf`` out of each container, and loses the row without it).
+        ``(overrides, after)``: settings for otter's runner (``zips`` off once this unzipped the
+        submission; ``pdf``/``token`` off), and what :func:`after_otter` restores for ``otter grade``,
+        which copies the submission file and ``<name>.pdf`` back out of each container and loses the
+        row when one is missing: ``notes`` (PDF paths that get the refusal) and ``restore`` (the zip
+        submission, kept aside while otter runs).
     """
     ensure_metadata(os.path.join(agdir, METADATA))
     try:
@@ -481,21 +488,29 @@ def before_otter(agdir: str) -> tuple[dict[str, Any], list[str]]:
     config = config if isinstance(config, dict) else {}
     folder = os.path.join(agdir, "submission")
     overrides: dict[str, Any] = {}
-    notes: list[str] = []
+    after: dict[str, list[str]] = {"notes": [], "restore": []}
     if wants_pdf(config):
-        notes = [os.path.join(folder, n) for n in sorted(os.listdir(folder))
-                 if n.endswith(".pdf") and not n.startswith(".")]
+        after["notes"] = [os.path.join(folder, n) for n in sorted(os.listdir(folder))
+                          if n.endswith(".pdf") and not n.startswith(".")]
         overrides.update(pdf=False, token=None)
         print(PDF_REFUSED, file=sys.stderr)
+    aside = os.path.join(agdir, WORK_DIR, "arrived")
     if config.get("zips"):
         overrides["zips"] = False
-    strip_submission(folder, unzip=bool(config.get("zips")))
-    return overrides, notes
+    strip_submission(folder, unzip=bool(config.get("zips")), aside=aside)
+    if os.path.isdir(aside):
+        after["restore"] = [os.path.join(folder, n) for n in sorted(os.listdir(aside))]
+    return overrides, after
 
 
-def after_otter(notes: list[str]) -> None:
-    """``run_otter.py``, after otter's runner: each PDF otter would copy out is a one-page refusal note."""
-    for path in notes:
+def after_otter(after: dict[str, list[str]]) -> None:
+    """``run_otter.py``, after otter's runner: the zip submission is back where otter grade copies it from,
+    and each PDF otter would copy out is a one-page refusal note."""
+    for path in after.get("restore", []):
+        src = os.path.join(os.path.dirname(os.path.dirname(path)), WORK_DIR, "arrived", os.path.basename(path))
+        _remove(path)
+        shutil.move(src, path)
+    for path in after.get("notes", []):
         _remove(path)
         with open(path, "wb") as fh:
             fh.write(note_pdf(PDF_REFUSED))

@@ -318,12 +318,17 @@ def test_before_otter_fixes_metadata_and_turns_pdfs_and_zips_off(tmp_path):
     (ag / "source" / "otter_config.json").write_text(json.dumps({"pdf": True, "zips": True}))
     (ag / "submission_metadata.json").write_text("")
     (ag / "submission" / "s.pdf").write_text("")
-    overrides, notes = _otter.before_otter(str(ag))
+    (ag / "submission" / "s.zip").write_bytes(b"not a zip")
+    overrides, after = _otter.before_otter(str(ag))
     assert overrides == {"pdf": False, "token": None, "zips": False}
-    assert notes == [str(ag / "submission" / "s.pdf")] and not (ag / "submission" / "s.pdf").exists()
+    assert after == {"notes": [str(ag / "submission" / "s.pdf")], "restore": [str(ag / "submission" / "s.zip")]}
+    assert list((ag / "submission").iterdir()) == []
+    _otter.after_otter(after)  # otter grade copies both back out of the container
+    assert (ag / "submission" / "s.zip").read_bytes() == b"not a zip"
+    assert (ag / "submission" / "s.pdf").read_bytes().startswith(b"%PDF-")
     assert json.loads((ag / "submission_metadata.json").read_text()) == {}
     real = {"users": [{"email": "s@example.edu"}]}
     (ag / "submission_metadata.json").write_text(json.dumps(real))  # Gradescope's real metadata is kept
     (ag / "source" / "otter_config.json").write_text("{}")
-    assert _otter.before_otter(str(ag)) == ({}, [])
+    assert _otter.before_otter(str(ag)) == ({}, {"notes": [], "restore": []})
     assert json.loads((ag / "submission_metadata.json").read_text()) == real

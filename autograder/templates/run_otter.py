@@ -11,7 +11,9 @@ otter's runner would otherwise get wrong before the tapetrace plugin can act (``
   deleted before otter reads the folder; a zip submission (``otter grade --ext zip``) gives only its
   notebook;
 - PDFs are refused (``otter grade --pdfs``, ``pdf``/``token`` in ``otter_config.json``): grading goes on
-  without them and each PDF otter would copy out says why.
+  without them and each PDF otter would copy out says why;
+- afterwards, what ``otter grade`` copies back out of the container is there (the zip submission,
+  kept aside while otter runs; the PDF notes), or it would lose the row.
 
 Then otter's runner grades the folder (``files/`` is first on the import path, so the plugin imports).
 """
@@ -40,7 +42,7 @@ def _bridge():
 def main():
     """Prepares the folder, then runs otter's autograder with the overrides that preparation needs."""
     bridge = _bridge()
-    overrides, notes = bridge.before_otter(_AUTOGRADER)
+    overrides, after = bridge.before_otter(_AUTOGRADER)
     try:
         from otter.run.run_autograder import main as run_autograder
     except ModuleNotFoundError as e:
@@ -53,7 +55,7 @@ def main():
     try:
         run_autograder(_AUTOGRADER, **overrides)
     finally:
-        bridge.after_otter(notes)
+        bridge.after_otter(after)
 
 
 if __name__ == "__main__":

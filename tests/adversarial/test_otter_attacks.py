@@ -237,3 +237,5 @@ def test_files_beside_the_notebook_never_reach_otters_runner(zip_path, tmp_path,
     assert "tapetrace: graded submission.ipynb" in proc.stdout
     assert not (marks / MARK).exists(), "a file of the submission ran in otter's process"
     assert {t["name"]: t["score"] for t in results["tests"] if "score" in t} == {ex: 0.0 for ex in GRADED}
+    if path == "otter_grade_zip":  # otter grade copies the submission back out of the container afterwards
+        assert (ag / "submission" / "submission.zip").read_bytes() == archive.read_bytes()

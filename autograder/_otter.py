@@ -355,7 +355,6 @@ def grade_main(submission: str, out: str) -> int:
 # run_otter.py (Gradescope, otter grade) calls before_otter/after_otter before otter is imported; the
 # plugin's before_grading strips the folder again under `otter run` (see plugin_before_grading).
 METADATA = "submission_metadata.json"
-GRADABLE = (".ipynb", ".py")  # what otter's Python runner grades: the one notebook, else the one .py
 MAX_SUBMISSION_BYTES = 100 * 1024 * 1024  # a file taken out of a zip submission (the loader's own cap)
 PDF_REFUSED = ("tapetrace: this autograder makes no PDFs (otter grade --pdfs, or pdf/token in "
                "otter_config.json). otter would export them with pandoc and LaTeX over the submission's "

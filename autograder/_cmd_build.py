@@ -564,8 +564,10 @@ def _add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--public-seed", type=int, default=PUBLIC_SEED, help="seed of the public checks' inputs")
     p.add_argument("--refresh-snapshot", action="store_true", help="recompute the reference snapshot anyway")
     g = p.add_argument_group("autograder zip (grading settings, as for `tapetrace grade`)")
-    g.add_argument("--cpu-torch", action="store_true",
-                   help="make the grading image install a CPU-only torch from PyTorch's CPU wheel index")
+    g.add_argument("--gpu-torch", action="store_true",
+                   help="install PyPI's torch with its CUDA libraries (~3 GB of wheels) in the grading image; "
+                   "default: a CPU-only torch from PyTorch's CPU wheel index (otter grade and Gradescope "
+                   "give containers no GPU)")
     g.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="limit for loading an exercise and for each test's call (default 30)")
     g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "tpu"])
@@ -635,7 +637,7 @@ def run(args: argparse.Namespace) -> int:
                     raise BuildError(f"--exercises: {err}") from None
             out = _otter.build_zip(Path(args.out) / zip_name(lang), exercises, timeout=args.timeout,
                                    device=args.device, jobs=args.jobs, lang=lang, seed=args.seed,
-                                   cpu_torch=args.cpu_torch, python_version=args.python_version,
+                                   gpu_torch=args.gpu_torch, python_version=args.python_version,
                                    show_hidden=not args.hide_results, require_isolation=args.require_isolation)
             print(f"wrote {out} ({len(exercises)} exercise(s); grade with: otter run -a {out} NOTEBOOK.ipynb)")
     except BuildError as err:

@@ -47,8 +47,10 @@ import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -132,17 +134,50 @@ def _grade_in_subprocess(base: str, submission: str, settings: dict[str, Any]) -
 
 def _quarantine(submission: str, work: str) -> None:
     """Moves everything of the submission folder but the submission, otter's ``tests/`` and its
-    ``__init__.py`` out of it: the kernel runs there, and the folder is first on its import path."""
+    ``__init__.py`` out of it: the kernel runs there, and the folder is first on its import path.
+    ``__init__.py`` is left empty (otter only appends to it: a submission's own would keep its code)."""
     folder = os.path.dirname(submission)
     keep = {os.path.basename(submission), "tests", "__init__.py"}
     aside = os.path.join(work, "quarantine")
     os.makedirs(aside, mode=0o700, exist_ok=True)
     for name in os.listdir(folder):
         if name not in keep:
+            target = os.path.join(aside, name)
+            if os.path.lexists(target):
+                _remove(target)
             try:
-                shutil.move(os.path.join(folder, name), os.path.join(aside, name))
+                shutil.move(os.path.join(folder, name), target)
             except OSError:
-                shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+                _remove(os.path.join(folder, name))
+    init = os.path.join(folder, "__init__.py")
+    if os.path.lexists(init):
+        _remove(init)
+        open(init, "w").close()
+
+
+def _work_dir(submission: str) -> str:
+    """The root-only folder beside otter's ``source``/``submission``/``results`` (quarantine, result)."""
+    agdir = os.path.dirname(os.path.dirname(submission))
+    work = os.path.join(agdir, WORK_DIR)
+    os.makedirs(work, mode=0o700, exist_ok=True)
+    os.chmod(work, 0o700)
+    return work
+
+
+def plugin_before_grading(plugin: Any, config: Any) -> None:
+    """The plugin's ``before_grading``: the first moment otter hands the plugin control, before its runner
+    reads anything of the submission folder but the notebook (PDF export, ``.OTTER_LOG``, the kernel).
+
+    On Gradescope and in ``otter grade`` ``run_otter.py`` already left only the submission there; under
+    ``otter run`` (which never runs ``run_otter.py``) a zip submission's other files are still there,
+    and go now, with the copies of ``files/`` (engine, solutions) otter put beside them.
+
+    Args:
+        plugin: the :class:`autograder.otter_plugin.TapetracePlugin` (its ``submission_path``).
+        config: otter's ``AutograderConfig`` (unused).
+    """
+    submission = os.path.abspath(plugin.submission_path)
+    _quarantine(submission, _work_dir(submission))
 
 
 def plugin_before_execution(plugin: Any, notebook: Any) -> Any:
@@ -158,10 +193,7 @@ def plugin_before_execution(plugin: Any, notebook: Any) -> Any:
     import nbformat
 
     submission = os.path.abspath(plugin.submission_path)
-    agdir = os.path.dirname(os.path.dirname(submission))
-    work = os.path.join(agdir, WORK_DIR)
-    os.makedirs(work, mode=0o700, exist_ok=True)
-    os.chmod(work, 0o700)
+    work = _work_dir(submission)
     _quarantine(submission, work)
     base = _base()
     settings, _raw = _read_settings(base)
@@ -319,6 +351,193 @@ def grade_main(submission: str, out: str) -> int:
     return 0
 
 
+# =========================================================================== before otter's runner
+# run_otter.py (Gradescope, otter grade) calls before_otter/after_otter before otter is imported; the
+# plugin's before_grading strips the folder again under `otter run` (see plugin_before_grading).
+METADATA = "submission_metadata.json"
+MAX_SUBMISSION_BYTES = 100 * 1024 * 1024  # a file taken out of a zip submission (the loader's own cap)
+PDF_REFUSED = ("tapetrace: this autograder makes no PDFs (otter grade --pdfs, or pdf/token in "
+               "otter_config.json). otter would export them with pandoc and LaTeX over the submission's "
+               "cells, as root and outside the sandbox that runs student code, where a LaTeX command in a "
+               "Markdown cell can read the autograder's files. Grades are not affected. Grade without "
+               "--pdfs; for a printable copy, export the notebooks yourself (jupyter nbconvert).")
+
+
+def _remove(path: str) -> None:
+    """Deletes a file, link or folder (a link itself, never what it points to)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+def _regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def gradable_names(names: list[str]) -> list[str]:
+    """What otter's Python runner looks for among a folder's top-level names (its ``glob`` skips names
+    starting with a dot): the notebooks, else the ``.py`` files but ``__init__.py``."""
+    visible = sorted(n for n in names if not n.startswith("."))
+    notebooks = [n for n in visible if n.endswith(".ipynb")]
+    return notebooks or [n for n in visible if n.endswith(".py") and n != "__init__.py"]
+
+
+def _unzip_gradable(archive: str, folder: str) -> None:
+    """Writes the zip's top-level gradable files (by :func:`gradable_names`) into ``folder``; nothing else of it."""
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            infos = {i.filename: i for i in zf.infolist() if not i.is_dir() and "/" not in i.filename
+                     and "\\" not in i.filename and i.filename not in ("", ".", "..")}
+            for name in gradable_names(list(infos)):
+                info = infos[name]
+                if info.file_size > MAX_SUBMISSION_BYTES:
+                    continue
+                with zf.open(info) as src:
+                    data = src.read(MAX_SUBMISSION_BYTES + 1)
+                if len(data) <= MAX_SUBMISSION_BYTES:
+                    fd = os.open(os.path.join(folder, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                                 0o644)
+                    with os.fdopen(fd, "wb") as fh:
+                        fh.write(data)
+    except (OSError, zipfile.BadZipFile, RuntimeError, ValueError, NotImplementedError):
+        return  # nothing gradable comes out of it: otter reports "No gradable files found in submission"
+
+
+def strip_submission(folder: str, unzip: bool = False, aside: str | None = None) -> list[str]:
+    """Leaves in otter's submission folder only what otter's runner grades, before otter reads it.
+
+    Everything else a submission brings (hidden files such as a ``.OTTER_LOG`` that otter would
+    unpickle as root, folders, links, other files) is deleted. Several notebooks are all kept, so that
+    otter refuses them with its own message ("More than one .ipynb file found in submission").
+
+    Args:
+        folder: ``AUTOGRADER/submission`` as Gradescope or ``otter grade`` filled it.
+        unzip: a zip submission (``otter grade --ext zip``): its one ``*.zip`` gives its top-level
+            notebook (else ``.py``) and nothing else; the zip goes too (into ``aside`` when given).
+        aside: a private folder for that zip (``otter grade`` copies it back out of the container
+            afterwards, and loses the row when it is gone; :func:`after_otter` puts it back).
+
+    Returns:
+        The names left, sorted.
+    """
+    names = os.listdir(folder)
+    archives = [n for n in names if n.endswith(".zip") and not n.startswith(".") and _regular(os.path.join(folder, n))]
+    if unzip and len(archives) == 1 and not gradable_names(names):
+        _unzip_gradable(os.path.join(folder, archives[0]), folder)
+        if aside is not None:
+            os.makedirs(aside, mode=0o700, exist_ok=True)
+            shutil.move(os.path.join(folder, archives[0]), os.path.join(aside, archives[0]))
+        names = os.listdir(folder)
+    keep = {n for n in gradable_names(names) if _regular(os.path.join(folder, n))}
+    for name in names:
+        if name not in keep:
+            _remove(os.path.join(folder, name))
+    return sorted(keep)
+
+
+def ensure_metadata(path: str) -> bool:
+    """Makes otter's ``submission_metadata.json`` a JSON object (``{}``) when it is missing, empty or not one.
+
+    ``otter grade``'s Dockerfile ``touch``es an empty file, and otter's runner ``json.load``s it whenever
+    ``otter_config.json`` names a plugin: every submission would fail with ``JSONDecodeError``.
+
+    Returns:
+        Whether the file was (re)written.
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            if isinstance(json.load(fh), dict):
+                return False
+    except (OSError, ValueError):
+        pass
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("{}\n")
+    return True
+
+
+def wants_pdf(config: dict[str, Any]) -> bool:
+    """Whether an otter config asks its runner for PDFs (the condition otter's runner uses)."""
+    return bool(config.get("pdf")) or config.get("token") is not None
+
+
+def before_otter(agdir: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """``run_otter.py``, before otter is imported: metadata made valid, the submission folder stripped, PDFs off.
+
+    Args:
+        agdir: the autograder folder (``/autograder``) holding ``source/``, ``submission/``, ``results/``.
+
+    Returns:
+        ``(overrides, after)``: settings for otter's runner (``zips`` off once this unzipped the
+        submission; ``pdf``/``token`` off), and what :func:`after_otter` restores for ``otter grade``,
+        which copies the submission file and ``<name>.pdf`` back out of each container and loses the
+        row when one is missing: ``notes`` (PDF paths that get the refusal) and ``restore`` (the zip
+        submission, kept aside while otter runs).
+    """
+    ensure_metadata(os.path.join(agdir, METADATA))
+    try:
+        with open(os.path.join(agdir, "source", "otter_config.json"), encoding="utf-8") as fh:
+            config = json.load(fh)
+    except (OSError, ValueError):
+        config = {}
+    config = config if isinstance(config, dict) else {}
+    folder = os.path.join(agdir, "submission")
+    overrides: dict[str, Any] = {}
+    after: dict[str, list[str]] = {"notes": [], "restore": []}
+    if wants_pdf(config):
+        after["notes"] = [os.path.join(folder, n) for n in sorted(os.listdir(folder))
+                          if n.endswith(".pdf") and not n.startswith(".")]
+        overrides.update(pdf=False, token=None)
+        print(PDF_REFUSED, file=sys.stderr)
+    aside = os.path.join(agdir, WORK_DIR, "arrived")
+    if config.get("zips"):
+        overrides["zips"] = False
+    strip_submission(folder, unzip=bool(config.get("zips")), aside=aside)
+    if os.path.isdir(aside):
+        after["restore"] = [os.path.join(folder, n) for n in sorted(os.listdir(aside))]
+    return overrides, after
+
+
+def after_otter(after: dict[str, list[str]]) -> None:
+    """``run_otter.py``, after otter's runner: the zip submission is back where otter grade copies it from,
+    and each PDF otter would copy out is a one-page refusal note."""
+    for path in after.get("restore", []):
+        src = os.path.join(os.path.dirname(os.path.dirname(path)), WORK_DIR, "arrived", os.path.basename(path))
+        _remove(path)
+        shutil.move(src, path)
+    for path in after.get("notes", []):
+        _remove(path)
+        with open(path, "wb") as fh:
+            fh.write(note_pdf(PDF_REFUSED))
+
+
+def note_pdf(text: str, width: int = 88) -> bytes:
+    """A one-page PDF (US letter, Helvetica 10 pt) holding ``text`` wrapped at ``width`` characters."""
+    import textwrap
+
+    lines = textwrap.wrap(text.encode("latin-1", "replace").decode("latin-1"), width)
+    body = "".join("(" + re.sub(r"([\\()])", r"\\\1", line) + ") Tj T* " for line in lines)
+    content = f"BT /F1 10 Tf 14 TL 54 738 Td {body}ET".encode("latin-1")
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> "
+               b"/Contents 5 0 R >>", b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+               b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content)]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for i, obj in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (i, obj)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
 # =========================================================================== build side
 TEST_FILE = "otter_test.py"  # autograder/templates/: the file part, then a case part per check
 
@@ -340,12 +559,13 @@ def test_file_source(exercise: str, checks: list[tuple[str, float, bool]]) -> st
     return text
 
 
-def requirements(cpu_torch: bool) -> str:
+def requirements(gpu_torch: bool = False) -> str:
     """requirements.txt for the grading image: the versions this build was made and tested with.
 
     Args:
-        cpu_torch: add PyTorch's CPU wheel index and pin the ``+cpu`` build, so the image installs a
-            CPU-only torch instead of the multi-GB CUDA wheels PyPI serves on Linux.
+        gpu_torch: PyPI's default Linux torch (with its CUDA libraries, ~3 GB of wheels) instead of the
+            CPU-only ``+cpu`` build from PyTorch's CPU wheel index. Neither ``otter grade`` nor
+            Gradescope gives a container a GPU: only a grader that passes one in needs it.
     """
     from importlib.metadata import PackageNotFoundError, version
 
@@ -357,11 +577,11 @@ def requirements(cpu_torch: bool) -> str:
 
     lines = ["# Installed into the grading image (Gradescope / otter grade) by `tapetrace build`."]
     torch = ver("torch") or "2.13.0"
-    if cpu_torch:
-        lines += ["# --cpu-torch: a CPU-only torch from PyTorch's CPU wheel index (no CUDA libraries).",
-                  f"--extra-index-url {CPU_TORCH_INDEX}", f"torch=={torch}+cpu"]
+    if gpu_torch:
+        lines += ["# --gpu-torch: PyPI's torch, with its CUDA libraries.", f"torch=={torch}"]
     else:
-        lines.append(f"torch=={torch}")
+        lines += ["# a CPU-only torch from PyTorch's CPU wheel index (no CUDA libraries; --gpu-torch for those).",
+                  f"--extra-index-url {CPU_TORCH_INDEX}", f"torch=={torch}+cpu"]
     # the engine's own needs, then what Colab preinstalls and graded notebooks may import (GRADING.md)
     for pkg in ("numpy", "jax", "jaxlib", "flax", "optax", "ipython", "tqdm", "pandas", "matplotlib",
                 "scikit-learn", "seaborn"):
@@ -408,7 +628,7 @@ def _copy_engine(target: Path, exercises: list[str]) -> None:
 
 
 def build_zip(out: Path, exercises: list[str], *, timeout: float = 30.0, device: str = "auto", jobs: int = 1,
-              lang: str = "en", seed: int | None = None, cpu_torch: bool = False,
+              lang: str = "en", seed: int | None = None, gpu_torch: bool = False,
               python_version: str | None = None, show_hidden: bool = True,
               require_isolation: str = "container") -> Path:
     """Writes the otter autograder zip.
@@ -421,7 +641,7 @@ def build_zip(out: Path, exercises: list[str], *, timeout: float = 30.0, device:
         jobs: exercises graded in parallel.
         lang: language of the messages.
         seed: a fixed grading seed; default: derived from each submission's bytes and a per-build salt.
-        cpu_torch: see :func:`requirements`.
+        gpu_torch: see :func:`requirements` (default: a CPU-only torch).
         python_version: Python of the grading image (default: the one running this build).
         show_hidden: let students see each exercise's results on Gradescope once grades are published.
         require_isolation: the weakest isolation of student code the zip grades under (``full``,
@@ -457,7 +677,7 @@ def build_zip(out: Path, exercises: list[str], *, timeout: float = 30.0, device:
         for ex in exercises:
             checks = [(c.name, c.points, c.hidden) for c in load_suite(ex).checks]
             (stage / "tests" / f"{ex}.py").write_text(test_file_source(ex, checks))
-        (stage / "requirements.txt").write_text(requirements(cpu_torch))
+        (stage / "requirements.txt").write_text(requirements(gpu_torch))
         config = {"lang": "python", "show_hidden": bool(show_hidden), "show_stdout": False,
                   "print_summary": True, "plugins": [PLUGIN]}
         (stage / "otter_config.json").write_text(json.dumps(config, indent=2) + "\n")
@@ -470,26 +690,50 @@ def build_zip(out: Path, exercises: list[str], *, timeout: float = 30.0, device:
     return out
 
 
-# autograder/templates/: prepended to run_otter.py, appended to setup.sh
-RUN_OTTER_PATH = "run_otter_path.py"
+# autograder/templates/: the zip's run_otter.py; appended to setup.sh
+RUN_OTTER = "run_otter.py"
 SETUP_TAIL = "otter_setup.sh"
+# otter 7's setup.sh installs LaTeX and pandoc when `cat otter_config.json | jq -e '[.pdf, .token] | any'`
+# succeeds, which it does in `otter grade`'s image where the file is added only after setup.sh (jq
+# exits 0 on empty input), and a browser for PDFs always: the zip refuses PDFs (run_otter.py), so
+# neither is installed.
+PDF_TOOLS = re.compile(r"^# install PDF generation dependencies if enabled\nif .*?\n^fi\n", re.M | re.S)
+PDF_BROWSER = re.compile(r"^mamba run -n \S+ bash -c \"playwright install-deps && playwright install chromium\"\n",
+                         re.M)
+NO_PDF_TOOLS = ("# tapetrace: no PDF tools (LaTeX, pandoc, a browser): this autograder refuses PDFs "
+                "(see run_otter.py)\n")
+
+
+def setup_script(otter_setup: str) -> str:
+    """The zip's ``setup.sh``: otter's without the PDF tools, then ``otter_setup.sh``.
+
+    Raises:
+        RuntimeError: otter's script does not have the shape this build knows (another otter version).
+    """
+    from autograder import templates
+
+    text, tools = PDF_TOOLS.subn(NO_PDF_TOOLS, otter_setup)
+    text, browser = PDF_BROWSER.subn("", text)
+    if (tools, browser) != (1, 1):
+        raise RuntimeError("otter's setup.sh has no PDF block or browser install where otter-grader 7.0.0 has them: "
+                           "update autograder._otter.PDF_TOOLS / PDF_BROWSER for this otter version")
+    return text.rstrip("\n") + "\n\n" + templates.path(SETUP_TAIL).read_text(encoding="utf-8")
 
 
 def _adjust_zip(path: Path) -> None:
-    """Puts ``files/`` on ``run_otter.py``'s import path and lets ``setup.sh`` open ``/root`` for reading."""
+    """The zip's ``run_otter.py`` becomes the template's; ``setup.sh`` becomes :func:`setup_script`'s."""
     from autograder import templates
 
-    prefix = templates.path(RUN_OTTER_PATH).read_bytes()
-    tail = templates.path(SETUP_TAIL).read_bytes()
+    run_otter = templates.path(RUN_OTTER).read_bytes()
     with zipfile.ZipFile(path) as zf:
         members = [(info, zf.read(info)) for info in zf.infolist()]
     tmp = path.with_suffix(".tmp")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
         for info, data in members:
             if info.filename == "run_otter.py":
-                data = prefix + data
+                data = run_otter
             elif info.filename == "setup.sh":
-                data = data.rstrip(b"\n") + b"\n\n" + tail
+                data = setup_script(data.decode("utf-8")).encode("utf-8")
             zf.writestr(info, data)
     os.replace(tmp, path)
 

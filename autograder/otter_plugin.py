@@ -41,6 +41,10 @@ def bridge(submission_path: str) -> Any:
 class TapetracePlugin(AbstractOtterPlugin):
     """Grades with the tapetrace engine; otter's kernel never runs a cell of the submission."""
 
+    def before_grading(self, config: Any) -> None:
+        """Takes everything but the submission out of its folder before otter's runner reads the folder."""
+        bridge(self.submission_path).plugin_before_grading(self, config)
+
     def before_execution(self, submission: Any) -> Any:
         """Grades the submission file and returns an empty notebook for otter to execute."""
         return bridge(self.submission_path).plugin_before_execution(self, submission)

@@ -322,10 +322,11 @@ def test_otter_test_files_carry_no_test_code():
             assert _norm(inspect.getsource(check.fn).split(":", 1)[1]) not in _norm(src)
 
 
-def test_requirements_cpu_torch_flag():
-    plain, cpu = _otter.requirements(False), _otter.requirements(True)
-    assert "download.pytorch.org" not in plain and re.search(r"^torch==[\d.]+$", plain, re.M)
+def test_requirements_cpu_torch_by_default_gpu_on_request():
+    cpu, gpu = _otter.requirements(), _otter.requirements(gpu_torch=True)
+    assert "download.pytorch.org" not in gpu and re.search(r"^torch==[\d.]+$", gpu, re.M)
     assert f"--extra-index-url {_otter.CPU_TORCH_INDEX}" in cpu and re.search(r"^torch==[\d.]+\+cpu$", cpu, re.M)
+    plain = gpu
     for pkg in ("jax", "flax", "optax", "numpy"):
         assert re.search(rf"^{pkg}==", plain, re.M)
     # what Colab preinstalls and students import, and IPython (the engine reads cells as IPython does)

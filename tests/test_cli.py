@@ -11,7 +11,7 @@ from autograder import cli
 OWN_OPTIONS = {"grade": ["--json", "--shard", "--require-isolation", "--cluster"],
                "merge": ["--json", "--csv", "PART.json"],
                "stubs": ["solutions/"],
-               "build": ["--check", "--self-study", "--refresh-snapshot", "--cpu-torch", "--hide-results"],
+               "build": ["--check", "--self-study", "--refresh-snapshot", "--gpu-torch", "--hide-results"],
                "report": ["--out", "--title", "--feedback-format", "RESULTS"],
                "figures": ["--epochs", "--lr", "--dpi"],
                "new": ["exNN_name", "--title", "--frameworks", "--force"]}

@@ -172,3 +172,163 @@ def test_student_habits_grade_as_under_tapetrace_grade(tmp_path):
     suites = {ex: load_suite(ex) for ex in graded}
     assert _scores(results) == {EX01: (suites[EX01].max_score,) * 2, EX02: (suites[EX02].max_score,) * 2,
                                 EX03: (suites[EX03].max_score - lost, suites[EX03].max_score)}, cases
+
+
+# --------------------------------------------------------------------------- the zip's run_otter.py (Gradescope,
+# otter grade): otter's real runner, started the way their containers start it, without Docker
+def lay_out(zip_path: Path, where: Path, files: dict[str, bytes], metadata: bytes = b"",
+            config: dict | None = None) -> Path:
+    """``/autograder`` as ``otter grade``'s image holds it when a container starts: ``source/`` (the zip),
+    ``submission/`` (``files``), ``results/``, and the EMPTY ``submission_metadata.json`` its Dockerfile
+    ``touch``es; ``config`` updates ``otter_config.json`` as ``otter grade``'s options do (``zips``, ``pdf``)."""
+    import zipfile
+
+    ag = where / "autograder"
+    for sub in ("source", "submission", "results"):
+        (ag / sub).mkdir(parents=True)
+    with zipfile.ZipFile(zip_path) as zf:
+        zf.extractall(ag / "source")
+    if config:
+        path = ag / "source" / "otter_config.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), **config}))
+    (ag / "submission_metadata.json").write_bytes(metadata)
+    for name, data in files.items():
+        (ag / "submission" / name).write_bytes(data)
+    return ag
+
+
+def run_otter_py(ag: Path, env: dict | None = None, limit: float = 1500.0) -> tuple[subprocess.CompletedProcess, dict]:
+    """``python /autograder/source/run_otter.py`` (what the zip's ``run_autograder`` runs); its results.json."""
+    proc = subprocess.run([sys.executable, str(ag / "source" / "run_otter.py")], cwd=ag, capture_output=True,
+                          text=True, timeout=limit, env=dict(os.environ, **(env or {})))
+    path = ag / "results" / "results.json"
+    assert path.is_file(), proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc, json.loads(path.read_text())
+
+
+SMALL = ["ex01_torch_mlp", "ex09_autograd_tape"]
+
+
+@pytest.fixture(scope="module")
+def small_zip(tmp_path_factory) -> Path:
+    return _otter.build_zip(tmp_path_factory.mktemp("ag") / _otter.ZIP_NAME, SMALL, timeout=30.0, jobs=2)
+
+
+def test_runner_grades_with_the_empty_metadata_file_of_otter_grade_images(small_zip, tmp_path):
+    """otter's runner json.loads submission_metadata.json when a plugin is named: run_otter.py makes it valid."""
+    nb = _notebook.fill_with(_template(), {SMALL[0]: (SOLUTIONS / f"{SMALL[0]}.py").read_text()})
+    ag = lay_out(small_zip, tmp_path, {"submission.ipynb": _notebook.dumps(nb).encode()})
+    proc, results = run_otter_py(ag)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "tapetrace: graded submission.ipynb" in proc.stdout
+    assert json.loads((ag / "submission_metadata.json").read_text()) == {}
+    top = {ex: load_suite(ex).max_score for ex in SMALL}
+    assert _scores(results) == {SMALL[0]: (top[SMALL[0]],) * 2, SMALL[1]: (0.0, top[SMALL[1]])}
+
+
+def test_pdfs_are_refused_and_grades_kept(small_zip, tmp_path):
+    """`otter grade --pdfs`: otter's config asks for PDFs and a placeholder <stem>.pdf is copied in; the run
+    grades as without it and the placeholder becomes a one-page note saying why (otter copies it out)."""
+    pypdf = pytest.importorskip("pypdf")
+    ag = lay_out(small_zip, tmp_path, {"stub.ipynb": _notebook.dumps(_template()).encode(), "stub.pdf": b""},
+                 config={"pdf": True})
+    proc, results = run_otter_py(ag)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "this autograder makes no PDFs" in proc.stderr
+    assert _scores(results) == {ex: (0.0, load_suite(ex).max_score) for ex in SMALL}
+    assert not any(t.get("name") == "PDF Generation Failed" for t in results["tests"])
+    text = " ".join(page.extract_text() for page in pypdf.PdfReader(ag / "submission" / "stub.pdf").pages)
+    assert "makes no PDFs" in " ".join(text.split()) and "--pdfs" in text
+
+
+STUBS = {  # setup.sh's downloads and installers, recorded instead of run
+    "apt-get": 'echo "apt-get $*" >> "$SETUP_LOG"',
+    "dpkg": 'echo "dpkg $*" >> "$SETUP_LOG"',
+    "mamba": 'echo "mamba $*" >> "$SETUP_LOG"',
+    "uname": 'echo x86_64',
+    "wget": 'echo "wget $*" >> "$SETUP_LOG"; while [ $# -gt 0 ]; do [ "$1" = -O ] && printf "#!/bin/sh\\n" > "$2"; '
+            'shift; done',
+}
+
+
+@pytest.mark.parametrize("config", [None, {"pdf": True}], ids=["otter-grade-image", "pdf-in-config"])
+def test_setup_sh_installs_no_pdf_tools(small_zip, tmp_path, config):
+    """The zip's setup.sh, run with its installers recorded: neither in otter grade's image (where
+    otter_config.json is added after setup.sh, and `cat missing | jq -e ...` exits 0) nor with PDFs
+    asked for does it install LaTeX, pandoc or a browser; the rest of it runs."""
+    import zipfile
+
+    setup = zipfile.ZipFile(small_zip).read("setup.sh").decode()
+    ag = tmp_path / "autograder"
+    (ag / "source").mkdir(parents=True)
+    (tmp_path / "root").mkdir()
+    if config is not None:
+        (ag / "source" / "otter_config.json").write_text(json.dumps(config))
+    script = tmp_path / "setup.sh"
+    script.write_text(setup.replace("/autograder/", f"{ag}/").replace("/root", str(tmp_path / "root")))
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    for name, body in STUBS.items():
+        (stubs / name).write_text(f"#!/bin/bash\n{body}\n")
+        (stubs / name).chmod(0o755)
+    log = tmp_path / "setup.log"
+    proc = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PATH=f"{stubs}:{os.environ['PATH']}", SETUP_LOG=str(log)))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    done = log.read_text()
+    assert "mamba env create" in done and "Miniforge3" in done  # it ran to its end
+    for tool in ("texlive", "pandoc", "playwright", "chromium"):
+        assert tool not in done, done
+
+
+def test_strip_submission_keeps_only_what_otter_grades(tmp_path):
+    import zipfile
+
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    for name in ("a.ipynb", ".OTTER_LOG", "json.py", ".hidden.ipynb", "notes.pdf"):
+        (sub / name).write_text("x")
+    (sub / "otter").mkdir()
+    (sub / "otter" / "__init__.py").write_text("x")
+    (sub / "link.ipynb").symlink_to(sub / "a.ipynb")
+    assert _otter.strip_submission(str(sub)) == ["a.ipynb"]
+    assert sorted(p.name for p in sub.iterdir()) == ["a.ipynb"]
+
+    sub2 = tmp_path / "zipped"
+    sub2.mkdir()
+    with zipfile.ZipFile(sub2 / "s.zip", "w") as zf:
+        zf.writestr("nb.ipynb", "{}")
+        zf.writestr(".OTTER_LOG", "x")
+        zf.writestr("deep/other.ipynb", "{}")
+        zf.writestr("helper.py", "x")
+    assert _otter.strip_submission(str(sub2)) == []  # a zip is taken apart only when asked (--ext zip)
+    with zipfile.ZipFile(tmp_path / "s.zip", "w") as zf:
+        zf.writestr("nb.ipynb", "{}")
+        zf.writestr(".OTTER_LOG", "x")
+        zf.writestr("deep/other.ipynb", "{}")
+    (sub2 / "s.zip").write_bytes((tmp_path / "s.zip").read_bytes())
+    assert _otter.strip_submission(str(sub2), unzip=True) == ["nb.ipynb"]
+    assert sorted(p.name for p in sub2.iterdir()) == ["nb.ipynb"]
+
+
+def test_before_otter_fixes_metadata_and_turns_pdfs_and_zips_off(tmp_path):
+    ag = tmp_path / "autograder"
+    (ag / "source").mkdir(parents=True)
+    (ag / "submission").mkdir()
+    (ag / "source" / "otter_config.json").write_text(json.dumps({"pdf": True, "zips": True}))
+    (ag / "submission_metadata.json").write_text("")
+    (ag / "submission" / "s.pdf").write_text("")
+    (ag / "submission" / "s.zip").write_bytes(b"not a zip")
+    overrides, after = _otter.before_otter(str(ag))
+    assert overrides == {"pdf": False, "token": None, "zips": False}
+    assert after == {"notes": [str(ag / "submission" / "s.pdf")], "restore": [str(ag / "submission" / "s.zip")]}
+    assert list((ag / "submission").iterdir()) == []
+    _otter.after_otter(after)  # otter grade copies both back out of the container
+    assert (ag / "submission" / "s.zip").read_bytes() == b"not a zip"
+    assert (ag / "submission" / "s.pdf").read_bytes().startswith(b"%PDF-")
+    assert json.loads((ag / "submission_metadata.json").read_text()) == {}
+    real = {"users": [{"email": "s@example.edu"}]}
+    (ag / "submission_metadata.json").write_text(json.dumps(real))  # Gradescope's real metadata is kept
+    (ag / "source" / "otter_config.json").write_text("{}")
+    assert _otter.before_otter(str(ag)) == ({}, {"notes": [], "restore": []})
+    assert json.loads((ag / "submission_metadata.json").read_text()) == real

@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -137,21 +138,27 @@ def test_otter_test_file_is_its_template_filled_and_loads_in_otter(tmp_path):
 def test_otter_zip_scripts_come_from_the_template_files(tmp_path):
     import zipfile
 
+    import otter.generate
+
+    otter_setup = (Path(otter.generate.__file__).parent / "templates" / "python" / "setup.sh").read_text()
+    values = {"autograder_dir": "/autograder", "otter_env_name": "otter-env", "miniforge_version": "25.3.1-0"}
+    otter_setup = re.sub(r"\{\{ (\w+) \}\}", lambda m: values[m.group(1)], otter_setup)  # as otter renders it
     zpath = tmp_path / "z.zip"
     with zipfile.ZipFile(zpath, "w") as zf:
         zf.writestr("run_otter.py", "print('otter')\n")
-        zf.writestr("setup.sh", "#!/bin/bash\napt-get x\n\n")
+        zf.writestr("setup.sh", otter_setup)
         zf.writestr("other.txt", "same")
     _otter._adjust_zip(zpath)
     with zipfile.ZipFile(zpath) as zf:
         run_otter, setup, other = (zf.read(n).decode() for n in ("run_otter.py", "setup.sh", "other.txt"))
-    assert run_otter == templates.path(_otter.RUN_OTTER_PATH).read_text() + "print('otter')\n"
-    assert setup == "#!/bin/bash\napt-get x\n\n" + templates.path(_otter.SETUP_TAIL).read_text()
+    assert run_otter == templates.path(_otter.RUN_OTTER).read_text()
+    assert setup.endswith("\n\n" + templates.path(_otter.SETUP_TAIL).read_text())
+    assert setup.startswith(otter_setup.split("# install PDF generation")[0])  # otter's own up to the PDF block
     assert other == "same"
-    ns: dict = {"__file__": str(tmp_path / "run_otter.py")}
+    ns: dict = {"__file__": str(tmp_path / "run_otter.py"), "__name__": "not_main"}
     before = list(sys.path)
     try:
-        exec(templates.path(_otter.RUN_OTTER_PATH).read_text(), ns)
+        exec(templates.path(_otter.RUN_OTTER).read_text(), ns)
         assert sys.path[0] == str(tmp_path / "files")
     finally:
         sys.path[:] = before

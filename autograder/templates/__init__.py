@@ -15,8 +15,8 @@ template or a builder fails the build instead of writing ``__NAME__`` to student
 
 The templates: ``setup_cell.py`` (the notebook's set-up cell), ``check.py`` (students' local
 ``check.py``), ``runtime_init.py`` (the public runtime's ``autograder/__init__.py``),
-``otter_test.py`` (one otter test file per exercise), ``run_otter_path.py`` and ``otter_setup.sh``
-(what the otter zip's ``run_otter.py`` and ``setup.sh`` get), and ``new/`` (the skeleton of an
+``otter_test.py`` (one otter test file per exercise), ``run_otter.py`` (the otter zip's
+``run_otter.py``) and ``otter_setup.sh`` (appended to its ``setup.sh``), and ``new/`` (the skeleton of an
 exercise that ``tapetrace new`` writes). None of them ships: the builders read them.
 """
 

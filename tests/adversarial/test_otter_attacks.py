@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import pickle
 import subprocess
 import sys
 import zipfile
@@ -54,6 +55,21 @@ def _plant():
             pass
 atexit.register(_plant)
 """
+
+
+class _Unpickled:
+    """What a pickle of it runs when loaded: ``exec(code)`` (dill loads plain pickles)."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+    def __reduce__(self) -> tuple:
+        return (exec, (self.code,))
+
+
+# otter's runner loads a submission's `.OTTER_LOG` with dill in its own process (as root on Gradescope and in
+# otter grade's containers), after `before_grading` and before `before_execution`: this one forges full marks
+OTTER_LOG = pickle.dumps(_Unpickled(FORGE))
 
 
 def _template() -> dict:
@@ -122,6 +138,12 @@ def _submission(kind: str, folder: Path) -> Path:
                         "    def init_grading_mode(*a, **k):\n        pass\n")
             zf.writestr("json.py", FORGE)
         return path
+    if kind == "zip_with_otter_log":
+        path = folder / "submission.zip"
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("submission.ipynb", _notebook.dumps(tpl))
+            zf.writestr(".OTTER_LOG", OTTER_LOG)
+        return path
     if kind == "honest_answer_and_forgery":
         nb = _with_answer(tpl, GRADED[0])
         nb["cells"].insert(0, _code(FORGE))
@@ -130,7 +152,7 @@ def _submission(kind: str, folder: Path) -> Path:
 
 
 KINDS = ["cell_above_setup", "setup_deleted", "metadata_stripped_other_kernel", "foreign_notebook", "script",
-         "planted_results", "zip_with_own_otter", "honest_answer_and_forgery"]
+         "planted_results", "zip_with_own_otter", "zip_with_otter_log", "honest_answer_and_forgery"]
 
 
 @pytest.fixture(scope="module")
@@ -185,3 +207,35 @@ def test_the_zip_names_the_plugin_and_opens_its_import_path(zip_path):
     assert "files/autograder/otter_plugin.py" in names
     settings = json.loads(zipfile.ZipFile(zip_path).read(f"files/autograder/{_otter.SETTINGS}"))
     assert settings["require_isolation"] == "container"
+
+
+@pytest.mark.parametrize("path", ["gradescope_upload", "otter_grade_zip"])
+def test_files_beside_the_notebook_never_reach_otters_runner(zip_path, tmp_path, path):
+    """The zip's run_otter.py, started as Gradescope and otter grade's containers start it: a multi-file
+    upload (the notebook, a forged `.OTTER_LOG`, an `otter/` package, a `json.py`) or a zip submission
+    (`otter grade --ext zip`) leaves otter's runner nothing but the notebook; the stub scores 0."""
+    from test_otter import lay_out, run_otter_py
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    files = {"submission.ipynb": _notebook.dumps(_template()).encode(), ".OTTER_LOG": OTTER_LOG,
+             "json.py": FORGE.encode()}
+    config = None
+    if path == "otter_grade_zip":
+        archive = tmp_path / "submission.zip"
+        with zipfile.ZipFile(archive, "w") as zf:
+            for name, data in files.items():
+                zf.writestr(name, data)
+            zf.writestr("otter/__init__.py", FORGE)
+        files, config = {"submission.zip": archive.read_bytes()}, {"zips": True}
+    ag = lay_out(zip_path, tmp_path / "run", files, config=config)
+    if path == "gradescope_upload":
+        (ag / "submission" / "otter").mkdir()
+        (ag / "submission" / "otter" / "__init__.py").write_text(FORGE)
+    proc, results = run_otter_py(ag, env={"TAPETRACE_FORGERY_MARK": str(marks)}, limit=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "tapetrace: graded submission.ipynb" in proc.stdout
+    assert not (marks / MARK).exists(), "a file of the submission ran in otter's process"
+    assert {t["name"]: t["score"] for t in results["tests"] if "score" in t} == {ex: 0.0 for ex in GRADED}
+    if path == "otter_grade_zip":  # otter grade copies the submission back out of the container afterwards
+        assert (ag / "submission" / "submission.zip").read_bytes() == archive.read_bytes()

@@ -25,6 +25,10 @@ FIT_MIN_ACC = 0.9
 # fit builds one jitted step: the loss is traced once (a few times at most,
 # e.g. a separate jitted evaluation); an eager or re-jitted step traces per call.
 FIT_MAX_TRACES = 3
+# Programs the grader may see fit compile: the step (built with a fresh loss, so compiled anew) and a few
+# for an eager optimizer.init; an eager fit compiles one per operation (or none once they are cached),
+# a re-jitted one one per step.
+FIT_MAX_PROGRAMS = 8
 
 
 def _same_shape_cached(got: dict) -> None:
@@ -58,26 +62,67 @@ def _trace_case(ctx: Ctx) -> dict:
             "yb": ctx.rng.integers(0, 2, size=nb).astype(np.float32)}
 
 
+# A step jitted as a whole is one program per input shape; a few more leave room for a small eager op
+# around it. An eager step compiles one program per operation (dozens for Adam), a re-jitted one a
+# program per call.
+MAX_PROGRAMS_PER_SHAPE = 3
+
+
+def _traces(ctx: Ctx, case: dict, order: str, call: str) -> dict:
+    """The step called once per request on batches ``order`` (``"aaaa"``...): the probe's counters after
+    each call (the trace probe's shape) and the programs the grader saw the worker compile per call."""
+    ctx.student("trace_open", call="make_train_step(loss_fn, optimizer)", opt="adam",
+                lr=float(ctx.rng.uniform(0.005, 0.05)), **case)
+    got: dict = {"loss": [], "update": [], "programs": []}
+    for batch in order:
+        counts = ctx.student("trace_call", call=call, batch=batch)
+        got["loss"].append(counts["loss"])
+        got["update"].append(counts["update"])
+        seen = ctx.observed()
+        got["programs"].append(None if seen is None else seen["programs"])
+    got["loss_traced"], got["update_traced"] = counts["loss_traced"], counts["update_traced"]
+    return got
+
+
+def _compiled_as_counted(got: dict, order: str) -> None:
+    """The grader's own count of compiled programs (outside the student's process) agrees with one
+    compiled step: one program (a few at most) for each new shape, none for a shape seen before."""
+    seen: set[str] = set()
+    for i, (batch, programs) in enumerate(zip(order, got["programs"], strict=True)):
+        if programs is None:  # nothing observed here (the notebook's self-check)
+            return
+        if batch not in seen and programs == 0:
+            raise Fail("EX05_NO_PROGRAM", call=i + 1)
+        if batch not in seen and programs > MAX_PROGRAMS_PER_SHAPE:
+            raise Fail("EX05_MANY_PROGRAMS", call=i + 1, programs=programs)
+        if batch in seen and programs:
+            raise Fail("EX05_PROGRAMS_AGAIN", call=i + 1, programs=programs)
+        seen.add(batch)
+
+
 @suite.check(points=2)
 def compiles_once(ctx: Ctx) -> None:
-    """4 calls with the same shapes trace the loss (and the optimizer update) exactly once."""
+    """4 calls with the same shapes trace the loss (and the optimizer update) exactly once, and the
+    grader sees one program compiled, on the first call only."""
     case = _trace_case(ctx)
-    got = ctx.student("traces", call="step(params, opt_state, x, y), called 4 times", opt="adam",
-                      lr=float(ctx.rng.uniform(0.005, 0.05)), new_shape=False, **case)
+    order = "aaaa"
+    got = _traces(ctx, case, order, "step(params, opt_state, x, y), called 4 times")
     _same_shape_cached(got)
     upd = got["update"]
     if upd[0] == 0:
         raise Fail("EX05_OPTIMIZER_NOT_USED")
     if upd[3] != upd[0] or got["update_traced"] == 0:
         raise Fail("EX05_UPDATE_OUTSIDE_JIT")
+    _compiled_as_counted(got, order)
 
 
 @suite.check(points=1)
 def one_trace_per_new_shape(ctx: Ctx) -> None:
-    """A new batch size traces exactly once more; shapes seen before are not traced again."""
+    """A new batch size traces exactly once more; shapes seen before are not traced again (counted by the
+    probe's loss and, as compiled programs, by the grader)."""
     case = _trace_case(ctx)
-    got = ctx.student("traces", call="step(params, opt_state, x, y) with a new batch size", opt="adam",
-                      lr=float(ctx.rng.uniform(0.005, 0.05)), new_shape=True, **case)
+    order = "aaaabba"
+    got = _traces(ctx, case, order, "step(params, opt_state, x, y) with a new batch size")
     _same_shape_cached(got)
     loss = got["loss"]
     per = loss[0]
@@ -86,6 +131,7 @@ def one_trace_per_new_shape(ctx: Ctx) -> None:
         raise Fail("EX05_SHAPE_TRACES", traces=f"{new:g}")
     if loss[6] != loss[4]:
         raise Fail("EX05_RETRACES_SEEN_SHAPE", traces=(loss[6] - loss[4]) // per)
+    _compiled_as_counted(got, order)
 
 
 @suite.check(points=1)
@@ -107,11 +153,14 @@ def fit_trains_moons(ctx: Ctx) -> None:
     # An un-jitted or re-jitted fit would take minutes (one compile per step) for the full run: the
     # probe's loss stops it at its (FIT_MAX_TRACES + 1)-th call.
     kwargs = {"params": p, "steps": FIT_STEPS, "learning_rate": FIT_LR, "return_params": False,
-              "max_loss_calls": FIT_MAX_TRACES}
+              "max_loss_calls": FIT_MAX_TRACES, "cold": True}
     got, want = ctx.both("fit", call=f"fit(params, x, y, steps={FIT_STEPS}, learning_rate={FIT_LR}, loss_fn=...)",
                          **kwargs)
     if got.get("stopped") or got["loss_calls"] > FIT_MAX_TRACES:
         raise Fail("EX05_FIT_RETRACES", steps=FIT_STEPS, traces=got["loss_calls"], most=FIT_MAX_TRACES)
+    seen = ctx.observed()  # the grader's own count: a compiled fit builds its step's program (and a few more)
+    if seen is not None and not 1 <= seen["programs"] <= FIT_MAX_PROGRAMS:
+        raise Fail("EX05_FIT_PROGRAMS", steps=FIT_STEPS, programs=seen["programs"], most=FIT_MAX_PROGRAMS)
     if len(got["losses"]) != FIT_STEPS:
         raise Fail("EX05_FIT_LENGTH", steps=FIT_STEPS, got=len(got["losses"]))
     check_losses(ctx, got["losses"][:5], want["losses"][:5], "the first 5 losses of fit")

@@ -74,6 +74,9 @@ def _op_name(line: str) -> str | None:
     if m is None:
         return None
     name = m.group(0)
+    end = m.end()
+    if end < len(line) and (line[end].isalnum() or line[end] in "._"):
+        return None  # longer than any operation's name
     if name == "call":
         return name
     if "." not in name or name.endswith(".") or ".." in name:

@@ -222,8 +222,8 @@ class Guard:
     Args:
         prefixes: folders whose code is not the student's (:func:`protected_prefixes`).
         tracers: code objects allowed to call ``sys.settrace``/``sys.setprofile`` (the context's
-            time limit, :class:`autograder._exec._Deadline`), each with the exact class its
-            ``self`` must have (None: any).
+            time limit, :class:`autograder._exec._Deadline`), or to be the trace function in place
+            when one is unset, each with the exact class its ``self`` must have (None: any).
     """
 
     def __init__(self, prefixes: tuple[str, ...], tracers: Iterable[tuple[types.CodeType, type | None]]) -> None:
@@ -248,13 +248,21 @@ class Guard:
         return self._realpath(name).startswith(self.prefixes)
 
     def _tracer_allowed(self) -> bool:
+        # CPython also unsets a trace function that raised (the context's does, by design), with this
+        # event: allowed while the function in place is one of the allowed code's own methods
+        current = sys.gettrace()
+        func = getattr(current, "__func__", None)
+        if func is not None and self._allowed(func.__code__, getattr(current, "__self__", None)):
+            return True
         # frame 0: this method, 1: the hook, 2: the Python code that called sys.settrace/setprofile
         frame = self._getframe(2)
-        allowed = self.tracers.get(id(frame.f_code))
-        if allowed is None or allowed[0] is not frame.f_code:
+        return self._allowed(frame.f_code, frame.f_locals.get("self"))
+
+    def _allowed(self, code: types.CodeType, owner_self: Any) -> bool:
+        allowed = self.tracers.get(id(code))
+        if allowed is None or allowed[0] is not code:
             return False
-        owner = allowed[1]
-        return owner is None or type(frame.f_locals.get("self")) is owner
+        return allowed[1] is None or type(owner_self) is allowed[1]
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         """The audit hook (``sys.addaudithook``): returns, or raises :class:`Refused`."""
@@ -297,7 +305,8 @@ def context_tracers() -> list[tuple[types.CodeType, type | None]]:
     from autograder import _exec
 
     deadline = _exec._Deadline
-    return [(deadline._alarm.__code__, deadline), (deadline.disarm.__code__, deadline)]
+    return [(deadline._alarm.__code__, deadline), (deadline.disarm.__code__, deadline),
+            (deadline._tracer.__code__, deadline)]
 
 
 def tampered_response(changed: list[str]) -> dict[str, Any]:

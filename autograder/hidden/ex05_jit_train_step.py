@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder._observe import compiled_once_per_shape, programs
 from autograder._suite import Ctx, Fail, Suite
 from autograder.exercises.ex05_jit_train_step.public import check_losses, he_params, small_case
 from autograder.exercises.ex05_jit_train_step.public import suite as _public
@@ -62,12 +63,6 @@ def _trace_case(ctx: Ctx) -> dict:
             "yb": ctx.rng.integers(0, 2, size=nb).astype(np.float32)}
 
 
-# A step jitted as a whole is one program per input shape; a few more leave room for a small eager op
-# around it. An eager step compiles one program per operation (dozens for Adam), a re-jitted one a
-# program per call.
-MAX_PROGRAMS_PER_SHAPE = 3
-
-
 def _traces(ctx: Ctx, case: dict, order: str, call: str) -> dict:
     """The step called once per request on batches ``order`` (``"aaaa"``...): the probe's counters after
     each call (the trace probe's shape) and the programs the grader saw the worker compile per call."""
@@ -78,26 +73,9 @@ def _traces(ctx: Ctx, case: dict, order: str, call: str) -> dict:
         counts = ctx.student("trace_call", call=call, batch=batch)
         got["loss"].append(counts["loss"])
         got["update"].append(counts["update"])
-        seen = ctx.observed()
-        got["programs"].append(None if seen is None else seen["programs"])
+        got["programs"].append(programs(ctx))
     got["loss_traced"], got["update_traced"] = counts["loss_traced"], counts["update_traced"]
     return got
-
-
-def _compiled_as_counted(got: dict, order: str) -> None:
-    """The grader's own count of compiled programs (outside the student's process) agrees with one
-    compiled step: one program (a few at most) for each new shape, none for a shape seen before."""
-    seen: set[str] = set()
-    for i, (batch, programs) in enumerate(zip(order, got["programs"], strict=True)):
-        if programs is None:  # nothing observed here (the notebook's self-check)
-            return
-        if batch not in seen and programs == 0:
-            raise Fail("EX05_NO_PROGRAM", call=i + 1)
-        if batch not in seen and programs > MAX_PROGRAMS_PER_SHAPE:
-            raise Fail("EX05_MANY_PROGRAMS", call=i + 1, programs=programs)
-        if batch in seen and programs:
-            raise Fail("EX05_PROGRAMS_AGAIN", call=i + 1, programs=programs)
-        seen.add(batch)
 
 
 @suite.check(points=2)
@@ -113,7 +91,7 @@ def compiles_once(ctx: Ctx) -> None:
         raise Fail("EX05_OPTIMIZER_NOT_USED")
     if upd[3] != upd[0] or got["update_traced"] == 0:
         raise Fail("EX05_UPDATE_OUTSIDE_JIT")
-    _compiled_as_counted(got, order)
+    compiled_once_per_shape(got["programs"], order, what="step", where="make_train_step")
 
 
 @suite.check(points=1)
@@ -131,7 +109,7 @@ def one_trace_per_new_shape(ctx: Ctx) -> None:
         raise Fail("EX05_SHAPE_TRACES", traces=f"{new:g}")
     if loss[6] != loss[4]:
         raise Fail("EX05_RETRACES_SEEN_SHAPE", traces=(loss[6] - loss[4]) // per)
-    _compiled_as_counted(got, order)
+    compiled_once_per_shape(got["programs"], order, what="step", where="make_train_step")
 
 
 @suite.check(points=1)
@@ -158,9 +136,9 @@ def fit_trains_moons(ctx: Ctx) -> None:
                          **kwargs)
     if got.get("stopped") or got["loss_calls"] > FIT_MAX_TRACES:
         raise Fail("EX05_FIT_RETRACES", steps=FIT_STEPS, traces=got["loss_calls"], most=FIT_MAX_TRACES)
-    seen = ctx.observed()  # the grader's own count: a compiled fit builds its step's program (and a few more)
-    if seen is not None and not 1 <= seen["programs"] <= FIT_MAX_PROGRAMS:
-        raise Fail("EX05_FIT_PROGRAMS", steps=FIT_STEPS, programs=seen["programs"], most=FIT_MAX_PROGRAMS)
+    compiled = programs(ctx)  # the grader's own count: a compiled fit builds its step's program (and a few more)
+    if compiled is not None and not 1 <= compiled <= FIT_MAX_PROGRAMS:
+        raise Fail("EX05_FIT_PROGRAMS", steps=FIT_STEPS, programs=compiled, most=FIT_MAX_PROGRAMS)
     if len(got["losses"]) != FIT_STEPS:
         raise Fail("EX05_FIT_LENGTH", steps=FIT_STEPS, got=len(got["losses"]))
     check_losses(ctx, got["losses"][:5], want["losses"][:5], "the first 5 losses of fit")

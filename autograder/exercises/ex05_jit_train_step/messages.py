@@ -19,9 +19,6 @@ EN = {
     "EX05_FIT_LENGTH": "fit(..., steps={steps}) returned {got} losses; expected one loss per step",
     "EX05_FIT_RETRACES": "fit traced the loss {traces} times or more in {steps} steps (a compiled step: {most} at most): build the step once with make_train_step before the loop and reuse it (not inside the loop, not un-jitted)",
     "EX05_FIT_ACCURACY": "after fit({steps} steps) the validation accuracy is {acc}, below {bar}: use optax.adam(learning_rate), update params and opt_state from each step's result, and train on the full (x, y)",
-    "EX05_NO_PROGRAM": "call {call} of your step on a batch shape it had not seen compiled no program: a jitted step compiles one per new input shape — wrap the whole step with jax.jit in make_train_step (and do not switch JAX's compilation cache off)",
-    "EX05_MANY_PROGRAMS": "call {call} of your step compiled {programs} programs: a step jitted as a whole compiles one (an eager step compiles one per operation) — put value_and_grad, optimizer.update and apply_updates inside one jax.jit",
-    "EX05_PROGRAMS_AGAIN": "call {call} of your step, with shapes it had seen, compiled {programs} program(s) again: the jitted function is rebuilt, or part of the step runs eagerly — create jax.jit(step) once in make_train_step",
     "EX05_FIT_PROGRAMS": "fit compiled {programs} programs in {steps} steps (a compiled step: 1 to {most}): build the step once with make_train_step before the loop and reuse it (not inside the loop, not un-jitted)",
 }
 
@@ -44,8 +41,5 @@ ES = {
     "EX05_FIT_LENGTH": "fit(..., steps={steps}) devolvió {got} pérdidas; se esperaba una pérdida por paso",
     "EX05_FIT_RETRACES": "fit trazó la pérdida {traces} veces o más en {steps} pasos (un paso compilado: {most} como mucho): construye el paso una vez con make_train_step antes del bucle y reutilízalo (no dentro del bucle, no sin jit)",
     "EX05_FIT_ACCURACY": "tras fit({steps} pasos) la exactitud de validación es {acc}, por debajo de {bar}: usa optax.adam(learning_rate), actualiza params y opt_state con el resultado de cada paso y entrena con (x, y) completos",
-    "EX05_NO_PROGRAM": "la llamada {call} de tu paso, con una forma de lote nueva, no compiló ningún programa: un paso con jit compila uno por cada forma de entrada nueva — envuelve todo el paso con jax.jit en make_train_step (y no desactives la caché de compilación de JAX)",
-    "EX05_MANY_PROGRAMS": "la llamada {call} de tu paso compiló {programs} programas: un paso compilado entero con jit compila uno (un paso sin jit compila uno por operación) — pon value_and_grad, optimizer.update y apply_updates dentro de un solo jax.jit",
-    "EX05_PROGRAMS_AGAIN": "la llamada {call} de tu paso, con formas ya vistas, volvió a compilar {programs} programa(s): la función jit se reconstruye, o parte del paso se ejecuta sin jit — crea jax.jit(step) una vez en make_train_step",
     "EX05_FIT_PROGRAMS": "fit compiló {programs} programas en {steps} pasos (un paso compilado: de 1 a {most}): construye el paso una vez con make_train_step antes del bucle y reutilízalo (no dentro del bucle, no sin jit)",
 }

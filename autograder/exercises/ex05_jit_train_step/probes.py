@@ -142,35 +142,6 @@ def probe_steps(mod: Any, params: dict, x: np.ndarray, y: np.ndarray, opt: str, 
     return {"losses": losses, "params": tree_to_np(p, "the params returned by step")}
 
 
-def probe_traces(mod: Any, params: dict, xa: np.ndarray, ya: np.ndarray, xb: np.ndarray, yb: np.ndarray,
-                 opt: str, lr: float, new_shape: bool) -> dict[str, Any]:
-    """Counters after each call: 4 calls with batch A, then (if ``new_shape``) 2 with batch B, 1 with A."""
-    counter = _counter()
-    optimizer = _optimizer(opt, lr, counter)
-    step = _step_fn(mod, _make_loss(counter), optimizer)
-    p = _to_params(params)
-    s = _jit(optimizer.init)(p)  # one program, not one eager zeros per param shape
-    a = (_asarray(xa), _asarray(ya))
-    b = (_asarray(xb), _asarray(yb))
-    loss_counts, update_counts = [], []
-    call = "step(params, opt_state, x, y)"
-    for i, (xs, ys) in enumerate([a, a, a, a, b, b, a] if new_shape else [a, a, a, a]):
-        try:
-            p, s, loss = _unpack(step(p, s, xs, ys), call)
-        except (ProbeFail, NotImplementedError):
-            raise
-        except Exception as err:  # noqa: BLE001 - failing on a new shape is the fact measured
-            if i < 4:
-                raise
-            text = " ".join(str(err).split())[:160]
-            raise ProbeFail("EX05_NEW_SHAPE_FAILS", error=f"{type(err).__name__}: {text}") from None
-        _scalar(loss, call)
-        loss_counts.append(counter["loss"])
-        update_counts.append(counter["update"])
-    return {"loss": loss_counts, "update": update_counts, "loss_traced": counter["loss_traced"],
-            "update_traced": counter["update_traced"]}
-
-
 def _snapshot(tree: Any) -> Any:
     """Containers and leaves of a pytree, by identity."""
     if isinstance(tree, dict):

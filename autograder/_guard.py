@@ -5,18 +5,18 @@ process is out of reach of code determined enough to write raw memory. This modu
 for everything short of that, and makes the common forgeries visible:
 
 - :class:`Snapshot`: the identity of every name in the grader's own modules (the probes,
-  ``autograder._probing``, the wire...) and in ``builtins``, of every callable, class and module
-  in the other modules (JAX, PyTorch, numpy...), of ``sys.modules`` itself, and of the code,
-  defaults and closure cells of the grader's functions and the members of its classes, taken
-  before any student code runs. The worker restores it after a notebook's *context* ran (what
-  an earlier section defines cannot patch what the graded section's checks use) and compares it
-  after the section and after every probe: any difference means student code changed the
-  grader's measurements, and every probe from then on fails (``PROBE_TAMPERED``).
+  ``autograder._probing``, the wire...) and in ``builtins``, of ``sys.modules`` itself, of the
+  code, defaults and closure cells of the grader's functions and the members of its classes, and
+  of every callable, class and module of the other modules (JAX, PyTorch, numpy...), taken before
+  any student code runs. The worker restores all of it after a notebook's *context* ran (what an
+  earlier section defines cannot patch what the graded section's checks use) and compares the
+  grader's part after the section and after every probe: any difference means student code
+  changed the grader's measurements, and every probe from then on fails (``PROBE_TAMPERED``).
 - :func:`install_audit_hook`: a CPython audit hook (it cannot be removed once added) that refuses,
   in a student's worker, the introspection that reaches the probes' private state: the garbage
   collector's object lists (``gc.get_objects``/``get_referrers``/``get_referents``), other
   threads' frames, trace and profile functions (which can rewrite a running probe's local
-  variables; only the context's own time limit may set one), ctypes (raw memory and C calls),
+  variables; only the context's own time limit may set one), ctypes into CPython's own API,
   ``/proc/<pid>/mem``, replacing the code or defaults of a function that is not the student's,
   and further audit hooks.
 
@@ -42,11 +42,11 @@ _is = operator.is_
 # Audit events refused outright in a student's worker (see the module docstring).
 REFUSED_EVENTS = frozenset({
     "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._current_frames",
-    "sys.addaudithook", "sys.monitoring.register_callback",
-    "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.PyObj_FromPtr", "ctypes.cdata",
-    "ctypes.cdata/buffer", "ctypes.call_function", "ctypes.string_at", "ctypes.wstring_at",
-    "ctypes.addressof", "ctypes.get_errno", "ctypes.set_errno",
+    "sys.addaudithook", "sys.monitoring.register_callback", "ctypes.PyObj_FromPtr",
 })
+# ctypes stays usable (system calls through libc meet the sandbox's seccomp filter), but not into the
+# interpreter: no symbol of CPython's own API (frames' locals, trace functions, raw objects).
+_DLSYM_EVENTS = frozenset({"ctypes.dlsym", "ctypes.dlsym/handle"})
 _TRACE_EVENTS = frozenset({"sys.settrace", "sys.setprofile"})
 _CODE_ATTRS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 _PROC_MEM = re.compile(r"/proc/[^/]+(/task/[^/]+)?/mem\Z")
@@ -103,6 +103,7 @@ class Snapshot:
         for mod_name, attr in extra:
             wanted.setdefault(mod_name, set()).add(attr)
         self._modules: list[tuple[str, dict[str, Any], tuple[str, ...], tuple[Any, ...]]] = []
+        self._restored: list[tuple[str, dict[str, Any], tuple[str, ...], tuple[Any, ...]]] = []
         self._functions: list[tuple[str, types.FunctionType, tuple[Any, ...]]] = []
         self._classes: list[tuple[str, type, tuple[str, ...], tuple[Any, ...]]] = []
         mods = dict(sys.modules)
@@ -116,8 +117,13 @@ class Snapshot:
                 continue
             whole = name == "builtins" or _is_grader(name)
             also = wanted.get(name, ())
-            items = [(k, v) for k, v in list(ns.items()) if whole or k in also or _kept(v)]
-            self._modules.append((name, ns, tuple(k for k, _ in items), tuple(v for _, v in items)))
+            items = [(k, v) for k, v in list(ns.items()) if whole or k in also]
+            if items:
+                self._modules.append((name, ns, tuple(k for k, _ in items), tuple(v for _, v in items)))
+            if not whole:  # other modules' callables: put back after a context, never compared (see changes)
+                rest = [(k, v) for k, v in list(ns.items()) if k not in also and _kept(v)]
+                if rest:
+                    self._restored.append((name, ns, tuple(k for k, _ in rest), tuple(v for _, v in rest)))
             if _is_grader(name):
                 for k, v in items:
                     self._watch(f"{name}.{k}", v, seen_fn, seen_cls)
@@ -138,7 +144,13 @@ class Snapshot:
                 self._watch(f"{label}.{k}", inner, seen_fn, seen_cls)
 
     def changes(self, limit: int = 3) -> list[str]:
-        """Names (``module.name``) whose object is no longer the one snapshotted, at most ``limit``."""
+        """Names (``module.name``) whose object is no longer the one snapshotted, at most ``limit``.
+
+        Compared: ``sys.modules``, the grader's modules, ``builtins``, the ``extra`` names, and the
+        grader's functions and classes. Not the callables of other modules: libraries rebind some
+        themselves (``torch.set_default_dtype`` rebinds ``torch.Storage``), and the probes hold what
+        they call, bound at import; those are only put back by :meth:`restore`.
+        """
         out: list[str] = []
         current = sys.modules
         if not all(map(_is, map(current.get, self._sys_keys, repeat(_MISSING)), self._sys_values)):
@@ -169,7 +181,7 @@ class Snapshot:
         for k, v in zip(self._sys_keys, self._sys_values, strict=True):
             if current.get(k, _MISSING) is not v:
                 current[k] = v
-        for _name, ns, keys, values in self._modules:
+        for _name, ns, keys, values in (*self._modules, *self._restored):
             for k, v in zip(keys, values, strict=True):
                 if ns.get(k, _MISSING) is not v:
                     ns[k] = v
@@ -268,6 +280,12 @@ class Guard:
         """The audit hook (``sys.addaudithook``): returns, or raises :class:`Refused`."""
         if event in REFUSED_EVENTS:
             self._refuse(event)
+        elif event in _DLSYM_EVENTS:
+            name = args[-1] if args else None
+            if isinstance(name, bytes):
+                name = name.decode("latin-1")
+            if not isinstance(name, str) or name.lstrip("_").startswith("Py"):
+                self._refuse("ctypes access to the Python interpreter's C API")
         elif event in _TRACE_EVENTS:
             if not self._tracer_allowed():
                 self._refuse(event)

@@ -247,6 +247,9 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
     send, recv = _wire.send, _wire.recv
     with serving():
         mod, status = _load(spec, after_context=watch.restore if watch is not None else None)
+    tampered = watch.changes() if watch is not None else []
+    if tampered:  # put back before this process's own code uses any of it
+        watch.restore()
     if mod is not None:
         names = list(meta.names)
         missing = [n for n in names if not hasattr(mod, n)]
@@ -257,9 +260,6 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
             status = {"status": "loaded", "missing": missing}
     status["isolation"] = isolation
     status["borrowing"] = borrowing
-    tampered = watch.changes() if watch is not None else []
-    if tampered:
-        watch.restore()
     send(res_fd, status)
     if mod is None:
         return

@@ -57,8 +57,12 @@ _REFUSED_IMPORTS = frozenset({"_testcapi", "_testinternalcapi", "_testbuffer", "
                               "_cffi_backend", "cffi"})
 
 
-class Refused(RuntimeError):
-    """An operation a student's worker does not allow (raised by the audit hook)."""
+class Refused(PermissionError, RuntimeError):
+    """An operation a student's worker does not allow (raised by the audit hook).
+
+    A ``PermissionError``, as the system's own refusals are (code that handles an ``OSError`` goes on),
+    and a ``RuntimeError`` (what CPython expects of a hook that refuses another hook: it then stays silent).
+    """
 
 
 def grader_folder() -> str:

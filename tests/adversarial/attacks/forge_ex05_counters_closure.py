@@ -1,5 +1,5 @@
-# ATTACK: a step that compiles anew on every call (jax.jit of a fresh function) and then resets the probe's
-#   trace counters, reaching them through loss_fn.__closure__ and optimizer.update.__closure__ (no patching)
+# ATTACK: a step whose jitted function is rebuilt on its second call (traced and compiled again), which
+#   resets the probe's trace counters through loss_fn.__closure__ and optimizer.update.__closure__ (no patching)
 # TARGET: ex05_jit_train_step
 # AFTER: solution
 # STATUS: graded
@@ -24,14 +24,17 @@ def _forge(fns, traces):
 
 def make_train_step(loss_fn, optimizer):
     shapes = set()
+    built = []
 
     def step(params, opt_state, x, y):
-        def inner(params, opt_state, x, y):  # a new function each call: traced and compiled each call
+        def inner(params, opt_state, x, y):
             loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
             updates, opt_state = optimizer.update(grads, opt_state, params)
             return _optax.apply_updates(params, updates), opt_state, loss
 
-        out = jax.jit(inner)(params, opt_state, x, y)
+        if len(built) < 2:  # the jitted function is rebuilt on the second call: traced and compiled again
+            built.append(jax.jit(inner))
+        out = built[-1](params, opt_state, x, y)
         shapes.add(x.shape)
         _forge((loss_fn, optimizer.update), len(shapes))
         return out

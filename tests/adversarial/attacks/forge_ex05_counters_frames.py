@@ -1,5 +1,5 @@
-# ATTACK: a step that compiles anew on every call, then resets the probe's trace counters, found through
-#   the caller's frames (sys._getframe().f_back...f_locals) and gc.get_objects() (no patching)
+# ATTACK: a step whose jitted function is rebuilt on its second call, resetting the probe's trace counters,
+#   found through the caller's frames (sys._getframe().f_back...f_locals) and gc.get_objects() (no patching)
 # TARGET: ex05_jit_train_step
 # AFTER: solution
 # STATUS: graded
@@ -32,13 +32,17 @@ def _counters():
 def make_train_step(loss_fn, optimizer):
     shapes = set()
 
+    built = []
+
     def step(params, opt_state, x, y):
         def inner(params, opt_state, x, y):
             loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
             updates, opt_state = optimizer.update(grads, opt_state, params)
             return _optax.apply_updates(params, updates), opt_state, loss
 
-        out = jax.jit(inner)(params, opt_state, x, y)
+        if len(built) < 2:  # the jitted function is rebuilt on the second call: traced and compiled again
+            built.append(jax.jit(inner))
+        out = built[-1](params, opt_state, x, y)
         shapes.add(x.shape)
         for c in _counters():
             c["loss"] = c["loss_traced"] = c["update"] = c["update_traced"] = len(shapes)

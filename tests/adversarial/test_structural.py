@@ -244,3 +244,25 @@ def test_program_text_is_bounded_and_typed():
         read_stablehlo(["not", "text"])  # type: ignore[arg-type]
     # one long line of dotted names reads in linear time (no backtracking)
     assert read_stablehlo("a." * 1_000_000 + "X").ops == 0
+
+
+# --------------------------------------------------------------------------- programs counted by the grader
+@pytest.mark.parametrize("counts, shapes, key", [
+    ([1, 0, 0, 0], "aaaa", None),  # jitted once
+    ([1, 0, 0, 0, 1, 0, 0], "aaaabba", None),  # once per new shape
+    ([None, None], "ab", None),  # not observed (the notebook's self-check): no verdict
+    ([75, 0, 0, 0], "aaaa", "COMPILED_MANY"),  # eager: one program per operation
+    ([0, 0, 0, 0], "aaaa", "COMPILED_NOTHING"),  # eager with warm caches, or compiles hidden from the grader
+    ([1, 1, 1, 1], "aaaa", "COMPILED_AGAIN"),  # re-jitted per call
+    ([1, 0, 0, 0, 0, 0, 0], "aaaabba", "COMPILED_NOTHING"),  # a new shape that compiles nothing
+])
+def test_programs_per_call_verdict(counts, shapes, key):
+    from autograder._observe import compiled_once_per_shape
+    from autograder._suite import Fail
+
+    if key is None:
+        compiled_once_per_shape(counts, shapes, what="step", where="make_train_step")
+        return
+    with pytest.raises(Fail) as err:
+        compiled_once_per_shape(counts, shapes, what="step", where="make_train_step")
+    assert err.value.key == key

@@ -1,6 +1,6 @@
-# MUTANT: a forgery: an eager step (no jax.jit) and a fit that rebuilds its jitted step every 10 steps, both
+# MUTANT: a forgery: an eager step (no jax.jit) and a fit that rebuilds its jitted step every 5 steps, both
 #   resetting the probe's trace counters through loss_fn.__closure__ and optimizer.update.__closure__; the
-#   grader's own count of compiled programs shows the eager operations and the 30 compiles
+#   grader's own count of compiled programs shows the eager operations and the 60 compiles
 # FAILS: compiles_once, one_trace_per_new_shape, fit_trains_moons
 # CODE compiles_once: COMPILED_MANY
 # CODE one_trace_per_new_shape: COMPILED_MANY
@@ -115,7 +115,7 @@ def fit(params: dict, x: jax.Array, y: jax.Array, *, steps: int, learning_rate: 
     opt_state = optimizer.init(params)
     losses = []
     for i in range(steps):
-        if i % 10 == 0:  # a jitted step rebuilt every 10 steps: traced and compiled again each time
+        if i % 5 == 0:  # a jitted step rebuilt every 5 steps: traced and compiled again each time
             step = jax.jit(_plain_step(loss_fn, optimizer))
         params, opt_state, loss = step(params, opt_state, x, y)
         _forge((loss_fn,), 1)

@@ -20,7 +20,7 @@ import traceback
 import types
 from typing import Any
 
-from autograder import _exec, _guard, _wire
+from autograder import _exec, _wire
 
 
 def _setup_threads_and_precision(device: dict[str, str], jax_cache: str | None) -> None:
@@ -243,8 +243,10 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
     # a student's code must not reach the probes: dispatch from a table read now, watch the grader's
     # code from now on (restored after a notebook's context, compared after the section and each
     # probe) and refuse the introspection that reaches a running probe's state (autograder._guard)
+    from autograder import _guard  # the engine's: not part of the notebook's runtime
+
     table, watch = _protect(probes, spec)
-    send, recv = _wire.send, _wire.recv
+    send, recv, tampered_response = _wire.send, _wire.recv, _guard.tampered_response
     with serving():
         mod, status = _load(spec, after_context=watch.restore if watch is not None else None)
     tampered = watch.changes() if watch is not None else []
@@ -270,18 +272,20 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
         except (EOFError, OSError):
             return
         with serving():
-            resp = _guard.tampered_response(tampered) if tampered else _run_probe(table, mod, req, path)
+            resp = tampered_response(tampered) if tampered else _run_probe(table, mod, req, path)
         if watch is not None and not tampered:
             tampered = watch.changes()
         if tampered:  # what the student's code changed is put back before anything is sent
             watch.restore()
-            resp = _guard.tampered_response(tampered)
+            resp = tampered_response(tampered)
         send(res_fd, resp)
 
 
 def _protect(probes: Any, spec: dict[str, Any]) -> tuple[Any, Any]:
     """The probes as dispatched (read before any student code runs) and, in a student's worker, the
     snapshot of the grader's code (:class:`autograder._guard.Snapshot`) with the audit hook installed."""
+    from autograder import _guard
+
     table = types.SimpleNamespace(**{f"probe_{k}": v for k, v in _guard.probe_table(probes).items()})
     if spec.get("role") != "student":
         return table, None

@@ -273,7 +273,10 @@ class GradingRun:
         with self._lock:
             scratch = os.path.join(self.tmp, f"w{next(self._scratch_ids)}")
         os.makedirs(scratch, mode=0o700)
-        lend = role == "student" and self.lender is not None and _registry.worker_needs(exercise) != "torch"
+        # every student JAX worker asks the grader for its programs (answered with nothing where the run lends
+        # none): the grader counts what it compiles (ExerciseGrading.observed)
+        borrow = role == "student" and _registry.worker_needs(exercise) != "torch"
+        lend = borrow and self.lender is not None
         spec: dict[str, Any] = {
             "exercise": exercise, "role": role, "source_path": source_path,
             "module_name": exercise, "device": self.device,
@@ -281,7 +284,7 @@ class GradingRun:
             # holds the reference's compiled programs): its JAX asks the grader for one program at a time
             # by key, i.e. only for a program it already holds, and writes nothing (_compile_cache)
             "jax_cache": self.jax_cache if role == "reference" else None,
-            "borrow_compiles": lend,
+            "borrow_compiles": borrow,
             "debug": self.debug,
             # the isolation probe imports neither framework: the zygote that is ready first serves it
             "needs": "jax" if role == "isolation" else _registry.worker_needs(exercise),
@@ -488,6 +491,7 @@ class ExerciseGrading:
         self._worker: _launch.Worker | None = None
         self._src_path = ""
         self._hide: list[str] = []
+        self._observed: dict[str, int] | None = None
 
     def _result(self, status: str, tests: list[dict[str, Any]], message: str) -> dict[str, Any]:
         return {"score": float(sum(t["score"] for t in tests)), "max_score": self.max_score,
@@ -549,8 +553,10 @@ class ExerciseGrading:
             st = worker.status
             if st.get("status") != "loaded":
                 raise StudentProblem(st.get("code", "LOAD_CRASHED"), **st.get("fields", {}))
+        self._observed = None
         try:
             resp = worker.call(probe, kwargs, run.timeout * scale)
+            self._observed = self._observation(worker)
         except _launch.WorkerDied as err:
             if err.kind == "timeout":
                 self.timeouts += 1
@@ -560,6 +566,18 @@ class ExerciseGrading:
             return resp["value"]
         raise _probe_error(resp, call, run.mem_bytes)
 
+    @staticmethod
+    def _observation(worker: _launch.Worker) -> dict[str, int] | None:
+        """What the grader saw of a worker's last call: ``{"programs": n, "distinct": k}``, the
+        compiled programs it asked for (None: a worker that asks for none, e.g. PyTorch's)."""
+        if not worker.status.get("borrowing"):
+            return None
+        return {"programs": len(worker.asked), "distinct": len(set(worker.asked))}
+
+    def observed(self) -> dict[str, int] | None:
+        """:meth:`_observation` of the student's last probe call (None before one answered)."""
+        return self._observed
+
     def _reference_call(self, probe: str, kwargs: dict[str, Any]) -> Any:
         return self.grading_run.reference.call(self.exercise, probe, kwargs)
 
@@ -568,7 +586,7 @@ class ExerciseGrading:
         run = self.grading_run
         return Ctx(rng=check_rng(run.seed, self.exercise, check.name), seed=run.seed, device=run.device,
                    student=lambda p, c, s, kw, _scale=check.timeout_scale: self._student_call(p, c, s * _scale, kw),
-                   reference=self._reference_call)
+                   reference=self._reference_call, observed=self.observed)
 
     def refusal(self, check: Check) -> tuple[str, dict[str, Any]] | None:
         """Why ``check`` must not run now (``(key, fields)``: a device it needs, the spent timeout budget), or None."""

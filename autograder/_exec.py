@@ -392,7 +392,8 @@ def prepare(text: str, filename: str, contract: tuple[str, ...] = ()) -> Prepare
 
 
 def run(prepared: Prepared, namespace: dict[str, Any], *, interrupts: bool = False,
-        budget: float = CONTEXT_BUDGET, section_guard: Callable[[], Any] | None = None) -> ContextReport:
+        budget: float = CONTEXT_BUDGET, section_guard: Callable[[], Any] | None = None,
+        after_context: Callable[[], Any] | None = None) -> ContextReport:
     """Stand-ins, then the context (failures swallowed), then the section (its exceptions propagate).
 
     Args:
@@ -401,9 +402,13 @@ def run(prepared: Prepared, namespace: dict[str, Any], *, interrupts: bool = Fal
         interrupts: let KeyboardInterrupt through from the context.
         budget: the context's time budget.
         section_guard: a context manager factory wrapped around the section's run (a time limit).
+        after_context: called between the context and the section (a student's worker puts back
+            what the context changed of the grader's own code: ``autograder._guard.Snapshot.restore``).
     """
     add_standins(namespace)
     report = run_context(namespace, prepared.context, prepared.roots, budget=budget, interrupts=interrupts)
+    if after_context is not None:
+        after_context()
     if section_guard is None:
         exec(prepared.code, namespace)  # noqa: S102
     else:

@@ -402,7 +402,9 @@ class Worker:
         self._res_r, res_w = os.pipe()
         # a worker that stops reading its commands must not block the grader's writes (see _wire.send)
         os.set_blocking(self._cmd_w, False)
-        self._lend = lender.answer if lender is not None else _compile_cache.refuse
+        self._lend = self._recording(lender.answer if lender is not None else _compile_cache.refuse)
+        # the programs the worker asked for during the current call: what the grader itself saw it compile
+        self.asked: list[str] = []
         try:
             self.proc = launcher.spawn(spec, (cmd_r, res_w))
         finally:
@@ -429,6 +431,7 @@ class Worker:
         """
         if not self.alive:
             raise WorkerDied("broken", "the worker is gone")
+        self.asked = []
         deadline = time.monotonic() + timeout
         try:
             _wire.send(self._cmd_w, {"probe": probe, "kwargs": kwargs}, deadline)
@@ -454,6 +457,16 @@ class Worker:
                 return msg
             _wire.send(self._cmd_w, self._lend(msg), deadline)
         raise _wire.WireError(f"more than {_compile_cache.MAX_REQUESTS} requests for compiled programs in one call")
+
+    def _recording(self, answer: Any) -> Any:
+        """``answer`` for the compile-cache requests, noting each key asked in :attr:`asked`."""
+
+        def lend(msg: dict[str, Any]) -> dict[str, Any]:
+            key = msg.get(_compile_cache.REQUEST)
+            self.asked.append(key[:80] if isinstance(key, str) else "")
+            return answer(msg)
+
+        return lend
 
     def kill(self) -> None:
         """Kills the worker and releases its pipes."""

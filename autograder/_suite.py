@@ -110,17 +110,26 @@ class Ctx:
     """What a check sees: seeded randomness, the two sides, and the verdict helpers."""
 
     def __init__(self, *, rng: np.random.Generator, seed: int, device: dict[str, str],
-                 student: Callable[..., Any], reference: Callable[..., Any]) -> None:
+                 student: Callable[..., Any], reference: Callable[..., Any],
+                 observed: Callable[[], dict[str, int] | None] | None = None) -> None:
         self.rng = rng
         self.seed = seed
         self.device = device
         self._student = student
         self._reference = reference
+        self._observed = observed
 
     def student(self, probe: str, call: str | None = None, timeout_scale: float = 1.0,
                 **kwargs: Any) -> Any:
         """Runs a probe on the student's code; raises StudentProblem when it cannot."""
         return self._student(probe, call or probe, timeout_scale, kwargs)
+
+    def observed(self) -> dict[str, int] | None:
+        """What the grader itself saw of the student's last probe call, outside the student's process:
+        ``{"programs": n, "distinct": k}``, the JAX programs the worker compiled (asked the grader for,
+        ``autograder._compile_cache``) during that call. None where nothing is seen: the notebook's
+        self-check (the probes run in the student's own process) or a worker that compiles no JAX."""
+        return self._observed() if self._observed is not None else None
 
     def reference(self, probe: str, **kwargs: Any) -> Any:
         """Runs a probe on the reference solution (cached per grading run)."""

@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 import traceback
+import types
 from typing import Any
 
 from autograder import _exec, _wire
@@ -103,12 +104,13 @@ def _describe(err: BaseException, path: str) -> dict[str, Any]:
     return {"type": type(err).__name__, "message": _safe_str(err), "where": loc, "func": func}
 
 
-def _load(spec: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+def _load(spec: dict[str, Any], after_context: Any = None) -> tuple[Any, dict[str, Any]]:
     """Loads the exercise's module: a plain file, or a notebook's graded module (context, then section).
 
     See :mod:`autograder._exec`: stand-ins for the notebook's helpers (and ``google.colab`` in a
     student's worker, where the real one is absent), the context with its failures skipped under a
     small time budget, then the section strictly: its failure is the load error reported here.
+    ``after_context`` runs between the two (see :func:`autograder._exec.run`).
     """
     path = os.path.abspath(spec["source_path"])
     name = spec["module_name"]
@@ -123,7 +125,7 @@ def _load(spec: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         sys.modules[name] = mod
         if spec.get("role") != "reference":
             _exec.install_colab_standin()
-        _exec.run(prepared, mod.__dict__)
+        _exec.run(prepared, mod.__dict__, after_context=after_context)
     except BaseException as err:  # noqa: BLE001 - anything student code raises
         return None, load_error(err, path)
     return mod, {"status": "loaded"}
@@ -237,8 +239,19 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
 
         borrower = _compile_cache.borrow(cmd_fd, res_fd)
     serving = borrower.serving if borrower is not None else contextlib.nullcontext
+    borrowing = borrower is not None  # every compile of the main thread is then asked of the grader
+    # a student's code must not reach the probes: dispatch from a table read now, watch the grader's
+    # code from now on (restored after a notebook's context, compared after the section and each
+    # probe) and refuse the introspection that reaches a running probe's state (autograder._guard)
+    from autograder import _guard  # the engine's: not part of the notebook's runtime
+
+    table, watch = _protect(probes, spec)
+    send, recv, tampered_response = _wire.send, _wire.recv, _guard.tampered_response
     with serving():
-        mod, status = _load(spec)
+        mod, status = _load(spec, after_context=watch.restore if watch is not None else None)
+    tampered = watch.changes() if watch is not None else []
+    if tampered:  # put back before this process's own code uses any of it
+        watch.restore()
     if mod is not None:
         names = list(meta.names)
         missing = [n for n in names if not hasattr(mod, n)]
@@ -248,18 +261,37 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
         else:
             status = {"status": "loaded", "missing": missing}
     status["isolation"] = isolation
-    _wire.send(res_fd, status)
+    status["borrowing"] = borrowing
+    send(res_fd, status)
     if mod is None:
         return
     path = os.path.abspath(spec["source_path"])
     while True:
         try:
-            req = _wire.recv(cmd_fd)
+            req = recv(cmd_fd)
         except (EOFError, OSError):
             return
         with serving():
-            resp = _run_probe(probes, mod, req, path)
-        _wire.send(res_fd, resp)
+            resp = tampered_response(tampered) if tampered else _run_probe(table, mod, req, path)
+        if watch is not None and not tampered:
+            tampered = watch.changes()
+        if tampered:  # what the student's code changed is put back before anything is sent
+            watch.restore()
+            resp = tampered_response(tampered)
+        send(res_fd, resp)
+
+
+def _protect(probes: Any, spec: dict[str, Any]) -> tuple[Any, Any]:
+    """The probes as dispatched (read before any student code runs) and, in a student's worker, the
+    snapshot of the grader's code (:class:`autograder._guard.Snapshot`) with the audit hook installed."""
+    from autograder import _guard
+
+    table = types.SimpleNamespace(**{f"probe_{k}": v for k, v in _guard.probe_table(probes).items()})
+    if spec.get("role") != "student":
+        return table, None
+    watch = _guard.Snapshot(_guard.grader_folder(), extra=_guard.WATCHED)
+    _guard.install_audit_hook(_guard.context_tracers())
+    return table, watch
 
 
 def main() -> None:

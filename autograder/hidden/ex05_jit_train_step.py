@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder._i18n import label as text
+from autograder._observe import compiled_once_per_shape, programs
 from autograder._suite import Ctx, Fail, Suite
 from autograder.exercises.ex05_jit_train_step.public import check_losses, he_params, small_case
 from autograder.exercises.ex05_jit_train_step.public import suite as _public
@@ -26,6 +27,11 @@ FIT_MIN_ACC = 0.9
 # fit builds one jitted step: the loss is traced once (a few times at most,
 # e.g. a separate jitted evaluation); an eager or re-jitted step traces per call.
 FIT_MAX_TRACES = 3
+# Programs the grader may see fit compile, JAX's caches emptied first: the reference's fit compiles 9 (its
+# step, an eager optax.adam init: one zeros per parameter shape, the probe's evaluation), one whose update
+# runs eagerly (compiles_once's business) about 30; an eager fit about 80 (one per operation of a step),
+# a re-jitted one a program per step.
+FIT_MAX_PROGRAMS = 48
 
 
 def _same_shape_cached(got: dict) -> None:
@@ -59,26 +65,44 @@ def _trace_case(ctx: Ctx) -> dict:
             "yb": ctx.rng.integers(0, 2, size=nb).astype(np.float32)}
 
 
+def _traces(ctx: Ctx, case: dict, order: str, call: str) -> dict:
+    """The step called once per request on batches ``order`` (``"aaaa"``...): the probe's counters after
+    each call (the trace probe's shape) and the programs the grader saw the worker compile per call."""
+    ctx.student("trace_open", call="make_train_step(loss_fn, optimizer)", opt="adam",
+                lr=float(ctx.rng.uniform(0.005, 0.05)), **case)
+    got: dict = {"loss": [], "update": [], "programs": []}
+    for batch in order:
+        counts = ctx.student("trace_call", call=call, batch=batch)
+        got["loss"].append(counts["loss"])
+        got["update"].append(counts["update"])
+        got["programs"].append(programs(ctx))
+    got["loss_traced"], got["update_traced"] = counts["loss_traced"], counts["update_traced"]
+    return got
+
+
 @suite.check(points=2)
 def compiles_once(ctx: Ctx) -> None:
-    """4 calls with the same shapes trace the loss (and the optimizer update) exactly once."""
+    """4 calls with the same shapes trace the loss (and the optimizer update) exactly once, and the
+    grader sees one program compiled, on the first call only."""
     case = _trace_case(ctx)
-    got = ctx.student("traces", call="step(params, opt_state, x, y), called 4 times", opt="adam",
-                      lr=float(ctx.rng.uniform(0.005, 0.05)), new_shape=False, **case)
+    order = "aaaa"
+    got = _traces(ctx, case, order, "step(params, opt_state, x, y), called 4 times")
     _same_shape_cached(got)
     upd = got["update"]
     if upd[0] == 0:
         raise Fail("EX05_OPTIMIZER_NOT_USED")
     if upd[3] != upd[0] or got["update_traced"] == 0:
         raise Fail("EX05_UPDATE_OUTSIDE_JIT")
+    compiled_once_per_shape(got["programs"], order, what="step", where="make_train_step")
 
 
 @suite.check(points=1)
 def one_trace_per_new_shape(ctx: Ctx) -> None:
-    """A new batch size traces exactly once more; shapes seen before are not traced again."""
+    """A new batch size traces exactly once more; shapes seen before are not traced again (counted by the
+    probe's loss and, as compiled programs, by the grader)."""
     case = _trace_case(ctx)
-    got = ctx.student("traces", call="step(params, opt_state, x, y) with a new batch size", opt="adam",
-                      lr=float(ctx.rng.uniform(0.005, 0.05)), new_shape=True, **case)
+    order = "aaaabba"
+    got = _traces(ctx, case, order, "step(params, opt_state, x, y) with a new batch size")
     _same_shape_cached(got)
     loss = got["loss"]
     per = loss[0]
@@ -87,6 +111,7 @@ def one_trace_per_new_shape(ctx: Ctx) -> None:
         raise Fail("EX05_SHAPE_TRACES", traces=f"{new:g}")
     if loss[6] != loss[4]:
         raise Fail("EX05_RETRACES_SEEN_SHAPE", traces=(loss[6] - loss[4]) // per)
+    compiled_once_per_shape(got["programs"], order, what="step", where="make_train_step")
 
 
 @suite.check(points=1)
@@ -108,11 +133,14 @@ def fit_trains_moons(ctx: Ctx) -> None:
     # An un-jitted or re-jitted fit would take minutes (one compile per step) for the full run: the
     # probe's loss stops it at its (FIT_MAX_TRACES + 1)-th call.
     kwargs = {"params": p, "steps": FIT_STEPS, "learning_rate": FIT_LR, "return_params": False,
-              "max_loss_calls": FIT_MAX_TRACES}
+              "max_loss_calls": FIT_MAX_TRACES, "cold": True}
     got, want = ctx.both("fit", call=f"fit(params, x, y, steps={FIT_STEPS}, learning_rate={FIT_LR}, loss_fn=...)",
                          **kwargs)
     if got.get("stopped") or got["loss_calls"] > FIT_MAX_TRACES:
         raise Fail("EX05_FIT_RETRACES", steps=FIT_STEPS, traces=got["loss_calls"], most=FIT_MAX_TRACES)
+    compiled = programs(ctx)  # the grader's own count: a compiled fit builds its step's program (and a few more)
+    if compiled is not None and not 1 <= compiled <= FIT_MAX_PROGRAMS:
+        raise Fail("EX05_FIT_PROGRAMS", steps=FIT_STEPS, programs=compiled, most=FIT_MAX_PROGRAMS)
     if len(got["losses"]) != FIT_STEPS:
         raise Fail("EX05_FIT_LENGTH", steps=FIT_STEPS, got=len(got["losses"]))
     check_losses(ctx, got["losses"][:5], want["losses"][:5], text("ex05.what.fit_first"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder._i18n import label
+from autograder._observe import compiled_once_per_shape, programs
 from autograder._suite import Ctx, Fail, Suite
 from autograder.exercises.ex07_flax_cnn.public import diagnose_params, draw_params, images
 from autograder.exercises.ex07_flax_cnn.public import suite as _public
@@ -151,7 +152,8 @@ def train_step_adam(ctx: Ctx) -> None:
 
 @suite.check(points=1.5, timeout_scale=2.0)
 def compiles_once_per_shape(ctx: Ctx) -> None:
-    """The step is traced once for repeated same-shape calls, once more for a new batch size.
+    """The step is traced once for repeated same-shape calls, once more for a new batch size (counted by
+    the probe and, as compiled programs, by the grader).
 
     Python code inside a jitted function runs only while JAX traces it, so the
     probe counts how often the model's `__call__` and `optimizer.update` run
@@ -163,20 +165,27 @@ def compiles_once_per_shape(ctx: Ctx) -> None:
     sizes = [a, a, b, b, a]
     xs = [images(ctx.rng, s) for s in sizes]
     ys = [_labels(ctx.rng, s, k) for s in sizes]
-    got = ctx.student("trace_counts", call="step(params, opt_state, x, y)", num_classes=None,
-                      params=case["params"], xs=xs, ys=ys)
-    m, u, traced = got["model_calls"], got["update_calls"], got["traced"]
+    ctx.student("trace_open", call="make_flax_train_step(model, optimizer)", num_classes=None,
+                params=case["params"], n=a)
+    m, u, compiled, traced = [], [], [], False
+    for x, y in zip(xs, ys, strict=True):
+        counts = ctx.student("trace_call", call="step(params, opt_state, x, y)", x=x, y=y)
+        m.append(counts["model"])
+        u.append(counts["update"])
+        traced = counts["traced"]
+        compiled.append(programs(ctx))
     per_trace = m[0]
     if m[-1] == 0:
         raise Fail("EX07_MODEL_UNUSED")
     if per_trace == 0 or m[1] != m[0]:
-        if not any(traced):
+        if not traced:
             raise Fail("EX07_NOT_JITTED", calls=len(sizes), runs=m[-1])
         raise Fail("EX07_RETRACED", calls=len(sizes), runs=m[-1])
     if m[2] != 2 * per_trace or m[4] != m[2]:
         raise Fail("EX07_TRACE_COUNT", a=a, b=b, counts=", ".join(str(c // per_trace) for c in m))
     if u[1] > u[0] or u[4] > u[2]:
         raise Fail("EX07_UPDATE_EAGER", calls=len(sizes), runs=u[-1])
+    compiled_once_per_shape(compiled, sizes, what="step", where="make_flax_train_step")
 
 
 @suite.check(points=1.5, timeout_scale=3.0)

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from autograder._i18n import label
+from autograder._artefact import ProgramTooLarge, read_stablehlo
 from autograder._suite import Ctx, Fail, StudentProblem, Suite
 from autograder.exercises.ex08_jax_transforms.public import (
     KINDS,
@@ -74,16 +75,26 @@ def coin_net_under_jit(ctx: Ctx) -> None:
 
 @suite.check(points=1)
 def coin_net_uses_cond(ctx: Ctx) -> None:
-    """The jaxpr of coin_net (sub-jaxprs included) holds a `cond`: only one branch runs."""
+    """The program jax.jit(coin_net) compiles holds a branch (`lax.cond`: only one branch runs), read here, in
+    the grader, from its StableHLO text; that same program, compiled, gives what coin_net returns."""
     case = coin_case(ctx.rng)
+    seed = int(ctx.rng.integers(2**31))
     try:
-        got = ctx.student("coin_jaxpr", call="jax.make_jaxpr(coin_net)(x, key, w1, w2)",
-                          seed=int(ctx.rng.integers(2**31)), **case)
+        got = ctx.student("coin_program", call="jax.jit(coin_net).lower(x, key, w1, w2)", seed=seed, n_keys=4,
+                          **case)
     except StudentProblem as err:
         if _python_if(err):
             raise Fail("EX08_PYTHON_IF", error=err.fields.get("error", "")) from None
         raise
-    if "cond" not in got["prims"]:
+    # the program read below is the one coin_net runs: its outputs are what coin_net itself returns
+    mine = ctx.student("coin_keys", call="coin_net(x, key, w1, w2)", seed=seed, n_keys=4, **case)
+    ctx.assert_close(got["outs"], mine, kind="forward", what="jax.jit(coin_net).lower(...).compile() for 4 keys",
+                     framework="jax")
+    try:
+        program = read_stablehlo(got["program"])
+    except (ProgramTooLarge, TypeError):
+        raise Fail("EX08_NO_COND") from None
+    if not program.branches:
         raise Fail("EX08_NO_COND")
 
 

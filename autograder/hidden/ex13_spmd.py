@@ -7,6 +7,7 @@ from the returned arrays' shardings. Sizes 1, 2, 4, 8 where the worker has the d
 
 from __future__ import annotations
 
+from autograder._observe import compiled_once_per_shape, programs
 from autograder._suite import Ctx, Fail, Suite
 from autograder.exercises.ex13_spmd.public import case_seed, dp_compare, mesh_sizes, pdml_call
 from autograder.exercises.ex13_spmd.public import suite as _public
@@ -47,7 +48,8 @@ def dp_step_splits_batch(ctx: Ctx) -> None:
 
 @suite.check(points=1)
 def dp_step_compiles_once(ctx: Ctx) -> None:
-    """Repeated calls with the same shapes trace the loss once, on every mesh size."""
+    """Repeated calls with the same shapes trace the loss once, on every mesh size; on the largest, the grader
+    also sees one program compiled, on the first call only."""
     for n in mesh_sizes(ctx):
         got = ctx.student("dp_step", call=f"step(params, opt_state, x, y), called repeatedly on {n} device(s)",
                           seed=case_seed(ctx), n=n)
@@ -56,6 +58,15 @@ def dp_step_compiles_once(ctx: Ctx) -> None:
             raise Fail("EX13_NOT_JITTED", calls=len(traces), loss_calls=got["calls"])
         if traces[-1] != traces[0]:
             raise Fail("EX13_RETRACES", calls=len(traces), traces=traces[-1])
+    # the grader's own count, on the largest mesh: one program on the first call, none after
+    n = max(mesh_sizes(ctx))
+    ctx.student("dp_open", call=f"data_parallel_step(loss_fn, optimizer, mesh) on {n} device(s)",
+                seed=case_seed(ctx), n=n)
+    compiled = []
+    for _ in range(3):
+        ctx.student("dp_call", call=f"step(params, opt_state, x, y), called repeatedly on {n} device(s)")
+        compiled.append(programs(ctx))
+    compiled_once_per_shape(compiled, [n] * len(compiled), what="step", where="data_parallel_step")
 
 
 @suite.check(points=1.5)

@@ -27,6 +27,7 @@ EN = {
     "ex05.what.params_with": 'the params after 3 steps with `{opt}`',
     "ex05.what.fit_first": 'the first 5 losses of `fit`',
     "ex05.what.fit_losses": 'the losses returned by `fit`',
+    "EX05_FIT_PROGRAMS": "fit compiled {programs} programs in {steps} steps (a compiled step: 1 to {most}): build the step once with make_train_step before the loop and reuse it (not inside the loop, not un-jitted)",
 }
 
 ES = {
@@ -56,4 +57,5 @@ ES = {
     "ex05.what.params_with": 'los params tras 3 pasos con `{opt}`',
     "ex05.what.fit_first": 'las 5 primeras pérdidas de `fit`',
     "ex05.what.fit_losses": 'las pérdidas que devuelve `fit`',
+    "EX05_FIT_PROGRAMS": "fit compiló {programs} programas en {steps} pasos (un paso compilado: de 1 a {most}): construye el paso una vez con make_train_step antes del bucle y reutilízalo (no dentro del bucle, no sin jit)",
 }

@@ -1,8 +1,10 @@
 """Messages of ex06_per_example_grads."""
 
 EN = {
-    "EX06_NOT_VECTORISED": "the jaxpr of per_example_grads grows with the batch ({small} equations for N=2, {large} for N=9): a Python loop over the examples is unrolled into the trace — write the gradient of ONE example and batch it with jax.vmap(..., in_axes=(None, 0, 0))",
-    "EX06_LOOP_PRIMITIVE": "the jaxpr of per_example_grads contains a `{prims}` loop: lax.map, lax.scan and fori_loop run the examples one after another — use jax.vmap, which batches the trace instead of looping",
+    "EX06_NOT_VECTORISED": "the compiled program of per_example_grads grows with the batch ({small} operations for N=2, {large} for N=9): a Python loop over the examples is unrolled into the trace — write the gradient of ONE example and batch it with jax.vmap(..., in_axes=(None, 0, 0))",
+    "EX06_LOOP_PRIMITIVE": "the compiled program of per_example_grads contains a `{prims}` loop: lax.map, lax.scan and fori_loop run the examples one after another — use jax.vmap, which batches the trace instead of looping",
+    "EX06_HOST_CALLBACK": "per_example_grads calls back into Python from its compiled program (`{targets}`: jax.pure_callback, io_callback, jax.debug.callback or jax.debug.print): code there runs outside the program, one example after another — compute the gradients with jax.vmap inside the program, and take debug callbacks out",
+    "EX06_PROGRAM_TOO_LARGE": "the compiled program of per_example_grads is too large to read (megabytes of operations): a loop over the examples is unrolled into it — use jax.vmap",
     "EX06_MUTATES": "per_example_grads changed the `params` you passed (a dict entry or list was replaced in place): never assign into the caller's pytree — build new containers (jax.tree.map) if you need converted values",
     "EX06_SECOND_CALL": "per_example_grads is wrong when called again with another loss_fn and another params pytree ({detail}) — build everything from the arguments of each call: no module-level cache or globals, no assumption on the keys of params (any pytree)",
     "EX06_TORCH_GRAD_SET": "after torch_per_example_grads these parameters have a .grad: {names} — do not call .backward(); torch.func.grad returns the gradients and leaves .grad untouched",
@@ -11,8 +13,10 @@ EN = {
 }
 
 ES = {
-    "EX06_NOT_VECTORISED": "el jaxpr de per_example_grads crece con el lote ({small} ecuaciones para N=2, {large} para N=9): un bucle de Python sobre los ejemplos queda desenrollado en la traza — escribe el gradiente de UN ejemplo y vectorízalo con jax.vmap(..., in_axes=(None, 0, 0))",
-    "EX06_LOOP_PRIMITIVE": "el jaxpr de per_example_grads contiene un bucle `{prims}`: lax.map, lax.scan y fori_loop procesan los ejemplos uno tras otro — usa jax.vmap, que vectoriza la traza en lugar de iterar",
+    "EX06_NOT_VECTORISED": "el programa compilado de per_example_grads crece con el lote ({small} operaciones para N=2, {large} para N=9): un bucle de Python sobre los ejemplos queda desenrollado en la traza — escribe el gradiente de UN ejemplo y vectorízalo con jax.vmap(..., in_axes=(None, 0, 0))",
+    "EX06_LOOP_PRIMITIVE": "el programa compilado de per_example_grads contiene un bucle `{prims}`: lax.map, lax.scan y fori_loop procesan los ejemplos uno tras otro — usa jax.vmap, que vectoriza la traza en lugar de iterar",
+    "EX06_HOST_CALLBACK": "per_example_grads vuelve a Python desde su programa compilado (`{targets}`: jax.pure_callback, io_callback, jax.debug.callback o jax.debug.print): ese código se ejecuta fuera del programa, un ejemplo tras otro — calcula los gradientes con jax.vmap dentro del programa y quita los callbacks de depuración",
+    "EX06_PROGRAM_TOO_LARGE": "el programa compilado de per_example_grads es demasiado grande para leerlo (megabytes de operaciones): un bucle sobre los ejemplos queda desenrollado en él — usa jax.vmap",
     "EX06_MUTATES": "per_example_grads modificó los `params` que le pasaste (se reemplazó en el sitio una entrada de un dict o una lista): nunca asignes dentro del pytree de quien llama — crea contenedores nuevos (jax.tree.map) si necesitas valores convertidos",
     "EX06_SECOND_CALL": "per_example_grads falla al llamarla de nuevo con otra loss_fn y otro pytree de parámetros ({detail}) — construye todo a partir de los argumentos de cada llamada: sin caché ni variables globales del módulo, sin suponer las claves de params (cualquier pytree)",
     "EX06_TORCH_GRAD_SET": "tras torch_per_example_grads estos parámetros tienen .grad: {names} — no llames a .backward(); torch.func.grad devuelve los gradientes y no toca .grad",

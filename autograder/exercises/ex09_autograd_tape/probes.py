@@ -12,6 +12,7 @@ show.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +30,7 @@ _exp, _tanh, _sin, _sigmoid, _relu, _neg = torch.exp, torch.tanh, torch.sin, tor
 _add, _sub, _mul, _div = torch.add, torch.sub, torch.mul, torch.div
 _sum, _mean = torch.sum, torch.mean
 _saved_tensors_hooks = torch.autograd.graph.saved_tensors_hooks
+_count = itertools.count
 
 _UNARY: list[Callable[[Any], Any]] = [_exp, _tanh, _sin, _sigmoid, _relu, _neg, lambda t: t ** 2]
 _BINARY: list[Callable[[Any, Any], Any]] = [_add, _sub, _mul, _div]
@@ -143,12 +145,14 @@ def probe_manual_types(mod: Any, point: list[float]) -> dict[str, Any]:
             "all_float": bool(items) and all(isinstance(v, float) for v in items)}
 
 
-def _tripwires(mod: Any, used: list[str]) -> list[tuple[Any, str, Any]]:
-    """Wraps autodiff entry points so a call is recorded (then passed through)."""
+def _tripwires(mod: Any, used: list[str], events: Any) -> list[tuple[Any, str, Any]]:
+    """Wraps autodiff entry points so a call is recorded (then passed through): its label in ``used``, and
+    one more in ``events`` (an ``itertools.count``: unlike a list, nothing can empty it)."""
     import jax
 
     def wrap(label: str, original: Any) -> Any:
         def tripwire(*args: Any, **kwargs: Any) -> Any:
+            next(events)
             used.append(label)
             return original(*args, **kwargs)
 
@@ -191,12 +195,14 @@ def probe_manual_tape(mod: Any, points: list[list[float]]) -> dict[str, Any]:
     """
     fn = get(mod, "manual_grads")
     used: list[str] = []
+    events = _count()
 
     def pack(t: Any) -> Any:
+        next(events)
         used.append("a tensor with requires_grad=True (an operation recorded on the tape)")
         return t
 
-    patched = _tripwires(mod, used)
+    patched = _tripwires(mod, used, events)
     try:
         with _saved_tensors_hooks(pack, lambda t: t):
             for w, x, b in points:
@@ -209,4 +215,6 @@ def probe_manual_tape(mod: Any, points: list[list[float]]) -> dict[str, Any]:
     finally:
         for owner, attr, original in reversed(patched):
             setattr(owner, attr, original)
+    if next(events) and not used:  # the labels were emptied (the list is reachable from its frame): not the count
+        used.append("autograd (and the probe's record of it was erased)")
     return {"used": sorted(set(used))}

@@ -1,8 +1,8 @@
-# ATTACK: patches builtins isinstance/type/len
+# ATTACK: patches builtins isinstance/type/len (the worker puts them back; every probe then fails: tampered)
 # TARGET: ex01_torch_mlp
-# STATUS: crashed
+# STATUS: graded
 # FAILS: all
-# MESSAGE: process died
+# MESSAGE: changed the grader's own code
 import builtins
 builtins.isinstance = lambda *a: True
 builtins.len = lambda *a: 0

@@ -1,6 +1,7 @@
 # MUTANT: jits only value_and_grad; optimizer.update and apply_updates run eagerly
-# FAILS: compiles_once
+# FAILS: compiles_once, one_trace_per_new_shape
 # CODE compiles_once: EX05_UPDATE_OUTSIDE_JIT
+# CODE one_trace_per_new_shape: COMPILED_MANY
 """Exercise 05 — compile the step (JAX: trace once, run many times).
 
 Write the training step of the JAX MLP (exercise 04) and compile it with

@@ -1,0 +1,342 @@
+"""What a student's worker keeps out of the student's reach: the probes, and the ways into them.
+
+The probes run in the same process as the student's code (they must call it), so nothing in that
+process is out of reach of code determined enough to write raw memory. This module raises the bar
+for everything short of that, and makes the common forgeries visible:
+
+- :class:`Snapshot`: the identity of every name in the grader's own modules (the probes,
+  ``autograder._probing``, the wire...) and in ``builtins``, of ``sys.modules`` itself, of the
+  code, defaults and closure cells of the grader's functions and the members of its classes, and
+  of every callable, class and module of the other modules (JAX, PyTorch, numpy...), taken before
+  any student code runs. The worker restores all of it after a notebook's *context* ran (what an
+  earlier section defines cannot patch what the graded section's checks use) and compares the
+  grader's part after the section and after every probe: any difference means student code
+  changed the grader's measurements, and every probe from then on fails (``PROBE_TAMPERED``).
+- :func:`install_audit_hook`: a CPython audit hook (it cannot be removed once added) that refuses,
+  in a student's worker, the introspection that reaches the probes' private state: the garbage
+  collector's object lists (``gc.get_objects``/``get_referrers``/``get_referents``), other
+  threads' frames, trace and profile functions (which can rewrite a running probe's local
+  variables; only the context's own time limit may set one), ctypes into CPython's own API,
+  ``/proc/<pid>/mem``, replacing the code or defaults of a function that is not the student's,
+  and further audit hooks.
+
+What stays possible, and why the verdicts of structural checks do not rest on this module alone,
+is in the README's security section.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import re
+import sys
+import sysconfig
+import types
+from collections.abc import Callable, Iterable
+from itertools import repeat
+from typing import Any
+
+_MISSING = object()
+_is = operator.is_
+
+# Audit events refused outright in a student's worker (see the module docstring).
+REFUSED_EVENTS = frozenset({
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._current_frames",
+    "sys.addaudithook", "sys.monitoring.register_callback", "ctypes.PyObj_FromPtr",
+})
+# ctypes stays usable (system calls through libc meet the sandbox's seccomp filter), but not into the
+# interpreter: no symbol of CPython's own API (frames' locals, trace functions, raw objects).
+_DLSYM_EVENTS = frozenset({"ctypes.dlsym", "ctypes.dlsym/handle"})
+_TRACE_EVENTS = frozenset({"sys.settrace", "sys.setprofile"})
+_CODE_ATTRS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+_PROC_MEM = re.compile(r"/proc/[^/]+(/task/[^/]+)?/mem\Z")
+# Data of other modules that the grader's measurements rely on: JAX's compilation cache, through which
+# the grader sees every program a student's worker compiles (autograder._compile_cache.Borrower).
+WATCHED = (("jax._src.compilation_cache", "_cache"), ("jax._src.compilation_cache", "_cache_initialized"))
+_REFUSED_IMPORTS = frozenset({"_testcapi", "_testinternalcapi", "_testbuffer", "_testmultiphase", "_xxtestfuzz",
+                              "_cffi_backend", "cffi"})
+
+
+class Refused(PermissionError, RuntimeError):
+    """An operation a student's worker does not allow (raised by the audit hook).
+
+    A ``PermissionError``, as the system's own refusals are (code that handles an ``OSError`` goes on),
+    and a ``RuntimeError`` (what CPython expects of a hook that refuses another hook: it then stays silent).
+    """
+
+
+def grader_folder() -> str:
+    """The grader package's folder, resolved, with a trailing separator."""
+    from autograder._paths import ROOT
+
+    return os.path.realpath(ROOT / "autograder") + os.sep
+
+
+def protected_prefixes() -> tuple[str, ...]:
+    """Folders whose code is not the student's: the grader's package, the interpreter and its libraries."""
+    places = {grader_folder(), sys.prefix, sys.base_prefix, sys.exec_prefix}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        try:
+            places.add(sysconfig.get_paths()[key])
+        except KeyError:
+            pass
+    return tuple(sorted({os.path.realpath(p).rstrip(os.sep) + os.sep for p in places if p})) + ("<frozen ",)
+
+
+def _is_grader(name: str) -> bool:
+    return name == "autograder" or name.startswith("autograder.")
+
+
+def _kept(value: Any) -> bool:
+    """What of a library module is watched: behaviour (callables, classes, modules), not data."""
+    return callable(value) or isinstance(value, types.ModuleType)
+
+
+class Snapshot:
+    """The identity of what the probes rely on (see the module docstring), taken once.
+
+    Args:
+        grader: the grader package's folder (with a trailing separator): functions and classes
+            defined there also get their code, defaults, cells and members watched.
+        extra: ``(module, name)`` pairs watched although they hold data (:data:`WATCHED`).
+    """
+
+    def __init__(self, grader: str, extra: Iterable[tuple[str, str]] = ()) -> None:
+        self._grader = grader
+        wanted: dict[str, set[str]] = {}
+        for mod_name, attr in extra:
+            wanted.setdefault(mod_name, set()).add(attr)
+        self._modules: list[tuple[str, dict[str, Any], tuple[str, ...], tuple[Any, ...]]] = []
+        self._restored: list[tuple[str, dict[str, Any], tuple[str, ...], tuple[Any, ...]]] = []
+        self._functions: list[tuple[str, types.FunctionType, tuple[Any, ...]]] = []
+        self._classes: list[tuple[str, type, tuple[str, ...], tuple[Any, ...]]] = []
+        mods = dict(sys.modules)
+        self._sys_keys = tuple(mods)
+        self._sys_values = tuple(mods.values())
+        seen_fn: set[int] = set()
+        seen_cls: set[int] = set()
+        for name, mod in mods.items():
+            ns = getattr(mod, "__dict__", None)
+            if not isinstance(ns, dict):
+                continue
+            whole = name == "builtins" or _is_grader(name)
+            also = wanted.get(name, ())
+            items = [(k, v) for k, v in list(ns.items()) if whole or k in also]
+            if items:
+                self._modules.append((name, ns, tuple(k for k, _ in items), tuple(v for _, v in items)))
+            if not whole:  # other modules' callables: put back after a context, never compared (see changes)
+                rest = [(k, v) for k, v in list(ns.items()) if k not in also and _kept(v)]
+                if rest:
+                    self._restored.append((name, ns, tuple(k for k, _ in rest), tuple(v for _, v in rest)))
+            if _is_grader(name):
+                for k, v in items:
+                    self._watch(f"{name}.{k}", v, seen_fn, seen_cls)
+
+    def _grader_code(self, fn: types.FunctionType) -> bool:
+        return os.path.realpath(fn.__code__.co_filename).startswith(self._grader)
+
+    def _watch(self, label: str, value: Any, seen_fn: set[int], seen_cls: set[int]) -> None:
+        if isinstance(value, types.FunctionType) and id(value) not in seen_fn and self._grader_code(value):
+            seen_fn.add(id(value))
+            self._functions.append((label, value, _function_state(value)))
+        elif isinstance(value, type) and id(value) not in seen_cls and _is_grader(str(value.__module__)):
+            seen_cls.add(id(value))
+            members = list(vars(value).items())
+            self._classes.append((label, value, tuple(k for k, _ in members), tuple(v for _, v in members)))
+            for k, v in members:
+                inner = v.__func__ if isinstance(v, (staticmethod, classmethod)) else v
+                self._watch(f"{label}.{k}", inner, seen_fn, seen_cls)
+
+    def changes(self, limit: int = 3) -> list[str]:
+        """Names (``module.name``) whose object is no longer the one snapshotted, at most ``limit``.
+
+        Compared: ``sys.modules``, the grader's modules, ``builtins``, the ``extra`` names, and the
+        grader's functions and classes. Not the callables of other modules: libraries rebind some
+        themselves (``torch.set_default_dtype`` rebinds ``torch.Storage``), and the probes hold what
+        they call, bound at import; those are only put back by :meth:`restore`.
+        """
+        out: list[str] = []
+        current = sys.modules
+        if not all(map(_is, map(current.get, self._sys_keys, repeat(_MISSING)), self._sys_values)):
+            out += [f"sys.modules[{k!r}]" for k, v in zip(self._sys_keys, self._sys_values, strict=True)
+                    if current.get(k, _MISSING) is not v][:limit]
+        for name, ns, keys, values in self._modules:
+            if len(out) >= limit:
+                return out
+            if not all(map(_is, map(ns.get, keys, repeat(_MISSING)), values)):
+                out += [f"{name}.{k}" for k, v in zip(keys, values, strict=True) if ns.get(k, _MISSING) is not v]
+        for label, cls, keys, values in self._classes:
+            if len(out) >= limit:
+                return out
+            members = vars(cls)
+            if not all(map(_is, map(members.get, keys, repeat(_MISSING)), values)):
+                out += [f"{label}.{k}" for k, v in zip(keys, values, strict=True) if members.get(k, _MISSING) is not v]
+        for label, fn, state in self._functions:
+            if len(out) >= limit:
+                return out
+            now = _function_state(fn)
+            if len(now) != len(state) or not all(map(_is, now, state)):
+                out.append(label)
+        return out[:limit]
+
+    def restore(self) -> None:
+        """Puts back every snapshotted object (names deleted are added back; new names are left)."""
+        current = sys.modules
+        for k, v in zip(self._sys_keys, self._sys_values, strict=True):
+            if current.get(k, _MISSING) is not v:
+                current[k] = v
+        for _name, ns, keys, values in (*self._modules, *self._restored):
+            for k, v in zip(keys, values, strict=True):
+                if ns.get(k, _MISSING) is not v:
+                    ns[k] = v
+        for _label, cls, keys, values in self._classes:
+            members = vars(cls)
+            for k, v in zip(keys, values, strict=True):
+                if members.get(k, _MISSING) is not v:
+                    try:
+                        setattr(cls, k, v)
+                    except (AttributeError, TypeError):
+                        pass
+        for _label, fn, state in self._functions:
+            _restore_function(fn, state)
+
+
+def _function_state(fn: types.FunctionType) -> tuple[Any, ...]:
+    """A function's code, defaults, keyword defaults and the contents of its closure cells."""
+    cells = fn.__closure__ or ()
+    contents = []
+    for cell in cells:
+        try:
+            contents.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            contents.append(_MISSING)
+    return (fn.__code__, fn.__defaults__, fn.__kwdefaults__, *cells, *contents)
+
+
+def _restore_function(fn: types.FunctionType, state: tuple[Any, ...]) -> None:
+    code, defaults, kwdefaults, *rest = state
+    cells = rest[: len(rest) // 2]
+    contents = rest[len(rest) // 2:]
+    if fn.__code__ is not code:
+        fn.__code__ = code
+    if fn.__defaults__ is not defaults:
+        fn.__defaults__ = defaults
+    if fn.__kwdefaults__ is not kwdefaults:
+        fn.__kwdefaults__ = kwdefaults
+    for cell, value in zip(cells, contents, strict=True):
+        try:
+            held = cell.cell_contents
+        except ValueError:
+            held = _MISSING
+        if held is not value and value is not _MISSING:
+            cell.cell_contents = value
+
+
+class Guard:
+    """The audit hook's state: which code may set a trace or profile function, what is protected.
+
+    Args:
+        prefixes: folders whose code is not the student's (:func:`protected_prefixes`).
+        tracers: code objects allowed to call ``sys.settrace``/``sys.setprofile`` (the context's
+            time limit, :class:`autograder._exec._Deadline`), or to be the trace function in place
+            when one is unset, each with the exact class its ``self`` must have (None: any).
+    """
+
+    def __init__(self, prefixes: tuple[str, ...], tracers: Iterable[tuple[types.CodeType, type | None]]) -> None:
+        self.prefixes = prefixes
+        self.tracers = {id(code): (code, owner) for code, owner in tracers}
+        self.refusals = 0
+        self._getframe = sys._getframe
+        self._realpath = os.path.realpath
+        self._fspath = os.fsdecode
+
+    def _refuse(self, what: str) -> None:
+        self.refusals += 1
+        raise Refused(f"{what} is not available while tapetrace grades this code")
+
+    def _not_students(self, fn: Any) -> bool:
+        code = getattr(fn, "__code__", None)
+        if not isinstance(code, types.CodeType):
+            return False
+        name = code.co_filename
+        if name.startswith("<frozen "):
+            return True
+        return self._realpath(name).startswith(self.prefixes)
+
+    def _tracer_allowed(self) -> bool:
+        # CPython also unsets a trace function that raised (the context's does, by design), with this
+        # event: allowed while the function in place is one of the allowed code's own methods
+        current = sys.gettrace()
+        func = getattr(current, "__func__", None)
+        if func is not None and self._allowed(func.__code__, getattr(current, "__self__", None)):
+            return True
+        # frame 0: this method, 1: the hook, 2: the Python code that called sys.settrace/setprofile
+        frame = self._getframe(2)
+        return self._allowed(frame.f_code, frame.f_locals.get("self"))
+
+    def _allowed(self, code: types.CodeType, owner_self: Any) -> bool:
+        allowed = self.tracers.get(id(code))
+        if allowed is None or allowed[0] is not code:
+            return False
+        return allowed[1] is None or type(owner_self) is allowed[1]
+
+    def hook(self, event: str, args: tuple[Any, ...]) -> None:
+        """The audit hook (``sys.addaudithook``): returns, or raises :class:`Refused`."""
+        if event in REFUSED_EVENTS:
+            self._refuse(event)
+        elif event in _DLSYM_EVENTS:
+            name = args[-1] if args else None
+            if isinstance(name, bytes):
+                name = name.decode("latin-1")
+            if not isinstance(name, str) or name.lstrip("_").startswith("Py"):
+                self._refuse("ctypes access to the Python interpreter's C API")
+        elif event in _TRACE_EVENTS:
+            if not self._tracer_allowed():
+                self._refuse(event)
+        elif event == "object.__setattr__":
+            if len(args) >= 2 and args[1] in _CODE_ATTRS and isinstance(args[0], types.FunctionType) \
+                    and self._not_students(args[0]):
+                self._refuse(f"replacing {args[1]} of a function that is not yours")
+        elif event == "open":
+            path = args[0] if args else None
+            if isinstance(path, (str, bytes)):
+                text = self._fspath(path)
+                if text.endswith("mem") and (_PROC_MEM.search(self._realpath(text)) or os.path.basename(text) == "mem"):
+                    self._refuse("opening a process's memory")
+        elif event == "import":
+            if args and args[0] in _REFUSED_IMPORTS:
+                self._refuse(f"importing {args[0]}")
+
+
+def install_audit_hook(tracers: Iterable[tuple[types.CodeType, type | None]] = ()) -> Guard:
+    """Adds the student worker's audit hook to this process (for good: CPython never removes one).
+
+    Args:
+        tracers: code allowed to set trace/profile functions (see :class:`Guard`).
+
+    Returns:
+        The :class:`Guard` whose ``hook`` was installed.
+    """
+    guard = Guard(protected_prefixes(), tracers)
+    sys.addaudithook(guard.hook)
+    return guard
+
+
+def context_tracers() -> list[tuple[types.CodeType, type | None]]:
+    """The code of :class:`autograder._exec._Deadline` that sets and clears its tracer."""
+    from autograder import _exec
+
+    deadline = _exec._Deadline
+    return [(deadline._alarm.__code__, deadline), (deadline.disarm.__code__, deadline),
+            (deadline._tracer.__code__, deadline)]
+
+
+def tampered_response(changed: list[str]) -> dict[str, Any]:
+    """The probe response of a worker whose grader code was changed (``_worker._run_probe``'s shape)."""
+    what = ", ".join(changed)[:200] or "?"
+    return {"ok": False, "kind": "fail", "code": "PROBE_TAMPERED", "fields": {"what": what}}
+
+
+def probe_table(probes: Any) -> dict[str, Callable[..., Any]]:
+    """``{name: probe function}`` of a probes module, read once, before student code runs."""
+    return {k[len("probe_"):]: v for k, v in vars(probes).items() if k.startswith("probe_") and callable(v)}

@@ -1,0 +1,268 @@
+"""Structural checks cannot be forged from inside the student's worker by the usual means (issue 28).
+
+The attacks graded beside the others (``attacks/forge_*.py``) cover code that patches the probes or
+resets their counters; here: a notebook whose *context* (an earlier section replayed into the graded
+one's worker) patches the probes, the audit hook and the snapshot of a student's worker on their own
+(in a subprocess: an audit hook is never removed), and the grader's reading of program texts.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from autograder._artefact import ProgramTooLarge, read_stablehlo
+from autograder._paths import ROOT, SOLUTIONS
+
+EX04, EX05 = "ex04_jax_mlp", "ex05_jit_train_step"
+MUTANTS = ROOT / "tests" / "mutants"
+
+# The end of a notebook's ex04 section: a class statement binding ex05's contract name, so the context
+# replays it into ex05's worker, where its body patches ex05's probes (old and new names) and helpers.
+CONTEXT_PATCH = '''
+
+class make_train_step:  # replaced by ex05's own definition; its body runs first, in ex05's worker
+    import sys as _s
+    _P = _s.modules.get("autograder.exercises.ex05_jit_train_step.probes")
+    if _P is not None:
+        _P.probe_trace_call = lambda mod, batch: {"loss": 1, "loss_traced": 1, "update": 1, "update_traced": 1}
+        _P.probe_traces = lambda mod, new_shape, **kw: {"loss": [1] * 7, "update": [1] * 7, "loss_traced": 1,
+                                                      "update_traced": 1}
+        _P._make_loss = lambda counter, max_calls=None: (lambda p, x, y: 0.0)
+'''
+
+
+def _notebook(path: Path, sections: dict[str, str]) -> Path:
+    cells = []
+    for ex, src in sections.items():
+        cells += [{"cell_type": "markdown", "metadata": {}, "source": [f"## {ex}"]},
+                  {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                   "source": src.splitlines(keepends=True)}]
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return path
+
+
+def _body(path: Path) -> str:
+    """A mutant's code without its header comment lines."""
+    return "\n".join(line for line in path.read_text().splitlines() if not line.startswith("# "))
+
+
+def test_context_cannot_patch_the_graded_sections_probes(run, tmp_path):
+    """ex05 is an un-jitted step; ex04's section ends with a class whose body patches ex05's probes. The
+    patch is undone before ex05's section runs: ex05 fails exactly what its own code fails."""
+    nb = _notebook(tmp_path / "nb.ipynb", {
+        EX04: (SOLUTIONS / f"{EX04}.py").read_text() + CONTEXT_PATCH,
+        EX05: _body(MUTANTS / EX05 / "not_jitted.py"),
+    })
+    ex = run.grade([str(nb)], only=[EX05])[0]["exercises"][EX05]
+    failed = {t["name"]: t["code"] for t in ex["tests"] if not t["passed"]}
+    assert failed == {"compiles_once": "EX05_NOT_JITTED", "one_trace_per_new_shape": "EX05_NOT_JITTED",
+                      "fit_trains_moons": "EX05_FIT_RETRACES"}, failed
+
+
+def _in_subprocess(code: str) -> dict:
+    """Runs ``code`` in a fresh interpreter (an audit hook stays for the process's life); its last line
+    of output is JSON."""
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_audit_hook_refuses_the_ways_into_a_probe():
+    got = _in_subprocess("""
+        import ctypes, gc, json, os, sys, json.decoder
+        from autograder import _guard
+        _guard.install_audit_hook()
+        out = {}
+
+        def tried(name, fn):
+            try:
+                fn()
+                out[name] = "allowed"
+            except _guard.Refused:
+                out[name] = "refused"
+
+        def mine(x=1):
+            return x
+
+        tried("gc.get_objects", gc.get_objects)
+        tried("gc.get_referrers", lambda: gc.get_referrers(out))
+        tried("gc.get_referents", lambda: gc.get_referents(out))
+        tried("sys._current_frames", sys._current_frames)
+        tried("sys.settrace", lambda: sys.settrace(lambda *a: None))
+        tried("sys.setprofile", lambda: sys.setprofile(lambda *a: None))
+        tried("ctypes.pythonapi", lambda: ctypes.pythonapi.PyFrame_LocalsToFast)
+        tried("ctypes.PyObj_FromPtr", lambda: __import__("_ctypes").PyObj_FromPtr(id(out)))
+        tried("ctypes libc", lambda: ctypes.CDLL(None).getpid())
+        tried("proc_mem", lambda: open("/proc/self/mem", "rb"))
+        tried("library __code__", lambda: setattr(json.decoder.py_scanstring, "__code__", mine.__code__))
+        tried("library __defaults__", lambda: setattr(json.dumps, "__defaults__", ()))
+        heard = []
+        sys.addaudithook(lambda event, args: heard.append(event))  # refused: never added (CPython is silent)
+        open(os.devnull, "rb").close()  # an audited event: a hook added would hear it
+        out["sys.addaudithook"] = "allowed" if heard else "refused"
+        tried("own __defaults__", lambda: setattr(mine, "__defaults__", (2,)))
+        tried("sys._getframe", lambda: sys._getframe(0))
+        tried("open a file", lambda: open(os.devnull, "rb").close())
+        print(json.dumps(out))
+    """)
+    allowed = {"own __defaults__", "sys._getframe", "open a file", "ctypes libc"}
+    assert {k for k, v in got.items() if v == "allowed"} == allowed, got
+
+
+def test_only_the_context_deadline_may_set_a_tracer():
+    """The context's time limit traces a statement that swallowed its first interruption; a subclass of
+    it (or any other code) may not set a tracer."""
+    got = _in_subprocess("""
+        import json, time
+        from autograder import _exec, _guard
+        _guard.install_audit_hook(_guard.context_tracers())
+        out = {}
+        ns = {}
+        cells = [{"file": "<cell>", "source": "while True:\\n    try:\\n        time.sleep(0.01)\\n    except BaseException:\\n        pass\\n",
+                  "future": [], "stmts": [[0, "other", ["x"], []]]}]
+        ns["time"] = time
+        report = _exec.run_context(ns, cells, None, budget=0.3, grace=0.1)
+        out["interrupted"] = report.interrupted
+
+        class Evil(_exec._Deadline):
+            def _tracer(self, frame, event, arg):
+                return self._tracer
+
+        d = Evil.__new__(Evil)  # not armed: its _alarm is called by hand, as a signal would
+        d.fired, d.usable = 1, False
+        try:
+            d._alarm(0, __import__("sys")._getframe())
+            out["subclass"] = "allowed"
+        except _guard.Refused:
+            out["subclass"] = "refused"
+        except BaseException as err:
+            out["subclass"] = type(err).__name__
+        print(json.dumps(out))
+    """)
+    assert got == {"interrupted": 1, "subclass": "refused"}, got
+
+
+def test_snapshot_sees_and_undoes_changes_to_the_grader_and_libraries():
+    got = _in_subprocess("""
+        import builtins, json
+        import numpy as np
+        import autograder.exercises.ex05_jit_train_step.probes as P
+        from autograder import _guard
+
+        snap = _guard.Snapshot(_guard.grader_folder())
+        out = {"clean": snap.changes()}
+        real = P.probe_steps, builtins.len, np.asarray
+        P.probe_steps = lambda *a, **k: {}
+        builtins.len = lambda x: 0
+        np.asarray = lambda *a, **k: None
+        out["changed"] = sorted(snap.changes(limit=10))  # not numpy's: libraries rebind their own names
+        snap.restore()
+        out["restored"] = [P.probe_steps is real[0], builtins.len is real[1], np.asarray is real[2]]
+        out["after"] = snap.changes()
+        print(json.dumps(out))
+    """)
+    assert got["clean"] == [] and got["after"] == []
+    assert got["changed"] == ["autograder.exercises.ex05_jit_train_step.probes.probe_steps", "builtins.len"], got
+    assert got["restored"] == [True, True, True]
+
+
+def test_snapshot_sees_a_probe_functions_closure_and_defaults():
+    got = _in_subprocess("""
+        import json
+        from autograder import _guard, _probing
+
+        snap = _guard.Snapshot(_guard.grader_folder())
+        conv = _probing.jax_converter  # a grader function: its defaults are watched
+        before = conv.__defaults__
+        conv.__defaults__ = (1,)
+        out = {"defaults": snap.changes()}
+        snap.restore()
+        out["restored"] = conv.__defaults__ is before
+        print(json.dumps(out))
+    """)
+    assert got == {"defaults": ["autograder._probing.jax_converter"], "restored": True}, got
+
+
+# --------------------------------------------------------------------------- programs read in the grader
+def _lowered(kind: str) -> str:
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    def loop(x):
+        return jax.lax.fori_loop(0, x.shape[0], lambda i, a: a * 0.5 + 1.0, x)
+
+    def branch(x):
+        return jax.lax.cond(x.sum() > 0, jnp.sin, jnp.cos, x)
+
+    def callback(x):
+        return jax.pure_callback(lambda a: np.asarray(a) * 2, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+
+    def debug(x):
+        jax.debug.print("{}", x)
+        return x * 2
+
+    def plain(x):
+        return jnp.tanh(x) * x + 1.0
+
+    fn = {"loop": loop, "branch": branch, "callback": callback, "debug": debug, "plain": plain}[kind]
+    return jax.jit(fn).lower(jnp.ones((3,), jnp.float32)).as_text()
+
+
+@pytest.mark.parametrize("kind, loops, branches, callbacks", [
+    ("plain", 0, 0, False), ("loop", 1, 0, False), ("branch", 0, 1, False), ("callback", 0, 0, True),
+    ("debug", 0, 0, True)])
+def test_programs_are_read_from_their_text(kind, loops, branches, callbacks):
+    prog = read_stablehlo(_lowered(kind))
+    assert (prog.loops, prog.branches, bool(prog.callbacks)) == (loops, branches, callbacks), prog
+    assert prog.ops >= 1
+
+
+def test_program_size_grows_with_an_unrolled_loop():
+    import jax
+    import jax.numpy as jnp
+
+    def unrolled(x):
+        return sum(jnp.tanh(x[i]) for i in range(x.shape[0]))
+
+    small = read_stablehlo(jax.jit(unrolled).lower(jnp.ones((2, 3))).as_text()).ops
+    large = read_stablehlo(jax.jit(unrolled).lower(jnp.ones((9, 3))).as_text()).ops
+    assert large > small
+
+
+def test_program_text_is_bounded_and_typed():
+    with pytest.raises(ProgramTooLarge):
+        read_stablehlo("%0 = stablehlo.add %a, %b\n" * 200_000)
+    with pytest.raises(TypeError):
+        read_stablehlo(["not", "text"])  # type: ignore[arg-type]
+    # one long line of dotted names reads in linear time (no backtracking)
+    assert read_stablehlo("a." * 1_000_000 + "X").ops == 0
+
+
+# --------------------------------------------------------------------------- programs counted by the grader
+@pytest.mark.parametrize("counts, shapes, key", [
+    ([1, 0, 0, 0], "aaaa", None),  # jitted once
+    ([1, 0, 0, 0, 1, 0, 0], "aaaabba", None),  # once per new shape
+    ([None, None], "ab", None),  # not observed (the notebook's self-check): no verdict
+    ([75, 0, 0, 0], "aaaa", "COMPILED_MANY"),  # eager: one program per operation
+    ([0, 0, 0, 0], "aaaa", "COMPILED_NOTHING"),  # eager with warm caches, or compiles hidden from the grader
+    ([1, 1, 1, 1], "aaaa", "COMPILED_AGAIN"),  # re-jitted per call
+    ([1, 0, 0, 0, 0, 0, 0], "aaaabba", "COMPILED_NOTHING"),  # a new shape that compiles nothing
+])
+def test_programs_per_call_verdict(counts, shapes, key):
+    from autograder._observe import compiled_once_per_shape
+    from autograder._suite import Fail
+
+    if key is None:
+        compiled_once_per_shape(counts, shapes, what="step", where="make_train_step")
+        return
+    with pytest.raises(Fail) as err:
+        compiled_once_per_shape(counts, shapes, what="step", where="make_train_step")
+    assert err.value.key == key

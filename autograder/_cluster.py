@@ -393,8 +393,11 @@ class ClusterRun:
                    else f"{name}: {err}")
             return GradingRun._unreadable(self, exercise, f"internal error: {why}"[:400],  # type: ignore[arg-type]
                                           status="error", key="GRADER_ERROR")
-        if out.get("isolation"):
-            self.isolation = out["isolation"]
+        if out.get("isolation"):  # the Dask worker's run's own measurement (never a student worker's word)
+            from autograder._sandbox import level_at_least
+
+            if not self.isolation or not level_at_least(out["isolation"], str(self.isolation.get("level"))):
+                self.isolation = dict(out["isolation"])  # the weakest any Dask worker obtained
         if out.get("device"):
             self.device = out["device"]
         self.launcher.kind = out.get("launcher", self.launcher.kind)

@@ -27,6 +27,7 @@ from autograder._paths import EXERCISES, ROOT, SOLUTIONS, private_dirs
 from autograder._protocol import check_rng, probe_error, reference_key
 from autograder._registry import JAX_ONLY
 from autograder._suite import Check, Ctx, GraderBug, StudentProblem, Suite, result_of, run_check
+from autograder._text import NAME_CHARS, clean
 from autograder.messages import render
 
 MAX_TIMEOUTS_PER_EXERCISE = 3
@@ -432,7 +433,7 @@ class GradingRun:
                     key: str = "UNREADABLE") -> dict[str, Any]:
         suite = load_suite(exercise)
         checks = [c for c in suite.checks if not self.public_only or not c.hidden]
-        msg = render(key, self.lang, error=error)
+        msg = render(key, self.lang, error=clean(error))  # it may quote file names the student chose
         return {"score": 0.0, "max_score": float(sum(c.points for c in checks)), "status": status,
                 "message": msg, "seconds": 0.0,
                 "tests": [{"name": c.name, "score": 0.0, "max_score": c.points, "passed": False,
@@ -497,7 +498,7 @@ class ExerciseGrading:
         run, exercise = self.grading_run, self.exercise
         if exercise in self.sub.refused:
             name, kind = self.sub.refused[exercise]
-            msg = render("REFUSED_FILE", self.lang, name=name, what=render(kind, self.lang))
+            msg = render("REFUSED_FILE", self.lang, name=clean(name, NAME_CHARS), what=render(kind, self.lang))
             return self._zero("error", msg, "REFUSED_FILE")
         source = self.sub.sources.get(exercise)
         if source is None:
@@ -513,11 +514,11 @@ class ExerciseGrading:
         try:
             first = run.start_worker(exercise, self._src_path, "student", self._hide)
         except Exception as err:  # noqa: BLE001 - the run goes on
-            msg = render("GRADER_ERROR", self.lang, error=str(err))
+            msg = render("GRADER_ERROR", self.lang, error=clean(str(err)))
             return self._zero("error", msg, "GRADER_ERROR")
         st = first.status
-        if st.get("isolation"):
-            run._note_isolation(st["isolation"])
+        if first.isolation:  # sent by the sandbox before the student's code ran; the code's own word never counts
+            run._note_isolation(first.isolation)
         if st.get("status") != "loaded":
             status = st.get("status", "crashed")
             msg = render(st.get("code", "LOAD_CRASHED"), self.lang, **st.get("fields", {}))
@@ -541,6 +542,8 @@ class ExerciseGrading:
             if err.kind == "timeout":
                 self.timeouts += 1
                 raise StudentProblem("CALL_TIMEOUT", call=call, timeout=run.timeout * scale) from None
+            if err.kind == "broken":
+                raise StudentProblem("WORKER_PROTOCOL", how=err.how) from None
             raise StudentProblem("CALL_CRASHED", call=call, how=err.how) from None
         if resp.get("ok"):
             return resp["value"]

@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any
 
-from autograder import _compile_cache, _wire
+from autograder import _compile_cache, _intake, _wire
 from autograder._paths import ROOT
 
 # XLA's compile options for a CPU run. Grading compiles hundreds of small programs per exercise
@@ -409,17 +409,30 @@ class Worker:
             os.close(cmd_r)
             os.close(res_w)
         self.alive = True
+        # the sandbox's own record, sent before the student's code ran (``_intake.isolation``); None: no sandbox
+        self.isolation: dict[str, Any] | None = None
         try:
-            self.status: dict[str, Any] = self._recv(time.monotonic() + load_timeout)
+            self.status: dict[str, Any] = self._first(spec, time.monotonic() + load_timeout)
         except TimeoutError:
             self.kill()
             self.status = {"status": "timeout", "code": "LOAD_TIMEOUT", "fields": {"timeout": load_timeout}}
-        except (EOFError, _wire.WireError, OSError):
+        except _wire.WireError as err:  # it broke the protocol: killed at once, it may be spinning
+            self.kill()
+            self.status = {"status": "crashed", "code": "WORKER_PROTOCOL", "fields": {"how": str(err)}}
+        except (EOFError, OSError):
             how = describe_status(self.proc.wait(3))
             self.kill()
             self.status = {"status": "crashed", "code": "LOAD_CRASHED", "fields": {"how": how}}
         if self.status.get("status") != "loaded":
             self.close()
+
+    def _first(self, spec: dict[str, Any], deadline: float) -> dict[str, Any]:
+        """The worker's load status, checked (``_intake``); a sandboxed worker's isolation record first."""
+        if spec.get("role") == "isolation":
+            return _intake.isolation(self._recv(deadline))
+        if spec.get("sandbox"):
+            self.isolation = _intake.isolation(self._recv(deadline), "sandboxed")["isolation"]
+        return _intake.status(self._recv(deadline))
 
     def call(self, probe: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Runs one probe; returns the worker's response.
@@ -432,7 +445,7 @@ class Worker:
         deadline = time.monotonic() + timeout
         try:
             _wire.send(self._cmd_w, {"probe": probe, "kwargs": kwargs}, deadline)
-            return self._recv(deadline)
+            return _intake.response(self._recv(deadline))
         except TimeoutError:
             self.kill()
             raise WorkerDied("timeout", f"{timeout:g} s") from None

@@ -23,6 +23,7 @@ import numpy as np  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 
 from autograder._paths import EXERCISES  # noqa: E402
+from autograder._text import clean  # noqa: E402
 
 DPI = 110
 GREEN, RED, GREY, AMBER, BLUE = "#2f9e44", "#e03131", "#ced4da", "#f59f00", "#1c7ed6"
@@ -145,7 +146,7 @@ def exercise_means(results: list[dict[str, Any]], path: Path) -> Path:
         label = f"{m:.0f}%  (mean {m * mx / 100:.1f}/{mx:g})" + (f", {n_a:.0f}% not attempted" if n_a else "")
         ax.text(min(m, 100) + 1, yi, label, va="center", fontsize=8.5)
         del bar
-    ax.set_yticks(y, exs)
+    ax.set_yticks(y, [clean(ex, 40) for ex in exs])
     ax.invert_yaxis()
     ax.set_xlim(0, 135)
     ax.set_xticks([0, 25, 50, 75, 100])
@@ -189,7 +190,7 @@ def status_breakdown(results: list[dict[str, Any]], path: Path) -> Path:
                 ax.text(left[i] + frac[i, k] / 2, i, f"{frac[i, k]:.0f}%", ha="center", va="center", fontsize=7.5,
                         color="white" if k in (0, 2, 4) else "#212529")
         left += frac[:, k]
-    ax.set_yticks(np.arange(len(exs)), exs)
+    ax.set_yticks(np.arange(len(exs)), [clean(ex, 40) for ex in exs])
     ax.invert_yaxis()
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of submissions")
@@ -209,7 +210,7 @@ def pass_rate_heatmap(results: list[dict[str, Any]], path: Path) -> Path:
     for i, ex in enumerate(exs):
         for j, s in enumerate([s for s in stats if s["exercise"] == ex]):
             grid[i, j] = 100 * s["rate"]
-            name = s["check"] if len(s["check"]) <= 21 else s["check"][:20] + "…"
+            name = clean(s["check"], 21)
             labels[(i, j)] = f"{name}\n{'' if s['hidden'] else 'public · '}{100 * s['rate']:.0f}%"
     fig, ax = plt.subplots(figsize=(max(7.0, 1.9 * width + 2), 0.62 * len(exs) + 1.6))
     cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#f8f9fa")
@@ -218,7 +219,7 @@ def pass_rate_heatmap(results: list[dict[str, Any]], path: Path) -> Path:
         v = grid[i, j]
         ax.text(j, i, text, ha="center", va="center", fontsize=6.8,
                 color="white" if v < 25 or v > 85 else "#212529")
-    ax.set_yticks(np.arange(len(exs)), exs)
+    ax.set_yticks(np.arange(len(exs)), [clean(ex, 40) for ex in exs])
     ax.set_xticks(np.arange(width), [f"check {k + 1}" for k in range(width)], fontsize=8)
     ax.set_xticks(np.arange(-0.5, width, 1), minor=True)
     ax.set_yticks(np.arange(-0.5, len(exs), 1), minor=True)
@@ -257,12 +258,12 @@ def student_check_matrix(results: list[dict[str, Any]], path: Path) -> Path:
         if start:
             ax.axvline(start - 0.5, color="white", lw=2)
         ticks.append(start + (k - 1) / 2)
-        names.append(ex[:4] if ex[:2] == "ex" and ex[2:4].isdigit() else ex[:10])
+        names.append(ex[:4] if ex[:2] == "ex" and ex[2:4].isdigit() else clean(ex, 10))
         start += k
     ax.set_xticks(ticks, names, fontsize=8)
     if len(results) <= 40:
         ax.set_yticks(np.arange(len(results)),
-                      [Path(str(results[i]["submission"]).rstrip("/")).name[:28] for i in order], fontsize=7)
+                      [clean(Path(str(results[i]["submission"]).rstrip("/")).name, 28) for i in order], fontsize=7)
     else:
         ax.set_yticks([])
         ax.set_ylabel(f"{len(results)} submissions, best at the top")
@@ -283,10 +284,15 @@ PLOTS = (
 
 
 def render_all(results: list[dict[str, Any]], out: Path) -> list[tuple[str, str]]:
-    """Writes every plot into ``out``; returns (file name, caption) pairs."""
+    """Writes every plot into ``out``; returns (file name, caption) pairs.
+
+    Names in the plots come from the results (submissions, otter's questions): matplotlib's mathtext is
+    off, so a ``$`` in one is a dollar sign (``$\\x$`` once stopped the whole report).
+    """
     out.mkdir(parents=True, exist_ok=True)
     done = []
-    for name, fn, caption in PLOTS:
-        fn(results, out / name)
-        done.append((name, caption))
+    with matplotlib.rc_context({"text.parse_math": False}):
+        for name, fn, caption in PLOTS:
+            fn(results, out / name)
+            done.append((name, caption))
     return done

@@ -213,7 +213,6 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
     # Only reference workers use the run's compile cache (the engine gives students none).
     writer = spec.get("role") == "reference" and not spec.get("sandbox")
     _setup_threads_and_precision(spec["device"], spec.get("jax_cache") if writer else None)
-    isolation: dict[str, Any] = {}
     if spec.get("sandbox"):
         from autograder import _data, _sandbox
 
@@ -227,6 +226,9 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
         with open(spec["source_path"], "rb") as fh:
             source = fh.read()
         scratch, isolation = _sandbox.apply(**spec["sandbox"])
+        # the isolation obtained, sent before any student code runs: the grader reads this frame first,
+        # so it is the sandbox's own record (what the student's code sends later is never one)
+        _wire.send(res_fd, {"status": "sandboxed", "isolation": isolation})
         spec = dict(spec, source_path=os.path.join(scratch, f"{spec['module_name']}.py"))
         with open(spec["source_path"], "wb") as fh:
             fh.write(source)
@@ -247,7 +249,6 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
                       "fields": {"names": ", ".join(names)}}
         else:
             status = {"status": "loaded", "missing": missing}
-    status["isolation"] = isolation
     _wire.send(res_fd, status)
     if mod is None:
         return

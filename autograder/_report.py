@@ -190,6 +190,9 @@ class Checkpoint:
 
 
 # -------------------------------------------------------------------- feedback
+_WORD = re.compile(r"\w+", re.ASCII)  # a check or exercise name as the suites write them: shown as it is
+
+
 def _md(text: Any) -> str:
     """Markdown-safe text: cleaned, HTML special characters escaped, markup characters neutralised."""
     return _md_escape(clean(text, 0))
@@ -227,7 +230,7 @@ def feedback_markdown(res: dict[str, Any], lang: str = "en") -> str:
     if not res["exercises"]:
         out.append(lab["no_exercises"])
     for ex, e in res["exercises"].items():
-        heading = ex if re.fullmatch(r"\w+", str(ex), re.ASCII) else _md(ex)
+        heading = ex if _WORD.fullmatch(str(ex)) else _md(ex)
         out.append(f"## {heading} — {_fmt(e['score'])} / {_fmt(e['max_score'])} "
                    f"({_md(_status_word(e['status'], lang))})")
         out.append("")
@@ -240,8 +243,8 @@ def feedback_markdown(res: dict[str, Any], lang: str = "en") -> str:
             mark = "✅" if t["passed"] else "❌"
             kind = lab["hidden"] if t.get("hidden") else lab["public"]
             msg = _md_inline_code(t["message"]) if t.get("message") and not t["passed"] else ""
-            out.append(f"| {mark} | <code>{_md_code(t['name'])}</code> ({kind}) | {_fmt(t['score'])} / "
-                       f"{_fmt(t['max_score'])} | {msg} |")
+            name = f"`{t['name']}`" if _WORD.fullmatch(str(t["name"])) else f"<code>{_md_code(t['name'])}</code>"
+            out.append(f"| {mark} | {name} ({kind}) | {_fmt(t['score'])} / {_fmt(t['max_score'])} | {msg} |")
         out.append("")
     return "\n".join(out)
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,14 +65,82 @@ def _active(config: pytest.Config) -> bool:
     return bool(config.getoption(OPTION, default=None))
 
 
+SPACE_FORM = ("--tapetrace-submission PATH: write --tapetrace-submission=PATH (with `=`). pytest takes a separate "
+              "PATH for a test path, so it reads the configuration inside the submission (pytest.ini, conftest.py, "
+              "pythonpath) before any plugin runs; a submission's configuration must never reach pytest's process")
+
+
+def _space_form(args: list[str]) -> bool:
+    """Whether ``--tapetrace-submission`` was given as its own argument, its value the next one."""
+    return any(a == "--tapetrace-submission" for a in args)
+
+
+def _zone(path: str) -> str:
+    """What pytest must read nothing from: the submission (its folder, or the file itself)."""
+    return os.path.realpath(path)
+
+
+def _inside(path: Any, zone: str) -> bool:
+    try:
+        full = os.path.realpath(str(path))
+    except (OSError, ValueError):
+        return False
+    return full == zone or full.startswith(zone.rstrip(os.sep) + os.sep)
+
+
+def _read_from_submission(config: pytest.Config, path: str) -> str | None:
+    """What pytest took from inside the submission so far (its ini file, its folder as the working one,
+    a ``pythonpath`` entry, a module or plugin imported from there), or None."""
+    zone = _zone(path)
+    for arg in getattr(config.known_args_namespace, "file_or_dir", None) or []:
+        if _inside(arg.split("::")[0], zone):
+            return f"a path to collect ({arg})"
+    if config.inipath is not None and _inside(config.inipath, zone):
+        return f"its configuration file {config.inipath.name}"
+    if _inside(config.invocation_params.dir, zone):
+        return "the working folder (pytest would read its conftest.py): run pytest from outside the submission"
+    for entry in sys.path:
+        if entry and _inside(entry, zone):
+            return f"an import path ({entry})"
+    for name, module in list(sys.modules.items()):
+        origin = getattr(module, "__file__", None)
+        if origin and _inside(origin, zone):
+            return f"the module {name}"
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """The first hook a plugin gets, before any conftest.py is imported: refuses what would let pytest read
+    the submission (the space form of the option, an ini file, working folder or import path inside it).
+
+    pytest has already parsed its ini file by then (it does before loading plugins); what it imports
+    next (conftest.py files, and whatever collection would import) is refused here.
+    """
+    path = early_config.known_args_namespace.__dict__.get(OPTION)
+    if not path:
+        return
+    if _space_form([*early_config.invocation_params.args, *args]):
+        raise pytest.UsageError(SPACE_FORM)
+    found = _read_from_submission(early_config, str(path))
+    if found:
+        raise pytest.UsageError(f"--tapetrace-submission {path}: pytest would read the submission's files ({found}); "
+                                "nothing of a submission may run in pytest's process")
+
+
 @pytest.hookimpl(tryfirst=True)  # before the cache plugin settles where its folder is
 def pytest_configure(config: pytest.Config) -> None:
     if not _active(config):
         return
     path = config.getoption(OPTION)
-    _root_without_submission(config)
     if not Path(path).exists():
         raise pytest.UsageError(f"--tapetrace-submission {path}: no such file or directory")
+    if _space_form(list(config.invocation_params.args)):
+        raise pytest.UsageError(SPACE_FORM)
+    found = _read_from_submission(config, str(path))
+    if found:
+        raise pytest.UsageError(f"--tapetrace-submission {path}: pytest read the submission's files ({found}); "
+                                "nothing of a submission may run in pytest's process")
     if config.getoption("tapetrace_timeout") <= 0:
         raise pytest.UsageError("--tapetrace-timeout must be positive")
     if config.args_source != pytest.Config.ArgsSource.ARGS:  # no path given: the hidden suites
@@ -79,27 +148,6 @@ def pytest_configure(config: pytest.Config) -> None:
     seed = config.getoption("tapetrace_seed")
     config.pluginmanager.register(TapetraceSession(config, str(path), secrets.randbelow(2**31) if seed is None
                                                    else seed), "tapetrace-session")
-
-
-def _root_without_submission(config: pytest.Config) -> None:
-    """Chooses the rootdir as if ``PATH`` were not on the command line.
-
-    pytest picks its rootdir before it loads this plugin, so in ``--tapetrace-submission PATH``
-    it takes PATH for a test path: the rootdir would become the submission's folder (its cache
-    written there, node ids shown relative to it). ``--tapetrace-submission=PATH`` or ``--rootdir``
-    avoid that; otherwise the rootdir is chosen again from the paths to collect.
-    """
-    if config.option.rootdir:
-        return
-    from _pytest.config.findpaths import determine_setup
-
-    args = list(config.option.file_or_dir or []) or [str(_HIDDEN)]
-    try:
-        rootpath = determine_setup(inifile=config.option.inifilename, override_ini=config.option.override_ini,
-                                   args=args, rootdir_cmd_arg=None, invocation_dir=config.invocation_params.dir)[0]
-    except Exception:  # noqa: BLE001 - another pytest's private API: keep its choice
-        return
-    config._rootpath = rootpath
 
 
 def _session(config: pytest.Config) -> TapetraceSession:

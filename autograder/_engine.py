@@ -22,7 +22,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from autograder import _compile_cache, _device, _launch, _loader, _registry
+from autograder import _compile_cache, _device, _launch, _loader, _loadguard, _registry
 from autograder._paths import EXERCISES, ROOT, SOLUTIONS, private_dirs
 from autograder._protocol import check_rng, probe_error, reference_key
 from autograder._registry import JAX_ONLY
@@ -125,6 +125,29 @@ def _prune(path: str) -> None:
             total -= size
         except OSError:
             pass
+
+
+def read_all(paths: list[str], timeout: float) -> list[_loader.Submission | Exception]:
+    """Every submission read in a child process under the reading budget (``_loadguard``), in order; a
+    submission that cannot be read is its exception (its rows say why), never the end of the batch."""
+    subs: list[_loader.Submission | Exception] = []
+    with _loadguard.Reader(_loadguard.read_seconds(timeout)) as reader:
+        for p in paths:
+            try:
+                subs.append(reader.load(p))
+            except _loader.SubmissionError as err:
+                subs.append(err)
+            except Exception as err:  # noqa: BLE001
+                subs.append(_loader.SubmissionError(f"{type(err).__name__}: {err}"))
+    return subs
+
+
+def read_error(err: Exception) -> str | dict[str, Any]:
+    """What an unreadable submission's rows say: a catalogued text over the reading budget (rendered in the
+    run's language), else the loader's words."""
+    if isinstance(err, _loadguard.ReadBudgetExceeded):
+        return {"key": err.key, **err.fields}
+    return str(err)
 
 
 class ReferenceBank:
@@ -369,14 +392,7 @@ class GradingRun:
         exercise)`` once per finished (submission, exercise); both from grading threads.
         """
         exercises = [e for e in EXERCISES if not only or e in only]
-        subs: list[_loader.Submission | Exception] = []
-        for p in paths:
-            try:
-                subs.append(_loader.load(p))
-            except _loader.SubmissionError as err:
-                subs.append(err)
-            except Exception as err:  # noqa: BLE001
-                subs.append(_loader.SubmissionError(f"{type(err).__name__}: {err}"))
+        subs = read_all(paths, self.timeout)
         self.hide(h for p in paths for h in _hideable(p, self.tmp))
         if self.sandbox and not self.isolation:  # recorded from the start: a row without student code has it too
             self.measure_isolation()
@@ -390,7 +406,7 @@ class GradingRun:
             sub = subs[i]
             try:
                 if isinstance(sub, Exception):
-                    res = self._unreadable(ex, str(sub))
+                    res = self._unreadable(ex, read_error(sub), status=getattr(sub, "status", "missing"))
                 else:
                     res = self.grade_exercise(sub, ex)
             except Exception as err:  # noqa: BLE001 - nothing lost
@@ -429,11 +445,12 @@ class GradingRun:
         return {"submission": path, "device": dict(self.device), "seed": self.seed,
                 "total": 0.0, "max_total": 0.0, "exercises": {}}
 
-    def _unreadable(self, exercise: str, error: str, status: str = "missing",
+    def _unreadable(self, exercise: str, error: str | dict[str, Any], status: str = "missing",
                     key: str = "UNREADABLE") -> dict[str, Any]:
         suite = load_suite(exercise)
         checks = [c for c in suite.checks if not self.public_only or not c.hidden]
-        msg = render(key, self.lang, error=clean(error))  # it may quote file names the student chose
+        # it may quote file names the student chose; a dict is a catalogued text (read_error)
+        msg = render(key, self.lang, error=clean(error) if isinstance(error, str) else error)
         return {"score": 0.0, "max_score": float(sum(c.points for c in checks)), "status": status,
                 "message": msg, "seconds": 0.0,
                 "tests": [{"name": c.name, "score": 0.0, "max_score": c.points, "passed": False,
@@ -498,6 +515,10 @@ class ExerciseGrading:
         run, exercise = self.grading_run, self.exercise
         if exercise in self.sub.refused:
             name, kind = self.sub.refused[exercise]
+            if kind in ("FILE_TOO_LARGE", "FILE_UNREADABLE"):  # this exercise's file only: the others are graded
+                msg = render(kind, self.lang, name=clean(name, NAME_CHARS),
+                             limit=f"{_loader.MAX_SOURCE_BYTES // 1024**2} MB")
+                return self._zero("unreadable", msg, kind)
             msg = render("REFUSED_FILE", self.lang, name=clean(name, NAME_CHARS), what=render(kind, self.lang))
             return self._zero("error", msg, "REFUSED_FILE")
         source = self.sub.sources.get(exercise)

@@ -310,7 +310,7 @@ class TapetraceSession:
     def grading_run(self) -> GradingRun:
         """The session's run (made on the first check: collecting imports no framework)."""
         if self._run is None:
-            from autograder import _device, _engine, _loader
+            from autograder import _device, _engine, _loader, _loadguard
 
             opt = self.config.getoption
             skip = [x for x in opt("tapetrace_sandbox_skip").split(",") if x]
@@ -320,8 +320,8 @@ class TapetraceSession:
                                          public_only=opt("tapetrace_public_only"), sandbox_skip=skip)
             except _device.DeviceError as err:
                 pytest.exit(f"tapetrace: {err}", returncode=pytest.ExitCode.USAGE_ERROR)
-            try:
-                self._sub = _loader.load(self.path)
+            try:  # in a child process, under the reading budget (as `tapetrace grade` reads)
+                self._sub = _loadguard.load_bounded(self.path, run.timeout)
             except _loader.SubmissionError as err:
                 self._sub = err
             except Exception as err:  # noqa: BLE001 - as `tapetrace grade`: the submission is unreadable
@@ -343,7 +343,10 @@ class TapetraceSession:
 
         run = self.grading_run()
         if isinstance(self._sub, Exception):
-            early: dict[str, Any] | None = run._unreadable(exercise, str(self._sub))
+            from autograder._engine import read_error
+
+            early: dict[str, Any] | None = run._unreadable(exercise, read_error(self._sub),
+                                                           status=getattr(self._sub, "status", "missing"))
         else:
             grading = ExerciseGrading(run, self._sub, exercise)
             try:

@@ -197,6 +197,28 @@ def test_run_still_sound_after_attacks(attack_run):
         assert iso["pid_namespace"] is False and (iso["landlock"] or iso["uid"] is not None), iso
 
 
+def test_workers_forked_from_one_zygote_share_no_writable_state(attack_run, tmp_path):
+    """One worker takes every shared lock it inherited, overwrites every shared writable mapping and exits;
+    the next worker forked from the same zygote must neither block nor see it (a semaphore tqdm made while
+    the zygote warmed up once cost a later student's torch.compile a point after a 242 s reference timeout)."""
+    import json
+
+    taker = tmp_path / "taker" / "ex01_torch_mlp.py"
+    probe = tmp_path / "probe" / "ex01_torch_mlp.py"
+    for target, source in ((taker, Path(__file__).parent / "attacks" / "shared_lock_taken.py"),
+                           (probe, Path(__file__).parent.parent / "scripts" / "shared_state_probe.py")):
+        target.parent.mkdir()
+        target.write_text(source.read_text())
+    attack_run.start_worker("ex01_torch_mlp", str(taker), "student").close()
+    worker = attack_run.start_worker("ex01_torch_mlp", str(probe), "student")
+    worker.close()
+    error = str(worker.status.get("fields", {}).get("error", ""))
+    assert "PROBE " in error, worker.status
+    seen = json.loads(error.split("PROBE ", 1)[1])
+    assert seen["free"] == seen["locks"], seen
+    assert seen["shared_writable"] == 0 and seen["overwritten"] == 0, seen
+
+
 def test_at_least_twenty_attacks():
     assert len(ATTACKS) >= 20
 

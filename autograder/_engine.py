@@ -22,7 +22,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from autograder import _compile_cache, _device, _launch, _loader, _loadguard, _registry
+from autograder import _compile_cache, _device, _launch, _loader, _loadguard, _quota, _registry
 from autograder._paths import EXERCISES, ROOT, SOLUTIONS, private_dirs
 from autograder._protocol import check_rng, probe_error, reference_key
 from autograder._registry import JAX_ONLY
@@ -265,6 +265,7 @@ class GradingRun:
         self.sandbox_skip = list(sandbox_skip or [])  # layers not to try: see _sandbox.apply
         self.launcher = _TrackedLauncher(self._make_launcher(launcher))
         self.reference = ReferenceBank(self)
+        self.watch = _quota.ScratchWatch()  # students' workers' disk use, at every isolation level
         self.isolation: dict[str, Any] = {}
         self._hide: list[str] = []
         self._scratch_ids = iter(range(10**9))
@@ -309,7 +310,8 @@ class GradingRun:
             spec["sandbox"] = self._sandbox_spec(scratch, hide_extra)
         if getattr(self.launcher, "alive", True) is False:
             self.launcher = _TrackedLauncher(_launch.SpawnLauncher(cpu_jax=self._cpu_jax, prefix=self.launch_prefix))
-        return _launch.Worker(self.launcher, spec, self.timeout, self.lender if lend else None)
+        return _launch.Worker(self.launcher, spec, self.timeout, self.lender if lend else None,
+                              watch=self.watch if role == "student" else None)
 
     def _sandbox_spec(self, scratch: str, hide_extra: list[str] | None) -> dict[str, Any]:
         """A student worker's sandbox: its scratch, limits, what it must not read, what it may."""
@@ -317,7 +319,7 @@ class GradingRun:
             # the compile cache too: its programs are lent by key only (_compile_cache), never read
             cache = [self.jax_cache] if self.jax_cache else []
             hide = [*private_dirs(), self.tmp, *cache, *self._hide, *(hide_extra or [])]
-        return {"scratch": scratch, "mem_bytes": self.mem_bytes, "fsize_bytes": 64 * 1024**2,
+        return {"scratch": scratch, "mem_bytes": self.mem_bytes, "fsize_bytes": _quota.FILE_BYTES,
                 "hide": list(dict.fromkeys(hide)), "read": [],
                 "network": False, "skip": self.sandbox_skip}
 
@@ -365,6 +367,7 @@ class GradingRun:
     def close(self) -> None:
         self.reference.close()
         self.launcher.close()
+        self.watch.stop()
         shutil.rmtree(self.tmp, ignore_errors=True)
         if self._run_cache and self.jax_cache:
             shutil.rmtree(self.jax_cache, ignore_errors=True)
@@ -565,6 +568,8 @@ class ExerciseGrading:
                 raise StudentProblem("CALL_TIMEOUT", call=call, timeout=run.timeout * scale) from None
             if err.kind == "broken":
                 raise StudentProblem("WORKER_PROTOCOL", how=err.how) from None
+            if err.kind == "limit":
+                raise StudentProblem(err.how, **_quota.describe()) from None
             raise StudentProblem("CALL_CRASHED", call=call, how=err.how) from None
         if resp.get("ok"):
             return resp["value"]

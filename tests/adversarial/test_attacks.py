@@ -219,6 +219,55 @@ def test_workers_forked_from_one_zygote_share_no_writable_state(attack_run, tmp_
     assert seen["shared_writable"] == 0 and seen["overwritten"] == 0, seen
 
 
+def _student_says(run: GradingRun, script: str, tmp_path: Path, marker: str) -> tuple[dict, dict]:
+    """Loads tests/scripts/SCRIPT as a student's ex01 in the run (a load deadline of 120 s: these take their
+    time on a loaded machine); (its load status, the JSON after MARKER)."""
+    import json
+
+    src = tmp_path / script.replace(".py", "") / "ex01_torch_mlp.py"
+    src.parent.mkdir()
+    src.write_text((Path(__file__).parent.parent / "scripts" / script).read_text())
+    timeout, run.timeout = run.timeout, 120.0
+    try:
+        worker = run.start_worker("ex01_torch_mlp", str(src), "student")
+    finally:
+        run.timeout = timeout
+    worker.close()
+    error = str(worker.status.get("fields", {}).get("error", ""))
+    return worker.status, (json.loads(error.split(marker, 1)[1]) if marker in error else {})
+
+
+def test_a_worker_fills_no_disk(attack_run, tmp_path):
+    """20,000 files and 1 GB in 8 MB files (under the 64 MB file cap), in the scratch and /tmp: with namespaces
+    the private tmpfs refuses past its caps; without, the grader's watch kills the worker (it once left 1 GB
+    until the run ended). Either way nothing it wrote is left once it is closed."""
+    from autograder import _quota
+
+    status, wrote = _student_says(attack_run, "disk_filler.py", tmp_path, "FILLED ")
+    if status.get("code") == "SCRATCH_FULL":
+        assert status["status"] == "error" and attack_run.expected_level != "full", status
+    else:
+        assert wrote, status
+        assert wrote["files"] <= _quota.SCRATCH_FILES and wrote["mb"] * 1024**2 <= _quota.SCRATCH_BYTES, wrote
+    left = [p for d in ("/tmp", "/var/tmp", "/dev/shm") for p in Path(d).glob("tapetrace-fill-*")]
+    assert not left, left
+    assert not [p for p in Path(attack_run.tmp).glob("w*/f1*")], "a closed worker's scratch was left"
+
+
+def test_a_fork_bomb_is_capped(attack_run, tmp_path):
+    """3,000 processes tried: each worker is capped (a pids cgroup of its own where root may make one, else an
+    unprivileged uid's RLIMIT_NPROC; the kernel holds root to no RLIMIT_NPROC), and none outlives it."""
+    status, said = _student_says(attack_run, "fork_bomb.py", tmp_path, "FORKED ")
+    assert said, status
+    assert 0 < said["forked"] < 3000, said  # 3,000: every fork it tried succeeded
+    cap = max(1024, 16 * (os.cpu_count() or 1))  # _sandbox.pids_cap(); an unprivileged uid's limit is lower
+    assert said["forked"] < cap, said
+    deadline = time.monotonic() + 10
+    while "tt-forkbomb" in subprocess.run(["ps", "-eo", "comm"], capture_output=True, text=True).stdout:
+        assert time.monotonic() < deadline, "the fork bomb's processes outlived their worker"
+        time.sleep(0.2)
+
+
 def test_at_least_twenty_attacks():
     assert len(ATTACKS) >= 20
 

@@ -65,12 +65,13 @@ def to_bytes(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape" if undecoded else "surrogatepass")
 
 
-def clean(value: Any, limit: int = MESSAGE_CHARS) -> str:
+def clean(value: Any, limit: int = MESSAGE_CHARS, strip: bool = True) -> str:
     """A student-controlled value as one printable line of at most ``limit`` characters.
 
     Args:
         value: a str (possibly with undecodable bytes as surrogates), bytes, or anything with a ``str``.
         limit: the most characters kept (the cut is marked with an ellipsis); 0 keeps them all.
+        strip: drop leading and trailing spaces (False for names: ``" alice"`` is not ``"alice"``).
 
     Returns:
         The text with control and invisible characters shown as escapes, whitespace runs as one
@@ -82,7 +83,8 @@ def clean(value: Any, limit: int = MESSAGE_CHARS) -> str:
     text = _printable(value)
     if limit and len(text) > 4 * limit + 64:  # never scan a huge string: cut first (escapes only lengthen it)
         text = text[: 4 * limit + 64]
-    text = _INVISIBLE.sub(_escape, _SPACES.sub(" ", text)).strip()
+    text = _INVISIBLE.sub(_escape, _SPACES.sub(" ", text))
+    text = text.strip() if strip else text
     if limit and len(text) > limit:
         text = text[: limit - 1].rstrip() + ELLIPSIS
     return text
@@ -105,8 +107,9 @@ def clean_tree(value: Any, limit: int = MESSAGE_CHARS, depth: int = 4) -> Any:
 
 
 def terminal(value: Any, limit: int = 0) -> str:
-    """Text for a terminal line (the table, the progress line): nothing a terminal would interpret."""
-    return clean(value, limit)
+    """Text for a terminal line (the table, the progress line): nothing a terminal would interpret (a
+    leading or trailing space is kept: two names may differ by it)."""
+    return clean(value, limit, strip=False)
 
 
 _FORMULA = ("=", "+", "-", "@", "\t", "\r", "\n", "|", "%")
@@ -120,7 +123,7 @@ def csv_cell(value: Any) -> Any:
     """
     if value is None or isinstance(value, (bool, int, float)):
         return value
-    text = clean(value, 0)
+    text = clean(value, 0, strip=False)
     if text.lstrip()[:1] in _FORMULA:
         return "'" + text
     return text

@@ -133,11 +133,12 @@ def _leftovers() -> list[str]:
     return found
 
 
-def _survivors(marks: tuple[str, ...] = ("sleep 4242", "sleep 4243"), wait: float = 3.0) -> list[str]:
-    """Processes a student started that are still alive (the zygote sweeps orphans about once a second)."""
+def _survivors(marks: tuple[str, ...] = ("sleep 4242", "sleep 4243", "tt-spinner"), wait: float = 3.0) -> list[str]:
+    """Processes a student started that are still alive (the zygote sweeps orphans about once a second), or a
+    worker the grader should have killed (named tt-spinner)."""
     deadline = time.monotonic() + wait
     while True:
-        ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        ps = subprocess.run(["ps", "-eo", "comm,args"], capture_output=True, text=True).stdout
         alive = [m for m in marks if m in ps]
         if not alive or time.monotonic() > deadline:
             return alive
@@ -173,8 +174,11 @@ def test_attack_is_contained(attack_run, listener, tmp_path, path):
     if message:
         texts = [ex["message"], *detail.values()]
         assert any(alt in t for t in texts for alt in message.split("|")), texts
-    for t in ex["tests"]:
+    for t in [*ex["tests"], *res["exercises"][canary]["tests"]]:
         assert len(t["message"]) < 600
+        assert not re.search(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e]", t["message"]), t["message"][:200]
+    iso = res["isolation"]  # the sandbox's own record: nothing a worker says reaches it
+    assert iso.get("level") == attack_run.expected_level and not iso.get("forged"), iso
     kept = res["exercises"][canary]
     assert kept["score"] == kept["max_score"], kept
     assert not _leftovers()

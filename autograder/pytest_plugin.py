@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from autograder._text import terminal  # imports nothing else (the plugin loads before any refusal)
+
 if TYPE_CHECKING:
     from autograder._engine import ExerciseGrading, GradingRun
     from autograder._suite import Check
@@ -124,7 +126,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
         raise pytest.UsageError(SPACE_FORM)
     found = _read_from_submission(early_config, str(path))
     if found:
-        raise pytest.UsageError(f"--tapetrace-submission {path}: pytest would read the submission's files ({found}); "
+        raise pytest.UsageError(f"--tapetrace-submission {terminal(path)}: pytest would read the submission's files ({found}); "
                                 "nothing of a submission may run in pytest's process")
 
 
@@ -134,12 +136,12 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     path = config.getoption(OPTION)
     if not Path(path).exists():
-        raise pytest.UsageError(f"--tapetrace-submission {path}: no such file or directory")
+        raise pytest.UsageError(f"--tapetrace-submission {terminal(path)}: no such file or directory")
     if _space_form(list(config.invocation_params.args)):
         raise pytest.UsageError(SPACE_FORM)
     found = _read_from_submission(config, str(path))
     if found:
-        raise pytest.UsageError(f"--tapetrace-submission {path}: pytest read the submission's files ({found}); "
+        raise pytest.UsageError(f"--tapetrace-submission {terminal(path)}: pytest read the submission's files ({found}); "
                                 "nothing of a submission may run in pytest's process")
     if config.getoption("tapetrace_timeout") <= 0:
         raise pytest.UsageError("--tapetrace-timeout must be positive")
@@ -268,7 +270,8 @@ class TapetraceSession:
 
     # ------------------------------------------------------------------ hooks
     def pytest_report_header(self, config: pytest.Config) -> str:
-        return (f"tapetrace: grading {self.path} (seed {self.seed}, device {config.getoption('tapetrace_device')}, "
+        return (f"tapetrace: grading {terminal(self.path)} (seed {self.seed}, "
+                f"device {config.getoption('tapetrace_device')}, "
                 f"lang {config.getoption('tapetrace_lang')})")
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:

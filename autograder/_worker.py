@@ -100,7 +100,9 @@ def _describe(err: BaseException, path: str) -> dict[str, Any]:
     if where:  # a nested catalogued text: the grader renders it in the run's language (autograder._i18n.render)
         line, code, func = where
         loc = {"key": "where.line_code", "line": line, "code": code[:120]} if code else {"key": "where.line", "line": line}
-    return {"type": type(err).__name__, "message": _safe_str(err), "where": loc, "func": func}
+    # the grader cleans and caps every string it receives (_intake); capped here too, so a huge type name
+    # still reaches it as the exception it is rather than as an oversized frame
+    return {"type": type(err).__name__[:200], "message": _safe_str(err), "where": loc, "func": func[:200]}
 
 
 def _load(spec: dict[str, Any]) -> tuple[Any, dict[str, Any]]:

@@ -1,17 +1,39 @@
 """tapetrace: autograded PyTorch-vs-JAX exercises ("the tape vs the trace").
 
-Public surface, re-exported explicitly; internals live in ``_``-modules.
+Public surface, re-exported explicitly; internals live in ``_``-modules. The names are imported on first
+use (PEP 562): importing the package imports nothing else, so loading the pytest plugin
+(``autograder.pytest_plugin``) imports no library before the plugin can refuse a command line that would
+let pytest put a submission's folder on the import path (a ``numpy.py`` there would shadow numpy).
 """
 
-from autograder._compare import first_difference as first_difference
-from autograder._engine import GradingRun as GradingRun
-from autograder._loader import load as load_submission
-from autograder._paths import EXERCISES as EXERCISES
-from autograder._suite import Ctx as Ctx
-from autograder._suite import Fail as Fail
-from autograder._suite import Suite as Suite
-from autograder._tolerances import tolerance as tolerance
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["EXERCISES", "Ctx", "Fail", "GradingRun", "Suite", "first_difference", "load_submission", "tolerance"]
+_PUBLIC = {
+    "EXERCISES": ("autograder._paths", "EXERCISES"),
+    "Ctx": ("autograder._suite", "Ctx"),
+    "Fail": ("autograder._suite", "Fail"),
+    "GradingRun": ("autograder._engine", "GradingRun"),
+    "Suite": ("autograder._suite", "Suite"),
+    "first_difference": ("autograder._compare", "first_difference"),
+    "load_submission": ("autograder._loader", "load"),
+    "tolerance": ("autograder._tolerances", "tolerance"),
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'autograder' has no attribute {name!r}")
+    module, attr = _PUBLIC[name]
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])

@@ -102,21 +102,32 @@ def is_percent_script(text: str) -> bool:
     return any(_PERCENT.match(line) for line in text.splitlines())
 
 
+_CELL_KIND = re.compile(r"\[(markdown|md|raw)\]")
+_META_KEY = re.compile(r"([A-Za-z_][\w.-]*)=")
+MAX_HEADER = 4096  # characters of a ``# %%`` line whose metadata is read (jupytext writes short ones)
+
+
 def _percent_header(rest: str) -> tuple[str, dict]:
-    """``[markdown] key={json} key="v"`` after ``# %%`` -> (cell type, metadata)."""
+    """``[markdown] key={json} key="v"`` after ``# %%`` -> (cell type, metadata). Linear in the line's length:
+    a header of thousands of spaces once made a backtracking pattern run for minutes."""
     kind = "code"
-    m = re.match(r"\s*(.*?)\s*\[(markdown|md|raw)\]", rest)
+    m = _CELL_KIND.search(rest)
     if m:
-        kind = "raw" if m.group(2) == "raw" else "markdown"
+        kind = "raw" if m.group(1) == "raw" else "markdown"
         rest = rest[m.end():]
     meta: dict = {}
+    if len(rest) > MAX_HEADER:  # no jupytext header is this long: its metadata is not read
+        return kind, meta
     decoder = json.JSONDecoder()
-    for m in re.finditer(r"([A-Za-z_][\w.-]*)=", rest):
+    pos = 0
+    while (m := _META_KEY.search(rest, pos)) is not None:
         try:
-            value, _end = decoder.raw_decode(rest, m.end())
+            value, end = decoder.raw_decode(rest, m.end())
         except ValueError:
+            pos = m.end()
             continue
         meta[m.group(1)] = value
+        pos = end
     return kind, meta
 
 
@@ -190,10 +201,12 @@ def _join_magic_continuations(lines: list[str]) -> list[str]:
         line = lines[i]
         if _MAGIC_START.match(line) and line.endswith("\\"):
             j = i
-            while j + 1 < len(lines) and line.endswith("\\"):
+            parts = [line]
+            while j + 1 < len(lines) and lines[j].endswith("\\"):
+                parts[-1] = parts[-1][:-1]
                 j += 1
-                line = line[:-1] + lines[j]
-            out += [line] + [""] * (j - i)
+                parts.append(lines[j])
+            out += ["".join(parts)] + [""] * (j - i)
             i = j + 1
             continue
         out.append(line)
@@ -239,12 +252,69 @@ def transform_cell(src: str) -> str | None:
     text = "\n".join(_join_magic_continuations(lines[first:])) + "\n"
     tm = _transformer()
     try:
-        out = tm.transform_cell(text) if tm is not None else _plain_fallback(text)
+        out = _ipython(tm, text) if tm is not None else _plain_fallback(text)
     except Exception:  # noqa: BLE001 - IPython could not read it: Python will say what is wrong
         out = text
     out_lines = [_unwrap_time(ln) for ln in out.splitlines()]
     out_lines += [""] * (len(lines) - first - len(out_lines))  # a joined `\` continuation: same length
     return "\n" * first + "\n".join(out_lines) + "\n"
+
+
+# a line IPython's token transforms may rewrite: an escape first (``!cmd``, ``%magic``, ``?obj``, ``,f a``...),
+# ``x = !cmd`` / ``x = %magic``, or ``obj?`` at its end
+_IPYTHON_SYNTAX = re.compile(r"^\s*[!?%,;/]|=\s*[!%]|\?\s*(?:#.*)?$", re.MULTILINE)
+
+
+def _ipython(tm: Any, text: str) -> str:
+    """What IPython's ``TransformerManager.transform_cell`` gives, in time linear in the cell's length.
+
+    IPython re-tokenises the whole cell after each rewrite it makes (up to 500: a cell of thousands of
+    ``!cmd`` lines took minutes). Here its line-based clean-ups run on the whole cell as there, and its
+    token transforms run IPython's own loop on the cell's logical lines, each tokenised alone and only
+    again when it changed: each round, every transform's first match in the cell (its first logical
+    line with one), the earliest applied, the next tried when one fails, until none applies.
+    """
+    from IPython.core.inputtransformer2 import TRANSFORM_LOOP_LIMIT, make_tokens_by_line
+
+    lines = text.splitlines(keepends=True)
+    for transform in tm.cleanup_transforms + tm.line_transforms:
+        lines = transform(lines)
+    if not _IPYTHON_SYNTAX.search("".join(lines)):
+        return "".join(lines)
+    starts = sorted({group[0].start[0] - 1 for group in make_tokens_by_line(lines) if group} | {0})
+    chunks = [lines[a:b] for a, b in zip(starts, [*starts[1:], len(lines)], strict=True) if a < len(lines)]
+    kinds = tm.token_transformers
+    found: dict[int, list[Any]] = {}  # chunk -> each transform's match in it (None: no match)
+
+    def matches(k: int) -> list[Any]:
+        if k not in found:
+            maybe = _IPYTHON_SYNTAX.search("".join(chunks[k]))
+            tokens = make_tokens_by_line(chunks[k]) if maybe else []
+            found[k] = [kind.find(tokens) if maybe else None for kind in kinds]
+        return found[k]
+
+    first = [0] * len(kinds)  # per transform: no chunk before this one has a match
+    for _ in range(TRANSFORM_LOOP_LIMIT):
+        candidates = []
+        for t in range(len(kinds)):
+            while first[t] < len(chunks) and matches(first[t])[t] is None:
+                first[t] += 1
+            if first[t] < len(chunks):
+                m = matches(first[t])[t]
+                candidates.append((first[t], m.sortby(), m))
+        if not candidates:
+            return "".join(line for chunk in chunks for line in chunk)
+        for k, _order, m in sorted(candidates, key=lambda c: (c[0], c[1])):
+            try:
+                chunks[k] = m.transform(chunks[k])
+            except SyntaxError:
+                continue
+            found.pop(k, None)  # only chunk k changed: a transform's first match can only move to it
+            first = [k if f > k and matches(k)[t] is not None else f for t, f in enumerate(first)]
+            break
+        else:  # IPython stops at a round where every match fails
+            return "".join(line for chunk in chunks for line in chunk)
+    raise RuntimeError(f"Input transformation still changing after {TRANSFORM_LOOP_LIMIT} iterations. Aborting.")
 
 
 # --------------------------------------------------------------------------- sections

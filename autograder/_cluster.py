@@ -38,8 +38,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from autograder import _engine, _loader
-from autograder._engine import GradingRun, schedule
+from autograder import _engine, _loader, _loadguard
+from autograder._engine import GradingRun, read_error, schedule
 from autograder._paths import EXERCISES
 
 EXTRA = "pip install 'tapetrace[cluster]'"
@@ -151,7 +151,7 @@ def _hide_everywhere(run: GradingRun, places: list[str]) -> None:
 
 
 def grade_task(plugin: str, path: str, form: str, exercise: str, source: str | None,
-               hide: list[str] | None = None) -> dict[str, Any]:
+               hide: list[str] | None = None, refused: tuple[str, str] | None = None) -> dict[str, Any]:
     """Runs on a Dask worker: grades one exercise of one submission with the worker's run.
 
     Args:
@@ -163,6 +163,7 @@ def grade_task(plugin: str, path: str, form: str, exercise: str, source: str | N
         source: the exercise's source text as the client's loader read it (None: no such file).
         hide: :func:`hide_list` of the run's submissions, kept from every student worker (where
             the worker shares the client's filesystem; elsewhere they do not exist).
+        refused: ``(file name, kind)`` when the loader refused or could not read the exercise's file.
 
     Returns:
         ``{"result": exercise result (GradingRun.grade_exercise's), "isolation", "launcher",
@@ -177,7 +178,8 @@ def grade_task(plugin: str, path: str, form: str, exercise: str, source: str | N
     try:
         if hide:
             _hide_everywhere(run, hide)
-        res = run.grade_exercise(_loader.Submission(path, {exercise: source}, form), exercise)
+        res = run.grade_exercise(_loader.Submission(path, {exercise: source}, form,
+                                                    {exercise: tuple(refused)} if refused else {}), exercise)
     except Exception as err:  # noqa: BLE001 - nothing lost (GradingRun.grade does the same)
         res = run.graders_row(exercise, "grader_error", f"internal error: {type(err).__name__}: {err}")
     return {"result": res, "isolation": dict(run.isolation), "launcher": run.launcher.kind,
@@ -233,6 +235,7 @@ class ClusterRun:
         self.seed = int(run_kwargs["seed"])
         self.lang = run_kwargs.get("lang", "en")
         self.public_only = bool(run_kwargs.get("public_only", False))
+        self.timeout = float(run_kwargs.get("timeout", 30.0))  # the reading budget follows it (_loadguard)
         self.device: dict[str, str] = {}
         self.isolation: dict[str, Any] = {}
         self.launcher = _Kind(str(run_kwargs.get("launcher", "auto")))
@@ -373,20 +376,23 @@ class ClusterRun:
                record: Callable[[int, str, dict[str, Any]], None]) -> Iterator[tuple[int, str, tuple]]:
         """Reads each submission when its first task is due; unreadable ones are rows at once."""
         hide = hide_list(paths)  # no student worker may read any submission
-        for i, p in enumerate(paths):
-            order = schedule(wanted[i])
-            if not order:
-                continue
-            try:
-                sub = _loader.load(p)
-            except Exception as err:  # noqa: BLE001 - GradingRun.grade does the same
-                error = str(err) if isinstance(err, _loader.SubmissionError) else f"{type(err).__name__}: {err}"
+        with _loadguard.Reader(_loadguard.read_seconds(self.timeout)) as reader:  # as GradingRun.grade reads
+            for i, p in enumerate(paths):
+                order = schedule(wanted[i])
+                if not order:
+                    continue
+                try:
+                    sub = reader.load(p)
+                except Exception as err:  # noqa: BLE001 - GradingRun.grade does the same
+                    error = read_error(err) if isinstance(err, _loader.SubmissionError) \
+                        else f"{type(err).__name__}: {err}"
+                    for ex in order:
+                        record(i, ex, GradingRun._unreadable(self, ex, error,  # type: ignore[arg-type]
+                                                             status=getattr(err, "status", "unreadable")))
+                    continue
+                where = os.path.abspath(p)
                 for ex in order:
-                    record(i, ex, GradingRun._unreadable(self, ex, error))  # type: ignore[arg-type]
-                continue
-            where = os.path.abspath(p)
-            for ex in order:
-                yield i, ex, (where, sub.form, ex, sub.sources.get(ex), hide)
+                    yield i, ex, (where, sub.form, ex, sub.sources.get(ex), hide, sub.refused.get(ex))
 
     def _outcome(self, fut: Any, exercise: str) -> dict[str, Any]:
         """The exercise result a finished future stands for (a grader-error row if it failed)."""
@@ -397,8 +403,11 @@ class ClusterRun:
             why = (f"the Dask workers grading it died ({name}: {err})" if name == "KilledWorker"
                    else f"{name}: {err}")
             return GradingRun.graders_row(self, exercise, "ungraded", why)  # type: ignore[arg-type]
-        if out.get("isolation"):
-            self.isolation = out["isolation"]
+        if out.get("isolation"):  # the Dask worker's run's own measurement (never a student worker's word)
+            from autograder._sandbox import level_at_least
+
+            if not self.isolation or not level_at_least(out["isolation"], str(self.isolation.get("level"))):
+                self.isolation = dict(out["isolation"])  # the weakest any Dask worker obtained
         if out.get("device"):
             self.device = out["device"]
         self.launcher.kind = out.get("launcher", self.launcher.kind)

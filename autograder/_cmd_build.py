@@ -49,7 +49,7 @@ ZIP_DATE = (2026, 1, 1, 0, 0, 0)
 SNAPSHOT_FORMAT = 1
 
 # Engine modules the public runtime needs (besides the exercise packages, the packages below and the data).
-RUNTIME_MODULES = ("_protocol.py", "_suite.py", "_compare.py", "_tolerances.py", "_wire.py", "_worker.py",
+RUNTIME_MODULES = ("_protocol.py", "_suite.py", "_text.py", "_compare.py", "_tolerances.py", "_wire.py", "_worker.py",
                    "_data.py", "_public.py", "_cells.py", "_exec.py", "_probing.py", "_registry.py", "_i18n.py")
 # Engine sub-packages shipped whole.
 RUNTIME_PACKAGES = ("messages", "student")

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder._paths import EXERCISES
+from autograder._text import clean, csv_cell
 
 _SKIP_OTTER = {"public tests", "pdf generation failed", "autograder exception"}
 
@@ -66,21 +67,35 @@ def _check_of(exercise: str, case: str, checks: list[tuple[str, float, bool]]) -
     return None
 
 
-def _parse_cases(output: str) -> list[tuple[str, bool, str]]:
-    """(case name, passed, failure message) from otter's per-file summary text."""
+_PASSED, _FAILED = "✅ Test case passed", "❌ Test case failed"
+
+
+def _parse_cases(output: str, known: set[str] | None = None) -> list[tuple[str, bool, str]]:
+    """(case name, passed, failure message) from otter's per-file summary text.
+
+    Only otter's own lines decide: a case is a line ``    NAME result:`` followed by otter's verdict line
+    (``✅ Test case passed`` / ``❌ Test case failed``) as the block's first line. A failure's message
+    (the engine's, cleaned to one line where it entered its record) can add no line of its own, and
+    a mark or a case name inside it counts for nothing. ``known``: the only case names accepted
+    (an exercise's checks); a block naming any other makes the whole text unreadable (``[]``).
+    """
     cases = []
-    blocks = re.split(r"(?m)^\s*(\S[^\n]*?) result:\s*$", output)
+    blocks = re.split(r"(?m)^ {4}(\S[^\n]*?) result:[ \t]*$", output)
     # blocks: [preamble, name1, body1, name2, body2, ...]
     for k in range(1, len(blocks) - 1, 2):
         name, body = blocks[k].strip(), blocks[k + 1]
-        passed = "✅" in body or ("passed" in body.lower() and "failed" not in body.lower())
+        lines = [ln.strip() for ln in body.strip().splitlines() if ln.strip()]
+        if not lines or lines[0] not in (_PASSED, _FAILED) or (known is not None and name not in known):
+            return []
+        passed = lines[0] == _PASSED
         msg = ""
         if not passed:
-            lines = [ln.strip() for ln in body.strip().splitlines() if ln.strip()]
-            errs = [ln for ln in lines if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Fail\w*)\b:?", ln)]
-            msg = errs[-1] if errs else (lines[-1] if lines else "failed")
+            errs = [ln for ln in lines[1:] if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Fail\w*)\b:?", ln)]
+            msg = errs[-1] if errs else (lines[-1] if len(lines) > 1 else "failed")
             msg = re.sub(r"^(AssertionError|Exception):\s*", "", msg)
-        cases.append((name, passed, msg[:400]))
+        cases.append((name, passed, clean(msg, 400)))
+    if len({c[0] for c in cases}) != len(cases):
+        return []  # a case twice: not otter's summary
     return cases
 
 
@@ -122,17 +137,12 @@ def from_otter(data: dict[str, Any], submission: str) -> dict[str, Any]:
                                "passed": score >= max_score, "hidden": t.get("visibility") != "visible",
                                "message": "" if score >= max_score else _first_line(output), "code": ""})
             continue
-        cases = _parse_cases(output)
-        if not cases and "all test cases passed" in output.lower() and checks:
-            cases = [(c, True, "") for c, _p, _h in checks]
+        cases = _cases(output, tname, checks, score, max_score)
         if cases:
             pts = {c: (p, h) for c, p, h in checks}
-            mapped = [(_check_of(ex, c, checks) if checks else None, c, ok, msg) for c, ok, msg in cases]
-            known = all(m is not None for m, *_ in mapped) and checks
-            for m, c, ok, msg in mapped:
-                name = m or c
-                p, hid = pts.get(name, (max_score / len(cases), True)) if known else (max_score / len(cases), True)
-                e["tests"].append({"name": name, "score": p if ok else 0.0, "max_score": p, "passed": ok,
+            for c, ok, msg in cases:
+                p, hid = pts[c] if checks else (max_score / len(cases), True)
+                e["tests"].append({"name": c, "score": p if ok else 0.0, "max_score": p, "passed": ok,
                                    "hidden": hid, "message": msg, "code": "" if ok else "OTTER_FAILED"})
         else:
             e["tests"].append({"name": tname, "score": score, "max_score": max_score,
@@ -149,9 +159,30 @@ def from_otter(data: dict[str, Any], submission: str) -> dict[str, Any]:
             "max_total": round(max_total, 6), "exercises": exercises}
 
 
+def _cases(output: str, question: str, checks: list[tuple[str, float, bool]], score: float,
+           max_score: float) -> list[tuple[str, bool, str]]:
+    """The cases of one otter test, only where otter's summary and its scores agree; else ``[]``.
+
+    For a tapetrace exercise the case names must be its checks, and the points of the cases that
+    passed must add up to the score otter gave the test; for another assignment's question, otter's
+    own case names (``q1 - 1``...) and an equal share of the points per case. Otherwise the test stays
+    one row with otter's score (nothing in its text is believed).
+    """
+    if checks:
+        points = {c: p for c, p, _h in checks}
+        cases = _parse_cases(output, set(points))
+        if not cases and score >= max_score and re.search(r"(?m)^\S.* results: All test cases passed!$", output):
+            cases = [(c, True, "") for c, _p, _h in checks]
+        got = sum(points[c] for c, ok, _m in cases if ok)
+    else:
+        cases = [c for c in _parse_cases(output) if re.fullmatch(rf"{re.escape(question)} - \d+", c[0])]
+        got = max_score * sum(ok for _c, ok, _m in cases) / len(cases) if cases else 0.0
+    return cases if cases and abs(got - score) < 1e-6 else []
+
+
 def _first_line(text: str) -> str:
     lines = [ln.strip() for ln in str(text).splitlines() if ln.strip() and not ln.strip().endswith("results:")]
-    return lines[-1][:300] if lines else ""
+    return clean(lines[-1]) if lines else ""
 
 
 def _otter_name(path: Path) -> str:
@@ -248,7 +279,9 @@ def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], tit
     """The report page: summary cards, the plots, the hardest checks, every submission."""
     from autograder._plots import check_stats, exercise_order, hardest_first, shorten
 
-    esc = html.escape
+    def esc(value: Any) -> str:
+        return html.escape(clean(value, 0))
+
     seeds = sorted({str(r.get("seed")) for r in results if r.get("seed") is not None})
     devices = sorted({f"torch {r['device'].get('torch')}, jax {r['device'].get('jax')}"
                       for r in results if r.get("device")})
@@ -318,16 +351,16 @@ def write_summary_csv(results: list[dict[str, Any]], path: Path) -> None:
     import csv
 
     from autograder._plots import check_stats
-    from autograder._report import _csv_cell
 
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["exercise", "test", "hidden", "submissions", "passed", "pass_rate", "commonest_failure",
                     "commonest_message", "attempted", "pass_rate_attempted"])
         for s in check_stats(results):  # the message whole (a spreadsheet cell wraps it), never cut
-            w.writerow([s["exercise"], s["check"], s["hidden"], s["n"], s["passed"],
-                        f"{s['rate']:.4f}" if s["n"] else "", s["common_failure"], _csv_cell(s["example_message"]),
-                        s["attempted"], f"{s['attempted_rate']:.4f}" if s["attempted"] else ""])
+            w.writerow([csv_cell(v) for v in (s["exercise"], s["check"], s["hidden"], s["n"], s["passed"],
+                                              f"{s['rate']:.4f}" if s["n"] else "", s["common_failure"],
+                                              s["example_message"], s["attempted"],
+                                              f"{s['attempted_rate']:.4f}" if s["attempted"] else "")])
 
 
 def build_report(results: list[dict[str, Any]], out: Path, title: str = "tapetrace grading report",

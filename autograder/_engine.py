@@ -22,11 +22,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from autograder import _compile_cache, _device, _launch, _loader, _registry, _status
+from autograder import _compile_cache, _device, _launch, _loader, _loadguard, _quota, _registry, _status
 from autograder._paths import EXERCISES, ROOT, SOLUTIONS, private_dirs
 from autograder._protocol import check_rng, probe_error, reference_key
 from autograder._registry import JAX_ONLY
 from autograder._suite import INTERNAL_ERROR, Check, Ctx, GraderBug, StudentProblem, Suite, result_of, run_check
+from autograder._text import NAME_CHARS, clean
 from autograder.messages import render
 
 MAX_TIMEOUTS_PER_EXERCISE = 3
@@ -129,6 +130,29 @@ def _prune(path: str) -> None:
             total -= size
         except OSError:
             pass
+
+
+def read_all(paths: list[str], timeout: float) -> list[_loader.Submission | Exception]:
+    """Every submission read in a child process under the reading budget (``_loadguard``), in order; a
+    submission that cannot be read is its exception (its rows say why), never the end of the batch."""
+    subs: list[_loader.Submission | Exception] = []
+    with _loadguard.Reader(_loadguard.read_seconds(timeout)) as reader:
+        for p in paths:
+            try:
+                subs.append(reader.load(p))
+            except _loader.SubmissionError as err:
+                subs.append(err)
+            except Exception as err:  # noqa: BLE001
+                subs.append(_loader.SubmissionError(f"{type(err).__name__}: {err}"))
+    return subs
+
+
+def read_error(err: Exception) -> str | dict[str, Any]:
+    """What an unreadable submission's rows say: a catalogued text over the reading budget (rendered in the
+    run's language), else the loader's words."""
+    if isinstance(err, _loadguard.ReadBudgetExceeded):
+        return {"key": err.key, **err.fields}
+    return str(err)
 
 
 class ReferenceBank:
@@ -246,6 +270,7 @@ class GradingRun:
         self.sandbox_skip = list(sandbox_skip or [])  # layers not to try: see _sandbox.apply
         self.launcher = _TrackedLauncher(self._make_launcher(launcher))
         self.reference = ReferenceBank(self)
+        self.watch = _quota.ScratchWatch()  # students' workers' disk use, at every isolation level
         self.isolation: dict[str, Any] = {}
         self._hide: list[str] = []
         self._scratch_ids = iter(range(10**9))
@@ -293,7 +318,8 @@ class GradingRun:
             spec["sandbox"] = self._sandbox_spec(scratch, hide_extra)
         if getattr(self.launcher, "alive", True) is False:
             self.launcher = _TrackedLauncher(_launch.SpawnLauncher(cpu_jax=self._cpu_jax, prefix=self.launch_prefix))
-        return _launch.Worker(self.launcher, spec, self.timeout, self.lender if lend else None)
+        return _launch.Worker(self.launcher, spec, self.timeout, self.lender if lend else None,
+                              watch=self.watch if role == "student" else None)
 
     def _sandbox_spec(self, scratch: str, hide_extra: list[str] | None) -> dict[str, Any]:
         """A student worker's sandbox: its scratch, limits, what it must not read, what it may."""
@@ -301,7 +327,7 @@ class GradingRun:
             # the compile cache too: its programs are lent by key only (_compile_cache), never read
             cache = [self.jax_cache] if self.jax_cache else []
             hide = [*private_dirs(), self.tmp, *cache, *self._hide, *(hide_extra or [])]
-        return {"scratch": scratch, "mem_bytes": self.mem_bytes, "fsize_bytes": 64 * 1024**2,
+        return {"scratch": scratch, "mem_bytes": self.mem_bytes, "fsize_bytes": _quota.FILE_BYTES,
                 "hide": list(dict.fromkeys(hide)), "read": [],
                 "network": False, "skip": self.sandbox_skip}
 
@@ -349,6 +375,7 @@ class GradingRun:
     def close(self) -> None:
         self.reference.close()
         self.launcher.close()
+        self.watch.stop()
         shutil.rmtree(self.tmp, ignore_errors=True)
         if self._run_cache and self.jax_cache:
             shutil.rmtree(self.jax_cache, ignore_errors=True)
@@ -380,14 +407,7 @@ class GradingRun:
         """
         exercises = [e for e in EXERCISES if not only or e in only]
         wanted = [[e for e in exercises if e in (exercises_for or {}).get(p, exercises)] for p in paths]
-        subs: list[_loader.Submission | Exception] = []
-        for p in paths:
-            try:
-                subs.append(_loader.load(p))
-            except _loader.SubmissionError as err:
-                subs.append(err)
-            except Exception as err:  # noqa: BLE001
-                subs.append(_loader.SubmissionError(f"{type(err).__name__}: {err}"))
+        subs = read_all(paths, self.timeout)
         self.hide(h for p in paths for h in _hideable(p, self.tmp))
         if self.sandbox and not self.isolation:  # recorded from the start: a row without student code has it too
             self.measure_isolation()
@@ -401,7 +421,7 @@ class GradingRun:
             sub = subs[i]
             try:
                 if isinstance(sub, Exception):
-                    res = self._unreadable(ex, str(sub))
+                    res = self._unreadable(ex, read_error(sub), status=getattr(sub, "status", "unreadable"))
                 else:
                     res = self.grade_exercise(sub, ex)
             except Exception as err:  # noqa: BLE001 - nothing lost; the grader's trouble, not the student's
@@ -445,10 +465,11 @@ class GradingRun:
         """A row the student's code did not earn (``grader_error`` or ``ungraded``; see ``_status``)."""
         return _status.grader_row(exercise_checks(exercise, self.public_only), status, reason, lang=self.lang)
 
-    def _unreadable(self, exercise: str, error: str, status: str = "unreadable",
+    def _unreadable(self, exercise: str, error: str | dict[str, Any], status: str = "unreadable",
                     key: str = "UNREADABLE") -> dict[str, Any]:
         checks = exercise_checks(exercise, self.public_only)
-        msg = render(key, self.lang, error=error)
+        # it may quote file names the student chose; a dict is a catalogued text (read_error)
+        msg = render(key, self.lang, error=clean(error) if isinstance(error, str) else error)
         return {"score": 0.0, "max_score": float(sum(c.points for c in checks)), "status": status,
                 "message": msg, "seconds": 0.0,
                 "tests": [{"name": c.name, "score": 0.0, "max_score": c.points, "passed": False,
@@ -514,7 +535,11 @@ class ExerciseGrading:
         run, exercise = self.grading_run, self.exercise
         if exercise in self.sub.refused:
             name, kind = self.sub.refused[exercise]
-            msg = render("REFUSED_FILE", self.lang, name=name, what=render(kind, self.lang))
+            if kind in ("FILE_TOO_LARGE", "FILE_UNREADABLE"):  # this exercise's file only: the others are graded
+                msg = render(kind, self.lang, name=clean(name, NAME_CHARS),
+                             limit=f"{_loader.MAX_SOURCE_BYTES // 1024**2} MB")
+                return self._zero("unreadable", msg, kind)
+            msg = render("REFUSED_FILE", self.lang, name=clean(name, NAME_CHARS), what=render(kind, self.lang))
             return self._zero("error", msg, "REFUSED_FILE")
         source = self.sub.sources.get(exercise)
         if source is None:
@@ -532,10 +557,11 @@ class ExerciseGrading:
         except GradingCancelled:
             raise
         except Exception as err:  # noqa: BLE001 - the run goes on; no worker is the grader's trouble
-            return run.graders_row(exercise, "grader_error", f"no worker could start: {type(err).__name__}: {err}")
+            return run.graders_row(exercise, "grader_error",
+                                   clean(f"no worker could start: {type(err).__name__}: {err}"))
         st = first.status
-        if st.get("isolation"):
-            run._note_isolation(st["isolation"])
+        if first.isolation:  # sent by the sandbox before the student's code ran; the code's own word never counts
+            run._note_isolation(first.isolation)
         if st.get("status") != "loaded":
             status = st.get("status", "crashed")
             msg = render(st.get("code", "LOAD_CRASHED"), self.lang, **st.get("fields", {}))
@@ -561,6 +587,10 @@ class ExerciseGrading:
             if err.kind == "timeout":
                 self.timeouts += 1
                 raise StudentProblem("CALL_TIMEOUT", call=call, timeout=run.timeout * scale) from None
+            if err.kind == "broken":
+                raise StudentProblem("WORKER_PROTOCOL", how=err.how) from None
+            if err.kind == "limit":
+                raise StudentProblem(err.how, **_quota.describe()) from None
             raise StudentProblem("CALL_CRASHED", call=call, how=err.how) from None
         if resp.get("ok"):
             return resp["value"]
@@ -570,7 +600,7 @@ class ExerciseGrading:
     def _observation(worker: _launch.Worker) -> dict[str, int] | None:
         """What the grader saw of a worker's last call: ``{"programs": n, "distinct": k}``, the
         compiled programs it asked for (None: a worker that asks for none, e.g. PyTorch's)."""
-        if not worker.status.get("borrowing"):
+        if not worker.borrows:  # what the grader asked of it, never what its status says
             return None
         return {"programs": len(worker.asked), "distinct": len(set(worker.asked))}
 

@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any
 
-from autograder import _compile_cache, _wire
+from autograder import _compile_cache, _intake, _quota, _wire
 from autograder._paths import ROOT
 
 # XLA's compile options for a CPU run. Grading compiles hundreds of small programs per exercise
@@ -377,7 +377,8 @@ class ZygotePair:
 
 
 class WorkerDied(Exception):
-    """The worker did not answer: ``kind`` is ``timeout``, ``crashed`` or ``broken``."""
+    """The worker did not answer: ``kind`` is ``timeout``, ``crashed``, ``broken`` (it broke the protocol) or
+    ``limit`` (killed over a cap: ``how`` is the message key)."""
 
     def __init__(self, kind: str, how: str) -> None:
         super().__init__(f"{kind}: {how}")
@@ -394,10 +395,12 @@ class Worker:
         load_timeout: seconds its module's load may take.
         lender: answers the worker's requests for compiled programs (``_compile_cache.Lender``) while
             the grader waits for its load or a probe; None answers every request with nothing.
+        watch: measures the worker's scratch while it lives, kills it over the disk caps and deletes the
+            scratch when it closes (``_quota.ScratchWatch``); None: not watched.
     """
 
     def __init__(self, launcher: Any, spec: dict[str, Any], load_timeout: float,
-                 lender: _compile_cache.Lender | None = None) -> None:
+                 lender: _compile_cache.Lender | None = None, watch: _quota.ScratchWatch | None = None) -> None:
         cmd_r, self._cmd_w = os.pipe()
         self._res_r, res_w = os.pipe()
         # a worker that stops reading its commands must not block the grader's writes (see _wire.send)
@@ -405,23 +408,45 @@ class Worker:
         self._lend = self._recording(lender.answer if lender is not None else _compile_cache.refuse)
         # the programs the worker asked for during the current call: what the grader itself saw it compile
         self.asked: list[str] = []
+        # whether the grader told it to ask for every program it compiles (the grader's word, not the worker's)
+        self.borrows = bool(spec.get("borrow_compiles"))
+        # the sandbox's own record, sent before the student's code ran (``_intake.isolation``); None: no sandbox
+        self.isolation: dict[str, Any] | None = None
+        self.scratch: str | None = (spec.get("sandbox") or {}).get("scratch")
+        self.limit_hit: str | None = None  # the message key of a cap the watch killed it for
+        self._watch = watch if self.scratch else None
         try:
             self.proc = launcher.spawn(spec, (cmd_r, res_w))
         finally:
             os.close(cmd_r)
             os.close(res_w)
         self.alive = True
+        if self._watch is not None:
+            self._watch.add(self)
         try:
-            self.status: dict[str, Any] = self._recv(time.monotonic() + load_timeout)
+            self.status: dict[str, Any] = self._first(spec, time.monotonic() + load_timeout)
         except TimeoutError:
             self.kill()
             self.status = {"status": "timeout", "code": "LOAD_TIMEOUT", "fields": {"timeout": load_timeout}}
-        except (EOFError, _wire.WireError, OSError):
+        except _wire.WireError as err:  # it broke the protocol: killed at once, it may be spinning
+            self.kill()
+            self.status = {"status": "crashed", "code": "WORKER_PROTOCOL", "fields": {"how": str(err)}}
+        except (EOFError, OSError):
             how = describe_status(self.proc.wait(3))
             self.kill()
             self.status = {"status": "crashed", "code": "LOAD_CRASHED", "fields": {"how": how}}
+        if self.limit_hit:  # killed by the watch: that says why, whatever the pipe saw
+            self.status = {"status": "error", "code": self.limit_hit, "fields": _quota.describe()}
         if self.status.get("status") != "loaded":
             self.close()
+
+    def _first(self, spec: dict[str, Any], deadline: float) -> dict[str, Any]:
+        """The worker's load status, checked (``_intake``); a sandboxed worker's isolation record first."""
+        if spec.get("role") == "isolation":
+            return _intake.isolation(self._recv(deadline))
+        if spec.get("sandbox"):
+            self.isolation = _intake.isolation(self._recv(deadline), "sandboxed")["isolation"]
+        return _intake.status(self._recv(deadline))
 
     def call(self, probe: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Runs one probe; returns the worker's response.
@@ -435,13 +460,15 @@ class Worker:
         deadline = time.monotonic() + timeout
         try:
             _wire.send(self._cmd_w, {"probe": probe, "kwargs": kwargs}, deadline)
-            return self._recv(deadline)
+            return _intake.response(self._recv(deadline))
         except TimeoutError:
             self.kill()
             raise WorkerDied("timeout", f"{timeout:g} s") from None
         except (EOFError, BrokenPipeError, OSError):
             how = describe_status(self.proc.wait(3))
             self.kill()
+            if self.limit_hit:
+                raise WorkerDied("limit", self.limit_hit) from None
             raise WorkerDied("crashed", how) from None
         except _wire.WireError as err:
             self.kill()
@@ -504,3 +531,6 @@ def close_all(workers: list[Worker], grace: float = 0.5) -> None:
     for w in closing:
         w.proc.wait(max(0.0, deadline - time.monotonic()))
         w.proc.kill()
+        if w._watch is not None:
+            w._watch.remove(w)  # and what it wrote goes now, not at the end of the run
+        _quota.release_cgroup(w.isolation or (w.status.get("isolation") if isinstance(w.status, dict) else None))

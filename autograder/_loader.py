@@ -48,7 +48,8 @@ class Submission:
     """Source text per exercise; None where the submission has none.
 
     ``refused`` maps the exercises whose file the loader would not read (a link, a special file) to
-    ``(file name, kind key)``; those score 0 with a message saying so, the other exercises are graded.
+    ``(file name, kind key)``, or could not read (``FILE_TOO_LARGE``, ``FILE_UNREADABLE``: a message key of
+    its own); those score 0 with a message saying so, the other exercises are graded.
     """
 
     path: str
@@ -128,11 +129,15 @@ def _from_dir(path: Path) -> Submission:
         if not notebooks and not subdirs and linked:
             return _refused_all(str(path), Refused(linked[0].name, "KIND_LINK"))
     sub = Submission(str(path), dict.fromkeys(EXERCISES))
-    for ex, entry in files.items():
+    for ex, entry in files.items():  # a file that cannot be read costs its own exercise only
         try:
             sub.sources[ex] = _read_text(Path(entry.path))
         except Refused as err:
             sub.refused[ex] = (err.name, err.kind)
+        except SubmissionError:
+            sub.refused[ex] = (entry.name, "FILE_TOO_LARGE")
+        except OSError:
+            sub.refused[ex] = (entry.name, "FILE_UNREADABLE")
     return sub
 
 

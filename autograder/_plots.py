@@ -24,6 +24,7 @@ import numpy as np  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 
 from autograder._paths import EXERCISES  # noqa: E402
+from autograder._text import clean  # noqa: E402
 
 DPI = 110
 # Legible at a glance in the report page: no text under MIN_FONT_PT points (8 pt at 110 dpi: 12 px), and no
@@ -199,7 +200,7 @@ def exercise_means(results: list[dict[str, Any]], path: Path) -> Path:
         label = f"{m:.0f}%  (mean {m * mx / 100:.1f}/{mx:g})" + (f", {n_a:.0f}% not attempted" if n_a else "")
         ax.text(min(m, 100) + 1, yi, label, va="center", fontsize=9)
         del bar
-    ax.set_yticks(y, exs)
+    ax.set_yticks(y, [clean(ex, 40) for ex in exs])
     ax.invert_yaxis()
     ax.set_xlim(0, 135)
     ax.set_xticks([0, 25, 50, 75, 100])
@@ -243,7 +244,7 @@ def status_breakdown(results: list[dict[str, Any]], path: Path) -> Path:
                 ax.text(left[i] + frac[i, k] / 2, i, f"{frac[i, k]:.0f}%", ha="center", va="center", fontsize=MIN_FONT_PT,
                         color="white" if k in (0, 2, 4) else "#212529")
         left += frac[:, k]
-    ax.set_yticks(np.arange(len(exs)), exs)
+    ax.set_yticks(np.arange(len(exs)), [clean(ex, 40) for ex in exs])
     ax.invert_yaxis()
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of submissions")
@@ -267,7 +268,7 @@ def pass_rate_heatmap(results: list[dict[str, Any]], path: Path) -> Path:
         for j, s in enumerate([s for s in stats if s["exercise"] == ex]):
             rate = s["attempted_rate"]
             grid[i, j] = 100 * rate
-            name = wrap_name(s["check"], chars)
+            name = wrap_name(clean(s["check"], 0), chars)
             pct = f"{100 * rate:.0f}%" if s["attempted"] else "–"
             labels[(i, j)] = f"{name}\n{pct}"
             public[(i, j)] = not s["hidden"]
@@ -280,7 +281,7 @@ def pass_rate_heatmap(results: list[dict[str, Any]], path: Path) -> Path:
         v = grid[i, j]
         ax.text(j, i, text, ha="center", va="center", fontsize=MIN_FONT_PT,
                 fontweight="bold" if public[(i, j)] else "normal", color="white" if v < 25 or v > 85 else "#212529")
-    ax.set_yticks(np.arange(len(exs)), exs)
+    ax.set_yticks(np.arange(len(exs)), [clean(ex, 40) for ex in exs])
     ax.set_xticks(np.arange(width), [f"check {k + 1}" for k in range(width)])
     ax.set_xticks(np.arange(-0.5, width, 1), minor=True)
     ax.set_yticks(np.arange(-0.5, len(exs), 1), minor=True)
@@ -319,14 +320,15 @@ def student_check_matrix(results: list[dict[str, Any]], path: Path) -> Path:
         if start:
             ax.axvline(start - 0.5, color="white", lw=2)
         ticks.append(start + (k - 1) / 2)
-        names.append(ex[:4] if ex[:2] == "ex" and ex[2:4].isdigit() else ex[:10])
+        names.append(ex[:4] if ex[:2] == "ex" and ex[2:4].isdigit() else clean(ex, 10))
         start += k
     ax.set_xticks(ticks, names)
     if len(results) <= 40:
         h = max(h, 0.2 * len(results) + 1.8)
         fig.set_figheight(h)
         ax.set_yticks(np.arange(len(results)),
-                      [Path(str(results[i]["submission"]).rstrip("/")).name[:28] for i in order], fontsize=MIN_FONT_PT)
+                      [clean(Path(str(results[i]["submission"]).rstrip("/")).name, 28) for i in order],
+                      fontsize=MIN_FONT_PT)
     else:
         ax.set_yticks([])
         ax.set_ylabel(f"{len(results)} submissions, best at the top")
@@ -347,10 +349,14 @@ PLOTS = (
 
 
 def render_all(results: list[dict[str, Any]], out: Path) -> list[tuple[str, str]]:
-    """Writes every plot into ``out``; returns (file name, caption) pairs."""
+    """Writes every plot into ``out``; returns (file name, caption) pairs.
+
+    Names in the plots come from the results (submissions, otter's questions): matplotlib's mathtext is
+    off, so a ``$`` in one is a dollar sign (``$\\x$`` once stopped the whole report).
+    """
     out.mkdir(parents=True, exist_ok=True)
     done = []
-    with plt.rc_context(_RC):
+    with plt.rc_context({**_RC, "text.parse_math": False}):
         for name, fn, caption in PLOTS:
             fn(results, out / name)
             done.append((name, caption))

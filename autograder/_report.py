@@ -1,14 +1,18 @@
 """Outputs of ``tapetrace grade``: table, JSON, CSV, feedback files, progress.
 
 Everything here reads the result objects of GRADING.md (one per submission)
-and never grades. Text that came from a submission (file names, exception
-messages quoted in a test's message) is escaped wherever it lands in HTML or
-Markdown, so a student cannot inject markup into an instructor's browser.
+and never grades. The records' text was cleaned where it entered them
+(``autograder/_text.py``); a submission's path is the instructor's identifier
+and stays as given in the JSON. Each output escapes for its medium: the table
+and the progress line for a terminal (:func:`autograder._text.terminal`), CSV
+cells never start a formula (:func:`autograder._text.csv_cell`), Markdown and
+HTML escape markup, and feedback file names are safe and one per submission.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import html
 import io
 import json
@@ -23,6 +27,7 @@ from typing import Any, TextIO
 
 from autograder._i18n import section
 from autograder._paths import EXERCISES
+from autograder._text import clean, csv_cell, terminal, to_bytes
 
 # The feedback's fixed words and the statuses' names, by language (UI text: autograder/messages/report.py).
 LABELS: dict[str, dict[str, str]] = section("report")
@@ -56,34 +61,35 @@ def table(results: list[dict[str, Any]]) -> str:
     lines = []
     for res in results:
         dev = res.get("device") or {}
-        lines.append(f"== {res['submission']}  total {_fmt(res['total'])} / {_fmt(res['max_total'])}"
+        lines.append(f"== {terminal(res['submission'])}  total {_fmt(res['total'])} / {_fmt(res['max_total'])}"
                      f"  (device: torch {dev.get('torch')}, jax {dev.get('jax')};"
                      f" seed {res.get('seed')})")
         lines.append(f"   {'exercise':<24} {'score':>6} {'max':>5}  {'status':<8} message")
         for ex, e in res["exercises"].items():
-            msg = " ".join(str(e.get("message", "")).split())
+            msg = terminal(e.get("message", ""))
             if len(msg) > 110:
                 msg = msg[:107] + "..."
-            lines.append(f"   {ex:<24} {_fmt(e['score']):>6} {_fmt(e['max_score']):>5}  {e['status']:<8} {msg}")
+            lines.append(f"   {terminal(ex):<24} {_fmt(e['score']):>6} {_fmt(e['max_score']):>5}  "
+                         f"{terminal(e['status']):<8} {msg}")
     return "\n".join(lines)
 
 
 def compact_table(results: list[dict[str, Any]]) -> str:
     """One line per submission (for large batches): total, then each exercise's score."""
     exercises = [ex for ex in EXERCISES if any(ex in r["exercises"] for r in results)]
-    width = max([10, *(len(str(r["submission"])) for r in results)])
+    width = max([10, *(len(terminal(r["submission"])) for r in results)])
     width = min(width, 60)
     head = f"{'submission':<{width}} {'total':>7}  " + " ".join(f"{ex[:4]:>5}" for ex in exercises)
     lines = [head]
     for r in results:
-        name = str(r["submission"])
+        name = terminal(r["submission"])
         if len(name) > width:
             name = "..." + name[-(width - 3):]
         cells = []
         for ex in exercises:
             e = r["exercises"].get(ex)
             cells.append(f"{'-' if e is None else _fmt(e['score']):>5}" if e is None or e["status"] == "graded"
-                         else f"{e['status'][:5]:>5}")
+                         else f"{terminal(e['status'])[:5]:>5}")
         lines.append(f"{name:<{width}} {_fmt(r['total']):>7}  " + " ".join(cells))
     return "\n".join(lines)
 
@@ -126,22 +132,15 @@ def read_json(path: str) -> list[dict[str, Any]]:
     return items
 
 
-def _csv_cell(value: Any) -> Any:
-    """Neutralises spreadsheet formulas in text cells (a file named '=cmd()...')."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
-
-
 def write_csv(results: list[dict[str, Any]], path: str) -> None:
     """One row per submission: path, each exercise's score, total (and max_total)."""
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["submission", *EXERCISES, "total", "max_total"])
     for res in results:
-        w.writerow([_csv_cell(res["submission"]),
-                    *[res["exercises"].get(ex, {}).get("score", "") for ex in EXERCISES],
-                    res["total"], res["max_total"]])
+        w.writerow([csv_cell(res["submission"]),
+                    *[csv_cell(res["exercises"].get(ex, {}).get("score", "")) for ex in EXERCISES],
+                    csv_cell(res["total"]), csv_cell(res["max_total"])])
     _atomic_write(path, buf.getvalue())
 
 
@@ -196,21 +195,32 @@ class Checkpoint:
 
 
 # -------------------------------------------------------------------- feedback
+_WORD = re.compile(r"\w+", re.ASCII)  # a check or exercise name as the suites write them: shown as it is
+
+
 def _md(text: Any) -> str:
-    """Markdown-safe text: HTML special characters escaped, markup characters neutralised."""
-    s = html.escape(re.sub(r"\s+", " ", str(text)), quote=False)
-    return re.sub(r"([\\*_\[\]|])", r"\\\1", s)
+    """Markdown-safe text: cleaned, HTML special characters escaped, markup characters neutralised."""
+    return _md_escape(clean(text, 0))
+
+
+def _md_escape(text: str) -> str:
+    return re.sub(r"([\\*_\[\]|`#~$])", r"\\\1", html.escape(text, quote=False))
 
 
 def _md_inline_code(text: str) -> str:
     """Keeps the catalogue's `code` spans but escapes everything around and inside them."""
     out = []
-    for i, part in enumerate(str(text).split("`")):
+    for i, part in enumerate(clean(text, 0).split("`")):
         if i % 2 and part:
             out.append("<code>" + html.escape(part, quote=False).replace("|", "&#124;") + "</code>")
         else:
-            out.append(_md(part))
+            out.append(_md_escape(part))
     return "".join(out).strip()
+
+
+def _md_code(text: Any) -> str:
+    """Text inside a ``<code>`` span of a Markdown table: cleaned, HTML-escaped, no cell break."""
+    return html.escape(clean(text, 0), quote=False).replace("|", "&#124;")
 
 
 def _status_word(status: str, lang: str) -> str:
@@ -225,7 +235,9 @@ def feedback_markdown(res: dict[str, Any], lang: str = "en") -> str:
     if not res["exercises"]:
         out.append(lab["no_exercises"])
     for ex, e in res["exercises"].items():
-        out.append(f"## {ex} — {_fmt(e['score'])} / {_fmt(e['max_score'])} ({_status_word(e['status'], lang)})")
+        heading = ex if _WORD.fullmatch(str(ex)) else _md(ex)
+        out.append(f"## {heading} — {_fmt(e['score'])} / {_fmt(e['max_score'])} "
+                   f"({_md(_status_word(e['status'], lang))})")
         out.append("")
         if e.get("message"):
             out.append(f"> {_md_inline_code(e['message'])}")
@@ -236,7 +248,8 @@ def feedback_markdown(res: dict[str, Any], lang: str = "en") -> str:
             mark = "✅" if t["passed"] else "❌"
             kind = lab["hidden"] if t.get("hidden") else lab["public"]
             msg = _md_inline_code(t["message"]) if t.get("message") and not t["passed"] else ""
-            out.append(f"| {mark} | `{t['name']}` ({kind}) | {_fmt(t['score'])} / {_fmt(t['max_score'])} | {msg} |")
+            name = f"`{t['name']}`" if _WORD.fullmatch(str(t["name"])) else f"<code>{_md_code(t['name'])}</code>"
+            out.append(f"| {mark} | {name} ({kind}) | {_fmt(t['score'])} / {_fmt(t['max_score'])} | {msg} |")
         out.append("")
     return "\n".join(out)
 
@@ -258,7 +271,7 @@ border-radius:3px} .kind{color:#889;font-size:.8rem}
 
 def _html_msg(text: str) -> str:
     out = []
-    for i, part in enumerate(str(text).split("`")):
+    for i, part in enumerate(clean(text, 0).split("`")):
         out.append(f"<code>{html.escape(part)}</code>" if i % 2 and part else html.escape(part))
     return "".join(out)
 
@@ -266,7 +279,9 @@ def _html_msg(text: str) -> str:
 def feedback_html(res: dict[str, Any], lang: str = "en") -> str:
     """The same feedback as :func:`feedback_markdown`, as a standalone HTML page."""
     lab = LABELS.get(lang, LABELS["en"])
-    esc = html.escape
+    def esc(value: Any) -> str:
+        return html.escape(clean(value, 0))
+
     name = esc(Path(str(res["submission"])).name)
     dev = res.get("device") or {}
     parts = [f"<!DOCTYPE html><html lang=\"{esc(lang)}\"><head><meta charset=\"utf-8\">",
@@ -298,14 +313,20 @@ def feedback_html(res: dict[str, Any], lang: str = "en") -> str:
 
 
 def safe_stem(submission: str) -> str:
-    """A file name for a submission's feedback: its base name, harmless characters only."""
+    """A file name for a submission's feedback: its base name, harmless characters only.
+
+    A name that had to change (spaces, other scripts, bytes that are not UTF-8, a leading ``-``, too
+    long) gets a short hash of the original: ``" alice"`` and ``"alice"`` never share a file.
+    """
     base = Path(str(submission).rstrip("/\\")).name or "submission"
     for suffix in (".ipynb", ".zip", ".py"):
         if base.endswith(suffix) and len(base) > len(suffix):
             base = base[: -len(suffix)]
             break
-    base = re.sub(r"[^A-Za-z0-9._-]+", "_", base).strip("._") or "submission"
-    return base[:120]
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", base).strip("._-") or "submission"
+    if stem != base or len(stem) > 100:
+        stem = f"{stem[:100]}-{hashlib.sha256(to_bytes(base)).hexdigest()[:8]}"
+    return stem
 
 
 def write_feedback(results: list[dict[str, Any]], folder: str, lang: str = "en", fmt: str = "md") -> list[Path]:
@@ -404,7 +425,7 @@ class Progress:
             else:
                 n = len(self.finished)
                 eta = self.eta()
-                self.stream.write(f"graded {n}/{self.total}: {res['submission']} "
+                self.stream.write(f"graded {n}/{self.total}: {terminal(res['submission'])} "
                                   f"{_fmt(res['total'])}/{_fmt(res['max_total'])}"
                                   f" ({_clock(time.monotonic() - self.start)} elapsed"
                                   f"{', ETA ' + _clock(eta) if eta is not None else ''})\n")

@@ -186,7 +186,7 @@ def _drop_capabilities(libc: ctypes.CDLL) -> bool:
     return ok
 
 
-def _namespaces(hide: list[str], network: bool, got: dict[str, object]) -> str | None:
+def _namespaces(hide: list[str], network: bool, got: dict[str, object], skip: list[str] | None = None) -> str | None:
     """Enters new namespaces; returns the new scratch root (a private /tmp) or None."""
     libc = c_library()
     flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (0 if network else CLONE_NEWNET)
@@ -210,7 +210,8 @@ def _namespaces(hide: list[str], network: bool, got: dict[str, object]) -> str |
     covered = ("/tmp", "/dev/shm")
     keep, links = _needed_under(covered)
     held = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in keep}
-    for d, size in (("/tmp", b"size=256m,mode=1777"), ("/dev/shm", b"size=64m,mode=1777")):
+    # size and inode caps: all a worker may write (autograder/_quota.py)
+    for d, size in (("/tmp", b"size=256m,nr_inodes=10000,mode=1777"), ("/dev/shm", b"size=64m,nr_inodes=1000,mode=1777")):
         if os.path.isdir(d):
             libc.mount(b"tmpfs", d.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, size)
     for p, fd in held.items():  # the engine or Python itself lived there (e.g. `otter run` unpacks to /tmp)
@@ -233,8 +234,17 @@ def _namespaces(hide: list[str], network: bool, got: dict[str, object]) -> str |
         elif os.path.isfile(d) and libc.mount(b"/dev/null", d.encode(), None, MS_BIND, None) != 0:
             hidden_ok = False  # a private file (e.g. the otter zip's settings) reads as empty
     got["private_dirs_hidden"] = hidden_ok
+    for mp in _mount_points():  # its process cap (a cgroup) must stay where it is: no way back to the parent
+        if mp.startswith("/sys/fs/cgroup"):
+            libc.mount(None, mp.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None)
     if libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV, None) == 0:
         got["proc_private"] = True
+    # an unprivileged uid of its own here too: the kernel never applies a process limit to root (a fork
+    # bomb would fill the machine's process table); the bounding set goes first (that needs CAP_SETPCAP)
+    _drop_bounding_set(libc)
+    if "uid" not in (skip or []):
+        os.makedirs("/tmp/scratch", exist_ok=True)
+        _drop_uid("/tmp/scratch", got)
     got["capabilities_dropped"] = _drop_capabilities(libc)
     return "/tmp"
 
@@ -381,7 +391,9 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
     skip = list(skip or [])
     if skip:
         got["skipped"] = skip
-    root = _namespaces(hide, network, got) if linux and "namespaces" not in skip else None
+    if linux and "pids" not in skip:
+        _pids_cgroup(got)  # first: the namespaces' worker and whatever it starts stay in it
+    root = _namespaces(hide, network, got, skip) if linux and "namespaces" not in skip else None
     if root:
         scratch = os.path.join(root, "scratch")
     if mem_bytes > 0:
@@ -440,16 +452,84 @@ def _landlock_layer(scratch: str, hide: list[str], read: list[str], got: dict[st
             "not available (kernel older than 5.13, or refused by a seccomp policy)"
 
 
-def _fallback(scratch: str, got: dict[str, object], skip: list[str]) -> None:
-    """The layers of a worker without namespaces (after Landlock's): an unprivileged uid, no capabilities."""
-    libc = c_library()
+def pids_cap() -> int:
+    """The most processes and threads one worker may have (its own, XLA's and torch's threads included)."""
+    return max(1024, 16 * (os.cpu_count() or 1))
+
+
+def _cgroup_dirs() -> list[str]:
+    """This process's own cgroup folders where a pids controller can be set: cgroup v1's pids hierarchy,
+    or v2's where pids is enabled for children (``cgroup.subtree_control``)."""
+    mounts: dict[str, str] = {}
+    try:
+        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+            left, _, right = line.partition(" - ")
+            fstype, _src, opts = (right.split() + ["", "", ""])[:3]
+            mp = left.split()[4].replace("\\040", " ")
+            if fstype == "cgroup" and "pids" in opts.split(","):
+                mounts.setdefault("v1", mp)
+            elif fstype == "cgroup2":
+                mounts.setdefault("v2", mp)
+        own = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in own:
+        hid, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if "v1" in mounts and "pids" in controllers.split(","):
+            out.append(os.path.join(mounts["v1"], path.lstrip("/")))
+        elif "v2" in mounts and hid == "0":
+            folder = os.path.join(mounts["v2"], path.lstrip("/"))
+            try:
+                if "pids" in Path(folder, "cgroup.subtree_control").read_text().split():
+                    out.append(folder)
+            except OSError:
+                continue
+    return out
+
+
+def _pids_cgroup(got: dict[str, object]) -> None:
+    """Moves this process into a cgroup of its own capped at :func:`pids_cap` processes (a fork bomb stops
+    there, as root too: the kernel applies no RLIMIT_NPROC to root). Where the machine allows it: root
+    with cgroupfs writable (a grading box; not Docker's default, where the uid's limit does it)."""
+    cap = pids_cap()
+    for parent in _cgroup_dirs():
+        folder = os.path.join(parent, f"tapetrace-{os.getpid()}")
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            pass
+        except OSError:
+            continue
+        try:
+            Path(folder, "pids.max").write_text(str(cap))
+            Path(folder, "cgroup.procs").write_text("0")
+        except OSError:
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
+            continue
+        got["pids_cap"] = cap
+        got["pids_cgroup"] = folder
+        return
+
+
+def _drop_bounding_set(libc: ctypes.CDLL) -> None:
+    """Empties the capability bounding set (before anything that loses CAP_SETPCAP, which that needs)."""
     last = 40
     try:
         last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
     except (OSError, ValueError):
         pass
-    for cap in range(last + 1):  # the bounding set first: dropping it needs CAP_SETPCAP
+    for cap in range(last + 1):
         libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+
+
+def _fallback(scratch: str, got: dict[str, object], skip: list[str]) -> None:
+    """The layers of a worker without namespaces (after Landlock's): an unprivileged uid, no capabilities."""
+    libc = c_library()
+    _drop_bounding_set(libc)  # first: dropping it needs CAP_SETPCAP
     if "uid" not in skip:
         _drop_uid(scratch, got)
     got["capabilities_dropped"] = _drop_capabilities(libc)

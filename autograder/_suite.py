@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from autograder._compare import first_difference
+from autograder._text import clean
 from autograder._tolerances import tolerance
 
 
@@ -42,10 +43,12 @@ class CheckFailure(Exception):
         self.fields = fields
 
     def message(self, lang: str) -> str:
-        """The student-facing message in ``lang``."""
+        """The student-facing message in ``lang``: its fields cleaned first (they may quote the student's
+        code, names or values: :func:`autograder._text.clean`)."""
+        from autograder._text import RECORD_CHARS, clean, clean_tree
         from autograder.messages import render
 
-        return render(self.key, lang, **self.fields)
+        return clean(render(self.key, lang, **clean_tree(self.fields)), RECORD_CHARS)
 
 
 class Fail(CheckFailure):
@@ -188,10 +191,10 @@ def result_of(check: Check, error: BaseException | None, *, lang: str,
     elif isinstance(error, CheckFailure):
         code, message = error.key, error.message(lang)
     elif isinstance(error, GraderBug):
-        code, fields = INTERNAL_ERROR, {"error": str(error)[:300]}
+        code, fields = INTERNAL_ERROR, {"error": clean(str(error))}
     elif error is not None:
         tb = traceback.format_exception_only(type(error), error)[-1].strip()
-        code, fields = INTERNAL_ERROR, {"error": f"{check.name}: {tb}"[:300]}
+        code, fields = INTERNAL_ERROR, {"error": clean(f"{check.name}: {tb}")}
     passed = code == ""
     if not passed and not message:
         from autograder.messages import render

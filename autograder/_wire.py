@@ -3,7 +3,12 @@
 A worker runs student code, so anything it sends is untrusted. Messages are
 JSON objects; numpy arrays travel as ``{"__nd__": dtype, "shape": [...],
 "data": base64}`` with a small whitelist of numeric dtypes, so decoding can
-never execute code. Frames are length-prefixed and capped in size.
+never execute code. Frames are length-prefixed and bounded before anything
+is parsed: size (:data:`MAX_FRAME`), nesting depth (:data:`MAX_DEPTH`) and
+number of values (:data:`MAX_VALUES`), so a hostile frame costs the grader at
+most a few times its size in memory (a 48 MB frame of nested empty lists
+once took it from 54 MB to 2.3 GB). What the values mean is checked where
+they enter the grader (``autograder/_intake.py``).
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import select
 import struct
 import time
@@ -18,7 +24,13 @@ from typing import Any
 
 import numpy as np
 
-MAX_FRAME = 256 * 1024 * 1024  # bytes; a larger frame is treated as a broken worker
+# Bounds on one frame; beyond any of them the sender is a broken (or hostile) worker. A grading run of the
+# solutions sends frames of at most 1.6 MB, nesting depth 7 and ~310 values (arrays are one string each).
+MAX_FRAME = 32 * 1024 * 1024  # bytes
+MAX_DEPTH = 32  # nested lists and objects
+MAX_VALUES = 100_000  # JSON values in one frame (an upper bound: commas, brackets and braces outside strings)
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
 _DTYPES = {
     "float16", "float32", "float64", "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64", "bool", "complex64", "complex128",
@@ -131,19 +143,22 @@ def send(fd: int, obj: Any, deadline: float | None = None) -> None:
         view = view[n:]
 
 
-def _read_exact(fd: int, n: int, deadline: float | None = None) -> bytes:
-    chunks = []
-    while n:
+def _read_exact(fd: int, n: int, deadline: float | None = None) -> bytearray:
+    """Exactly ``n`` bytes, read into one buffer (a frame costs its size once, not twice)."""
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
         if deadline is not None:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
                 raise TimeoutError("no answer before the deadline")
-        chunk = os.read(fd, min(n, 1 << 20))
-        if not chunk:
+        k = os.readv(fd, [view[got:got + (1 << 20)]])
+        if not k:
             raise EOFError("worker closed its channel")
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
+        got += k
+    view.release()
+    return buf
 
 
 def recv(fd: int, deadline: float | None = None) -> Any:
@@ -158,10 +173,42 @@ def recv(fd: int, deadline: float | None = None) -> Any:
         TimeoutError: nothing complete arrived before the deadline.
         WireError: the frame is oversized or malformed.
     """
-    (size,) = struct.unpack(">Q", _read_exact(fd, 8, deadline))
+    (size,) = struct.unpack(">Q", bytes(_read_exact(fd, 8, deadline)))
     if size > MAX_FRAME:
-        raise WireError(f"frame of {size} bytes exceeds the cap")
+        raise WireError(f"frame of {size} bytes exceeds the cap of {MAX_FRAME}")
+    payload = _read_exact(fd, size, deadline)
+    check_shape(payload)
     try:
-        return decode(json.loads(_read_exact(fd, size, deadline)))
-    except (ValueError, TypeError) as err:
-        raise WireError(f"undecodable frame: {err}") from None
+        return decode(json.loads(payload))
+    except (ValueError, TypeError, RecursionError) as err:
+        raise WireError(f"undecodable frame: {str(err)[:200]}") from None
+
+
+def check_shape(payload: bytes | bytearray) -> None:
+    """Refuses a JSON text whose nesting or number of values exceeds the bounds, without parsing it.
+
+    Linear in the payload's size, with at most two copies of its non-string bytes: strings are cut out
+    first (a bracket inside one counts for nothing), then the brackets and braces left give the depth.
+
+    Raises:
+        WireError: deeper than :data:`MAX_DEPTH` or more than :data:`MAX_VALUES` values.
+    """
+    bare = _STRING.sub(b'""', payload)
+    values = bare.count(b",") + bare.count(b"[") + bare.count(b"{") + 1
+    if values > MAX_VALUES:
+        raise WireError(f"frame of more than {MAX_VALUES} values")
+    brackets = bare.translate(None, _NOT_BRACKETS)
+    del bare
+    if len(brackets) > 2 * MAX_DEPTH:
+        steps = np.frombuffer(brackets, dtype=np.uint8)
+        # '[' 0x5b and '{' 0x7b open, ']' 0x5d and '}' 0x7d close: bit 1 tells them apart (at most
+        # 2 * MAX_VALUES of them: every opening one was counted above)
+        depth = np.cumsum((steps & 2).astype(np.int32) - 1, dtype=np.int32)
+        deepest = int(depth.max())
+    else:
+        deepest = level = 0
+        for b in brackets:
+            level += 1 if b in b"[{" else -1
+            deepest = max(deepest, level)
+    if deepest > MAX_DEPTH:
+        raise WireError(f"frame nested deeper than {MAX_DEPTH}")

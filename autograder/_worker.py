@@ -101,7 +101,9 @@ def _describe(err: BaseException, path: str) -> dict[str, Any]:
     if where:  # a nested catalogued text: the grader renders it in the run's language (autograder._i18n.render)
         line, code, func = where
         loc = {"key": "where.line_code", "line": line, "code": code[:120]} if code else {"key": "where.line", "line": line}
-    return {"type": type(err).__name__, "message": _safe_str(err), "where": loc, "func": func}
+    # the grader cleans and caps every string it receives (_intake); capped here too, so a huge type name
+    # still reaches it as the exception it is rather than as an oversized frame
+    return {"type": type(err).__name__[:200], "message": _safe_str(err), "where": loc, "func": func[:200]}
 
 
 def _load(spec: dict[str, Any], after_context: Any = None) -> tuple[Any, dict[str, Any]]:
@@ -215,7 +217,6 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
     # Only reference workers use the run's compile cache (the engine gives students none).
     writer = spec.get("role") == "reference" and not spec.get("sandbox")
     _setup_threads_and_precision(spec["device"], spec.get("jax_cache") if writer else None)
-    isolation: dict[str, Any] = {}
     if spec.get("sandbox"):
         from autograder import _data, _sandbox
 
@@ -229,6 +230,9 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
         with open(spec["source_path"], "rb") as fh:
             source = fh.read()
         scratch, isolation = _sandbox.apply(**spec["sandbox"])
+        # the isolation obtained, sent before any student code runs: the grader reads this frame first,
+        # so it is the sandbox's own record (what the student's code sends later is never one)
+        _wire.send(res_fd, {"status": "sandboxed", "isolation": isolation})
         spec = dict(spec, source_path=os.path.join(scratch, f"{spec['module_name']}.py"))
         with open(spec["source_path"], "wb") as fh:
             fh.write(source)
@@ -260,7 +264,6 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
                       "fields": {"names": ", ".join(names)}}
         else:
             status = {"status": "loaded", "missing": missing}
-    status["isolation"] = isolation
     status["borrowing"] = borrowing
     send(res_fd, status)
     if mod is None:

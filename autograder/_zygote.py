@@ -113,12 +113,18 @@ def _zero_latency(*_args: Any) -> float:
 
 @contextlib.contextmanager
 def _no_tqdm_monitor() -> Any:
-    """tqdm starts no monitor thread meanwhile: the zygote forks, so it stays single-threaded."""
+    """tqdm starts no monitor thread meanwhile: the zygote forks, so it stays single-threaded. Nor does it
+    make its process-shared lock (a semaphore in /dev/shm, mapped into every worker forked afterwards: a
+    worker that took it and exited blocked every later one that draws a bar, e.g. AOTAutograd's); a
+    worker's tqdm locks its own threads only (its output goes nowhere)."""
     try:
         from tqdm import tqdm
+        from tqdm.std import TqdmDefaultWriteLock
     except ImportError:
         yield
         return
+    if not hasattr(TqdmDefaultWriteLock, "mp_lock"):
+        TqdmDefaultWriteLock.mp_lock = None  # what tqdm itself keeps where multiprocessing has no lock
     interval, tqdm.monitor_interval = tqdm.monitor_interval, 0
     try:
         yield
@@ -157,6 +163,45 @@ def _jaxtune_now() -> None:
     from autograder import _jaxtune
 
     _jaxtune.reuse_mlir_contexts()
+
+
+PROT_NONE, PROT_READ, PROT_WRITE, PROT_EXEC = 0, 1, 2, 4
+MAP_PRIVATE, MAP_FIXED, MAP_ANONYMOUS = 0x02, 0x10, 0x20
+
+
+def private_memory() -> int:
+    """In a worker just forked: makes every shared mapping it inherited its own (returns how many).
+
+    A shared mapping (``MAP_SHARED``: a semaphore in /dev/shm, a shared file or memory region that a
+    library made while the zygote warmed up) stays shared across fork: what one worker writes there,
+    every other worker forked from the same zygote sees, and a lock one takes and never releases
+    blocks them all. Each one is replaced, at the same address, by private memory holding the same
+    bytes with the same protection (Python objects pointing there keep working). Runs before any
+    student code, single-threaded; the zygote itself holds no such lock (see ``_no_tqdm_monitor``).
+    """
+    import ctypes
+
+    from autograder._sandbox import c_library
+
+    libc = c_library()
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    with open("/proc/self/maps") as fh:
+        shared = [line.split() for line in fh if line.split()[1][3:4] == "s"]
+    for fields in shared:
+        lo, hi = (int(x, 16) for x in fields[0].split("-"))
+        perms = fields[1]
+        prot = (PROT_READ if perms[0] == "r" else 0) | (PROT_WRITE if perms[1] == "w" else 0) \
+            | (PROT_EXEC if perms[2] == "x" else 0)
+        saved = ctypes.string_at(lo, hi - lo) if perms[0] == "r" else None
+        got = libc.mmap(lo, hi - lo, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0)
+        if got != lo:
+            raise OSError(ctypes.get_errno(), f"cannot make the shared mapping {fields[0]} private")
+        if saved is not None:
+            ctypes.memmove(lo, saved, hi - lo)
+        libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        libc.mprotect(lo, hi - lo, prot)
+    return len(shared)
 
 
 def _on_child(_signum: int, _frame: Any) -> None:
@@ -271,6 +316,7 @@ class _Server:
                 gc.enable()  # off in a zygote still importing (_settle)
                 self.release()
                 os.setsid()
+                private_memory()  # nothing writable it shares with the zygote's other workers
                 worker_main(fds[0], fds[1], req["spec"])
             finally:
                 os._exit(0)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # Subcommands in the order `tapetrace --help` lists them: autograder/_cmd_<name>.py each.
@@ -50,8 +51,28 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def file_named_like_an_option(argv: list[str]) -> str | None:
+    """The first argument before ``--`` that starts with ``-`` and names an existing file or folder.
+
+    A shell glob (``tapetrace grade *``) passes every name it finds: a submission named ``--public-only``
+    or ``--sandbox-skip=namespaces`` would become that option. Such a run is refused; ``--`` before the
+    submissions (or ``./*``) makes them names.
+    """
+    for token in argv:
+        if token == "--":
+            return None
+        if token.startswith("-") and token != "-" and os.path.lexists(token):
+            return token
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``tapetrace`` console script."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    clash = file_named_like_an_option(argv)
+    if clash is not None:
+        return _exit_error(f"{clash!r} is a file here as well as an option; put -- before the submissions "
+                           "(tapetrace grade -- *) or name them ./*")
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args, "unavailable", False):  # said by the subcommand: `tapetrace build: ...`

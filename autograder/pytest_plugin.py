@@ -28,10 +28,13 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from autograder._text import terminal  # imports nothing else (the plugin loads before any refusal)
 
 if TYPE_CHECKING:
     from autograder._engine import ExerciseGrading, GradingRun
@@ -64,14 +67,82 @@ def _active(config: pytest.Config) -> bool:
     return bool(config.getoption(OPTION, default=None))
 
 
+SPACE_FORM = ("--tapetrace-submission PATH: write --tapetrace-submission=PATH (with `=`). pytest takes a separate "
+              "PATH for a test path, so it reads the configuration inside the submission (pytest.ini, conftest.py, "
+              "pythonpath) before any plugin runs; a submission's configuration must never reach pytest's process")
+
+
+def _space_form(args: list[str]) -> bool:
+    """Whether ``--tapetrace-submission`` was given as its own argument, its value the next one."""
+    return any(a == "--tapetrace-submission" for a in args)
+
+
+def _zone(path: str) -> str:
+    """What pytest must read nothing from: the submission (its folder, or the file itself)."""
+    return os.path.realpath(path)
+
+
+def _inside(path: Any, zone: str) -> bool:
+    try:
+        full = os.path.realpath(str(path))
+    except (OSError, ValueError):
+        return False
+    return full == zone or full.startswith(zone.rstrip(os.sep) + os.sep)
+
+
+def _read_from_submission(config: pytest.Config, path: str) -> str | None:
+    """What pytest took from inside the submission so far (its ini file, its folder as the working one,
+    a ``pythonpath`` entry, a module or plugin imported from there), or None."""
+    zone = _zone(path)
+    for arg in getattr(config.known_args_namespace, "file_or_dir", None) or []:
+        if _inside(arg.split("::")[0], zone):
+            return f"a path to collect ({arg})"
+    if config.inipath is not None and _inside(config.inipath, zone):
+        return f"its configuration file {config.inipath.name}"
+    if _inside(config.invocation_params.dir, zone):
+        return "the working folder (pytest would read its conftest.py): run pytest from outside the submission"
+    for entry in sys.path:
+        if entry and _inside(entry, zone):
+            return f"an import path ({entry})"
+    for name, module in list(sys.modules.items()):
+        origin = getattr(module, "__file__", None)
+        if origin and _inside(origin, zone):
+            return f"the module {name}"
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """The first hook a plugin gets, before any conftest.py is imported: refuses what would let pytest read
+    the submission (the space form of the option, an ini file, working folder or import path inside it).
+
+    pytest has already parsed its ini file by then (it does before loading plugins); what it imports
+    next (conftest.py files, and whatever collection would import) is refused here.
+    """
+    path = early_config.known_args_namespace.__dict__.get(OPTION)
+    if not path:
+        return
+    if _space_form([*early_config.invocation_params.args, *args]):
+        raise pytest.UsageError(SPACE_FORM)
+    found = _read_from_submission(early_config, str(path))
+    if found:
+        raise pytest.UsageError(f"--tapetrace-submission {terminal(path)}: pytest would read the submission's files ({found}); "
+                                "nothing of a submission may run in pytest's process")
+
+
 @pytest.hookimpl(tryfirst=True)  # before the cache plugin settles where its folder is
 def pytest_configure(config: pytest.Config) -> None:
     if not _active(config):
         return
     path = config.getoption(OPTION)
-    _root_without_submission(config)
     if not Path(path).exists():
-        raise pytest.UsageError(f"--tapetrace-submission {path}: no such file or directory")
+        raise pytest.UsageError(f"--tapetrace-submission {terminal(path)}: no such file or directory")
+    if _space_form(list(config.invocation_params.args)):
+        raise pytest.UsageError(SPACE_FORM)
+    found = _read_from_submission(config, str(path))
+    if found:
+        raise pytest.UsageError(f"--tapetrace-submission {terminal(path)}: pytest read the submission's files ({found}); "
+                                "nothing of a submission may run in pytest's process")
     if config.getoption("tapetrace_timeout") <= 0:
         raise pytest.UsageError("--tapetrace-timeout must be positive")
     if config.args_source != pytest.Config.ArgsSource.ARGS:  # no path given: the hidden suites
@@ -79,27 +150,6 @@ def pytest_configure(config: pytest.Config) -> None:
     seed = config.getoption("tapetrace_seed")
     config.pluginmanager.register(TapetraceSession(config, str(path), secrets.randbelow(2**31) if seed is None
                                                    else seed), "tapetrace-session")
-
-
-def _root_without_submission(config: pytest.Config) -> None:
-    """Chooses the rootdir as if ``PATH`` were not on the command line.
-
-    pytest picks its rootdir before it loads this plugin, so in ``--tapetrace-submission PATH``
-    it takes PATH for a test path: the rootdir would become the submission's folder (its cache
-    written there, node ids shown relative to it). ``--tapetrace-submission=PATH`` or ``--rootdir``
-    avoid that; otherwise the rootdir is chosen again from the paths to collect.
-    """
-    if config.option.rootdir:
-        return
-    from _pytest.config.findpaths import determine_setup
-
-    args = list(config.option.file_or_dir or []) or [str(_HIDDEN)]
-    try:
-        rootpath = determine_setup(inifile=config.option.inifilename, override_ini=config.option.override_ini,
-                                   args=args, rootdir_cmd_arg=None, invocation_dir=config.invocation_params.dir)[0]
-    except Exception:  # noqa: BLE001 - another pytest's private API: keep its choice
-        return
-    config._rootpath = rootpath
 
 
 def _session(config: pytest.Config) -> TapetraceSession:
@@ -220,7 +270,8 @@ class TapetraceSession:
 
     # ------------------------------------------------------------------ hooks
     def pytest_report_header(self, config: pytest.Config) -> str:
-        return (f"tapetrace: grading {self.path} (seed {self.seed}, device {config.getoption('tapetrace_device')}, "
+        return (f"tapetrace: grading {terminal(self.path)} (seed {self.seed}, "
+                f"device {config.getoption('tapetrace_device')}, "
                 f"lang {config.getoption('tapetrace_lang')})")
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -262,7 +313,7 @@ class TapetraceSession:
     def grading_run(self) -> GradingRun:
         """The session's run (made on the first check: collecting imports no framework)."""
         if self._run is None:
-            from autograder import _device, _engine, _loader
+            from autograder import _device, _engine, _loader, _loadguard
 
             opt = self.config.getoption
             skip = [x for x in opt("tapetrace_sandbox_skip").split(",") if x]
@@ -272,8 +323,8 @@ class TapetraceSession:
                                          public_only=opt("tapetrace_public_only"), sandbox_skip=skip)
             except _device.DeviceError as err:
                 pytest.exit(f"tapetrace: {err}", returncode=pytest.ExitCode.USAGE_ERROR)
-            try:
-                self._sub = _loader.load(self.path)
+            try:  # in a child process, under the reading budget (as `tapetrace grade` reads)
+                self._sub = _loadguard.load_bounded(self.path, run.timeout)
             except _loader.SubmissionError as err:
                 self._sub = err
             except Exception as err:  # noqa: BLE001 - as `tapetrace grade`: the submission is unreadable
@@ -295,7 +346,10 @@ class TapetraceSession:
 
         run = self.grading_run()
         if isinstance(self._sub, Exception):
-            early: dict[str, Any] | None = run._unreadable(exercise, str(self._sub))
+            from autograder._engine import read_error
+
+            early: dict[str, Any] | None = run._unreadable(exercise, read_error(self._sub),
+                                                           status=getattr(self._sub, "status", "missing"))
         else:
             grading = ExerciseGrading(run, self._sub, exercise)
             try:

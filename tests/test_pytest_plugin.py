@@ -40,7 +40,7 @@ def run_pytest(*args: str, cwd: Path = ROOT, stdin: str | None = None) -> subpro
 
 
 def grade_args(sub: Path | str, tmp: Path, *extra: str) -> list[str]:
-    return ["--tapetrace-submission", str(sub), "--tapetrace-seed", str(SEED), "--tapetrace-device", "cpu",
+    return [f"--tapetrace-submission={sub}", "--tapetrace-seed", str(SEED), "--tapetrace-device", "cpu",
             "--tapetrace-timeout", TIMEOUT, "-o", f"cache_dir={tmp / 'cache'}", *extra]
 
 
@@ -150,6 +150,49 @@ def test_entry_point_loads_it_without_p(tmp_path):
 def test_missing_submission_is_a_usage_error(tmp_path):
     proc = run_pytest(*grade_args(tmp_path / "nope", tmp_path, "--collect-only"))
     assert proc.returncode == 4 and "no such file or directory" in proc.stderr
+
+
+# ------------------------------------------------------------------ nothing of the submission in pytest's process
+HOSTILE = Path(__file__).parent / "adversarial" / "hostile_pytest"
+
+
+def hostile_submission(folder: Path) -> Path:
+    """A correct ex01 in a folder carrying a pytest.ini (pythonpath = .), a conftest.py and a numpy.py."""
+    folder.mkdir(parents=True)
+    for f in HOSTILE.glob("*.txt"):
+        (folder / f.name[: -len(".txt")]).write_text(f.read_text())
+    (folder / "ex01_torch_mlp.py").write_text((SOLUTIONS / "ex01_torch_mlp.py").read_text())
+    return folder
+
+
+def _marks(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob("MARK-*"))
+
+
+@pytest.mark.parametrize("where", ["space_form", "collected", "cwd_inside"])
+def test_refused_before_pytest_reads_the_submission(tmp_path, where):
+    """`--tapetrace-submission PATH` (PATH taken for a test path), PATH also given to collect, or pytest run
+    from inside the submission: refused before any conftest.py or shadowing module of it is imported."""
+    sub = hostile_submission(tmp_path / "sub")
+    rest = ["--tapetrace-seed", "1", "--tapetrace-device", "cpu", "-p", "no:cacheprovider", "-k", "ex01"]
+    if where == "space_form":
+        proc = run_pytest("--tapetrace-submission", str(sub), *rest)
+    elif where == "collected":
+        proc = run_pytest(f"--tapetrace-submission={sub}", str(sub), *rest)
+    else:
+        proc = run_pytest("--tapetrace-submission=.", "--rootdir", str(sub), *rest, cwd=sub)
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "--tapetrace-submission" in proc.stderr
+    assert _marks(sub) == [], "the submission's files ran in pytest's process"
+
+
+def test_equals_form_grades_without_reading_the_submission(tmp_path):
+    sub = hostile_submission(tmp_path / "sub")
+    proc = run_pytest(*grade_args(sub, tmp_path, "-k", "ex01 and forward_matches_reference",
+                                  f"--junitxml={tmp_path / 'junit.xml'}"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert [c["passed"] for c in junit(tmp_path / "junit.xml").values()] == [True]
+    assert _marks(sub) == []
 
 
 # ------------------------------------------------------------------ verdicts (graded)

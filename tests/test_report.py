@@ -10,6 +10,7 @@ import csv
 import html.parser
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -205,8 +206,24 @@ def test_feedback_names_are_unique_and_safe(tmp_path):
     results[1]["submission"] = "b/alice.ipynb"
     results[2]["submission"] = "../../etc/pass wd.zip"
     paths = _report.write_feedback(results, str(tmp_path / "fb"))
-    assert [p.name for p in paths] == ["alice.md", "alice-2.md", "pass_wd.md"]
+    assert [p.name for p in paths[:2]] == ["alice.md", "alice-2.md"]
+    assert re.fullmatch(r"pass_wd-[0-9a-f]{8}\.md", paths[2].name), paths[2].name
     assert all(p.parent == tmp_path / "fb" for p in paths)
+
+
+@pytest.mark.parametrize("names", [["alice.ipynb", " alice.ipynb"], [" alice.ipynb", "alice.ipynb"],
+                                   ["-alice.ipynb", "alice.ipynb"], ["al\udcffice.ipynb", "al_ice.ipynb"]])
+def test_names_that_differ_never_share_a_feedback_file(tmp_path, names):
+    """Whatever the order (a later run, --resume), each name gets its own file, always the same one."""
+    results = fake_results(2)
+    for r, name in zip(results, names, strict=True):
+        r["submission"] = name
+    paths = _report.write_feedback(results, str(tmp_path / "fb"))
+    assert len({p.name for p in paths}) == 2
+    stems = {name: _report.safe_stem(name) for name in names}
+    assert len(set(stems.values())) == 2 and stems.get("alice.ipynb", "alice") == "alice"
+    for r, p in zip(results, paths, strict=True):
+        assert p.name == f"{stems[r['submission']]}.md"
 
 
 def test_csv_rows_and_formula_cells(tmp_path):

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from autograder._i18n import label
 from autograder._artefact import ProgramTooLarge, read_stablehlo
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, StudentProblem, Suite
 from autograder.exercises.ex08_jax_transforms.public import (
     KINDS,

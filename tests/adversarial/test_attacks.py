@@ -133,11 +133,12 @@ def _leftovers() -> list[str]:
     return found
 
 
-def _survivors(marks: tuple[str, ...] = ("sleep 4242", "sleep 4243"), wait: float = 3.0) -> list[str]:
-    """Processes a student started that are still alive (the zygote sweeps orphans about once a second)."""
+def _survivors(marks: tuple[str, ...] = ("sleep 4242", "sleep 4243", "tt-spinner"), wait: float = 3.0) -> list[str]:
+    """Processes a student started that are still alive (the zygote sweeps orphans about once a second), or a
+    worker the grader should have killed (named tt-spinner)."""
     deadline = time.monotonic() + wait
     while True:
-        ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        ps = subprocess.run(["ps", "-eo", "comm,args"], capture_output=True, text=True).stdout
         alive = [m for m in marks if m in ps]
         if not alive or time.monotonic() > deadline:
             return alive
@@ -173,8 +174,11 @@ def test_attack_is_contained(attack_run, listener, tmp_path, path):
     if message:
         texts = [ex["message"], *detail.values()]
         assert any(alt in t for t in texts for alt in message.split("|")), texts
-    for t in ex["tests"]:
+    for t in [*ex["tests"], *res["exercises"][canary]["tests"]]:
         assert len(t["message"]) < 600
+        assert not re.search(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e]", t["message"]), t["message"][:200]
+    iso = res["isolation"]  # the sandbox's own record: nothing a worker says reaches it
+    assert iso.get("level") == attack_run.expected_level and not iso.get("forged"), iso
     kept = res["exercises"][canary]
     assert kept["score"] == kept["max_score"], kept
     assert not _leftovers()
@@ -195,6 +199,77 @@ def test_run_still_sound_after_attacks(attack_run):
         assert iso["private_dirs_hidden"] is True and iso["network_dropped"] is True
     else:
         assert iso["pid_namespace"] is False and (iso["landlock"] or iso["uid"] is not None), iso
+
+
+def test_workers_forked_from_one_zygote_share_no_writable_state(attack_run, tmp_path):
+    """One worker takes every shared lock it inherited, overwrites every shared writable mapping and exits;
+    the next worker forked from the same zygote must neither block nor see it (a semaphore tqdm made while
+    the zygote warmed up once cost a later student's torch.compile a point after a 242 s reference timeout)."""
+    import json
+
+    taker = tmp_path / "taker" / "ex01_torch_mlp.py"
+    probe = tmp_path / "probe" / "ex01_torch_mlp.py"
+    for target, source in ((taker, Path(__file__).parent / "attacks" / "shared_lock_taken.py"),
+                           (probe, Path(__file__).parent.parent / "scripts" / "shared_state_probe.py")):
+        target.parent.mkdir()
+        target.write_text(source.read_text())
+    attack_run.start_worker("ex01_torch_mlp", str(taker), "student").close()
+    worker = attack_run.start_worker("ex01_torch_mlp", str(probe), "student")
+    worker.close()
+    error = str(worker.status.get("fields", {}).get("error", ""))
+    assert "PROBE " in error, worker.status
+    seen = json.loads(error.split("PROBE ", 1)[1])
+    assert seen["free"] == seen["locks"], seen
+    assert seen["shared_writable"] == 0 and seen["overwritten"] == 0, seen
+
+
+def _student_says(run: GradingRun, script: str, tmp_path: Path, marker: str) -> tuple[dict, dict]:
+    """Loads tests/scripts/SCRIPT as a student's ex01 in the run (a load deadline of 120 s: these take their
+    time on a loaded machine); (its load status, the JSON after MARKER)."""
+    import json
+
+    src = tmp_path / script.replace(".py", "") / "ex01_torch_mlp.py"
+    src.parent.mkdir()
+    src.write_text((Path(__file__).parent.parent / "scripts" / script).read_text())
+    timeout, run.timeout = run.timeout, 120.0
+    try:
+        worker = run.start_worker("ex01_torch_mlp", str(src), "student")
+    finally:
+        run.timeout = timeout
+    worker.close()
+    error = str(worker.status.get("fields", {}).get("error", ""))
+    return worker.status, (json.loads(error.split(marker, 1)[1]) if marker in error else {})
+
+
+def test_a_worker_fills_no_disk(attack_run, tmp_path):
+    """20,000 files and 1 GB in 8 MB files (under the 64 MB file cap), in the scratch and /tmp: with namespaces
+    the private tmpfs refuses past its caps; without, the grader's watch kills the worker (it once left 1 GB
+    until the run ended). Either way nothing it wrote is left once it is closed."""
+    from autograder import _quota
+
+    status, wrote = _student_says(attack_run, "disk_filler.py", tmp_path, "FILLED ")
+    if status.get("code") == "SCRATCH_FULL":
+        assert status["status"] == "error" and attack_run.expected_level != "full", status
+    else:
+        assert wrote, status
+        assert wrote["files"] <= _quota.SCRATCH_FILES and wrote["mb"] * 1024**2 <= _quota.SCRATCH_BYTES, wrote
+    left = [p for d in ("/tmp", "/var/tmp", "/dev/shm") for p in Path(d).glob("tapetrace-fill-*")]
+    assert not left, left
+    assert not [p for p in Path(attack_run.tmp).glob("w*/f1*")], "a closed worker's scratch was left"
+
+
+def test_a_fork_bomb_is_capped(attack_run, tmp_path):
+    """3,000 processes tried: each worker is capped (a pids cgroup of its own where root may make one, else an
+    unprivileged uid's RLIMIT_NPROC; the kernel holds root to no RLIMIT_NPROC), and none outlives it."""
+    status, said = _student_says(attack_run, "fork_bomb.py", tmp_path, "FORKED ")
+    assert said, status
+    assert 0 < said["forked"] < 3000, said  # 3,000: every fork it tried succeeded
+    cap = max(1024, 16 * (os.cpu_count() or 1))  # _sandbox.pids_cap(); an unprivileged uid's limit is lower
+    assert said["forked"] < cap, said
+    deadline = time.monotonic() + 10
+    while "tt-forkbomb" in subprocess.run(["ps", "-eo", "comm"], capture_output=True, text=True).stdout:
+        assert time.monotonic() < deadline, "the fork bomb's processes outlived their worker"
+        time.sleep(0.2)
 
 
 def test_at_least_twenty_attacks():

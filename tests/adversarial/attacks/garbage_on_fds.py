@@ -2,7 +2,7 @@
 # TARGET: ex01_torch_mlp
 # STATUS: crashed
 # FAILS: all
-# MESSAGE: process died
+# MESSAGE: process died|does not accept
 import os
 for _fd in range(3, 64):
     try:

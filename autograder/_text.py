@@ -1,0 +1,129 @@
+"""Text a student controls: cleaned once where it enters the grader's records, escaped per medium.
+
+A submission controls many strings that end up in what an instructor or a student reads: file and
+folder names, the type name and message of an exception its code raised, what a worker sends back.
+They enter the grader's records through one function, :func:`clean` (the worker intake,
+``autograder/_intake.py``; the loader's refusals; a check's message fields), which makes them
+printable, one line and bounded:
+
+- bytes, and names that are not UTF-8 (a file name's undecodable bytes reach Python as lone
+  surrogates), are shown as ``\\xNN``;
+- control characters (ESC and every other C0/C1 code, DEL: terminal escapes, OSC clipboard writes,
+  carriage returns) and the invisible characters that reorder or hide text (bidirectional overrides
+  and isolates, line and paragraph separators) are shown as ``\\xNN``/``\\uNNNN``; tabs and newlines
+  become spaces, runs of whitespace one space;
+- the length is capped (an ellipsis marks the cut).
+
+Each output then escapes what its own medium gives meaning to: :func:`terminal` (the table, the
+progress line, pytest's summary), :func:`csv_cell` (no live spreadsheet formula); Markdown and HTML in
+``autograder/_report.py``; plots draw with matplotlib's mathtext off (``$\\x$`` is text). Ships with the
+students' runtime (the notebook's self-check reports exceptions too).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+MESSAGE_CHARS = 300  # an exception's message, a worker's free text
+NAME_CHARS = 120  # a type name, a function or file name
+RECORD_CHARS = 590  # a whole message as a result records it (its fields are capped first)
+ELLIPSIS = "…"
+
+# C0 controls but tab/newline/CR-like whitespace handled below, DEL, C1; bidi embeddings, overrides and
+# isolates; LRM/RLM/ALM; line and paragraph separators; the BOM / zero-width no-break space
+_INVISIBLE = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ufff9-\ufffb]")
+_SPACES = re.compile(r"[\s\u2028\u2029]+")
+
+
+def _escape(m: re.Match[str]) -> str:
+    code = ord(m.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _printable(value: Any) -> str:
+    """Any value as a str with every code point encodable in UTF-8 (undecodable bytes as ``\\xNN``)."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", "backslashreplace")
+    try:
+        text = value if isinstance(value, str) else str(value)
+    except Exception:  # noqa: BLE001 - a hostile __str__
+        return "<unprintable>"
+    if not isinstance(text, str):  # a str subclass is fine; anything else is not text
+        return "<unprintable>"
+    try:
+        text.encode("utf-8")
+        return str(text)
+    except UnicodeEncodeError:  # lone surrogates: os.fsdecode's stand-ins for undecodable bytes, or forged
+        return to_bytes(text).decode("utf-8", "backslashreplace")
+
+
+def to_bytes(text: str) -> bytes:
+    """``text`` as UTF-8, lone surrogates included: a name ``os.fsdecode`` made from undecodable bytes gets
+    those bytes back; any other lone surrogate is encoded as such (never an error)."""
+    undecoded = all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in text)
+    return text.encode("utf-8", "surrogateescape" if undecoded else "surrogatepass")
+
+
+def clean(value: Any, limit: int = MESSAGE_CHARS, strip: bool = True) -> str:
+    """A student-controlled value as one printable line of at most ``limit`` characters.
+
+    Args:
+        value: a str (possibly with undecodable bytes as surrogates), bytes, or anything with a ``str``.
+        limit: the most characters kept (the cut is marked with an ellipsis); 0 keeps them all.
+        strip: drop leading and trailing spaces (False for names: ``" alice"`` is not ``"alice"``).
+
+    Returns:
+        The text with control and invisible characters shown as escapes, whitespace runs as one
+        space, stripped, capped.
+
+    >>> clean("evil\\x1b]52;c;aGk=\\x07 name\\r\\nok")
+    'evil\\\\x1b]52;c;aGk=\\\\x07 name ok'
+    """
+    text = _printable(value)
+    if limit and len(text) > 4 * limit + 64:  # never scan a huge string: cut first (escapes only lengthen it)
+        text = text[: 4 * limit + 64]
+    text = _INVISIBLE.sub(_escape, _SPACES.sub(" ", text))
+    text = text.strip() if strip else text
+    if limit and len(text) > limit:
+        text = text[: limit - 1].rstrip() + ELLIPSIS
+    return text
+
+
+def clean_tree(value: Any, limit: int = MESSAGE_CHARS, depth: int = 4) -> Any:
+    """:func:`clean` on every string of a small tree of dicts and lists (numbers and bools kept).
+
+    Deeper than ``depth``, or anything that is not plain data, becomes its cleaned ``str``.
+    """
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return clean(value, limit)
+    if depth > 0 and isinstance(value, dict):
+        return {clean(k, NAME_CHARS): clean_tree(v, limit, depth - 1) for k, v in list(value.items())[:64]}
+    if depth > 0 and isinstance(value, (list, tuple)):
+        return [clean_tree(v, limit, depth - 1) for v in list(value)[:64]]
+    return clean(value, limit)
+
+
+def terminal(value: Any, limit: int = 0) -> str:
+    """Text for a terminal line (the table, the progress line): nothing a terminal would interpret (a
+    leading or trailing space is kept: two names may differ by it)."""
+    return clean(value, limit, strip=False)
+
+
+_FORMULA = ("=", "+", "-", "@", "\t", "\r", "\n", "|", "%")
+
+
+def csv_cell(value: Any) -> Any:
+    """A spreadsheet cell that is never a live formula (numbers stay numbers).
+
+    Text is cleaned (:func:`clean`, uncapped) and prefixed with ``'`` when it starts like a formula
+    (``=``, ``+``, ``-``, ``@``, a control character, ``|``, ``%``), also after leading spaces.
+    """
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    text = clean(value, 0, strip=False)
+    if text.lstrip()[:1] in _FORMULA:
+        return "'" + text
+    return text

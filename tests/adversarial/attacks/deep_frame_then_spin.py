@@ -1,0 +1,22 @@
+# ATTACK: writes a status frame nested 100,000 deep (Python's JSON parser raises RecursionError), then spins
+# TARGET: ex04_jax_mlp
+# STATUS: crashed
+# FAILS: all
+# MESSAGE: does not accept
+# (its process is named tt-spinner: test_attacks.py checks that none is left, i.e. the grader killed it)
+import ctypes
+import fcntl
+import os
+import stat
+import struct
+
+_body = b"[" * 100_000 + b"]" * 100_000
+for _fd in range(3, 64):
+    try:
+        if stat.S_ISFIFO(os.fstat(_fd).st_mode) and fcntl.fcntl(_fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY:
+            os.write(_fd, struct.pack(">Q", len(_body)) + _body)
+    except OSError:
+        pass
+ctypes.CDLL(None).prctl(15, b"tt-spinner", 0, 0, 0)  # PR_SET_NAME
+while True:
+    pass

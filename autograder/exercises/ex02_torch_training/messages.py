@@ -18,6 +18,12 @@ EN = {
     "EX02_FIT_RETURN": "`fit` returned {got}, expected a list with one Python float (the loss) per epoch",
     "EX02_FIT_LENGTH": "`fit(..., epochs={epochs})` returned {got} losses, expected one per epoch ({epochs}): call train_step exactly `epochs` times and keep every loss",
     "EX02_FIT_ACCURACY": "after `fit` ({epochs} epochs, lr={lr}) on make_moons the validation accuracy is {got}, expected at least {threshold}: use torch.optim.Adam(model.parameters(), lr=lr) created once, bce_with_logits, and one full-batch train_step per epoch",
+    "EX02_STALE_GRADS": "`train_step` lets gradients that were already on the parameters when it was called into its update: it zeroes them too late (e.g. after optimizer.step()), which is right only while they start at zero — call optimizer.zero_grad() at the start of the step, before loss.backward()",
+    "EX02_FIT_NO_OPTIMIZER": "`fit` never stepped a torch.optim optimizer: create torch.optim.Adam(model.parameters(), lr=lr) once and let train_step call its step()",
+    "EX02_FIT_OPTIMIZERS": "`fit(..., epochs={epochs})` stepped {count} different optimizers: create the Adam optimizer once, before the loop (a new one per epoch forgets Adam's running averages)",
+    "EX02_FIT_OPTIMIZER": "`fit` trains with {got}: the exercise fixes the optimizer to torch.optim.Adam(model.parameters(), lr=lr) with Adam's default settings (another optimizer, betas or weight decay trains to other losses)",
+    "EX02_FIT_OPTIMIZER_PARAMS": "the optimizer `fit` steps does not hold exactly the model's parameters: create it with torch.optim.Adam(model.parameters(), lr=lr)",
+    "EX02_FIT_STEPS": "`fit(..., epochs={epochs})` stepped the optimizer {got} times: make one full-batch train_step (one optimizer step) per epoch",
 }
 
 ES = {
@@ -38,4 +44,10 @@ ES = {
     "EX02_FIT_RETURN": "`fit` devolvió {got}, se esperaba una lista con un float de Python (la pérdida) por época",
     "EX02_FIT_LENGTH": "`fit(..., epochs={epochs})` devolvió {got} pérdidas, se esperaba una por época ({epochs}): llama a train_step exactamente `epochs` veces y guarda cada pérdida",
     "EX02_FIT_ACCURACY": "tras `fit` ({epochs} épocas, lr={lr}) en make_moons la exactitud de validación es {got}, se esperaba al menos {threshold}: usa torch.optim.Adam(model.parameters(), lr=lr) creado una sola vez, bce_with_logits y un train_step con el lote completo por época",
+    "EX02_STALE_GRADS": "`train_step` deja entrar en su actualización los gradientes que ya estaban en los parámetros cuando se le llamó: los pone a cero demasiado tarde (p. ej. después de optimizer.step()), lo que solo funciona mientras empiecen en cero — llama a optimizer.zero_grad() al principio del paso, antes de loss.backward()",
+    "EX02_FIT_NO_OPTIMIZER": "`fit` nunca dio un paso con un optimizador de torch.optim: crea torch.optim.Adam(model.parameters(), lr=lr) una sola vez y deja que train_step llame a su step()",
+    "EX02_FIT_OPTIMIZERS": "`fit(..., epochs={epochs})` dio pasos con {count} optimizadores distintos: crea el optimizador Adam una sola vez, antes del bucle (uno nuevo en cada época olvida las medias móviles de Adam)",
+    "EX02_FIT_OPTIMIZER": "`fit` entrena con {got}: el ejercicio fija el optimizador, torch.optim.Adam(model.parameters(), lr=lr) con los valores por defecto de Adam (otro optimizador, otras betas o un decaimiento de pesos llevan a otras pérdidas)",
+    "EX02_FIT_OPTIMIZER_PARAMS": "el optimizador con el que `fit` da los pasos no contiene exactamente los parámetros del modelo: créalo con torch.optim.Adam(model.parameters(), lr=lr)",
+    "EX02_FIT_STEPS": "`fit(..., epochs={epochs})` dio {got} pasos con el optimizador: haz un train_step con el lote completo (un paso del optimizador) por época",
 }

@@ -19,6 +19,9 @@ EN = {
     "EX05_FIT_LENGTH": "fit(..., steps={steps}) returned {got} losses; expected one loss per step",
     "EX05_FIT_RETRACES": "fit traced the loss {traces} times or more in {steps} steps (a compiled step: {most} at most): build the step once with make_train_step before the loop and reuse it (not inside the loop, not un-jitted)",
     "EX05_FIT_ACCURACY": "after fit({steps} steps) the validation accuracy is {acc}, below {bar}: use optax.adam(learning_rate), update params and opt_state from each step's result, and train on the full (x, y)",
+    "EX05_UPDATE_NO_PARAMS": "`step` calls optimizer.update(grads, opt_state) without params: optimizers such as optax.adamw, add_decayed_weights or lamb need the current params — call optimizer.update(grads, opt_state, params) (right for every optax optimizer)",
+    "EX05_FIT_NO_MAKE_TRAIN_STEP": "`fit` never called make_train_step: build the step with make_train_step(loss_fn, optimizer) and call it `steps` times",
+    "EX05_FIT_OPTIMIZER": "the optimizer `fit` gives make_train_step does not update like optax.adam(learning_rate) (another optimizer, a weight decay, other betas or another learning rate): create it with optax.adam(learning_rate)",
 }
 
 ES = {
@@ -40,4 +43,7 @@ ES = {
     "EX05_FIT_LENGTH": "fit(..., steps={steps}) devolvió {got} pérdidas; se esperaba una pérdida por paso",
     "EX05_FIT_RETRACES": "fit trazó la pérdida {traces} veces o más en {steps} pasos (un paso compilado: {most} como mucho): construye el paso una vez con make_train_step antes del bucle y reutilízalo (no dentro del bucle, no sin jit)",
     "EX05_FIT_ACCURACY": "tras fit({steps} pasos) la exactitud de validación es {acc}, por debajo de {bar}: usa optax.adam(learning_rate), actualiza params y opt_state con el resultado de cada paso y entrena con (x, y) completos",
+    "EX05_UPDATE_NO_PARAMS": "`step` llama a optimizer.update(grads, opt_state) sin params: optimizadores como optax.adamw, add_decayed_weights o lamb necesitan los parámetros actuales — llama a optimizer.update(grads, opt_state, params) (correcto con cualquier optimizador de optax)",
+    "EX05_FIT_NO_MAKE_TRAIN_STEP": "`fit` nunca llamó a make_train_step: construye el paso con make_train_step(loss_fn, optimizer) y llámalo `steps` veces",
+    "EX05_FIT_OPTIMIZER": "el optimizador que `fit` pasa a make_train_step no actualiza como optax.adam(learning_rate) (otro optimizador, un decaimiento de pesos, otras betas u otra tasa de aprendizaje): créalo con optax.adam(learning_rate)",
 }

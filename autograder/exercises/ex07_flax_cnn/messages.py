@@ -20,6 +20,8 @@ EN = {
     "EX07_TRACE_COUNT": "with batch sizes {a} and {b} the step should be traced once per batch size; traces seen after each call: {counts} — jit one function of (params, opt_state, x, y), without static arguments that change",
     "EX07_UPDATE_EAGER": "optimizer.update ran {runs} times in {calls} calls: the update is outside the compiled code — put the gradient, optimizer.update and optax.apply_updates all inside the one jitted step",
     "EX07_NOT_LEARNING": "after {steps} full-batch optax.adam steps on digits your model reaches {acc:.2f} validation accuracy, well below what a correct step reaches — check that step applies the optimizer's updates (optax.apply_updates) and returns the new params and opt_state",
+    "EX07_STEP_FIXED_CLASSES": "the step trains a model with 10 classes but not one with {k}: the loss must not assume 10 classes (e.g. jax.nn.one_hot(y, 10)) — use optax.softmax_cross_entropy_with_integer_labels(logits, y), or one_hot(y, logits.shape[-1])",
+    "EX07_UPDATE_NO_PARAMS": "`step` calls optimizer.update(grads, opt_state) without params: optimizers such as optax.adamw, add_decayed_weights or lamb need the current params — call optimizer.update(grads, opt_state, params) (right for every optax optimizer)",
 }
 
 ES = {
@@ -42,4 +44,6 @@ ES = {
     "EX07_TRACE_COUNT": "con tamaños de lote {a} y {b} step debería trazarse una vez por tamaño; trazas vistas tras cada llamada: {counts} — compila una sola función de (params, opt_state, x, y), sin argumentos estáticos que cambien",
     "EX07_UPDATE_EAGER": "optimizer.update se ejecutó {runs} veces en {calls} llamadas: la actualización está fuera del código compilado — pon el gradiente, optimizer.update y optax.apply_updates dentro del mismo step compilado",
     "EX07_NOT_LEARNING": "tras {steps} pasos de optax.adam con el lote completo de digits tu modelo llega a una exactitud de validación de {acc:.2f}, muy por debajo de lo que logra un step correcto — comprueba que step aplica las actualizaciones del optimizador (optax.apply_updates) y devuelve los parámetros y el opt_state nuevos",
+    "EX07_STEP_FIXED_CLASSES": "el paso entrena un modelo de 10 clases pero no uno de {k}: la pérdida no debe suponer 10 clases (p. ej. jax.nn.one_hot(y, 10)) — usa optax.softmax_cross_entropy_with_integer_labels(logits, y), o one_hot(y, logits.shape[-1])",
+    "EX07_UPDATE_NO_PARAMS": "`step` llama a optimizer.update(grads, opt_state) sin params: optimizadores como optax.adamw, add_decayed_weights o lamb necesitan los parámetros actuales — llama a optimizer.update(grads, opt_state, params) (correcto con cualquier optimizador de optax)",
 }

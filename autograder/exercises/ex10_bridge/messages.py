@@ -18,6 +18,11 @@ EN = {
     "EX10_NO_COUNTS": "`jax_to_torch_mlp` on {case} raised ValueError(\"{message}\"), which does not give both layer counts: when the number of layers differs, say how many nn.Linear layers the model has ({model} here) and how many the params have ({params} here), e.g. \"the model has 3 nn.Linear layers, params has 2\"",
     "EX10_CONV_LAYOUT": "`torch_conv_to_flax` returned a kernel of shape {got}; a Flax Conv kernel is HWIO, here {expected}: torch's weight is OIHW (out, in, kh, kw), so permute the axes to (2, 3, 1, 0)",
     "EX10_LOW_ACCURACY": "from your bridge's starting weights, the reference {framework} loop reaches only {acc:.3f} validation accuracy after {epochs} epochs (>= 0.9 expected): the weights were not moved faithfully (transpose, layer order, biases)",
+    "EX10_MODEL_ATTRIBUTES": "a module whose nn.Linear layers are its attributes fc0, fc1, ...",
+    "EX10_MODEL_NESTED": "a module whose nn.Linear layers sit in blocks of an nn.ModuleList, the last one beside it",
+    "EX10_MODEL_KIND": "`{call}` raised {error} for an MLP that is not an nn.Sequential ({model}): the bridge must work for any torch MLP — find its nn.Linear layers with model.modules() instead of iterating over the model, indexing it or naming its attributes",
+    "EX10_MODEL_KIND_COUNT": "`{call}` found {got} nn.Linear layers in an MLP that is not an nn.Sequential ({model}), which has {expected}: model.children() sees only the top level — model.modules() finds the nested ones too, in order",
+    "EX10_MODEL_KIND_WRONG": "`{call}` is wrong for an MLP that is not an nn.Sequential ({model}): {detail} — take the nn.Linear layers in model.modules() order, whatever their names and nesting",
 }
 
 ES = {
@@ -38,4 +43,9 @@ ES = {
     "EX10_NO_COUNTS": "`jax_to_torch_mlp` con {case} lanzó ValueError(\"{message}\"), que no da los dos números de capas: si el número de capas difiere, di cuántas capas nn.Linear tiene el modelo ({model} aquí) y cuántas tienen los params ({params} aquí), p. ej. \"the model has 3 nn.Linear layers, params has 2\"",
     "EX10_CONV_LAYOUT": "`torch_conv_to_flax` devolvió un kernel de forma {got}; el kernel de un Conv de Flax es HWIO, aquí {expected}: el peso de torch es OIHW (out, in, kh, kw), así que permuta los ejes a (2, 3, 1, 0)",
     "EX10_LOW_ACCURACY": "desde los pesos iniciales de tu puente, el bucle de referencia de {framework} solo alcanza una exactitud de validación de {acc:.3f} tras {epochs} épocas (se espera >= 0.9): los pesos no se trasladaron fielmente (transposición, orden de capas, sesgos)",
+    "EX10_MODEL_ATTRIBUTES": "un módulo cuyas capas nn.Linear son sus atributos fc0, fc1, ...",
+    "EX10_MODEL_NESTED": "un módulo cuyas capas nn.Linear están en bloques de una nn.ModuleList, y la última a su lado",
+    "EX10_MODEL_KIND": "`{call}` lanzó {error} con un MLP que no es un nn.Sequential ({model}): el puente debe funcionar con cualquier MLP de torch — busca sus capas nn.Linear con model.modules() en lugar de recorrer el modelo, indexarlo o nombrar sus atributos",
+    "EX10_MODEL_KIND_COUNT": "`{call}` encontró {got} capas nn.Linear en un MLP que no es un nn.Sequential ({model}) y que tiene {expected}: model.children() solo ve el primer nivel — model.modules() encuentra también las anidadas, en orden",
+    "EX10_MODEL_KIND_WRONG": "`{call}` es incorrecto con un MLP que no es un nn.Sequential ({model}): {detail} — toma las capas nn.Linear en el orden de model.modules(), sean cuales sean sus nombres y su anidamiento",
 }

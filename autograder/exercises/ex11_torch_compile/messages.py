@@ -16,6 +16,8 @@ EN = {
     "EX11_LOSS_NOT_CALLED": "step never called the loss_fn it was given: compute loss_fn(model(x), y) with that function",
     "EX11_LOSS_EAGER": "the loss is computed outside the compiled graph (only the model is compiled): compile one function that returns loss_fn(model(x), y)",
     "EX11_LOSS_AFTER_UPDATE": "your step returns the loss *after* the update: return the loss computed by the forward pass, before optimizer.step()",
+    "EX11_CLIP_GRAD_ZERO": "the gradient of `clip_by_norm` at x = 0 is nan or inf, while its value there is right: near zero the function is the identity, so its gradient must be the incoming one — dividing by ||x||, the square root of a sum of squares, or torch.where (which differentiates both branches) breaks at zero; write the scale so that nothing divides by a norm below max_norm",
+    "EX11_STALE_GRADS": "`step` lets gradients that were already on the parameters when it was called into its update: it zeroes them too late (e.g. after optimizer.step()), which is right only while they start at zero — call optimizer.zero_grad() at the start of the step, before backward()",
 }
 
 ES = {
@@ -34,4 +36,6 @@ ES = {
     "EX11_LOSS_NOT_CALLED": "step nunca llamó a la loss_fn que recibió: calcula loss_fn(model(x), y) con esa función",
     "EX11_LOSS_EAGER": "la pérdida se calcula fuera del grafo compilado (solo está compilado el modelo): compila una función que devuelva loss_fn(model(x), y)",
     "EX11_LOSS_AFTER_UPDATE": "tu paso devuelve la pérdida *después* de la actualización: devuelve la pérdida calculada en la pasada hacia delante, antes de optimizer.step()",
+    "EX11_CLIP_GRAD_ZERO": "el gradiente de `clip_by_norm` en x = 0 es nan o inf, aunque su valor ahí es correcto: cerca de cero la función es la identidad, así que su gradiente debe ser el que llega — dividir entre ||x||, la raíz cuadrada de una suma de cuadrados o torch.where (que deriva las dos ramas) fallan en cero; escribe la escala de modo que nada se divida entre una norma menor que max_norm",
+    "EX11_STALE_GRADS": "`step` deja entrar en su actualización los gradientes que ya estaban en los parámetros cuando se le llamó: los pone a cero demasiado tarde (p. ej. después de optimizer.step()), lo que solo funciona mientras empiecen en cero — llama a optimizer.zero_grad() al principio del paso, antes de backward()",
 }

@@ -22,6 +22,8 @@ EN = {
     "EX13_PDML_NOT_SPLIT": "inside per_device_mean_loss each device saw {rows} rows of a batch of {batch} on {n} devices: give x and y in_specs P(\"data\") so each device gets its own shard",
     "EX13_NO_PMEAN": "per_device_mean_loss has no psum/pmean collective: average the per-device losses inside shard_map with jax.lax.pmean(loss, \"data\") (not a mean of gathered losses outside)",
     "EX13_PDML_NOT_REPLICATED": "on {n} device(s) per_device_mean_loss returned a scalar that lives on {got} device(s), not replicated on the mesh: pmean inside shard_map and use out_specs=P()",
+    "EX13_UPDATE_NO_PARAMS": "the data-parallel step calls optimizer.update(grads, opt_state) without params: optimizers such as optax.adamw, add_decayed_weights or lamb need the current params — call optimizer.update(grads, opt_state, params) (right for every optax optimizer)",
+    "EX13_AUTO_MESH": "`{call}` raised {error}: a mesh built with Mesh(devices, (\"data\",)) has Auto axes where jax.make_mesh gives Explicit ones, and your code must work with both — e.g. jax.sharding.reshard accepts only Explicit axes, while jax.device_put with a NamedSharding works with either",
 }
 
 ES = {
@@ -46,4 +48,6 @@ ES = {
     "EX13_PDML_NOT_SPLIT": "dentro de per_device_mean_loss cada dispositivo vio {rows} filas de un lote de {batch} en {n} dispositivos: da a x e y in_specs P(\"data\") para que cada dispositivo reciba su fragmento",
     "EX13_NO_PMEAN": "per_device_mean_loss no tiene ningún colectivo psum/pmean: promedia las pérdidas por dispositivo dentro de shard_map con jax.lax.pmean(loss, \"data\") (no una media de pérdidas reunidas fuera)",
     "EX13_PDML_NOT_REPLICATED": "en {n} dispositivo(s) per_device_mean_loss devolvió un escalar que está en {got} dispositivo(s), no replicado en la malla: haz pmean dentro de shard_map y usa out_specs=P()",
+    "EX13_UPDATE_NO_PARAMS": "el paso con paralelismo de datos llama a optimizer.update(grads, opt_state) sin params: optimizadores como optax.adamw, add_decayed_weights o lamb necesitan los parámetros actuales — llama a optimizer.update(grads, opt_state, params) (correcto con cualquier optimizador de optax)",
+    "EX13_AUTO_MESH": "`{call}` lanzó {error}: una malla creada con Mesh(devices, (\"data\",)) tiene ejes Auto, mientras que jax.make_mesh da ejes Explicit, y tu código debe funcionar con las dos — p. ej. jax.sharding.reshard solo acepta ejes Explicit, mientras que jax.device_put con un NamedSharding funciona con cualquiera",
 }

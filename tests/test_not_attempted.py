@@ -105,8 +105,8 @@ def test_jax_not_implemented_error_is_reported_with_its_message(run, tmp_path):
     sub = make_submission(tmp_path / "sub", {"ex13_spmd": path.read_text()}, only=["ex13_spmd"])
     res = run.grade([str(sub)], only=["ex13_spmd"])[0]["exercises"]["ex13_spmd"]
     failed = {t["name"]: t for t in res["tests"] if not t["passed"]}
-    assert set(failed) == {"pdml_matches", "pdml_shard_map_pmean"}, failed
-    for t in failed.values():
+    assert {"pdml_matches", "pdml_shard_map_pmean"} <= set(failed), failed
+    for t in (failed["pdml_matches"], failed["pdml_shard_map_pmean"]):
         assert t["code"] == "CALL_EXCEPTION", t
         assert "NotImplementedError: Closing over inputs to shard_map" in t["message"], t["message"]
         assert "pass those inputs as an argument to shard_map" in t["message"], t["message"]

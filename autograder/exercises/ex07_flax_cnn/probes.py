@@ -304,7 +304,8 @@ class _ProbeMLP(nn.Module):
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
-        return nn.Dense(self.num_classes)(jnp.tanh(nn.Dense(self.hidden)(x)))
+        h = jnp.tanh(nn.Dense(self.hidden)(x))  # Dense_0 (compact names follow construction order)
+        return nn.Dense(self.num_classes)(h)
 
 
 def probe_train_any(mod: Any, hidden: int, num_classes: int, params: dict, xs: list[np.ndarray],

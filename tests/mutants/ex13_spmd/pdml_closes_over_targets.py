@@ -1,5 +1,5 @@
-# MUTANT: passes x to shard_map but closes over y: on a mesh with Explicit axes (jax.make_mesh) JAX raises NotImplementedError ("Closing over inputs to shard_map ... pass those inputs as an argument"), an error of the code, not a stub
-# FAILS: pdml_matches, pdml_shard_map_pmean
+# MUTANT: passes x to shard_map but closes over y: on a mesh with Explicit axes (jax.make_mesh) JAX raises NotImplementedError ("Closing over inputs to shard_map ... pass those inputs as an argument"), an error of the code, not a stub; on an Auto mesh y is whole on every device, and the loss wrong
+# FAILS: pdml_matches, pdml_shard_map_pmean, works_on_auto_mesh
 # CODE pdml_matches: CALL_EXCEPTION
 """Exercise 13 — one training step on many devices (SPMD: GSPMD and shard_map).
 

@@ -50,7 +50,8 @@ SNAPSHOT_FORMAT = 1
 
 # Engine modules the public runtime needs (besides the exercise packages, the packages below and the data).
 RUNTIME_MODULES = ("_protocol.py", "_suite.py", "_text.py", "_compare.py", "_tolerances.py", "_wire.py", "_worker.py",
-                   "_data.py", "_public.py", "_cells.py", "_exec.py", "_probing.py", "_registry.py", "_i18n.py")
+                   "_data.py", "_public.py", "_cells.py", "_exec.py", "_probing.py", "_registry.py", "_i18n.py",
+                   "_optax_family.py", "_torch_family.py")  # the optimizer families probes hand to a step
 # Engine sub-packages shipped whole.
 RUNTIME_PACKAGES = ("messages", "student")
 # The exercise packages: autograder/exercises/<exercise>/, shipped whole for the exercises built (probes pruned).

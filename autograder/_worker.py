@@ -14,6 +14,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import signal
 import sys
 import traceback
@@ -106,6 +107,31 @@ def _describe(err: BaseException, path: str) -> dict[str, Any]:
     return {"type": type(err).__name__[:200], "message": _safe_str(err), "where": loc, "func": func[:200]}
 
 
+def _stub_texts() -> frozenset[str]:
+    """What a stub's ``raise NotImplementedError(...)`` says after ``"exNN_name: "``, in every language."""
+    from autograder._i18n import LANGS, catalogue
+
+    return frozenset(" ".join(catalogue(lang)["stub.replace"].split()) for lang in LANGS)
+
+
+_STUB_PREFIX = re.compile(r"ex\d+_\w+")
+
+
+def is_stub_raise(err: NotImplementedError, path: str) -> bool:
+    """Whether ``err`` is a stub's own raise: raised by a line of the student's code (``path``) with the
+    text ``tapetrace stubs`` writes (``"exNN_name: replace this line with your code"``, any language).
+
+    Only that means "not attempted": a ``NotImplementedError`` raised inside a library (JAX raises one,
+    for instance, for a ``shard_map`` that closes over inputs sharded on explicit axes, and its message
+    names the fix) or a student's own ``raise NotImplementedError("...")`` is an error of their code.
+    """
+    frames = traceback.extract_tb(err.__traceback__)
+    if not frames or not os.path.abspath(frames[-1].filename) == path:
+        return False
+    prefix, sep, rest = _safe_str(err).partition(": ")
+    return bool(sep) and _STUB_PREFIX.fullmatch(prefix) is not None and rest in _stub_texts()
+
+
 def _load(spec: dict[str, Any], after_context: Any = None) -> tuple[Any, dict[str, Any]]:
     """Loads the exercise's module: a plain file, or a notebook's graded module (context, then section).
 
@@ -162,7 +188,9 @@ def _run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[st
                 "fields": {k: str(v) for k, v in err.fields.items()}}
     except NotImplementedError as err:
         d = _describe(err, path)
-        return {"ok": False, "kind": "not_attempted", "where": d["func"] or req["probe"]}
+        if is_stub_raise(err, path):
+            return {"ok": False, "kind": "not_attempted", "where": d["func"] or req["probe"]}
+        return {"ok": False, "kind": "exception", **d}  # e.g. JAX's own, whose message names the fix
     except MemoryError:
         return {"ok": False, "kind": "memory"}
     except RuntimeError as err:

@@ -72,6 +72,13 @@ from torch import Tensor, nn
 def clip_by_norm(x: Tensor, max_norm: float) -> Tensor:
     """Scales ``x`` down so that its global L2 norm is at most ``max_norm``.
 
+    Differentiable everywhere, ``x = 0`` included: wherever ``||x|| < max_norm``
+    the function is the identity, so its gradient there (at zero too) is the
+    incoming gradient, unchanged and finite. A form that divides by ``||x||``,
+    takes the square root of a sum of squares, or picks a branch with
+    ``torch.where`` (which differentiates both branches) gives a nan gradient
+    at zero even where its value is right.
+
     Args:
         x: a tensor of any shape.
         max_norm: the largest norm allowed (> 0).

@@ -45,10 +45,24 @@ def works_on_any_device(ctx: Ctx) -> None:
         raise Fail("EX01_DEVICE_OUT", got=got["device"])
 
 
-@suite.check(points=2)
+@suite.check(points=1.5)
 def gradients_flow(ctx: Ctx) -> None:
     """Backward through the tape reaches every parameter with the reference's gradients."""
     case = _case(ctx)
     case["w"] = ctx.rng.standard_normal((case["x"].shape[0], case["output_dim"])).astype(np.float32)
     got, want = ctx.both("gradients", call="MLP.forward(...).backward()", **case)
     ctx.assert_close(got, want, kind="step", what=label("what.param_grads"))
+
+
+@suite.check(points=0.5)
+def hidden_dims_any_sequence(ctx: Ctx) -> None:
+    """`hidden_dims` is any sequence of ints: given as a tuple, the model is the same."""
+    case = _case(ctx)
+    call = f"MLP(d, {tuple(case['hidden_dims'])}, k).forward"
+    try:
+        got, want = ctx.both("forward_sequence", call=call, **case)
+    except StudentProblem as err:
+        if err.key == "CALL_EXCEPTION":
+            raise Fail("EX01_SEQUENCE", error=err.fields.get("error", "")) from None
+        raise
+    ctx.assert_close(got, want, kind="forward", what=call)

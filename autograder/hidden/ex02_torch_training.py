@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from autograder import _data
+from autograder._families import torch_label, torch_optimizers
 from autograder._i18n import label
 from autograder._suite import Ctx, Fail, Suite
-from autograder.exercises.ex02_torch_training.public import bce_case, binary_batch, mlp_dims, mlp_params
+from autograder.exercises.ex02_torch_training.public import bce_case, binary_batch, close, mlp_dims, mlp_params
 from autograder.exercises.ex02_torch_training.public import suite as _public
 
 suite = Suite("ex02_torch_training", checks=list(_public.checks))
@@ -40,7 +41,7 @@ def _moons(rng: np.random.Generator, n: int | None = None) -> dict[str, np.ndarr
             "x_val": data["x_val"].astype(np.float32), "y_val": data["y_val"].reshape(-1, 1).astype(np.float32)}
 
 
-@suite.check(points=1.5)
+@suite.check(points=1)
 def bce_stable_for_large_logits(ctx: Ctx) -> None:
     """|z| up to 1e4 (both signs, both targets): finite loss and gradient, equal to the reference."""
     case = bce_case(ctx.rng, int(ctx.rng.integers(16, 33)), 2, max_abs=1e4)
@@ -123,9 +124,46 @@ def evaluate_uses_eval_mode_and_no_grad(ctx: Ctx) -> None:
         raise Fail("EX02_EVAL_GRAD")
 
 
+def _settings_text(got: dict, want: dict) -> str:
+    """``AdamW with betas=(0.9, 0.95), weight_decay=0.1``: the class, and the settings that differ from the
+    reference's (the student's values only: what their code chose)."""
+    text = f"torch.optim.{got['type']}"
+    gs, ws = got["settings"], want["settings"]
+    if len(gs) != len(ws):
+        return f"{text} with {len(gs)} parameter groups"
+    diffs = []
+    for g, w in zip(gs, ws, strict=True):
+        for k in sorted(set(g) | set(w)):
+            if g.get(k) != w.get(k) and k in g:
+                v = g[k]
+                diffs.append(f"{k}={tuple(v) if isinstance(v, list) else v}")
+    return f"{text} with {', '.join(dict.fromkeys(diffs))}" if diffs else text
+
+
+def judge_fit_optimizer(got: list[dict], want: list[dict], epochs: int) -> None:
+    """Which optimizer stepped during `fit`, with which settings, how often: exactly the reference's.
+
+    Decided from what the probe's step hook recorded (class, param-group settings without the
+    implementation flags, the parameters held, the number of steps), never from a difference in the
+    losses, so the verdict is the same at every grading seed.
+    """
+    if not got:
+        raise Fail("EX02_FIT_NO_OPTIMIZER")
+    if len(got) > 1:
+        raise Fail("EX02_FIT_OPTIMIZERS", count=len(got), epochs=epochs)
+    g, w = got[0], want[0]
+    if g["type"] != w["type"] or g["settings"] != w["settings"]:
+        raise Fail("EX02_FIT_OPTIMIZER", got=_settings_text(g, w))
+    if not g["holds_model"]:
+        raise Fail("EX02_FIT_OPTIMIZER_PARAMS")
+    if g["steps"] != w["steps"]:
+        raise Fail("EX02_FIT_STEPS", got=g["steps"], epochs=epochs)
+
+
 @suite.check(points=1)
 def fit_first_epochs_match(ctx: Ctx) -> None:
-    """Same initial weights: `fit`'s first 5 losses (Adam, bce_with_logits) match the reference closely."""
+    """Same initial weights: `fit` steps one torch.optim.Adam(model.parameters(), lr=lr) with its default
+    settings once per epoch (decided exactly, from what stepped), and its first 5 losses match the reference's."""
     width = int(ctx.rng.integers(8, 33))
     dims = [2, width, width, 1]
     data = _moons(ctx.rng, n=int(ctx.rng.integers(64, 201)))
@@ -135,10 +173,11 @@ def fit_first_epochs_match(ctx: Ctx) -> None:
                          params=mlp_params(ctx.rng, dims), x=data["x"], y=data["y"], epochs=epochs, lr=lr)
     if len(got["losses"]) != epochs:
         raise Fail("EX02_FIT_LENGTH", epochs=epochs, got=len(got["losses"]))
+    judge_fit_optimizer(got["optimizers"], want["optimizers"], epochs)
     ctx.assert_close(got["losses"], want["losses"], kind="steps", what=label("ex02.what.fit_losses", n=epochs))
 
 
-@suite.check(points=1)
+@suite.check(points=0.5)
 def fit_reaches_accuracy(ctx: Ctx) -> None:
     """300 epochs at lr 0.01 on make_moons from a random init: validation accuracy >= 0.9.
 
@@ -153,3 +192,47 @@ def fit_reaches_accuracy(ctx: Ctx) -> None:
     if not got["val_accuracy"] >= FIT_MIN_ACCURACY:
         raise Fail("EX02_FIT_ACCURACY", got=f"{got['val_accuracy']:.3f}", epochs=FIT_EPOCHS, lr=FIT_LR,
                    threshold=FIT_MIN_ACCURACY)
+
+
+def _step_case(ctx: Ctx) -> dict:
+    dims = mlp_dims(ctx.rng)
+    x, y = binary_batch(ctx.rng, int(ctx.rng.integers(16, 49)), dims[0])
+    return {"params": mlp_params(ctx.rng, dims), "x": x, "y": y}
+
+
+@suite.check(points=0.5)
+def train_step_clears_old_gradients(ctx: Ctx) -> None:
+    """Gradients already on the parameters when `train_step` is called (as an earlier backward leaves them)
+    must not reach the update: 2 calls with SGD (momentum) match the reference's.
+
+    Zeroing after `optimizer.step()` instead of before `backward()` is right only while the gradients
+    start at zero (a fresh model); here they never do, so it fails at every seed.
+    """
+    case = _step_case(ctx)
+    # gradients of the size of a real one (the BCE's are O(0.1-1)): far beyond any tolerance after lr x
+    stale = [ctx.rng.standard_normal(p.shape).astype(np.float32) for p in case["params"]]
+    spec = torch_optimizers(ctx.rng, ("sgd_momentum",))[0]
+    call = "train_step(model, optimizer, x, y, loss_fn) with gradients already on the parameters"
+    got, want = ctx.both("train_step_with", call=call, optimizer=spec, steps=2, stale=stale, **case)
+    if close(ctx, got["params"], want["params"], "step") and close(ctx, got["losses"], want["losses"], "step"):
+        return
+    fresh, fresh_want = ctx.both("train_step_with", call="train_step(model, optimizer, x, y, loss_fn)",
+                                 optimizer=spec, steps=2, **case)
+    if close(ctx, fresh["params"], fresh_want["params"], "step"):
+        raise Fail("EX02_STALE_GRADS")
+    ctx.assert_close(got["params"], want["params"], kind="step", what="parameters after two train_step calls")
+
+
+@suite.check(points=0.5)
+def train_step_any_optimizer(ctx: Ctx) -> None:
+    """`train_step` steps the optimizer it is given: with Adam, AdamW (weight decay) and RMSprop, 2 calls each
+    give the reference's losses and parameters."""
+    case = _step_case(ctx)
+    for spec in torch_optimizers(ctx.rng):
+        opt_label = torch_label(spec)
+        got, want = ctx.both("train_step_with", call=f"train_step(model, {opt_label}, x, y, loss_fn)",
+                             optimizer=spec, steps=2, **case)
+        ctx.assert_close(got["losses"], want["losses"], kind="step",
+                         what=f"losses returned by two train_step calls with {opt_label}")
+        ctx.assert_close(got["params"], want["params"], kind="step",
+                         what=f"parameters after two train_step calls with {opt_label}")

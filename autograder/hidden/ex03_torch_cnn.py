@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from autograder._i18n import label
-from autograder._suite import Ctx, Fail, Suite
+from autograder._suite import Ctx, Fail, StudentProblem, Suite
 from autograder._tolerances import tolerance
 from autograder.exercises.ex03_torch_cnn.public import cnn_params, images, num_classes
 from autograder.exercises.ex03_torch_cnn.public import suite as _public
@@ -25,7 +25,7 @@ def _close(ctx: Ctx, got: Any, want: Any, kind: str) -> bool:
     return True
 
 
-def _case(ctx: Ctx, args: list, n: int) -> dict[str, Any]:
+def _case(ctx: Ctx, args: list | dict, n: int) -> dict[str, Any]:
     """Weights for 10 classes (dropout checks do not depend on num_classes), images, a dropout seed."""
     return {"args": args, "params": cnn_params(ctx.rng, 10), "x": images(ctx.rng, n),
             "seed": int(ctx.rng.integers(0, 2**31 - 1))}
@@ -106,7 +106,7 @@ def default_arguments(ctx: Ctx) -> None:
     _judge_dropout(ctx, got, DEFAULT_DROPOUT, "EX03_DEFAULT_DROPOUT")
 
 
-@suite.check(points=1.5)
+@suite.check(points=1)
 def gradients_flow(ctx: Ctx) -> None:
     """Backward through the tape (eval mode) reaches every parameter with the reference's gradients."""
     k = num_classes(ctx.rng)
@@ -115,3 +115,22 @@ def gradients_flow(ctx: Ctx) -> None:
             "w": ctx.rng.standard_normal((x.shape[0], k)).astype(np.float32)}
     got, want = ctx.both("gradients", call="CNN.forward(...).backward()", **case)
     ctx.assert_close(got, want, kind="step", what=label("what.param_grads"))
+
+
+@suite.check(points=0.5)
+def constructor_by_keyword(ctx: Ctx) -> None:
+    """`CNN(num_classes=k, dropout=p)` called by keyword (the stub's parameter names): k outputs, and dropout
+    at rate p before the last Linear."""
+    k, p = num_classes(ctx.rng), float(ctx.rng.uniform(0.65, 0.8))
+    call = f"CNN(num_classes={k}, dropout={p:.2f})"
+    try:
+        got, want = ctx.both("param_shapes", call=f"{call}.parameters()", args={"num_classes": k, "dropout": p})
+    except StudentProblem as err:
+        if err.key != "CALL_EXCEPTION":
+            raise
+        raise Fail("EX03_KEYWORDS", call=call, error=err.fields.get("error", "")) from None
+    if [list(s) for s in got] != [list(s) for s in want]:
+        raise Fail("EX03_PARAM_SHAPES", call=f"{call}.parameters()", got=[tuple(s) for s in got])
+    got = ctx.student("last_linear_input", call=f"CNN(num_classes=10, dropout={p:.2f}).train().forward",
+                      **_case(ctx, {"num_classes": 10, "dropout": p}, n=64))
+    _judge_dropout(ctx, got, p, "EX03_DROPOUT_RATE")

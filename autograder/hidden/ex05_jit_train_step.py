@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder._families import optax_label, optax_needing_params
 from autograder._i18n import label as text
 from autograder._observe import compiled_once_per_shape, programs
 from autograder._suite import Ctx, Fail, Suite
@@ -44,7 +45,7 @@ def _same_shape_cached(got: dict) -> None:
         raise Fail(key, calls=4, traces=loss[3] // loss[0])
 
 
-@suite.check(points=1.5)
+@suite.check(points=1)
 def step_any_optimizer(ctx: Ctx) -> None:
     """The step uses the optimizer it is given: sgd with momentum and adam both match the reference."""
     case = small_case(ctx.rng)
@@ -126,7 +127,7 @@ def no_input_mutation(ctx: Ctx) -> None:
         raise Fail("EX05_NOT_PURE")
 
 
-@suite.check(points=1.5, timeout_scale=3.0)
+@suite.check(points=1, timeout_scale=3.0)
 def fit_trains_moons(ctx: Ctx) -> None:
     """300 Adam steps at 0.01 on make_moons: >= 0.9 validation accuracy, one compiled step, reference start."""
     p = he_params(ctx.rng, [2, 32, 32, 1])
@@ -148,3 +149,36 @@ def fit_trains_moons(ctx: Ctx) -> None:
         raise Fail("NONFINITE", what=text("ex05.what.fit_losses"))
     if got["val_acc"] < FIT_MIN_ACC:
         raise Fail("EX05_FIT_ACCURACY", acc=f"{got['val_acc']:.3f}", bar=FIT_MIN_ACC, steps=FIT_STEPS)
+
+
+@suite.check(points=0.5)
+def step_optimizers_needing_params(ctx: Ctx) -> None:
+    """The step works with every optax optimizer, also those whose update needs the params: AdamW, a chain
+    with add_decayed_weights, LAMB (3 steps each, same losses and params as the reference)."""
+    case = small_case(ctx.rng)
+    for spec in optax_needing_params(ctx.rng):
+        label = optax_label(spec)
+        got, want = ctx.both("steps_family", call=f"step(...) made with {label}", optimizer=spec, n_steps=3, **case)
+        check_losses(ctx, got["losses"], want["losses"], f"the losses of 3 steps with {label}")
+        ctx.assert_close(got["params"], want["params"], kind="steps", what=f"params after 3 steps with {label}",
+                         framework="jax")
+
+
+def _large(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Entries of size 1e3..1e4, random signs: a weight decay of even 1e-6 shows in an update."""
+    return (rng.choice([-1.0, 1.0], size=shape) * rng.uniform(1e3, 1e4, size=shape)).astype(np.float32)
+
+
+@suite.check(points=0.5)
+def fit_steps_adam(ctx: Ctx) -> None:
+    """`fit` hands make_train_step optax.adam(learning_rate): the optimizer it makes is run on large params
+    and given gradients, and its updates must be Adam's exactly (AdamW, other betas, a fixed rate differ)."""
+    lr = float(ctx.rng.choice([ctx.rng.uniform(0.002, 0.006), ctx.rng.uniform(0.02, 0.05)]))  # never 0.01
+    probe_params = {"w": _large(ctx.rng, (3, 2)), "b": _large(ctx.rng, (2,))}
+    grads = [{k: ctx.rng.standard_normal(v.shape).astype(np.float32) for k, v in probe_params.items()}
+             for _ in range(3)]
+    got, want = ctx.both("fit_optimizer", call=f"fit(params, x, y, steps=2, learning_rate={lr:.4g}, loss_fn=...)",
+                         params=he_params(ctx.rng, [2, 32, 32, 1]), steps=2, learning_rate=lr,
+                         probe_params=probe_params, grads=grads)
+    if ctx.difference(got["updates"], want["updates"], kind="exact", framework="jax"):
+        raise Fail("EX05_FIT_OPTIMIZER")

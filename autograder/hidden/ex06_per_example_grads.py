@@ -75,7 +75,7 @@ def per_example_grads_pure(ctx: Ctx) -> None:
         raise Fail("EX06_SECOND_CALL", detail=detail)
 
 
-@suite.check(points=1)
+@suite.check(points=0.5)
 def clip_and_average_any_pytree(ctx: Ctx) -> None:
     """Works on any pytree (nested dicts, tuples, scalar leaves), norm taken over all leaves."""
     shapes = {"conv": {"kernel": (3, 3, 1, int(ctx.rng.integers(2, 5))), "bias": (int(ctx.rng.integers(2, 5)),)},
@@ -107,3 +107,38 @@ def torch_vectorised(ctx: Ctx) -> None:
     # vmap calls forward once (twice if the student also runs a plain forward); a loop calls it >= N times.
     if got["calls"] > got["n"] // 2:
         raise Fail("EX06_TORCH_LOOP", calls=got["calls"], n=got["n"])
+
+
+def _zero_example(tree: object, i: int) -> object:
+    """The per-example tree with example ``i`` all zeros (every leaf)."""
+    if isinstance(tree, dict):
+        return {k: _zero_example(v, i) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_zero_example(v, i) for v in tree)
+    out = np.array(tree, copy=True)
+    out[i] = 0.0
+    return out
+
+
+@suite.check(points=0.5)
+def clip_and_average_zero_gradient(ctx: Ctx) -> None:
+    """An example whose gradient is all zeros (norm 0: a dead ReLU, a loss already at its minimum) is left
+    alone like any example below max_norm: the result is finite and equals the reference's."""
+    case = bce_case(ctx.rng, n=1)
+    shapes = {k: [list(a.shape) for a in v] for k, v in case["params"].items()}
+    max_norm = float(ctx.rng.uniform(0.5, 2.0))
+    n = int(ctx.rng.integers(6, 12))
+    per_example = _zero_example(per_example_tree(ctx.rng, shapes, n, max_norm), int(ctx.rng.integers(n)))
+    call = "clip_and_average(per_example, max_norm) with an all-zero example"
+    got, want = ctx.both("clip", call=call, per_example=per_example, max_norm=max_norm)
+    if not all(np.isfinite(np.asarray(leaf)).all() for leaf in _leaves(got)):
+        raise Fail("EX06_CLIP_ZERO_NORM")
+    ctx.assert_close(got, want, kind="step", what=call, framework="jax")
+
+
+def _leaves(tree: object) -> list:
+    if isinstance(tree, dict):
+        return [x for v in tree.values() for x in _leaves(v)]
+    if isinstance(tree, (list, tuple)):
+        return [x for v in tree for x in _leaves(v)]
+    return [tree]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder._families import optax_label, optax_needing_params
 from autograder._i18n import label
 from autograder._observe import compiled_once_per_shape, programs
-from autograder._suite import Ctx, Fail, Suite
+from autograder._suite import Ctx, Fail, StudentProblem, Suite
 from autograder.exercises.ex07_flax_cnn.public import diagnose_params, draw_params, images
 from autograder.exercises.ex07_flax_cnn.public import suite as _public
 
@@ -115,7 +116,7 @@ def _judge_steps(ctx: Ctx, call: str, kind: str, n: int, **kwargs: object) -> No
                      framework="jax")
 
 
-@suite.check(points=1.5)
+@suite.check(points=1)
 def train_step_sgd(ctx: Ctx) -> None:
     """Two steps with `optax.sgd` (momentum): loss at the old params, same update as the reference."""
     n = int(ctx.rng.integers(8, 25))
@@ -188,7 +189,7 @@ def compiles_once_per_shape(ctx: Ctx) -> None:
     compiled_once_per_shape(compiled, sizes, what="step", where="make_flax_train_step")
 
 
-@suite.check(points=1.5, timeout_scale=3.0)
+@suite.check(points=1, timeout_scale=3.0)
 def learns_digits(ctx: Ctx) -> None:
     """Full-batch Adam (lr 3e-3, 256 images) with the student's step reaches good validation accuracy on digits."""
     shapes = ctx.both("param_shapes", call="FlaxCNN(num_classes=10).init", num_classes=10, n=2)
@@ -201,3 +202,62 @@ def learns_digits(ctx: Ctx) -> None:
     if got["val_acc"] < DIGITS_BAR:
         raise Fail("EX07_NOT_LEARNING", steps=DIGITS_STEPS, acc=got["val_acc"])
 
+
+
+def _mlp_case(ctx: Ctx, num_classes: int, n: int, steps: int) -> dict:
+    """The probe's own classifier (Dense(h), tanh, Dense(num_classes) on (N, d) inputs): params, batches."""
+    d, h = int(ctx.rng.integers(3, 9)), int(ctx.rng.integers(4, 13))
+    shapes = {"params": {"Dense_0": {"kernel": [d, h], "bias": [h]},
+                         "Dense_1": {"kernel": [h, num_classes], "bias": [num_classes]}}}
+    return {"hidden": h, "num_classes": num_classes, "params": draw_params(ctx.rng, shapes),
+            "xs": [ctx.rng.standard_normal((n, d)).astype(np.float32) for _ in range(steps)],
+            "ys": [_labels(ctx.rng, n, num_classes) for _ in range(steps)]}
+
+
+def _judge_any(ctx: Ctx, got: dict, want: dict, what: str) -> None:
+    ctx.assert_close(got["losses"], want["losses"], kind="steps", what=f"the losses returned by step ({what})",
+                     framework="jax")
+    ctx.assert_close(got["params"], want["params"], kind="steps", what=f"the params returned by step ({what})",
+                     framework="jax")
+
+
+def _trains_like_reference(ctx: Ctx, case: dict, opt: dict, call: str) -> tuple[dict, dict] | StudentProblem | None:
+    """None when the step trains ``case`` as the reference does; else the two results, or the exception."""
+    try:
+        got, want = ctx.both("train_any", call=call, optimizer=opt, **case)
+    except StudentProblem as err:
+        if err.key != "CALL_EXCEPTION":
+            raise
+        return err
+    same = all(ctx.difference(got[k], want[k], kind="steps", framework="jax") is None for k in ("losses", "params"))
+    return None if same else (got, want)
+
+
+@suite.check(points=0.5)
+def train_step_any_model_and_classes(ctx: Ctx) -> None:
+    """The step trains any Flax classifier with any number of classes: a small MLP on flat inputs (not
+    FlaxCNN) with k != 10 classes, 2 steps of SGD with momentum, as the reference. When it fails there but
+    trains the same model with 10 classes, the class count is fixed somewhere in the step."""
+    k = _other_num_classes(ctx.rng)
+    n = int(ctx.rng.integers(8, 25))
+    opt = {"name": "momentum", "lr": float(ctx.rng.uniform(0.05, 0.2))}
+    case, ten = _mlp_case(ctx, k, n, steps=2), _mlp_case(ctx, 10, n, steps=2)
+    outcome = _trains_like_reference(ctx, case, opt, f"make_flax_train_step(a model with {k} classes, optimizer)")
+    if outcome is None:
+        return
+    if _trains_like_reference(ctx, ten, opt, "make_flax_train_step(a model with 10 classes, optimizer)") is None:
+        raise Fail("EX07_STEP_FIXED_CLASSES", k=k)
+    if isinstance(outcome, StudentProblem):
+        raise outcome
+    _judge_any(ctx, *outcome, f"another model, {k} classes")
+
+
+@suite.check(points=0.5)
+def train_step_optimizers_needing_params(ctx: Ctx) -> None:
+    """The step works with every optax optimizer, also those whose update needs the params: AdamW, a chain
+    with add_decayed_weights, LAMB (2 steps each on a small classifier of 10 classes, as the reference)."""
+    case = _mlp_case(ctx, 10, int(ctx.rng.integers(8, 25)), steps=2)
+    for spec in optax_needing_params(ctx.rng):
+        label = optax_label(spec)
+        got, want = ctx.both("train_any", call=f"make_flax_train_step(model, {label})", optimizer=spec, **case)
+        _judge_any(ctx, got, want, label)

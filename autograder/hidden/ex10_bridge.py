@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from autograder._i18n import label
-from autograder._suite import Ctx, Fail, GraderBug, Suite
+from autograder._suite import Ctx, Fail, GraderBug, StudentProblem, Suite
 from autograder.exercises.ex10_bridge.public import inputs, jax_params, mlp_dims, torch_weights
 from autograder.exercises.ex10_bridge.public import suite as _public
 
@@ -135,7 +135,7 @@ def conv_kernel_to_hwio(ctx: Ctx) -> None:
                          what=label("ex10.what.conv"))
 
 
-@suite.check(points=2, timeout_scale=3.0)
+@suite.check(points=1.5, timeout_scale=3.0)
 def same_start_trains_alike(ctx: Ctx) -> None:
     """One start moved by your bridge: reference PyTorch and JAX loops agree on the first losses, both reach 0.9."""
     params = jax_params(ctx.rng, TRAIN_DIMS, bias_scale=0.0)
@@ -155,3 +155,39 @@ def same_start_trains_alike(ctx: Ctx) -> None:
         if got[f"{fw}_val_acc"] < min(MIN_VAL_ACC, want[f"{fw}_val_acc"]):
             raise Fail("EX10_LOW_ACCURACY", framework={"torch": "PyTorch", "jax": "JAX"}[fw],
                        acc=got[f"{fw}_val_acc"], epochs=EPOCHS)
+
+
+# The same MLP written as modules other than an nn.Sequential (probes.torch_model), and the catalogued
+# text that names each in messages (rendered in the run's language).
+MODEL_KINDS = {"attributes": "EX10_MODEL_ATTRIBUTES", "nested": "EX10_MODEL_NESTED"}
+
+
+@suite.check(points=0.5)
+def bridge_any_torch_mlp(ctx: Ctx) -> None:
+    """Both directions work for any torch MLP, not only an nn.Sequential: a module with its Linear layers as
+    attributes, and one with them nested in a ModuleList of blocks (the Linear layers in modules() order)."""
+    dims = mlp_dims(ctx.rng)
+    x = inputs(ctx.rng, dims)
+    for kind, key in MODEL_KINDS.items():
+        model = {"key": key}
+        try:
+            got, want = ctx.both("to_jax", call="torch_mlp_to_jax(model)", kind=kind, dims=dims,
+                                 weights=torch_weights(ctx.rng, dims), x=x)
+            n = len(got["params"].get("W", []))
+            if n != len(dims) - 1:
+                raise Fail("EX10_MODEL_KIND_COUNT", call="torch_mlp_to_jax(model)", model=model, got=n,
+                           expected=len(dims) - 1)
+            detail = ctx.difference(got["params"], want["params"], kind="exact", framework="jax")
+            if detail:
+                raise Fail("EX10_MODEL_KIND_WRONG", call="torch_mlp_to_jax(model)", model=model, detail=detail)
+            got, want = ctx.both("to_torch", call="jax_to_torch_mlp(params, model)", kind=kind, dims=dims,
+                                 params=jax_params(ctx.rng, dims), seed=int(ctx.rng.integers(2**31 - 1)), x=x)
+            detail = ctx.difference(got["weights"], want["weights"], kind="exact")
+            if detail:
+                raise Fail("EX10_MODEL_KIND_WRONG", call="jax_to_torch_mlp(params, model)", model=model,
+                           detail=detail)
+        except StudentProblem as err:
+            if err.key != "CALL_EXCEPTION":
+                raise
+            raise Fail("EX10_MODEL_KIND", call=err.fields.get("call", ""), model=model,
+                       error=err.fields.get("error", "")) from None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder._families import torch_label, torch_optimizers
 from autograder._i18n import label
 from autograder._suite import Ctx, Fail, Suite
 from autograder.exercises.ex11_torch_compile.public import (
@@ -25,7 +26,7 @@ suite = Suite("ex11_torch_compile", checks=list(_public.checks))
 CAPTURE_STEPS = 5
 
 
-@suite.check(points=1)
+@suite.check(points=0.5)
 def clip_gradient(ctx: Ctx) -> None:
     """The gradient of sum(w * clip_by_norm(x, max_norm)) matches the reference's, above and below max_norm."""
     for above in (True, False):
@@ -57,7 +58,7 @@ def any_batch_compiles_once(ctx: Ctx) -> None:
         raise Fail("EX11_ANY_BATCH_RECOMPILES", graphs=graphs[-1], calls=len(graphs), at=first + 1)
 
 
-@suite.check(points=2)
+@suite.check(points=1.5)
 def compiled_step_captures_once(ctx: Ctx) -> None:
     """5 steps (backend "eager", plain SGD): the loss runs in the captured graph, no new graph and no new
     torch.compile call after the first step, and the results match the reference. (Not Adam: on one
@@ -81,3 +82,45 @@ def compiled_step_captures_once(ctx: Ctx) -> None:
     check_step_losses(ctx, got["losses"], want["losses"], label("ex11.what.sgd_losses", n=CAPTURE_STEPS))
     ctx.assert_close(got["state"], want["state"], kind="steps",
                      what=label("ex11.what.params_after_sgd", n=CAPTURE_STEPS))
+
+
+@suite.check(points=0.5)
+def clip_gradient_at_zero(ctx: Ctx) -> None:
+    """At x = 0, as wherever ||x|| < max_norm, clip_by_norm is the identity: the gradient of
+    sum(w * clip_by_norm(zeros, max_norm)) is w, finite (the stub says so)."""
+    case = clip_case(ctx.rng, above=False)
+    case["x"] = np.zeros_like(case["x"])
+    w = ctx.rng.standard_normal(case["x"].shape).astype(np.float32)
+    got, want = ctx.both("clip_grad", call="clip_by_norm(zeros, max_norm), differentiated", w=w, **case)
+    if not np.isfinite(got["grad"]).all():
+        raise Fail("EX11_CLIP_GRAD_ZERO")
+    ctx.assert_close(got["grad"], want["grad"], kind="step", what="the gradient of clip_by_norm at zero")
+
+
+def _stale(rng: np.random.Generator, params: list[np.ndarray]) -> list[np.ndarray]:
+    """Gradients for the probe's model (Linear, BatchNorm1d, ReLU, Linear), in parameters() order."""
+    w1, b1, w2, b2 = params
+    shapes = [w1.shape, b1.shape, b1.shape, b1.shape, w2.shape, b2.shape]
+    return [rng.standard_normal(s).astype(np.float32) for s in shapes]
+
+
+@suite.check(points=0.5)
+def compiled_step_clears_old_gradients(ctx: Ctx) -> None:
+    """Gradients already on the parameters when the first step runs (as an earlier backward leaves them) must not
+    reach the update: 3 steps with SGD (momentum) and with AdamW (weight decay), backend "eager", match the
+    reference's. Zeroing after optimizer.step() is right only while the gradients start at zero."""
+    case = step_case(ctx.rng, 3)
+    stale = _stale(ctx.rng, case["params"])
+    for spec in torch_optimizers(ctx.rng, ("sgd_momentum", "adamw")):
+        opt_label = torch_label(spec)
+        kwargs = {"optimizer": spec, "backend": "eager", **case}
+        got, want = ctx.both("train_with", call=f"step(x, y) with {opt_label}, gradients already on the parameters",
+                             stale=stale, **kwargs)
+        if ctx.difference(got["state"], want["state"], kind="steps") is None:
+            check_step_losses(ctx, got["losses"], want["losses"], f"the losses returned by 3 steps with {opt_label}")
+            continue
+        fresh, fresh_want = ctx.both("train_with", call=f"step(x, y) with {opt_label}", **kwargs)
+        if ctx.difference(fresh["state"], fresh_want["state"], kind="steps") is None:
+            raise Fail("EX11_STALE_GRADS")
+        ctx.assert_close(got["state"], want["state"], kind="steps",
+                         what=f"the model's parameters after 3 steps with {opt_label}")

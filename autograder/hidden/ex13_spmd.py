@@ -7,9 +7,12 @@ from the returned arrays' shardings. Sizes 1, 2, 4, 8 where the worker has the d
 
 from __future__ import annotations
 
+import numpy as np
+
+from autograder._families import optax_label, optax_needing_params
 from autograder._observe import compiled_once_per_shape, programs
-from autograder._suite import Ctx, Fail, Suite
-from autograder.exercises.ex13_spmd.public import case_seed, dp_compare, mesh_sizes, pdml_call
+from autograder._suite import Ctx, Fail, StudentProblem, Suite
+from autograder.exercises.ex13_spmd.public import case_seed, check_layout, dp_compare, mesh_sizes, pdml_call
 from autograder.exercises.ex13_spmd.public import suite as _public
 
 suite = Suite("ex13_spmd", checks=list(_public.checks))
@@ -24,7 +27,7 @@ def mesh_default_all_devices(ctx: Ctx) -> None:
         raise Fail("EX13_MESH_DEFAULT", got=len(got["ids"]), n=len(got["first"]))
 
 
-@suite.check(points=1)
+@suite.check(points=0.5)
 def dp_step_replicated(ctx: Ctx) -> None:
     """For each mesh size, the new params and optimizer state are replicated over exactly the mesh's
     devices (and the results match)."""
@@ -69,7 +72,7 @@ def dp_step_compiles_once(ctx: Ctx) -> None:
     compiled_once_per_shape(compiled, [n] * len(compiled), what="step", where="data_parallel_step")
 
 
-@suite.check(points=1.5)
+@suite.check(points=1)
 def pdml_shard_map_pmean(ctx: Ctx) -> None:
     """per_device_mean_loss: a shard_map whose devices each see batch / mesh-size rows, a psum/pmean
     collective in its jaxpr, and a scalar replicated over the mesh."""
@@ -83,3 +86,57 @@ def pdml_shard_map_pmean(ctx: Ctx) -> None:
             raise Fail("EX13_NO_PMEAN")
         if not got["placement"]["ok"]:
             raise Fail("EX13_PDML_NOT_REPLICATED", n=n, got=got["placement"]["devices"])
+
+
+def _dp_results(ctx: Ctx, got: dict, want: dict, what: str) -> None:
+    ctx.assert_close(got["losses"], want["losses"], kind="step", framework="jax", what=f"the losses of {what}")
+    ctx.assert_close(got["params"], want["params"], kind="step", framework="jax", what=f"the params after {what}")
+
+
+@suite.check(points=0.5)
+def dp_step_optimizers_needing_params(ctx: Ctx) -> None:
+    """The data-parallel step works with every optax optimizer, also those whose update needs the params
+    (AdamW, a chain with add_decayed_weights, LAMB): on the largest mesh here, the reference's losses and params."""
+    n = max(mesh_sizes(ctx))
+    for spec in optax_needing_params(ctx.rng):
+        label = optax_label(spec)
+        got, want = ctx.both("dp_step_with", call=f"step(...) from data_parallel_step(loss_fn, {label}, mesh)",
+                             seed=case_seed(ctx), n=n, optimizer=spec)
+        _dp_results(ctx, got, want, f"3 steps with {label} on {n} device(s)")
+
+
+AUTO_MESH = "Mesh(devices, ('data',))"
+
+
+def _on_auto(ctx: Ctx, probe: str, call: str, **kwargs: object) -> tuple[dict, dict]:
+    """Both sides of a probe on the Auto mesh; an exception there is EX13_AUTO_MESH (it names the call)."""
+    try:
+        return ctx.both(probe, call=call, kind="auto", **kwargs)
+    except StudentProblem as err:
+        if err.key != "CALL_EXCEPTION":
+            raise
+        raise Fail("EX13_AUTO_MESH", call=call, error=err.fields.get("error", "")) from None
+
+
+@suite.check(points=0.5)
+def works_on_auto_mesh(ctx: Ctx) -> None:
+    """Any 1-D mesh with axis "data": `jax.make_mesh` gives Explicit axes (the other checks), `Mesh(devices,
+    ("data",))` Auto ones. On an Auto mesh of the largest size here, shard_batch splits the rows, and the
+    data-parallel step and per_device_mean_loss give the reference's results."""
+    n = max(mesh_sizes(ctx))
+    rows = 8 * int(ctx.rng.integers(1, 5))
+    x = ctx.rng.standard_normal((rows, int(ctx.rng.integers(2, 6)))).astype(np.float32)
+    got, _ = _on_auto(ctx, "shard", f"shard_batch(x, {AUTO_MESH}) on {n} device(s)", x=x, n=n)
+    if got["value"].shape != x.shape or ctx.difference(got["value"], x, kind="exact", framework="jax"):
+        raise Fail("EX13_SHARD_VALUES")
+    check_layout(got, n, rows)
+    got, want = _on_auto(ctx, "dp_step_with", f"step(...) from data_parallel_step(loss_fn, optimizer, {AUTO_MESH})",
+                         seed=case_seed(ctx), n=n)
+    _dp_results(ctx, got, want, f"3 data-parallel steps on an Auto mesh of {n} device(s)")
+    if not got["placement"]["ok"]:
+        raise Fail("EX13_NOT_REPLICATED" if got["placement"]["replicated"] else "EX13_PARAMS_SPLIT", n=n,
+                   got=got["placement"]["devices"])
+    got, want = _on_auto(ctx, "pdml_with", f"per_device_mean_loss(loss_fn, params, x, y, {AUTO_MESH})",
+                         seed=case_seed(ctx), n=n)
+    ctx.assert_close(got["value"], want["value"], kind="step", framework="jax",
+                     what=f"per_device_mean_loss on an Auto mesh of {n} device(s)")

@@ -77,6 +77,13 @@ from torch import Tensor, nn
 def clip_by_norm(x: Tensor, max_norm: float) -> Tensor:
     """Reduce la escala de ``x`` para que su norma L2 global sea como mucho ``max_norm``.
 
+    Derivable en todas partes, también en ``x = 0``: allí donde ``||x|| < max_norm``
+    la función es la identidad, así que su gradiente (también en cero) es el
+    gradiente que llega, sin cambios y finito. Una forma que divide entre
+    ``||x||``, que toma la raíz cuadrada de una suma de cuadrados o que elige una
+    rama con ``torch.where`` (que deriva las dos ramas) da un gradiente nan en
+    cero aunque su valor sea correcto.
+
     Args:
         x: un tensor de cualquier forma.
         max_norm: la mayor norma permitida (> 0).

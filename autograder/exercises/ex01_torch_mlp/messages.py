@@ -8,6 +8,7 @@ EN = {
     "EX01_NO_GRAD": "a parameter got no gradient: every nn.Linear must be used in forward, and registered as a submodule",
     "EX01_FIXED_DEVICE": "`forward` failed after model.to(device) ({error}): do not create tensors on a fixed device inside forward",
     "EX01_DEVICE_OUT": "after model.to(\"meta\") your output is on {got}: build everything from the input and the layers",
+    "EX01_SEQUENCE": "`MLP(input_dim, hidden_dims, output_dim)` with hidden_dims given as a tuple raised {error}: hidden_dims may be any sequence of ints (a list, a tuple) — build the list of widths with [input_dim, *hidden_dims, output_dim] or list(hidden_dims) instead of adding lists to it",
 }
 
 ES = {
@@ -18,4 +19,5 @@ ES = {
     "EX01_NO_GRAD": "un parámetro no recibió gradiente: cada nn.Linear debe usarse en forward y estar registrado como submódulo",
     "EX01_FIXED_DEVICE": "`forward` falló tras model.to(device) ({error}): no crees tensores en un dispositivo fijo dentro de forward",
     "EX01_DEVICE_OUT": "tras model.to(\"meta\") tu salida está en {got}: construye todo a partir de la entrada y las capas",
+    "EX01_SEQUENCE": "`MLP(input_dim, hidden_dims, output_dim)` con hidden_dims dado como tupla lanzó {error}: hidden_dims puede ser cualquier secuencia de ints (una lista, una tupla) — construye la lista de anchos con [input_dim, *hidden_dims, output_dim] o list(hidden_dims) en lugar de sumarle listas",
 }

@@ -79,3 +79,17 @@ def probe_meta_device(mod: Any, input_dim: int, hidden_dims: list[int], output_d
     if not isinstance(out, torch.Tensor):
         raise ProbeFail("WRONG_TYPE", call="MLP.forward", got=type_name(out), expected="a torch.Tensor")
     return {"device": str(out.device.type), "shape": list(out.shape)}
+
+
+def probe_forward_sequence(mod: Any, input_dim: int, hidden_dims: list[int], output_dim: int,
+                           params: list[np.ndarray], x: np.ndarray) -> np.ndarray:
+    """:func:`probe_forward` with ``hidden_dims`` given as a tuple (the contract's ``Sequence[int]``)."""
+    model = get(mod, "MLP")(input_dim, tuple(int(h) for h in hidden_dims), output_dim)
+    if not isinstance(model, torch.nn.Module):
+        raise ProbeFail("WRONG_TYPE", call="MLP(...)", got=type_name(model), expected="an nn.Module")
+    load_params(model, params, "MLP.parameters()")
+    device = DEVICE["torch"]
+    model = model.to(device)
+    with torch.no_grad():
+        out = model(torch.from_numpy(x).to(device))
+    return torch_to_np(out, "MLP.forward")

@@ -27,6 +27,12 @@ EN = {
     "ex02.what.eval_loss": 'the loss returned by `evaluate`',
     "ex02.what.eval_acc": 'the accuracy returned by `evaluate`',
     "ex02.what.fit_losses": 'the {n} losses of `fit`',
+    "EX02_STALE_GRADS": "`train_step` lets gradients that were already on the parameters when it was called into its update: it zeroes them too late (e.g. after optimizer.step()), which is right only while they start at zero — call optimizer.zero_grad() at the start of the step, before loss.backward()",
+    "EX02_FIT_NO_OPTIMIZER": "`fit` never stepped a torch.optim optimizer: create torch.optim.Adam(model.parameters(), lr=lr) once and let train_step call its step()",
+    "EX02_FIT_OPTIMIZERS": "`fit(..., epochs={epochs})` stepped {count} different optimizers: create the Adam optimizer once, before the loop (a new one per epoch forgets Adam's running averages)",
+    "EX02_FIT_OPTIMIZER": "`fit` trains with {got}: the exercise fixes the optimizer to torch.optim.Adam(model.parameters(), lr=lr) with Adam's default settings (another optimizer, betas or weight decay trains to other losses)",
+    "EX02_FIT_OPTIMIZER_PARAMS": "the optimizer `fit` steps does not hold exactly the model's parameters: create it with torch.optim.Adam(model.parameters(), lr=lr)",
+    "EX02_FIT_STEPS": "`fit(..., epochs={epochs})` stepped the optimizer {got} times: make one full-batch train_step (one optimizer step) per epoch",
 }
 
 ES = {
@@ -56,4 +62,10 @@ ES = {
     "ex02.what.eval_loss": 'la pérdida que devuelve `evaluate`',
     "ex02.what.eval_acc": 'la exactitud que devuelve `evaluate`',
     "ex02.what.fit_losses": 'las {n} pérdidas de `fit`',
+    "EX02_STALE_GRADS": "`train_step` deja entrar en su actualización los gradientes que ya estaban en los parámetros cuando se le llamó: los pone a cero demasiado tarde (p. ej. después de optimizer.step()), lo que solo funciona mientras empiecen en cero — llama a optimizer.zero_grad() al principio del paso, antes de loss.backward()",
+    "EX02_FIT_NO_OPTIMIZER": "`fit` nunca dio un paso con un optimizador de torch.optim: crea torch.optim.Adam(model.parameters(), lr=lr) una sola vez y deja que train_step llame a su step()",
+    "EX02_FIT_OPTIMIZERS": "`fit(..., epochs={epochs})` dio pasos con {count} optimizadores distintos: crea el optimizador Adam una sola vez, antes del bucle (uno nuevo en cada época olvida las medias móviles de Adam)",
+    "EX02_FIT_OPTIMIZER": "`fit` entrena con {got}: el ejercicio fija el optimizador, torch.optim.Adam(model.parameters(), lr=lr) con los valores por defecto de Adam (otro optimizador, otras betas o un decaimiento de pesos llevan a otras pérdidas)",
+    "EX02_FIT_OPTIMIZER_PARAMS": "el optimizador con el que `fit` da los pasos no contiene exactamente los parámetros del modelo: créalo con torch.optim.Adam(model.parameters(), lr=lr)",
+    "EX02_FIT_STEPS": "`fit(..., epochs={epochs})` dio {got} pasos con el optimizador: haz un train_step con el lote completo (un paso del optimizador) por época",
 }

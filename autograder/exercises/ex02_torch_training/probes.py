@@ -19,6 +19,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from autograder._probing import DEVICE, ProbeFail, get, torch_to_np, type_name
+from autograder._torch_family import StepRecorder, put_gradients, torch_optimizer
 
 # Bound before any student code loads.
 _from_numpy = torch.from_numpy
@@ -223,17 +224,19 @@ def probe_fit(mod: Any, params: list[np.ndarray], x: np.ndarray, y: np.ndarray, 
     """``fit(model, x, y, epochs=epochs, lr=lr)`` from the given weights.
 
     Returns:
-        ``{"losses": the returned floats, "val_accuracy": accuracy of the trained model
-        on (x_val, y_val) measured by the probe (when given)}``.
+        ``{"losses": the returned floats, "optimizers": what stepped during fit (class, settings,
+        whether it holds the model's parameters, steps: ``StepRecorder.summary``), "val_accuracy":
+        accuracy of the trained model on (x_val, y_val) measured by the probe (when given)}``.
     """
     fn = get(mod, "fit")
     model = _net(params)
     model.recording = False
-    out = fn(model, _tensor(x), _tensor(y), epochs=epochs, lr=lr)
+    with StepRecorder() as recorder:
+        out = fn(model, _tensor(x), _tensor(y), epochs=epochs, lr=lr)
     if type(out) not in (list, tuple):
         raise ProbeFail("EX02_FIT_RETURN", got=type_name(out))
     losses = [_float_result(v, "fit(...)[i]") for v in out]
-    result: dict[str, Any] = {"losses": losses}
+    result: dict[str, Any] = {"losses": losses, "optimizers": recorder.summary(model)}
     if x_val is not None and y_val is not None:
         yv = _tensor(y_val)
         model.eval()
@@ -242,3 +245,27 @@ def probe_fit(mod: Any, params: list[np.ndarray], x: np.ndarray, y: np.ndarray, 
             result["val_accuracy"] = float((pred == yv).float().mean().item())
     return result
 
+
+
+def probe_train_step_with(mod: Any, params: list[np.ndarray], x: np.ndarray, y: np.ndarray, optimizer: dict[str, Any],
+                          steps: int, stale: list[np.ndarray] | None = None) -> dict[str, Any]:
+    """``steps`` calls of ``train_step`` with the optimizer a spec of ``autograder._families`` names.
+
+    With ``stale``, those gradients are left on the parameters before the first call (as an earlier
+    ``backward()`` would leave them): ``train_step`` must clear them before its own ``backward()``.
+
+    Returns:
+        ``{"losses": returned floats (nan where not a float), "params": parameters after each call}``.
+    """
+    fn = get(mod, "train_step")
+    model = _net(params)
+    model.recording = False
+    opt = torch_optimizer(optimizer, model.parameters())
+    if stale is not None:
+        put_gradients(model, stale)
+    xt, yt = _tensor(x), _tensor(y)
+    losses, after = [], []
+    for _ in range(steps):
+        losses.append(_lenient_float(fn(model, opt, xt, yt, _CountingBCE()))[0])
+        after.append(_params_np(model))
+    return {"losses": losses, "params": after}

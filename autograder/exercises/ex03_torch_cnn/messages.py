@@ -14,6 +14,7 @@ EN = {
     "EX03_DEFAULT_CLASSES": "`CNN()` ends with parameters of shapes {got}: the default must be num_classes=10 (keep the signature `CNN(num_classes=10, dropout=0.3)`)",
     "EX03_DEFAULT_DROPOUT": "`CNN()` in train() mode zeroes a fraction {got} of the hidden units, expected about {p}: keep the default dropout=0.3 and pass it to nn.Dropout",
     "ex03.what.forward_batch": '`CNN.forward` on a batch of {n}',
+    "EX03_KEYWORDS": "`{call}` raised {error}: keep the constructor's parameter names, num_classes and dropout, so that callers can pass them by keyword",
 }
 
 ES = {
@@ -30,4 +31,5 @@ ES = {
     "EX03_DEFAULT_CLASSES": "`CNN()` termina con parámetros de formas {got}: el valor por defecto debe ser num_classes=10 (conserva la firma `CNN(num_classes=10, dropout=0.3)`)",
     "EX03_DEFAULT_DROPOUT": "`CNN()` en modo train() anula una fracción {got} de las unidades ocultas, se esperaba alrededor de {p}: conserva el valor por defecto dropout=0.3 y pásalo a nn.Dropout",
     "ex03.what.forward_batch": '`CNN.forward` con un lote de {n}',
+    "EX03_KEYWORDS": "`{call}` lanzó {error}: conserva los nombres de los parámetros del constructor, num_classes y dropout, para que se puedan pasar por nombre",
 }

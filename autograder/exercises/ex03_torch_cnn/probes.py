@@ -22,8 +22,9 @@ _Tensor = torch.Tensor
 _Module = torch.nn.Module
 
 
-def _build(mod: Any, args: list) -> torch.nn.Module:
-    model = get(mod, "CNN")(*args)
+def _build(mod: Any, args: list | dict) -> torch.nn.Module:
+    """``CNN(*args)``, or ``CNN(**args)`` for a dict (the constructor called by keyword)."""
+    model = get(mod, "CNN")(**args) if isinstance(args, dict) else get(mod, "CNN")(*args)
     if not isinstance(model, _Module):
         raise ProbeFail("WRONG_TYPE", call="CNN(...)", got=type_name(model), expected="an nn.Module")
     return model

@@ -28,6 +28,9 @@ EN = {
     "ex05.what.fit_first": 'the first 5 losses of `fit`',
     "ex05.what.fit_losses": 'the losses returned by `fit`',
     "EX05_FIT_PROGRAMS": "fit compiled {programs} programs in {steps} steps (a compiled step: 1 to {most}): build the step once with make_train_step before the loop and reuse it (not inside the loop, not un-jitted)",
+    "EX05_UPDATE_NO_PARAMS": "`step` calls optimizer.update(grads, opt_state) without params: optimizers such as optax.adamw, add_decayed_weights or lamb need the current params — call optimizer.update(grads, opt_state, params) (right for every optax optimizer)",
+    "EX05_FIT_NO_MAKE_TRAIN_STEP": "`fit` never called make_train_step: build the step with make_train_step(loss_fn, optimizer) and call it `steps` times",
+    "EX05_FIT_OPTIMIZER": "the optimizer `fit` gives make_train_step does not update like optax.adam(learning_rate) (another optimizer, a weight decay, other betas or another learning rate): create it with optax.adam(learning_rate)",
 }
 
 ES = {
@@ -58,4 +61,7 @@ ES = {
     "ex05.what.fit_first": 'las 5 primeras pérdidas de `fit`',
     "ex05.what.fit_losses": 'las pérdidas que devuelve `fit`',
     "EX05_FIT_PROGRAMS": "fit compiló {programs} programas en {steps} pasos (un paso compilado: de 1 a {most}): construye el paso una vez con make_train_step antes del bucle y reutilízalo (no dentro del bucle, no sin jit)",
+    "EX05_UPDATE_NO_PARAMS": "`step` llama a optimizer.update(grads, opt_state) sin params: optimizadores como optax.adamw, add_decayed_weights o lamb necesitan los parámetros actuales — llama a optimizer.update(grads, opt_state, params) (correcto con cualquier optimizador de optax)",
+    "EX05_FIT_NO_MAKE_TRAIN_STEP": "`fit` nunca llamó a make_train_step: construye el paso con make_train_step(loss_fn, optimizer) y llámalo `steps` veces",
+    "EX05_FIT_OPTIMIZER": "el optimizador que `fit` pasa a make_train_step no actualiza como optax.adam(learning_rate) (otro optimizador, un decaimiento de pesos, otras betas u otra tasa de aprendizaje): créalo con optax.adam(learning_rate)",
 }

@@ -18,6 +18,7 @@ import numpy as np
 import optax
 
 from autograder import _data
+from autograder._optax_family import init_state, optax_optimizer, run_without_params_check
 from autograder._probing import ProbeFail, get, jax_converter, to_float, tree_to_np, type_name
 
 # Bound at import, before student code could patch jax/optax/numpy.
@@ -35,6 +36,7 @@ _Array = jax.Array
 _GT = optax.GradientTransformation
 _sgd = optax.sgd
 _adam = optax.adam
+_apply_updates = optax.apply_updates
 _np_equal = np.array_equal
 _np_array, _np_mean = np.array, np.mean
 _float64 = np.float64
@@ -296,3 +298,64 @@ def probe_trace_call(mod: Any, batch: str) -> dict[str, int]:
     _SESSION["state"] = [p, s]
     _SESSION["b_seen"] = _SESSION.get("b_seen") or batch == "b"
     return {k: int(counter[k]) for k in ("loss", "loss_traced", "update", "update_traced")}
+# ----------------------------------------------------------------------------- optimizer families
+def probe_steps_family(mod: Any, params: dict, x: np.ndarray, y: np.ndarray, optimizer: dict[str, Any],
+                       n_steps: int) -> dict[str, Any]:
+    """:func:`probe_steps` with an optimizer of ``autograder._families`` (e.g. one that needs the params).
+
+    An ``optimizer.update`` called without ``params`` for such an optimizer raises ``EX05_UPDATE_NO_PARAMS``.
+    """
+    opt = optax_optimizer(optimizer)
+    step = _step_fn(mod, _make_loss(_counter()), opt)
+    p = _to_params(params)
+    s = init_state(opt, p)
+    xs, ys = _asarray(x), _asarray(y)
+    losses = []
+    call = "step(params, opt_state, x, y)"
+    for _ in range(n_steps):
+        out = run_without_params_check(step, p, s, xs, ys, key="EX05_UPDATE_NO_PARAMS")
+        p, s, loss = _unpack(out, call)
+        losses.append(_scalar(loss, call))
+    return {"losses": losses, "params": tree_to_np(p, "the params returned by step")}
+
+
+def probe_fit_optimizer(mod: Any, params: dict, steps: int, learning_rate: float, probe_params: dict,
+                        grads: list[dict]) -> dict[str, Any]:
+    """Which optimizer ``fit`` hands to ``make_train_step``, told apart by what it does.
+
+    ``fit`` runs ``steps`` steps with ``make_train_step`` watched (looked up in the module, as ``fit``
+    does); the last optimizer it was given then makes ``len(grads)`` updates of ``probe_params`` with the
+    given gradients. Large params make any weight decay stand out, a learning rate or betas other than
+    Adam's defaults change every update: the updates identify the optimizer and its settings exactly.
+
+    Returns:
+        ``{"made": how many optimizers make_train_step was given, "updates": the updates (numpy pytrees)}``.
+    """
+    make = get(mod, "make_train_step")
+    seen: list[Any] = []
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs["optimizer"] if "optimizer" in kwargs else args[1] if len(args) > 1 else None)
+        return make(*args, **kwargs)
+
+    data = _data.load("moons")
+    mod.make_train_step = watched
+    try:
+        get(mod, "fit")(_to_params(params), _asarray(data["x_train"]), _asarray(data["y_train"]), steps=steps,
+                        learning_rate=learning_rate, loss_fn=_make_loss(_counter()))
+    finally:
+        mod.make_train_step = make
+    if not seen:
+        raise ProbeFail("EX05_FIT_NO_MAKE_TRAIN_STEP")
+    opt = seen[-1]
+    if not isinstance(opt, _GT):
+        raise ProbeFail("WRONG_TYPE", call="the optimizer fit gives make_train_step", got=type_name(opt),
+                        expected="an optax.GradientTransformation")
+    p = {k: _asarray(v) for k, v in probe_params.items()}
+    state = opt.init(p)
+    updates = []
+    for g in grads:
+        u, state = opt.update({k: _asarray(v) for k, v in g.items()}, state, p)
+        p = _apply_updates(p, u)
+        updates.append(tree_to_np(u, "the optimizer's updates"))
+    return {"made": len(seen), "updates": updates}

@@ -23,6 +23,8 @@ EN = {
     "ex07.what.step_losses": 'the losses returned by `step`',
     "ex07.what.step_params": 'the params returned by `step`',
     "ex07.what.digits_loss": 'the training loss on the digits',
+    "EX07_STEP_FIXED_CLASSES": "the step trains a model with 10 classes but not one with {k}: the loss must not assume 10 classes (e.g. jax.nn.one_hot(y, 10)) — use optax.softmax_cross_entropy_with_integer_labels(logits, y), or one_hot(y, logits.shape[-1])",
+    "EX07_UPDATE_NO_PARAMS": "`step` calls optimizer.update(grads, opt_state) without params: optimizers such as optax.adamw, add_decayed_weights or lamb need the current params — call optimizer.update(grads, opt_state, params) (right for every optax optimizer)",
 }
 
 ES = {
@@ -48,4 +50,6 @@ ES = {
     "ex07.what.step_losses": 'las pérdidas que devuelve `step`',
     "ex07.what.step_params": 'los params que devuelve `step`',
     "ex07.what.digits_loss": 'la pérdida de entrenamiento con los dígitos',
+    "EX07_STEP_FIXED_CLASSES": "el paso entrena un modelo de 10 clases pero no uno de {k}: la pérdida no debe suponer 10 clases (p. ej. jax.nn.one_hot(y, 10)) — usa optax.softmax_cross_entropy_with_integer_labels(logits, y), o one_hot(y, logits.shape[-1])",
+    "EX07_UPDATE_NO_PARAMS": "`step` llama a optimizer.update(grads, opt_state) sin params: optimizadores como optax.adamw, add_decayed_weights o lamb necesitan los parámetros actuales — llama a optimizer.update(grads, opt_state, params) (correcto con cualquier optimizador de optax)",
 }

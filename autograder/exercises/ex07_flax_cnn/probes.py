@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from autograder._optax_family import init_state, optax_optimizer, run_without_params_check
 from autograder._probing import FAST_RUN, ProbeFail, get, jax_converter, jax_to_np, type_name
 
 # Bound at import, before the student's module can patch anything.
@@ -306,3 +307,38 @@ def probe_trace_call(mod: Any, x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
     _SESSION["state"] = [variables, opt_state]
     counts = _SESSION["counts"]
     return {"model": int(counts["model"]), "update": int(counts["update"]), "traced": bool(any(_SESSION["traced"]))}
+# ---------------------------------------------------------------- any model, any optimizer
+class _ProbeMLP(nn.Module):
+    """A classifier that is not FlaxCNN (flat inputs, any class count): the step must train any model."""
+
+    hidden: int
+    num_classes: int
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        h = jnp.tanh(nn.Dense(self.hidden)(x))  # Dense_0 (compact names follow construction order)
+        return nn.Dense(self.num_classes)(h)
+
+
+def probe_train_any(mod: Any, hidden: int, num_classes: int, params: dict, xs: list[np.ndarray],
+                    ys: list[np.ndarray], optimizer: dict[str, Any]) -> dict[str, Any]:
+    """``len(xs)`` steps of the student's step for the probe's own MLP (``(N, d)`` inputs, ``num_classes``
+    logits) with an optimizer of ``autograder._families``.
+
+    An ``optimizer.update`` called without ``params`` for an optimizer that needs them raises
+    ``EX07_UPDATE_NO_PARAMS``.
+
+    Returns:
+        ``{"losses": the losses the step reported, "params": the final params}``.
+    """
+    model = _ProbeMLP(hidden=hidden, num_classes=num_classes)
+    variables = _tree_map(_asarray, params)
+    opt = optax_optimizer(optimizer)
+    step = get(mod, "make_flax_train_step")(model, opt)
+    opt_state = init_state(opt, variables)
+    losses = []
+    for x, y in zip(xs, ys, strict=True):
+        variables, opt_state, loss = run_without_params_check(_call_step, step, variables, opt_state, _asarray(x),
+                                                              _asarray(y), key="EX07_UPDATE_NO_PARAMS")
+        losses.append(_loss_float(loss))
+    return {"losses": losses, "params": _plain(variables, "the params returned by step")}

@@ -25,6 +25,11 @@ EN = {
     "ex10.what.torch_losses": "the first {n} PyTorch losses from your bridge's weights",
     "ex10.what.jax_losses": "the first {n} JAX losses from your bridge's weights",
     "ex10.what.losses_vs": 'the first {n} losses, JAX against PyTorch',
+    "EX10_MODEL_ATTRIBUTES": "a module whose nn.Linear layers are its attributes fc0, fc1, ...",
+    "EX10_MODEL_NESTED": "a module whose nn.Linear layers sit in blocks of an nn.ModuleList, the last one beside it",
+    "EX10_MODEL_KIND": "`{call}` raised {error} for an MLP that is not an nn.Sequential ({model}): the bridge must work for any torch MLP — find its nn.Linear layers with model.modules() instead of iterating over the model, indexing it or naming its attributes",
+    "EX10_MODEL_KIND_COUNT": "`{call}` found {got} nn.Linear layers in an MLP that is not an nn.Sequential ({model}), which has {expected}: model.children() sees only the top level — model.modules() finds the nested ones too, in order",
+    "EX10_MODEL_KIND_WRONG": "`{call}` is wrong for an MLP that is not an nn.Sequential ({model}): {detail} — take the nn.Linear layers in model.modules() order, whatever their names and nesting",
 }
 
 ES = {
@@ -52,4 +57,9 @@ ES = {
     "ex10.what.torch_losses": 'las {n} primeras pérdidas de PyTorch con los pesos de tu puente',
     "ex10.what.jax_losses": 'las {n} primeras pérdidas de JAX con los pesos de tu puente',
     "ex10.what.losses_vs": 'las {n} primeras pérdidas, JAX frente a PyTorch',
+    "EX10_MODEL_ATTRIBUTES": "un módulo cuyas capas nn.Linear son sus atributos fc0, fc1, ...",
+    "EX10_MODEL_NESTED": "un módulo cuyas capas nn.Linear están en bloques de una nn.ModuleList, y la última a su lado",
+    "EX10_MODEL_KIND": "`{call}` lanzó {error} con un MLP que no es un nn.Sequential ({model}): el puente debe funcionar con cualquier MLP de torch — busca sus capas nn.Linear con model.modules() en lugar de recorrer el modelo, indexarlo o nombrar sus atributos",
+    "EX10_MODEL_KIND_COUNT": "`{call}` encontró {got} capas nn.Linear en un MLP que no es un nn.Sequential ({model}) y que tiene {expected}: model.children() solo ve el primer nivel — model.modules() encuentra también las anidadas, en orden",
+    "EX10_MODEL_KIND_WRONG": "`{call}` es incorrecto con un MLP que no es un nn.Sequential ({model}): {detail} — toma las capas nn.Linear en el orden de model.modules(), sean cuales sean sus nombres y su anidamiento",
 }

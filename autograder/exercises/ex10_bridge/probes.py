@@ -73,6 +73,58 @@ def torch_mlp(dims: list[int], weights: list[np.ndarray] | None = None, seed: in
     return model.to(DEVICE["torch"])
 
 
+class _NamedMLP(torch.nn.Module):
+    """An MLP whose Linear layers are attributes ``fc0, fc1, ...`` (not iterable, not indexable)."""
+
+    def __init__(self, dims: list[int]) -> None:
+        super().__init__()
+        self.n = len(dims) - 1
+        for i, (a, b) in enumerate(zip(dims[:-1], dims[1:])):
+            setattr(self, f"fc{i}", _Linear(int(a), int(b)))
+        self.act = _ReLU()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for i in range(self.n):
+            x = getattr(self, f"fc{i}")(x)
+            if i < self.n - 1:
+                x = self.act(x)
+        return x
+
+
+class _NestedMLP(torch.nn.Module):
+    """An MLP whose hidden Linear layers sit inside blocks of a ModuleList, the last one beside it."""
+
+    def __init__(self, dims: list[int]) -> None:
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(_Sequential(_Linear(int(a), int(b)), _ReLU())
+                                          for a, b in zip(dims[:-2], dims[1:-1]))
+        self.head = _Linear(int(dims[-2]), int(dims[-1]))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+
+
+MODEL_KINDS = {"attributes": _NamedMLP, "nested": _NestedMLP}
+
+
+def torch_model(dims: list[int], kind: str = "sequential", weights: list[np.ndarray] | None = None,
+                seed: int = 0) -> torch.nn.Module:
+    """:func:`torch_mlp` (``kind`` "sequential"), or the same MLP written as another module (``kind``
+    "attributes" or "nested": its Linear layers in ``modules()`` order, parameters in the same order)."""
+    if kind == "sequential":
+        return torch_mlp(dims, weights, seed)
+    model = MODEL_KINDS[kind](dims)
+    gen = _Generator().manual_seed(int(seed))
+    with _no_grad():
+        for k, p in enumerate(model.parameters()):
+            src = _from_numpy(_np_array(weights[k], dtype=np.float32)) if weights is not None \
+                else 0.3 * _randn(p.shape, generator=gen)
+            p.copy_(src)
+    return model.to(DEVICE["torch"])
+
+
 def jax_forward(params: dict, x: Any) -> Any:
     """The JAX MLP: ``x @ W + b``, relu between layers, logits out."""
     n = len(params["W"])
@@ -199,9 +251,11 @@ def accuracy_jax(params: dict, x: np.ndarray, y: np.ndarray) -> float:
 
 
 # ---------------------------------------------------------------- probes
-def probe_to_jax(mod: Any, dims: list[int], weights: list[np.ndarray], x: np.ndarray) -> dict[str, Any]:
-    """``torch_mlp_to_jax`` on a torch MLP with the given weights: the pytree and both outputs."""
-    model = torch_mlp(dims, weights)
+def probe_to_jax(mod: Any, dims: list[int], weights: list[np.ndarray], x: np.ndarray,
+                 kind: str = "sequential") -> dict[str, Any]:
+    """``torch_mlp_to_jax`` on a torch MLP (an ``nn.Sequential``, or another ``kind`` of :func:`torch_model`)
+    with the given weights: the pytree and both outputs."""
+    model = torch_model(dims, kind, weights)
     params = _student_tree(get(mod, "torch_mlp_to_jax")(model), "torch_mlp_to_jax(model)")
     with _no_grad():
         torch_out = torch_to_np(model(_torch_x(x)), "model(x)")
@@ -228,9 +282,11 @@ def probe_to_jax_then_train(mod: Any, dims: list[int], weights: list[np.ndarray]
                                                                                 strict=True)))}
 
 
-def probe_to_torch(mod: Any, dims: list[int], params: dict, seed: int, x: np.ndarray) -> dict[str, Any]:
-    """``jax_to_torch_mlp`` into a torch MLP: its parameters and outputs vs the JAX forward."""
-    model = torch_mlp(dims, seed=seed)
+def probe_to_torch(mod: Any, dims: list[int], params: dict, seed: int, x: np.ndarray,
+                   kind: str = "sequential") -> dict[str, Any]:
+    """``jax_to_torch_mlp`` into a torch MLP (a ``kind`` of :func:`torch_model`): its parameters and outputs
+    vs the JAX forward."""
+    model = torch_model(dims, kind, seed=seed)
     jp = jax_params(params)
     get(mod, "jax_to_torch_mlp")(jp, model)
     shapes = [tuple(p.shape) for p in model.parameters()]

@@ -74,6 +74,13 @@ Ejemplo:
 DOCSTRINGS: dict[str, str] = {
     "clip_by_norm": """Reduce la escala de ``x`` para que su norma L2 global sea como mucho ``max_norm``.
 
+Derivable en todas partes, también en ``x = 0``: allí donde ``||x|| < max_norm``
+la función es la identidad, así que su gradiente (también en cero) es el
+gradiente que llega, sin cambios y finito. Una forma que divide entre
+``||x||``, que toma la raíz cuadrada de una suma de cuadrados o que elige una
+rama con ``torch.where`` (que deriva las dos ramas) da un gradiente nan en
+cero aunque su valor sea correcto.
+
 Args:
     x: un tensor de cualquier forma.
     max_norm: la mayor norma permitida (> 0).
@@ -111,4 +118,4 @@ Returns:
 
 # Fingerprint of the English docstrings these translations follow: tests/test_i18n.py fails when the
 # English changes (`python -m autograder.student.instructions_es` prints the current ones).
-SOURCE_SHA = "8a40b93e15fe"
+SOURCE_SHA = "8e54d1a83db6"

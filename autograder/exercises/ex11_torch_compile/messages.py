@@ -25,6 +25,8 @@ EN = {
     "ex11.what.params_after_sgd": "the model's parameters after {n} SGD steps",
     "ex11.what.clip_grad_above": 'the gradient of `clip_by_norm` with ||x|| above max_norm',
     "ex11.what.clip_grad_below": 'the gradient of `clip_by_norm` with ||x|| below max_norm',
+    "EX11_CLIP_GRAD_ZERO": "the gradient of `clip_by_norm` at x = 0 is nan or inf, while its value there is right: near zero the function is the identity, so its gradient must be the incoming one — dividing by ||x||, the square root of a sum of squares, or torch.where (which differentiates both branches) breaks at zero; write the scale so that nothing divides by a norm below max_norm",
+    "EX11_STALE_GRADS": "`step` lets gradients that were already on the parameters when it was called into its update: it zeroes them too late (e.g. after optimizer.step()), which is right only while they start at zero — call optimizer.zero_grad() at the start of the step, before backward()",
 }
 
 ES = {
@@ -52,4 +54,6 @@ ES = {
     "ex11.what.params_after_sgd": 'los parámetros del modelo tras {n} pasos de SGD',
     "ex11.what.clip_grad_above": 'el gradiente de `clip_by_norm` con ||x|| por encima de max_norm',
     "ex11.what.clip_grad_below": 'el gradiente de `clip_by_norm` con ||x|| por debajo de max_norm',
+    "EX11_CLIP_GRAD_ZERO": "el gradiente de `clip_by_norm` en x = 0 es nan o inf, aunque su valor ahí es correcto: cerca de cero la función es la identidad, así que su gradiente debe ser el que llega — dividir entre ||x||, la raíz cuadrada de una suma de cuadrados o torch.where (que deriva las dos ramas) fallan en cero; escribe la escala de modo que nada se divida entre una norma menor que max_norm",
+    "EX11_STALE_GRADS": "`step` deja entrar en su actualización los gradientes que ya estaban en los parámetros cuando se le llamó: los pone a cero demasiado tarde (p. ej. después de optimizer.step()), lo que solo funciona mientras empiecen en cero — llama a optimizer.zero_grad() al principio del paso, antes de backward()",
 }

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from autograder._probing import DEVICE, ProbeFail, get, torch_to_np, type_name
+from autograder._torch_family import put_gradients, torch_optimizer
 
 
 def _import_dynamo() -> Any:
@@ -245,7 +246,9 @@ def _flagged_mse(out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return _mse(out, target)
 
 
-def _optimizer(name: str, model: nn.Module, lr: float) -> torch.optim.Optimizer:
+def _optimizer(name: str | dict[str, Any], model: nn.Module, lr: float) -> torch.optim.Optimizer:
+    if isinstance(name, dict):  # a spec of autograder._families
+        return torch_optimizer(name, model.parameters())
     if name == "sgd":
         return _SGD(model.parameters(), lr=lr, momentum=0.9)
     if name == "sgd_plain":
@@ -273,11 +276,14 @@ class _CompileCounter:
         torch.compile = _compile
 
 
-def _run_steps(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ys: list[np.ndarray], opt: str,
-               lr: float, backend: str, counter: _CompileCounter | None) -> dict[str, Any]:
+def _run_steps(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ys: list[np.ndarray], opt: str | dict,
+               lr: float, backend: str, counter: _CompileCounter | None,
+               stale: list[np.ndarray] | None = None) -> dict[str, Any]:
     model = _mlp(params, norm=True)
     model.eval()  # the step must switch it to training mode itself
     optimizer = _optimizer(opt, model, lr)
+    if stale is not None:  # gradients left by an earlier backward: the step must clear them first
+        put_gradients(model, stale)
     _fresh()
     step = get(mod, "compiled_train_step")(model, optimizer, _flagged_mse, backend)
     if not callable(step):
@@ -312,3 +318,10 @@ def probe_train_compiles(mod: Any, params: list[np.ndarray], xs: list[np.ndarray
     """:func:`probe_train`, also counting the ``torch.compile`` calls made when built and by each step's end."""
     with _CompileCounter() as counter:
         return _run_steps(mod, params, xs, ys, opt, lr, backend, counter)
+
+
+def probe_train_with(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ys: list[np.ndarray],
+                     optimizer: dict[str, Any], backend: str, stale: list[np.ndarray] | None = None) -> dict[str, Any]:
+    """:func:`probe_train` with an optimizer of ``autograder._families`` and, with ``stale``, gradients left on
+    the model's parameters (``parameters()`` order) before the first step."""
+    return _run_steps(mod, params, xs, ys, optimizer, 0.0, backend, None, stale)

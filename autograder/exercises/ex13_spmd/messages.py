@@ -25,6 +25,8 @@ EN = {
     "ex13.what.losses": 'the losses of {k} data-parallel steps on {n} device(s)',
     "ex13.what.params": 'the params after {k} data-parallel steps on {n} device(s)',
     "ex13.what.pdml": '`per_device_mean_loss` on {n} device(s)',
+    "EX13_UPDATE_NO_PARAMS": "the data-parallel step calls optimizer.update(grads, opt_state) without params: optimizers such as optax.adamw, add_decayed_weights or lamb need the current params — call optimizer.update(grads, opt_state, params) (right for every optax optimizer)",
+    "EX13_AUTO_MESH": "`{call}` raised {error}: a mesh built with Mesh(devices, (\"data\",)) has Auto axes where jax.make_mesh gives Explicit ones, and your code must work with both — e.g. jax.sharding.reshard accepts only Explicit axes, while jax.device_put with a NamedSharding works with either",
 }
 
 ES = {
@@ -52,4 +54,6 @@ ES = {
     "ex13.what.losses": 'las pérdidas de {k} pasos de paralelismo de datos en {n} dispositivo(s)',
     "ex13.what.params": 'los params tras {k} pasos de paralelismo de datos en {n} dispositivo(s)',
     "ex13.what.pdml": '`per_device_mean_loss` en {n} dispositivo(s)',
+    "EX13_UPDATE_NO_PARAMS": "el paso con paralelismo de datos llama a optimizer.update(grads, opt_state) sin params: optimizadores como optax.adamw, add_decayed_weights o lamb necesitan los parámetros actuales — llama a optimizer.update(grads, opt_state, params) (correcto con cualquier optimizador de optax)",
+    "EX13_AUTO_MESH": "`{call}` lanzó {error}: una malla creada con Mesh(devices, (\"data\",)) tiene ejes Auto, mientras que jax.make_mesh da ejes Explicit, y tu código debe funcionar con las dos — p. ej. jax.sharding.reshard solo acepta ejes Explicit, mientras que jax.device_put con un NamedSharding funciona con cualquiera",
 }

@@ -21,6 +21,7 @@ import optax
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from autograder._optax_family import optax_optimizer, run_without_params_check
 from autograder._probing import ProbeFail, get, jax_converter, to_float, tree_to_np, type_name, walk_jaxpr
 
 # Bound at import, before student code loads.
@@ -67,6 +68,16 @@ def mesh_of(n: int) -> Mesh:
     return _Mesh(np.array(devs), ("data",))
 
 
+def auto_mesh_of(n: int) -> Mesh:
+    """The first ``n`` devices as ``Mesh(devices, ("data",))``: axes of the default type, Auto (GSPMD decides
+    what the compiler does with them), where :func:`mesh_of` gives Explicit ones. The contract accepts both."""
+    return _Mesh(np.array(_devices()[:n]), ("data",))
+
+
+def _mesh(n: int, kind: str) -> Mesh:
+    return auto_mesh_of(n) if kind == "auto" else mesh_of(n)
+
+
 def _ids(devices: Any) -> list[int]:
     return sorted(int(d.id) for d in devices)
 
@@ -99,9 +110,10 @@ def _layout(arr: Any, mesh: Mesh, call: str) -> dict[str, Any]:
             "device_ids": _ids(arr.sharding.device_set)}
 
 
-def probe_shard(mod: Any, x: np.ndarray, n: int) -> dict[str, Any]:
-    """``shard_batch(x, mesh)`` on the probe's mesh of ``n`` devices: the values and the row layout."""
-    mesh = mesh_of(n)
+def probe_shard(mod: Any, x: np.ndarray, n: int, kind: str = "explicit") -> dict[str, Any]:
+    """``shard_batch(x, mesh)`` on the probe's mesh of ``n`` devices (``kind``: "explicit" or "auto" axes):
+    the values and the row layout."""
+    mesh = _mesh(n, kind)
     out = get(mod, "shard_batch")(_asarray(x), mesh)
     return _layout(out, mesh, "shard_batch(x, mesh)")
 
@@ -204,10 +216,11 @@ def probe_dp_step(mod: Any, seed: int, n: int) -> dict[str, Any]:
     return _DP_MEMO.get(make, (seed, n), lambda: _dp_run(make, dp_case(seed), n))
 
 
-def _dp_run(make: Any, case: dict[str, Any], n: int) -> dict[str, Any]:
-    mesh = mesh_of(n)
+def _dp_run(make: Any, case: dict[str, Any], n: int, kind: str = "explicit",
+            optimizer_spec: dict[str, Any] | None = None) -> dict[str, Any]:
+    mesh = _mesh(n, kind)
     record = _record()
-    optimizer = _sgd(case["lr"], momentum=0.9)
+    optimizer = _sgd(case["lr"], momentum=0.9) if optimizer_spec is None else optax_optimizer(optimizer_spec)
     step = make(_make_loss(record), optimizer, mesh)
     if not callable(step):
         raise ProbeFail("WRONG_TYPE", call="data_parallel_step(loss_fn, optimizer, mesh)", got=type_name(step),
@@ -217,7 +230,7 @@ def _dp_run(make: Any, case: dict[str, Any], n: int) -> dict[str, Any]:
     call = "step(params, opt_state, x, y)"
     losses, traces, placement = [], [], {"ok": True}
     for _ in range(DP_STEPS):
-        out = step(p, s, xs, ys)
+        out = run_without_params_check(step, p, s, xs, ys, key="EX13_UPDATE_NO_PARAMS")
         if type(out) not in (tuple, list) or len(out) != 3:
             got = f"a {type(out).__name__} of {len(out)} items" if type(out) in (tuple, list) else type_name(out)
             raise ProbeFail("EX13_STEP_RETURNS", got=got)
@@ -241,8 +254,8 @@ def probe_pdml(mod: Any, seed: int, n: int) -> dict[str, Any]:
     return _PDML_MEMO.get(fn, (seed, n), lambda: _pdml_run(fn, dp_case(seed), n))
 
 
-def _pdml_run(fn: Any, case: dict[str, Any], n: int) -> dict[str, Any]:
-    mesh = mesh_of(n)
+def _pdml_run(fn: Any, case: dict[str, Any], n: int, kind: str = "explicit") -> dict[str, Any]:
+    mesh = _mesh(n, kind)
     p, xs, ys = _placed(case["params"], case["x"], case["y"], mesh)
     record = _record()
     loss_fn = _make_loss(record)
@@ -302,3 +315,14 @@ def probe_dp_call(mod: Any) -> dict[str, int]:
     to_float(loss, "step(params, opt_state, x, y)", strict=False)
     _SESSION["state"] = [p, s]
     return {"traces": int(_SESSION["record"]["traces"])}
+# ----------------------------------------------------------------------------- other meshes and optimizers
+def probe_dp_step_with(mod: Any, seed: int, n: int, kind: str = "explicit",
+                       optimizer: dict[str, Any] | None = None) -> dict[str, Any]:
+    """:func:`probe_dp_step` on a mesh with ``kind`` axes ("explicit" or "auto") and, when given, an optimizer
+    of ``autograder._families`` (an update without params for one that needs them: ``EX13_UPDATE_NO_PARAMS``)."""
+    return _dp_run(get(mod, "data_parallel_step"), dp_case(seed), n, kind, optimizer)
+
+
+def probe_pdml_with(mod: Any, seed: int, n: int, kind: str) -> dict[str, Any]:
+    """:func:`probe_pdml` on a mesh with ``kind`` axes ("explicit" or "auto")."""
+    return _pdml_run(get(mod, "per_device_mean_loss"), dp_case(seed), n, kind)

@@ -1,5 +1,5 @@
 # MUTANT: shard_map step that pmeans the per-device losses but not the gradients (check_vma off): each device takes its own step
-# FAILS: dp_step_matches_single, dp_step_replicated
+# FAILS: dp_step_matches_single, dp_step_replicated, dp_step_optimizers_needing_params, works_on_auto_mesh
 """Exercise 13 — one training step on many devices (SPMD: GSPMD and shard_map).
 
 JAX programs many devices the way it programs one: you write the program for

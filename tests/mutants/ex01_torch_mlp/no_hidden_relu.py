@@ -1,5 +1,5 @@
 # MUTANT: forgets the ReLU between layers (a deep linear model)
-# FAILS: forward_matches_reference, gradients_flow
+# FAILS: forward_matches_reference, gradients_flow, hidden_dims_any_sequence
 # CODE forward_matches_reference: EX01_NO_HIDDEN_RELU
 """Exercise 01 — write an `nn.Module` (PyTorch: the tape).
 

@@ -1,5 +1,5 @@
 # MUTANT: keeps the layers in a plain Python list: nothing is registered
-# FAILS: parameter_shapes_in_order, forward_matches_reference, output_is_logits, empty_hidden_dims, works_on_any_device, gradients_flow
+# FAILS: parameter_shapes_in_order, forward_matches_reference, output_is_logits, empty_hidden_dims, works_on_any_device, gradients_flow, hidden_dims_any_sequence
 # CODE parameter_shapes_in_order: EX01_PARAM_SHAPES
 # CODE works_on_any_device: EX01_FIXED_DEVICE
 """Exercise 01 — write an `nn.Module` (PyTorch: the tape).

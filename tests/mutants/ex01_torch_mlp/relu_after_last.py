@@ -1,5 +1,5 @@
 # MUTANT: ReLU after every layer, the last one too
-# FAILS: forward_matches_reference, output_is_logits, empty_hidden_dims, gradients_flow
+# FAILS: forward_matches_reference, output_is_logits, empty_hidden_dims, gradients_flow, hidden_dims_any_sequence
 # CODE forward_matches_reference: EX01_LOGITS
 # CODE output_is_logits: EX01_LOGITS
 """Exercise 01 — write an `nn.Module` (PyTorch: the tape).

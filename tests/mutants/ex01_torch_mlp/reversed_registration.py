@@ -1,5 +1,5 @@
 # MUTANT: registers the layers last-to-first (parameters() out of order)
-# FAILS: parameter_shapes_in_order, forward_matches_reference, output_is_logits, gradients_flow
+# FAILS: parameter_shapes_in_order, forward_matches_reference, output_is_logits, gradients_flow, hidden_dims_any_sequence
 # CODE parameter_shapes_in_order: EX01_PARAM_SHAPES
 """Exercise 01 — write an `nn.Module` (PyTorch: the tape).
 

@@ -1,5 +1,5 @@
 # MUTANT: returns the loss recomputed after optimizer.step()
-# FAILS: train_step_matches_reference, fit_first_epochs_match
+# FAILS: train_step_matches_reference, fit_first_epochs_match, train_step_any_optimizer, train_step_clears_old_gradients
 # CODE train_step_matches_reference: EX02_LOSS_AFTER_UPDATE
 """Exercise 02 — the explicit training loop (PyTorch: the tape).
 

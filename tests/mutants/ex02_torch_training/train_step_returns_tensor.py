@@ -1,5 +1,5 @@
 # MUTANT: returns the loss tensor instead of loss.item()
-# FAILS: train_step_matches_reference, fit_first_epochs_match, fit_reaches_accuracy
+# FAILS: train_step_matches_reference, fit_first_epochs_match, fit_reaches_accuracy, train_step_any_optimizer, train_step_clears_old_gradients
 # CODE train_step_matches_reference: EX02_NOT_FLOAT
 """Exercise 02 — the explicit training loop (PyTorch: the tape).
 

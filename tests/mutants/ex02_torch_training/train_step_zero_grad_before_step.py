@@ -1,5 +1,5 @@
 # MUTANT: zeroes the gradients between backward and step: nothing is updated
-# FAILS: train_step_matches_reference, fit_first_epochs_match, fit_reaches_accuracy
+# FAILS: train_step_matches_reference, fit_first_epochs_match, fit_reaches_accuracy, train_step_any_optimizer, train_step_clears_old_gradients
 # CODE train_step_matches_reference: EX02_NO_UPDATE
 """Exercise 02 — the explicit training loop (PyTorch: the tape).
 

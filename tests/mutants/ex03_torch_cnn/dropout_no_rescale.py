@@ -1,5 +1,5 @@
 # MUTANT: hand-made dropout mask without the 1/(1-p) rescaling
-# FAILS: dropout_before_last_linear, default_arguments
+# FAILS: dropout_before_last_linear, default_arguments, constructor_by_keyword
 # CODE dropout_before_last_linear: EX03_DROPOUT_SCALE
 # CODE default_arguments: EX03_DROPOUT_SCALE
 """Exercise 03 — a CNN, channels-first (PyTorch: the tape).

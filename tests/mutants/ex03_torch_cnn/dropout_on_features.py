@@ -1,5 +1,5 @@
 # MUTANT: applies dropout to the flattened conv features (before Linear(128, 64))
-# FAILS: dropout_before_last_linear, default_arguments
+# FAILS: dropout_before_last_linear, default_arguments, constructor_by_keyword
 # CODE dropout_before_last_linear: EX03_DROPOUT_PLACE
 # CODE default_arguments: EX03_DROPOUT_PLACE
 """Exercise 03 — a CNN, channels-first (PyTorch: the tape).

@@ -1,5 +1,5 @@
 # MUTANT: applies dropout to the logits, after the last Linear
-# FAILS: dropout_before_last_linear, default_arguments
+# FAILS: dropout_before_last_linear, default_arguments, constructor_by_keyword
 # CODE dropout_before_last_linear: EX03_DROPOUT_RATE
 # CODE default_arguments: EX03_DEFAULT_DROPOUT
 """Exercise 03 — a CNN, channels-first (PyTorch: the tape).

@@ -1,5 +1,5 @@
 # MUTANT: F.dropout(h, p) in forward without training=self.training: dropout also in eval()
-# FAILS: forward_matches_reference, eval_is_deterministic, dropout_before_last_linear, default_arguments, gradients_flow
+# FAILS: forward_matches_reference, eval_is_deterministic, dropout_before_last_linear, default_arguments, gradients_flow, constructor_by_keyword
 # CODE eval_is_deterministic: EX03_EVAL_RANDOM
 """Exercise 03 — a CNN, channels-first (PyTorch: the tape).
 

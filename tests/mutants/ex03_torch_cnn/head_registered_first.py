@@ -1,5 +1,5 @@
 # MUTANT: creates the classifier head before the convolutions: parameters() out of order
-# FAILS: parameter_shapes_in_order, forward_matches_reference, eval_is_deterministic, dropout_acts_in_train_mode, dropout_before_last_linear, default_arguments, gradients_flow
+# FAILS: parameter_shapes_in_order, forward_matches_reference, eval_is_deterministic, dropout_acts_in_train_mode, dropout_before_last_linear, default_arguments, gradients_flow, constructor_by_keyword
 # CODE parameter_shapes_in_order: EX03_PARAM_SHAPES
 """Exercise 03 — a CNN, channels-first (PyTorch: the tape).
 

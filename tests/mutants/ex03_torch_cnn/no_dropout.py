@@ -1,5 +1,5 @@
 # MUTANT: forgets the Dropout layer
-# FAILS: dropout_acts_in_train_mode, dropout_before_last_linear, default_arguments
+# FAILS: dropout_acts_in_train_mode, dropout_before_last_linear, default_arguments, constructor_by_keyword
 # CODE dropout_acts_in_train_mode: EX03_NO_DROPOUT
 # CODE dropout_before_last_linear: EX03_DROPOUT_RATE
 # CODE default_arguments: EX03_DEFAULT_DROPOUT

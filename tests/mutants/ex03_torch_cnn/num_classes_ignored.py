@@ -1,5 +1,5 @@
 # MUTANT: hard-codes 10 outputs instead of num_classes
-# FAILS: parameter_shapes_in_order, forward_matches_reference, gradients_flow
+# FAILS: parameter_shapes_in_order, forward_matches_reference, gradients_flow, constructor_by_keyword
 # CODE parameter_shapes_in_order: EX03_PARAM_SHAPES
 """Exercise 03 — a CNN, channels-first (PyTorch: the tape).
 

@@ -1,5 +1,5 @@
-# MUTANT: fit re-implements the step in its loop without jit (one trace per step)
-# FAILS: fit_trains_moons
+# MUTANT: fit re-implements the step in its loop without jit (one trace per step), never calling make_train_step
+# FAILS: fit_trains_moons, fit_steps_adam
 # CODE fit_trains_moons: EX05_FIT_RETRACES
 """Exercise 05 — compile the step (JAX: trace once, run many times).
 

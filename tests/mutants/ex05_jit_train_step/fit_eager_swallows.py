@@ -1,6 +1,6 @@
 # MUTANT: an eager fit whose loop swallows every exception (BaseException too), so the grader's stop after
 # too many loss calls cannot end it early: the trace count still fails it
-# FAILS: fit_trains_moons
+# FAILS: fit_trains_moons, fit_steps_adam
 # CODE fit_trains_moons: EX05_FIT_RETRACES
 """Exercise 05 — compile the step (JAX: trace once, run many times).
 

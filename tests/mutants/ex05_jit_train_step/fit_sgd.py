@@ -1,5 +1,5 @@
 # MUTANT: fit uses optax.sgd instead of optax.adam
-# FAILS: fit_first_losses, fit_trains_moons
+# FAILS: fit_first_losses, fit_trains_moons, fit_steps_adam
 """Exercise 05 — compile the step (JAX: trace once, run many times).
 
 Write the training step of the JAX MLP (exercise 04) and compile it with

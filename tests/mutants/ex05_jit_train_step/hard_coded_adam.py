@@ -1,5 +1,5 @@
 # MUTANT: ignores the optimizer argument and always uses optax.adam(0.01)
-# FAILS: step_matches_reference, step_any_optimizer, compiles_once
+# FAILS: step_matches_reference, step_any_optimizer, compiles_once, step_optimizers_needing_params
 # CODE compiles_once: EX05_OPTIMIZER_NOT_USED
 """Exercise 05 — compile the step (JAX: trace once, run many times).
 

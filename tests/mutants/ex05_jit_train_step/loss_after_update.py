@@ -1,5 +1,5 @@
 # MUTANT: returns the loss recomputed at the new params instead of the pre-update loss
-# FAILS: step_matches_reference, step_any_optimizer, fit_first_losses, fit_trains_moons
+# FAILS: step_matches_reference, step_any_optimizer, fit_first_losses, fit_trains_moons, step_optimizers_needing_params
 # CODE step_matches_reference: EX05_LOSS_AFTER_UPDATE
 # CODE fit_first_losses: EX05_LOSS_AFTER_UPDATE
 """Exercise 05 — compile the step (JAX: trace once, run many times).

@@ -1,5 +1,5 @@
 # MUTANT: one norm over the whole batch instead of one per example
-# FAILS: clip_and_average_matches_reference, clip_and_average_any_pytree
+# FAILS: clip_and_average_matches_reference, clip_and_average_any_pytree, clip_and_average_zero_gradient
 """Exercise 06 — per-example gradients with `vmap` (JAX: the trace; PyTorch: torch.func).
 
 `jax.grad(loss_fn)(params, x, y)` gives the gradient of the *batch* loss.

@@ -1,5 +1,5 @@
 # MUTANT: ignores the optimizer argument: plain gradient descent with a fixed rate of 0.01
-# FAILS: train_step_sgd, train_step_adam, learns_digits
+# FAILS: train_step_sgd, train_step_adam, learns_digits, train_step_any_model_and_classes, train_step_optimizers_needing_params
 # CODE learns_digits: EX07_NOT_LEARNING
 """Exercise 07 — a CNN in Flax: channels-last, and a compiled train step (JAX: the trace).
 

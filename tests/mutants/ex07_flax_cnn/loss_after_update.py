@@ -1,5 +1,5 @@
 # MUTANT: reports the loss at the updated params
-# FAILS: train_step_sgd, train_step_adam
+# FAILS: train_step_sgd, train_step_adam, train_step_any_model_and_classes, train_step_optimizers_needing_params
 # CODE train_step_sgd: EX07_LOSS_AFTER_UPDATE
 # CODE train_step_adam: EX07_LOSS_AFTER_UPDATE
 """Exercise 07 — a CNN in Flax: channels-last, and a compiled train step (JAX: the trace).

@@ -1,5 +1,5 @@
 # MUTANT: sums the cross-entropy over the batch instead of averaging
-# FAILS: train_step_sgd, train_step_adam
+# FAILS: train_step_sgd, train_step_adam, train_step_any_model_and_classes, train_step_optimizers_needing_params
 # CODE train_step_sgd: EX07_LOSS_SUM
 """Exercise 07 — a CNN in Flax: channels-last, and a compiled train step (JAX: the trace).
 

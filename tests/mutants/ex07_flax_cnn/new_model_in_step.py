@@ -1,5 +1,5 @@
 # MUTANT: ignores the model argument and applies a fresh FlaxCNN() inside the step
-# FAILS: compiles_once_per_shape
+# FAILS: compiles_once_per_shape, train_step_any_model_and_classes, train_step_optimizers_needing_params
 # CODE compiles_once_per_shape: EX07_MODEL_UNUSED
 """Exercise 07 — a CNN in Flax: channels-last, and a compiled train step (JAX: the trace).
 

@@ -1,5 +1,5 @@
 # MUTANT: torch_mlp_to_jax keeps nn.Linear's (out, in) layout: W is not transposed
-# FAILS: to_jax_matches_torch, same_start_trains_alike
+# FAILS: to_jax_matches_torch, same_start_trains_alike, bridge_any_torch_mlp
 # CODE to_jax_matches_torch: EX10_NO_TRANSPOSE
 # CODE same_start_trains_alike: EX10_SHAPES
 """Exercise 10 — the same model in both frameworks.

@@ -1,5 +1,5 @@
 # MUTANT: returns numpy arrays, not jax arrays
-# FAILS: to_jax_matches_torch, jax_arrays_are_copies, same_start_trains_alike
+# FAILS: to_jax_matches_torch, jax_arrays_are_copies, same_start_trains_alike, bridge_any_torch_mlp
 # CODE to_jax_matches_torch: WRONG_TYPE
 """Exercise 10 — the same model in both frameworks.
 

@@ -1,5 +1,5 @@
 # MUTANT: starts the JAX biases at zero ("the JAX init uses zero biases anyway") instead of copying them
-# FAILS: to_jax_matches_torch
+# FAILS: to_jax_matches_torch, bridge_any_torch_mlp
 # CODE to_jax_matches_torch: MISMATCH
 """Exercise 10 — the same model in both frameworks.
 

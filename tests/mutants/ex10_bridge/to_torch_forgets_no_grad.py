@@ -1,5 +1,5 @@
 # MUTANT: copies into the parameters without torch.no_grad(): autograd refuses an in-place op on a leaf
-# FAILS: to_torch_matches_jax, to_torch_keeps_trainable_leaves, same_start_trains_alike
+# FAILS: to_torch_matches_jax, to_torch_keeps_trainable_leaves, same_start_trains_alike, bridge_any_torch_mlp
 # CODE to_torch_matches_jax: CALL_EXCEPTION
 """Exercise 10 — the same model in both frameworks.
 

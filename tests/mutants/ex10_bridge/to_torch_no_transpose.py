@@ -1,5 +1,5 @@
 # MUTANT: jax_to_torch_mlp copies W without transposing and checks nothing: copy_ fails on non-square layers
-# FAILS: to_torch_matches_jax, to_torch_keeps_trainable_leaves, to_torch_rejects_mismatches, same_start_trains_alike
+# FAILS: to_torch_matches_jax, to_torch_keeps_trainable_leaves, to_torch_rejects_mismatches, same_start_trains_alike, bridge_any_torch_mlp
 # CODE to_torch_matches_jax: CALL_EXCEPTION
 # CODE to_torch_rejects_mismatches: EX10_NOT_VALUEERROR
 """Exercise 10 — the same model in both frameworks.

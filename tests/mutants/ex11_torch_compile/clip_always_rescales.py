@@ -1,5 +1,5 @@
 # MUTANT: always rescales to max_norm (forgets the min with 1): tensors already inside the ball grow; zeros give nan
-# FAILS: clip_matches_reference, clip_compiles_fullgraph, clip_gradient
+# FAILS: clip_matches_reference, clip_compiles_fullgraph, clip_gradient, clip_gradient_at_zero
 """Exercise 11 — PyTorch's own trace: graph capture, graph breaks, recompiles.
 
 `torch.compile` is PyTorch's opt-in answer to `jax.jit` (exercise 05). Its

@@ -1,5 +1,5 @@
 # MUTANT: scales x in place and returns it (the caller's tensor changes; a leaf that requires grad refuses it)
-# FAILS: clip_matches_reference, clip_gradient
+# FAILS: clip_matches_reference, clip_gradient, clip_gradient_at_zero
 # CODE clip_matches_reference: EX11_CLIP_IN_PLACE
 """Exercise 11 — PyTorch's own trace: graph capture, graph breaks, recompiles.
 

@@ -1,5 +1,5 @@
 # MUTANT: x / ||x|| * min(||x||, max_norm): right everywhere except zeros (0/0 = nan)
-# FAILS: clip_matches_reference
+# FAILS: clip_matches_reference, clip_gradient_at_zero
 # CODE clip_matches_reference: EX11_CLIP_ZEROS
 """Exercise 11 — PyTorch's own trace: graph capture, graph breaks, recompiles.
 

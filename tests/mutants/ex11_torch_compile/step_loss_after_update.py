@@ -1,5 +1,5 @@
 # MUTANT: returns the loss recomputed after optimizer.step()
-# FAILS: compiled_step_matches_eager, compiled_step_captures_once
+# FAILS: compiled_step_matches_eager, compiled_step_captures_once, compiled_step_clears_old_gradients
 # CODE compiled_step_matches_eager: EX11_LOSS_AFTER_UPDATE
 """Exercise 11 — PyTorch's own trace: graph capture, graph breaks, recompiles.
 

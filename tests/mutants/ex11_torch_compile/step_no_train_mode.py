@@ -1,5 +1,5 @@
 # MUTANT: never calls model.train(): a model handed over in eval mode trains with BatchNorm's running statistics
-# FAILS: compiled_step_matches_eager, compiled_step_captures_once
+# FAILS: compiled_step_matches_eager, compiled_step_captures_once, compiled_step_clears_old_gradients
 """Exercise 11 — PyTorch's own trace: graph capture, graph breaks, recompiles.
 
 `torch.compile` is PyTorch's opt-in answer to `jax.jit` (exercise 05). Its

@@ -1,5 +1,5 @@
 # MUTANT: returns the loss tensor instead of a Python float
-# FAILS: compiled_step_matches_eager, compiled_step_captures_once
+# FAILS: compiled_step_matches_eager, compiled_step_captures_once, compiled_step_clears_old_gradients
 # CODE compiled_step_matches_eager: WRONG_TYPE
 """Exercise 11 — PyTorch's own trace: graph capture, graph breaks, recompiles.
 

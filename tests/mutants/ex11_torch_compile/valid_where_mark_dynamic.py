@@ -7,7 +7,7 @@ import torch
 
 
 def clip_by_norm(x, max_norm):
-    norm = x.pow(2).sum().sqrt()
+    norm = torch.linalg.vector_norm(x)  # (x.pow(2).sum().sqrt() would give a nan gradient at zero)
     safe = torch.where(norm > 0, norm, torch.ones_like(norm))
     return torch.where(norm > max_norm, x * (max_norm / safe), x)
 

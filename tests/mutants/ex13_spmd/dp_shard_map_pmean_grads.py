@@ -1,5 +1,5 @@
 # MUTANT: shard_map step that pmeans the loss and the gradients of the local loss: in JAX 0.10 the gradient of a replicated input is already summed over the devices, so the step is n times too large (Adam's scale invariance would hide it; SGD does not)
-# FAILS: dp_step_matches_single, dp_step_replicated
+# FAILS: dp_step_matches_single, dp_step_replicated, dp_step_optimizers_needing_params, works_on_auto_mesh
 """Exercise 13 — one training step on many devices (SPMD: GSPMD and shard_map).
 
 JAX programs many devices the way it programs one: you write the program for

@@ -1,5 +1,5 @@
 # MUTANT: shard_map without pmean (check_vma off to silence JAX): returns one device's loss as if replicated
-# FAILS: pdml_matches, pdml_shard_map_pmean
+# FAILS: pdml_matches, pdml_shard_map_pmean, works_on_auto_mesh
 """Exercise 13 — one training step on many devices (SPMD: GSPMD and shard_map).
 
 JAX programs many devices the way it programs one: you write the program for

@@ -1,5 +1,5 @@
 # MUTANT: psum instead of pmean: the sum of the per-device losses, n times too large
-# FAILS: pdml_matches
+# FAILS: pdml_matches, works_on_auto_mesh
 """Exercise 13 — one training step on many devices (SPMD: GSPMD and shard_map).
 
 JAX programs many devices the way it programs one: you write the program for

@@ -1,5 +1,5 @@
 # MUTANT: splits the last axis (features) instead of the leading one, when there is one
-# FAILS: shard_batch_splits_rows
+# FAILS: shard_batch_splits_rows, works_on_auto_mesh
 """Exercise 13 — one training step on many devices (SPMD: GSPMD and shard_map).
 
 JAX programs many devices the way it programs one: you write the program for

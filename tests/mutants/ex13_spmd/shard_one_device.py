@@ -1,5 +1,5 @@
 # MUTANT: puts the whole batch on the mesh's first device
-# FAILS: shard_batch_splits_rows
+# FAILS: shard_batch_splits_rows, works_on_auto_mesh
 # CODE shard_batch_splits_rows: EX13_SHARD_DEVICES
 """Exercise 13 — one training step on many devices (SPMD: GSPMD and shard_map).
 

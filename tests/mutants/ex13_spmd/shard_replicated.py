@@ -1,5 +1,5 @@
 # MUTANT: replicates the batch on every device (P()) instead of splitting it
-# FAILS: shard_batch_splits_rows
+# FAILS: shard_batch_splits_rows, works_on_auto_mesh
 # CODE shard_batch_splits_rows: EX13_SHARD_ROWS
 """Exercise 13 — one training step on many devices (SPMD: GSPMD and shard_map).
 

@@ -1,0 +1,79 @@
+"""The optimizer families a signature accepts, as plain data the checks draw and send to probes.
+
+Where the contract says "any optax optimizer" or "a ``torch.optim`` optimizer", a hidden check must
+try that family, not only the reference's own choice: a step that calls ``optimizer.update(grads,
+opt_state)`` without ``params`` is right for SGD and Adam and breaks every optimizer that needs the
+parameters (decoupled weight decay, ``optax.adamw``, trust ratios); a training step that zeroes the
+gradients after ``optimizer.step()`` is right only while nothing left gradients behind (issue 29).
+
+A family's members are all tried on every run (never one drawn at random: a bug that only one member
+shows would then be caught at some grading seeds only); only their hyperparameters are drawn.
+Grader side only (no torch, no JAX): the probes build the optimizers from these specs with
+:mod:`autograder._optax_family` and :mod:`autograder._torch_family`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+# optax optimizers whose update needs the current params (optax raises without them).
+OPTAX_NEEDS_PARAMS = ("adamw", "decayed_momentum", "lamb")
+# torch.optim optimizers other than plain SGD (each keeps its own state and rule).
+TORCH_OTHERS = ("adam", "adamw", "rmsprop")
+
+
+def optax_needing_params(rng: np.random.Generator) -> list[dict[str, Any]]:
+    """One spec per member of :data:`OPTAX_NEEDS_PARAMS`, hyperparameters drawn from ``rng``.
+
+    Weight decays are large (0.05..0.2) and learning rates moderate, so that a step that drops the
+    decay (or the params) differs from the right one by far more than any tolerance.
+    """
+    return [
+        {"name": "adamw", "lr": float(rng.uniform(5e-3, 2e-2)), "weight_decay": float(rng.uniform(0.05, 0.2))},
+        {"name": "decayed_momentum", "lr": float(rng.uniform(0.02, 0.1)), "weight_decay": float(rng.uniform(0.05, 0.2)),
+         "clip": float(rng.uniform(5.0, 10.0))},
+        {"name": "lamb", "lr": float(rng.uniform(5e-3, 2e-2)), "weight_decay": float(rng.uniform(0.05, 0.2))},
+    ]
+
+
+def optax_label(spec: dict[str, Any]) -> str:
+    """How the optimizer of ``spec`` is written in optax (for messages; no expected value in it)."""
+    name = spec["name"]
+    if name == "sgd":
+        return "optax.sgd(lr)"
+    if name == "momentum":
+        return "optax.sgd(lr, momentum=0.9)"
+    if name == "adam":
+        return "optax.adam(lr)"
+    if name == "adamw":
+        return "optax.adamw(lr, b2=0.95, weight_decay=...)"
+    if name == "decayed_momentum":
+        return "optax.chain(optax.clip_by_global_norm(...), optax.add_decayed_weights(...), optax.sgd(lr, momentum=0.9))"
+    if name == "lamb":
+        return "optax.lamb(lr, weight_decay=...)"
+    raise ValueError(name)
+
+
+def torch_optimizers(rng: np.random.Generator, names: tuple[str, ...] = TORCH_OTHERS) -> list[dict[str, Any]]:
+    """One spec per name (``sgd_momentum``, ``adam``, ``adamw``, ``rmsprop``), hyperparameters drawn."""
+    out = []
+    for name in names:
+        if name == "sgd_momentum":
+            out.append({"name": name, "lr": float(rng.uniform(0.05, 0.2))})
+        elif name in ("adam", "adamw", "rmsprop"):
+            spec: dict[str, Any] = {"name": name, "lr": float(rng.uniform(5e-3, 3e-2))}
+            if name == "adamw":
+                spec["weight_decay"] = float(rng.uniform(0.05, 0.2))
+            out.append(spec)
+        else:
+            raise ValueError(name)
+    return out
+
+
+def torch_label(spec: dict[str, Any]) -> str:
+    """How the optimizer of ``spec`` is written with ``torch.optim`` (for messages)."""
+    return {"sgd_momentum": "torch.optim.SGD(params, lr, momentum=0.9)", "adam": "torch.optim.Adam(params, lr)",
+            "adamw": "torch.optim.AdamW(params, lr, betas=(0.9, 0.95), weight_decay=...)",
+            "rmsprop": "torch.optim.RMSprop(params, lr)"}[spec["name"]]

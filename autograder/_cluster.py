@@ -122,6 +122,15 @@ def patience_from_env() -> float:
     return value if value > 0 else DEFAULT_PATIENCE
 
 
+def _text(err: BaseException) -> str:
+    """``"Type: message"`` of an exception, even one whose ``str`` fails (a Dask error missing a field)."""
+    try:
+        msg = str(err)
+    except Exception:  # noqa: BLE001
+        msg = repr(err.args)
+    return f"{type(err).__name__}: {msg}" if msg else type(err).__name__
+
+
 def _plain(value: Any) -> Any:
     """``value`` as JSON types (what an event may carry)."""
     return json.loads(json.dumps(value, default=str))
@@ -167,14 +176,14 @@ class GradingPlugin:
         try:
             info = await asyncio.get_running_loop().run_in_executor(None, self.examine)
         except Exception as err:  # noqa: BLE001 - a worker that cannot say what it is does not grade
-            info = self._refuse(f"its examination failed: {type(err).__name__}: {err}")
+            info = self._refuse(f"its examination failed: {_text(err)}")
         if self.closed:
             return
         if self.verdict == "":
             try:
                 await worker.set_resources(**{self.name: float(getattr(worker.state, "nthreads", 1) or 1)})
             except Exception as err:  # noqa: BLE001
-                self._refuse(f"it could not announce itself to the scheduler: {type(err).__name__}: {err}")
+                self._refuse(f"it could not announce itself to the scheduler: {_text(err)}")
         if self.verdict == "":
             self._publish(worker, "admitted", **info)
         else:
@@ -366,7 +375,7 @@ def grade_task(plugin: str, digest: str, path: str, form: str, exercise: str, so
             run.hide(hide)
         res = run.grade_exercise(sub, exercise)
     except Exception as err:  # noqa: BLE001 - nothing lost (GradingRun.grade does the same)
-        res = run.graders_row(exercise, "grader_error", f"internal error: {type(err).__name__}: {err}")
+        res = run.graders_row(exercise, "grader_error", f"internal error: {_text(err)}")
     holder.after(worker, run)
     return {"result": res, "isolation": dict(run.isolation), "launcher": run.launcher.kind,
             "device": dict(run.device), "worker": worker.address}
@@ -428,42 +437,12 @@ class ClusterRun:
         import dask
         from distributed import Client, LocalCluster
 
-        from autograder import _device
-
         if connect_timeout is None:  # DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT, 30 s by default
             connect_timeout = dask.config.get("distributed.comm.timeouts.connect")
         self._connect_timeout = connect_timeout
-        if run_kwargs.get("seed") is None:
-            run_kwargs["seed"] = secrets.randbelow(2**31)  # one seed for every worker's run
-        self.run_kwargs = run_kwargs
-        self.seed = int(run_kwargs["seed"])
-        self.lang = run_kwargs.get("lang", "en")
-        self.public_only = bool(run_kwargs.get("public_only", False))
-        # known here for --device cpu; else from the first admitted worker
-        self.device: dict[str, str] = _device.resolve("cpu") if run_kwargs.get("device") == "cpu" else {}
-        self.isolation: dict[str, Any] = {}  # the weakest a student's worker obtained on any worker
-        self.launcher = _Kind(str(run_kwargs.get("launcher", "auto")))
-        self.require_isolation = require_isolation
-        self.quiet = quiet
-        self.patience = float(patience) if patience is not None else patience_from_env()
-        self.window = window
-        self.where = scheduler or cluster or ""
+        self._init_state(run_kwargs, where=scheduler or cluster or "", require_isolation=require_isolation,
+                         quiet=quiet, patience=patience, window=window)
         self._scheduler_file = bool(scheduler and os.path.isfile(scheduler))
-        self._cluster: Any = None
-        self._futures: set[Any] = set()
-        self._cancelled = threading.Event()
-        self.plugin_name = f"tapetrace-run-{secrets.token_hex(6)}"
-        self.fingerprint = _fingerprint.fingerprint()
-        self.digest = _fingerprint.digest(self.fingerprint)
-        self.workers: dict[str, dict[str, Any]] = {}  # address -> its latest event (state, reason, ...)
-        self.graded_by: dict[str, int] = {}
-        self._said: set[tuple[str, str]] = set()
-        self._capacity = 0
-        self._polled = self._unstuck_at = float("-inf")
-        self._hopeless_since: float | None = None
-        self._first_seen: dict[str, float] = {}
-        self._scheduler_id: str | None = None
-        self.client: Any = None
         try:
             if cluster is not None:
                 # tasks last seconds: a worker holds only the one it runs (a death then costs one task)
@@ -490,6 +469,42 @@ class ClusterRun:
         except BaseException:
             self.close()
             raise
+
+    def _init_state(self, run_kwargs: dict[str, Any], *, where: str, require_isolation: str | None = None,
+                    quiet: bool = False, patience: float | None = None, window: int | None = None) -> None:
+        """Everything of the run but its connection (tests drive :meth:`grade` with a stand-in cluster)."""
+        from autograder import _device
+
+        if run_kwargs.get("seed") is None:
+            run_kwargs["seed"] = secrets.randbelow(2**31)  # one seed for every worker's run
+        self.run_kwargs = run_kwargs
+        self.seed = int(run_kwargs["seed"])
+        self.lang = run_kwargs.get("lang", "en")
+        self.public_only = bool(run_kwargs.get("public_only", False))
+        # known here for --device cpu; else from the first admitted worker
+        self.device: dict[str, str] = _device.resolve("cpu") if run_kwargs.get("device") == "cpu" else {}
+        self.isolation: dict[str, Any] = {}  # the weakest a student's worker obtained on any worker
+        self.launcher = _Kind(str(run_kwargs.get("launcher", "auto")))
+        self.require_isolation = require_isolation
+        self.quiet = quiet
+        self.patience = float(patience) if patience is not None else patience_from_env()
+        self.window = window
+        self.where = where
+        self._cluster: Any = None
+        self._futures: set[Any] = set()
+        self._cancelled = threading.Event()
+        self.plugin_name = f"tapetrace-run-{secrets.token_hex(6)}"
+        self.fingerprint = _fingerprint.fingerprint()
+        self.digest = _fingerprint.digest(self.fingerprint)
+        self.workers: dict[str, dict[str, Any]] = {}  # address -> its latest event (state, reason, ...)
+        self.graded_by: dict[str, int] = {}
+        self._said: set[tuple[str, str]] = set()
+        self._capacity = 0
+        self._polled = self._unstuck_at = float("-inf")
+        self._hopeless_since: float | None = None
+        self._first_seen: dict[str, float] = {}
+        self._scheduler_id: str | None = None
+        self.client: Any = None
 
     def _connect(self) -> Any:
         from distributed import Client
@@ -594,8 +609,7 @@ class ClusterRun:
         try:
             self.client = self._connect()
         except Exception as err:  # noqa: BLE001 - OSError, TimeoutError, whatever the comm raised
-            raise _GiveUp(f"the Dask scheduler {self.where} is unreachable "
-                          f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})") from None
+            raise _GiveUp(f"the Dask scheduler {self.where} is unreachable ({_text(err).splitlines()[0]})") from None
         return True
 
     # ---------------------------------------------------------------- grading
@@ -731,11 +745,11 @@ class ClusterRun:
         except Exception as err:  # noqa: BLE001 - every failure of a task is the cluster's (grade_task never raises)
             name = type(err).__name__
             if name == "KilledWorker":
-                why = f"the Dask workers grading it died ({name}: {err})"
+                why = f"the Dask workers grading it died ({_text(err)})"
                 record(item.i, item.exercise, GradingRun.graders_row(self, item.exercise, "ungraded", why))  # type: ignore[arg-type]
                 return
             item.attempts += 1
-            item.reason = f"{name}: {err}"
+            item.reason = _text(err)
             if item.attempts < MAX_ATTEMPTS:
                 retry.append(item)
                 return

@@ -159,9 +159,10 @@ class Grader:
         raise AssertionError(f"no line {pattern!r} within {HANG} s:\n{self.stderr}")
 
     def finish(self) -> int:
-        out, _ = self.proc.communicate(timeout=HANG)
+        assert self.proc.stdout is not None
+        self.stdout = self.proc.stdout.read()  # stderr is the reader thread's
+        self.proc.wait(HANG)
         self._reader.join(HANG)
-        self.stdout = out
         return self.proc.returncode
 
 
@@ -287,7 +288,8 @@ def test_a_scheduler_that_stays_down_keeps_the_rows_then_resume_equals_jobs_1(co
     assert no_false_row(rows, course["base"]) >= 1
     assert any(e["status"] != "ungraded" for r in rows for e in r["exercises"].values())
 
-    hosts.scheduler(port)  # the worker host's nanny reconnects to it
+    hosts.scheduler(port)
+    hosts.elsewhere(port, course["hide"])  # a worker does not outlive its scheduler: the pool comes back
     cp = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", *course["subs"], *COMMON, "--scheduler",
                          f"tcp://127.0.0.1:{port}", "--json", str(out), "--resume", "--quiet"],
                         capture_output=True, text=True, cwd=ROOT, timeout=HANG)
@@ -305,6 +307,7 @@ def test_a_scheduler_restarted_mid_run_loses_no_grade(course, hosts):
     grader.wait_for(r"graded 1/")
     hosts.kill(sched)
     hosts.scheduler(port)
+    hosts.elsewhere(port, course["hide"])  # as a Deployment starts its pods again
     code = grader.finish()
     grader.wait_for(r"was restarted: registering this run with it again")
     rows = json.loads(out.read_text())

@@ -15,6 +15,7 @@ before a student's code would crash on it.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import importlib
 import importlib.metadata
@@ -145,10 +146,14 @@ def missing_files(libraries: tuple[str, ...] = LIBRARIES) -> list[str]:
     for lib in libraries:
         try:
             dist = importlib.metadata.distribution(lib)
+            record = dist.read_text("RECORD") or ""
         except importlib.metadata.PackageNotFoundError:
             continue  # its version says "absent": differences() names it
-        files = [f for f in (dist.files or []) if not str(f).startswith("..")
-                 and "__pycache__" not in str(f) and not str(f).endswith(_SKIP_SUFFIXES)]
+        # RECORD itself, not ``dist.files``: once Dask imported importlib_metadata (the backport), that
+        # answers for ``importlib.metadata`` too and lists other files of a package whose folder is hidden
+        names = [row[0] for row in csv.reader(record.splitlines()) if row]
+        files = [f for f in names if not f.startswith("..") and "__pycache__" not in f
+                 and not f.endswith(_SKIP_SUFFIXES)]
         missing = [f for f in files if not os.path.exists(dist.locate_file(f))]
         if missing:
             out.append(f"{lib}: {len(missing)} of its {len(files)} files are missing (e.g. {missing[0]})")

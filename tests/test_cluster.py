@@ -84,8 +84,11 @@ def _executing(dask_worker) -> list[str]:
     return [str(ts.key) for ts in dask_worker.state.executing]
 
 
-def kill_worker_running(client, prefix: str, timeout: float = 120) -> tuple[threading.Thread, list[str]]:
-    """Starts a thread that SIGKILLs the Dask worker process running a task whose key starts with ``prefix``."""
+def kill_worker_running(client, prefix: str, timeout: float = HANG) -> tuple[threading.Thread, list[str]]:
+    """Starts a thread that SIGKILLs the Dask worker process running a task whose key starts with ``prefix``.
+
+    It watches until it has killed one (``timeout``: a hang guard; the workers' admission comes first).
+    """
     killed: list[str] = []
 
     def watch() -> None:

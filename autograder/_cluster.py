@@ -62,6 +62,7 @@ _RUN_LOCK = threading.Lock()
 PATIENCE_ENV = "TAPETRACE_CLUSTER_PATIENCE"
 DEFAULT_PATIENCE = 600.0  # seconds without an admitted (or still examined) worker before the rest is ungraded
 MAX_ATTEMPTS = 3  # submissions of one task that failed for the cluster's reasons before it is ungraded
+EXAMINE_GUARD = 1800.0  # a hang guard: a worker examined (or silent) for longer counts as refused
 POLL = 1.0  # seconds between looks at the scheduler (connection, workers' verdicts, capacity)
 STUCK_POLLS = 3  # a task no admitted worker took for this many looks is submitted again (see _unstick)
 logger = logging.getLogger("tapetrace.cluster")
@@ -556,9 +557,10 @@ class ClusterRun:
         self._capacity = sum(int(present[a].get("nthreads", 1)) for a in admitted)
         for a in present:
             self._first_seen.setdefault(a, now)
+        # a worker still examined (or not heard from yet) keeps the run waiting: its verdict may be yes
         examined = [a for a in present if a not in admitted
                     and self.workers.get(a, {}).get("state", "examining") == "examining"
-                    and now - self._first_seen[a] < self.patience]
+                    and now - self._first_seen[a] < EXAMINE_GUARD]
         if admitted or examined:
             self._hopeless_since = None
         elif self._hopeless_since is None:

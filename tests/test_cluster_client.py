@@ -290,3 +290,66 @@ def test_the_install_is_what_the_repository_holds():
     on_disk = {f"autograder/{p.relative_to(ROOT / 'autograder').as_posix()}" for p in (ROOT / "autograder").rglob("*")
                if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
     assert on_disk == {k for k in fp if k.startswith("autograder/")}
+
+
+class FakeClient:
+    """What ``_poll`` asks of a Dask client: the scheduler's identity and workers, and the run's events."""
+
+    status = "running"
+
+    def __init__(self) -> None:
+        self.id = "scheduler-1"
+        self.workers: dict[str, dict] = {}
+        self.events: list[dict] = []
+        self.registered = 0
+
+    def scheduler_info(self, n_workers: int = -1) -> dict:
+        return {"id": self.id, "workers": self.workers}
+
+    def get_events(self, topic: str) -> list:
+        return [(0.0, e) for e in self.events]
+
+    def register_plugin(self, plugin: Any, name: str) -> None:
+        self.registered += 1
+
+
+def test_the_run_waits_for_workers_being_examined_and_gives_up_only_on_refusals(monkeypatch):
+    from types import SimpleNamespace
+
+    clock = [0.0]
+    monkeypatch.setattr(_cluster, "time", SimpleNamespace(monotonic=lambda: clock[0], sleep=lambda s: None))
+    run = _cluster.ClusterRun.__new__(_cluster.ClusterRun)
+    run._init_state({"device": "cpu", "seed": 5}, where="tcp://fake:8786", patience=10)
+    run.client = client = FakeClient()
+    run._scheduler_id = client.id
+    client.workers = {"tcp://a": {"nthreads": 2, "resources": {}}}
+    client.events = [{"worker": "tcp://a", "state": "examining"}]
+    for t in (0, 5, 20, 300):  # a slow examination is no reason to give up
+        clock[0] = t
+        run._poll()
+    assert run._capacity == 0
+    client.events.append({"worker": "tcp://a", "state": "refused", "reason": "its install differs: x"})
+    clock[0] = 301
+    run._poll()
+    clock[0] = 305
+    run._poll()  # refused 4 s ago: patience is 10 s
+    clock[0] = 312
+    with pytest.raises(_cluster._GiveUp, match="no Dask worker could grade this run for 10 s.*tcp://a: its install"):
+        run._poll()
+    client.workers["tcp://b"] = {"nthreads": 3, "resources": {run.plugin_name: 3.0}}  # admitted
+    clock[0] = 400
+    run._poll()
+    assert run._capacity == 3
+
+
+def test_a_new_scheduler_gets_the_run_again(monkeypatch):
+    run = _cluster.ClusterRun.__new__(_cluster.ClusterRun)
+    run._init_state({"device": "cpu", "seed": 5}, where="tcp://fake:8786")
+    run.client = client = FakeClient()
+    run._scheduler_id = client.id
+    run._poll()
+    assert client.registered == 0
+    client.id = "scheduler-2"  # restarted: it knows nothing of the run
+    run._polled = float("-inf")
+    run._poll()
+    assert client.registered == 1 and run._scheduler_id == "scheduler-2"

@@ -242,7 +242,7 @@ def test_workers_without_the_device_are_refused_and_nothing_is_graded(dask_clust
                    env={_cluster.PATIENCE_ENV: "1"}, timeout=HANG)
     assert cp.returncode == 3, cp.stderr
     assert cp.stderr.count("refused: --device cuda: torch sees no CUDA device") == 2, cp.stderr
-    (row,) = json.loads((tmp_path / "r.json").read_text())
+    row = json.loads((tmp_path / "r.json").read_text())  # one submission: one object
     ex01 = row["exercises"]["ex01_torch_mlp"]
     assert ex01["status"] == "ungraded" and "no Dask worker could grade this run" in ex01["grader_reason"]
     assert "Traceback" not in cp.stderr
@@ -334,6 +334,6 @@ def test_required_isolation_is_each_workers_entry_rule(dask_cluster, tmp_path):
     assert cp.returncode == 3, cp.stderr
     assert cp.stderr.count("refused: --require-isolation full: student code would run here with ") == 2, \
         cp.stderr
-    (row,) = json.loads((tmp_path / "r.json").read_text())
+    row = json.loads((tmp_path / "r.json").read_text())  # one submission: one object
     assert row["exercises"]["ex01_torch_mlp"]["status"] == "ungraded" and row["total"] == 0
     assert not any(k.startswith("tapetrace-run-") for k in cluster.scheduler.worker_plugins)

@@ -50,10 +50,10 @@ def file_hashes() -> dict[str, str]:
         if not top.is_dir():
             continue
         for folder, dirs, files in os.walk(top):
-            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
             for f in sorted(files):
-                if f.endswith(_SKIP_SUFFIXES):
-                    continue
+                if f.endswith(_SKIP_SUFFIXES) or f.startswith(".") or f.endswith("~"):
+                    continue  # caches, editors' swap and backup files: not what an install is
                 path = Path(folder) / f
                 rel = f"{name}/{path.relative_to(top).as_posix()}"
                 try:

@@ -353,3 +353,16 @@ def test_a_new_scheduler_gets_the_run_again(monkeypatch):
     run._polled = float("-inf")
     run._poll()
     assert client.registered == 1 and run._scheduler_id == "scheduler-2"
+
+
+def test_editor_leftovers_are_not_part_of_an_install(tmp_path, monkeypatch):
+    tree = tmp_path / "autograder"
+    (tree / "hidden").mkdir(parents=True)
+    (tree / "hidden" / "ex01_torch_mlp.py").write_text("suite = 1\n")
+    monkeypatch.setattr(_fingerprint, "_trees", lambda: [("autograder", tree)])
+    clean = _fingerprint.file_hashes()
+    (tree / "hidden" / ".ex01_torch_mlp.py.swp").write_text("x")
+    (tree / "hidden" / "ex01_torch_mlp.py~").write_text("x")
+    (tree / ".DS_Store").write_text("x")
+    assert _fingerprint.file_hashes() == clean == {
+        "autograder/hidden/ex01_torch_mlp.py": _fingerprint.hashlib.sha256(b"suite = 1\n").hexdigest()}

@@ -1,20 +1,17 @@
 """Grading on a Dask distributed cluster (``grade --cluster local:N`` / ``--scheduler ADDRESS``).
 
-Dask (``pip install 'tapetrace[cluster]'``) is imported only here and only when asked for:
-local grading never needs it.
+Dask (``pip install 'tapetrace[cluster]'``) is imported only here and in ``_cluster_worker``, and only when
+asked for: local grading never needs it.
 
-- **A worker proves what it is before it grades.** The client registers a :class:`GradingPlugin`
-  (a ``WorkerPlugin``) under a name of its own; on every worker, present or joining later, its
-  ``setup`` starts an admission in the background: the worker's install against the client's
-  fingerprint (engine, hidden suites, references, probes, tolerances, datasets, library versions:
-  ``_fingerprint``), an import of what grading needs in a fresh process, the device, then the
-  isolation a student's worker obtains there against ``--require-isolation``. A worker that passes
-  starts its warm :class:`~autograder._engine.GradingRun` (zygote, reference bank, compile cache)
-  and announces a Dask *resource* named after the run, one unit per thread; every task asks for
-  one unit, so only admitted workers get tasks. A refused worker says why (its log, and an event
-  the client prints once, naming the difference) and gets none: its tasks go to other workers or
-  wait. Each task checks again (the run is there, the install unchanged, the isolation still at
-  the required level after grading), so no grade comes from a worker that does not qualify.
+- **A worker proves what it is before it grades** (``_cluster_worker``): the client registers a
+  :class:`GradingPlugin` under a name of its own; on every worker, present or joining later, it
+  compares the worker's install with the client's fingerprint (engine, hidden suites, references,
+  probes, tolerances, datasets, library versions: ``_fingerprint``), imports what grading needs in a
+  fresh process, resolves the device and measures the isolation a student's worker obtains there
+  against ``--require-isolation``. An admitted worker starts its warm ``GradingRun`` and holds a Dask
+  resource named after the run, which every task asks for; a refused one gets no task, and the
+  client prints, once, why (its events). Every task checks again, so a worker that joins late, or
+  whose isolation drops, grades nothing it may not.
 - **Tasks are (submission, exercise) pairs** carrying the exercise's source text (or why the
   loader refused its file): the client's loader (``_loader.load``) reads every submission, so
   workers need no shared filesystem and never parse a notebook or a zip. Submissions are read
@@ -35,10 +32,8 @@ local grading never needs it.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import importlib.util
-import json
 import logging
 import os
 import re
@@ -53,27 +48,25 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder import _engine, _fingerprint, _loader
+from autograder._cluster_worker import GradingPlugin, WorkerRefused, _plugin_class, _text, grade_task
 from autograder._engine import GradingRun, schedule
 from autograder._paths import EXERCISES
 
+__all__ = ["ClusterError", "ClusterRun", "GradingPlugin", "WorkerRefused", "check_args", "factory", "grade_task",
+           "hide_list", "parse_cluster"]
+
 EXTRA = "pip install 'tapetrace[cluster]'"
 _SPEC = re.compile(r"^local:(\d+)$")
-_RUN_LOCK = threading.Lock()
 PATIENCE_ENV = "TAPETRACE_CLUSTER_PATIENCE"
 DEFAULT_PATIENCE = 600.0  # seconds without an admitted (or still examined) worker before the rest is ungraded
 MAX_ATTEMPTS = 3  # submissions of one task that failed for the cluster's reasons before it is ungraded
 EXAMINE_GUARD = 1800.0  # a hang guard: a worker examined (or silent) for longer counts as refused
 POLL = 1.0  # seconds between looks at the scheduler (connection, workers' verdicts, capacity)
 STUCK_POLLS = 3  # a task no admitted worker took for this many looks is submitted again (see _unstick)
-logger = logging.getLogger("tapetrace.cluster")
 
 
 class ClusterError(RuntimeError):
     """The cluster cannot be used (Dask missing, bad ``--cluster``, unreachable scheduler)."""
-
-
-class WorkerRefused(RuntimeError):
-    """This Dask worker may not grade this run's task (install, imports, device, isolation, or no run)."""
 
 
 def parse_cluster(spec: str) -> int:
@@ -123,207 +116,6 @@ def patience_from_env() -> float:
     return value if value > 0 else DEFAULT_PATIENCE
 
 
-def _text(err: BaseException) -> str:
-    """``"Type: message"`` of an exception, even one whose ``str`` fails (a Dask error missing a field)."""
-    try:
-        msg = str(err)
-    except Exception:  # noqa: BLE001
-        msg = repr(err.args)
-    return f"{type(err).__name__}: {msg}" if msg else type(err).__name__
-
-
-def _plain(value: Any) -> Any:
-    """``value`` as JSON types (what an event may carry)."""
-    return json.loads(json.dumps(value, default=str))
-
-
-# ------------------------------------------------------------------- workers
-class GradingPlugin:
-    """Admits a Dask worker to one grading run and keeps its :class:`GradingRun` (a ``distributed.WorkerPlugin``).
-
-    Subclassing is done lazily (:func:`_plugin_class`) so that this module imports without Dask.
-
-    Args:
-        run_kwargs: :class:`GradingRun`'s keyword arguments (device, timeout, seed, ...).
-        name: the run's name: the plugin's, the Dask resource's and the event topic's.
-        fingerprint: the client's install (:func:`_fingerprint.fingerprint`).
-        require_isolation: the least isolation a student's worker must obtain here (None: any).
-    """
-
-    def __init__(self, run_kwargs: dict[str, Any], name: str, fingerprint: dict[str, str] | None = None,
-                 require_isolation: str | None = None) -> None:
-        self.run_kwargs = dict(run_kwargs)
-        self.name = name
-        self.fingerprint = dict(fingerprint or {})
-        self.digest = _fingerprint.digest(self.fingerprint)
-        self.require_isolation = require_isolation
-        self.run: GradingRun | None = None
-        self.verdict: str | None = None  # None: not decided yet; "": admitted; else why it is refused
-        self.closed = False
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state.update(run=None, verdict=None, closed=False)
-        state.pop("_admission", None)
-        return state
-
-    async def setup(self, worker: Any) -> None:
-        # In the background: the examination takes seconds (an import check, the zygote), and the
-        # scheduler's registration of the plugin waits for every worker's setup.
-        self._admission = asyncio.ensure_future(self._admit(worker))
-
-    async def _admit(self, worker: Any) -> None:
-        self._publish(worker, "examining")
-        try:
-            info = await asyncio.get_running_loop().run_in_executor(None, self.examine)
-        except Exception as err:  # noqa: BLE001 - a worker that cannot say what it is does not grade
-            info = self._refuse(f"its examination failed: {_text(err)}")
-        if self.closed:
-            return
-        if self.verdict == "":
-            try:
-                await worker.set_resources(**{self.name: float(getattr(worker.state, "nthreads", 1) or 1)})
-            except Exception as err:  # noqa: BLE001
-                self._refuse(f"it could not announce itself to the scheduler: {_text(err)}")
-        if self.verdict == "":
-            self._publish(worker, "admitted", **info)
-        else:
-            logger.warning("tapetrace run %s: this worker is refused: %s", self.name, self.verdict)
-            self._publish(worker, "refused", reason=self.verdict)
-
-    def _publish(self, worker: Any, state: str, **info: Any) -> None:
-        try:
-            worker.log_event(self.name, _plain({"worker": worker.address, "state": state,
-                                                "threads": getattr(worker.state, "nthreads", 1), **info}))
-        except Exception:  # noqa: BLE001 - the client then learns it from the resource alone
-            logger.exception("tapetrace run %s: cannot tell the client", self.name)
-
-    def _refuse(self, reason: str) -> dict[str, Any]:
-        with _RUN_LOCK:
-            self.verdict = reason
-        return {}
-
-    def examine(self) -> dict[str, Any]:
-        """Decides whether this worker may grade the run (in a thread of the worker; sets :attr:`verdict`).
-
-        Returns:
-            For an admitted worker: its ``device``, ``launcher`` and ``isolation``; else ``{}``.
-        """
-        from autograder import _device, _sandbox
-
-        diff = _fingerprint.differences(_fingerprint.fingerprint(), self.fingerprint)
-        if diff:
-            return self._refuse("its install differs from the client's: " + "; ".join(diff))
-        missing = _fingerprint.missing_files()
-        if missing:
-            return self._refuse("it cannot import what grading needs: " + "; ".join(missing))
-        check = _fingerprint.ImportCheck()  # beside the run's start: both import the same libraries
-        try:
-            run = GradingRun(**self.run_kwargs)
-        except _device.DeviceError as err:
-            check.stop()
-            return self._refuse(str(err))
-        except BaseException:
-            check.stop()
-            raise
-        problems = check.result()
-        if problems:
-            run.close()
-            return self._refuse("it cannot import what grading needs: " + "; ".join(problems))
-        iso = run.measure_isolation() if run.sandbox else {"level": "minimal", "error": "the sandbox is off"}
-        wanted = self.require_isolation
-        if wanted and not _sandbox.level_at_least(iso, wanted):
-            run.close()
-            return self._refuse(f"--require-isolation {wanted}: student code would run here with "
-                                f"{_sandbox.describe(iso)}" + (f" ({iso['error']})" if iso.get("error") else ""))
-        with _RUN_LOCK:
-            if self.closed:
-                late = run
-            else:
-                late, self.run, self.verdict = None, run, ""
-        if late is not None:  # the run ended while this worker was examined
-            late.close()
-            return {}
-        return {"device": dict(run.device), "launcher": run.launcher.kind, "isolation": dict(run.isolation or iso)}
-
-    def admitted(self, worker: Any, digest: str) -> GradingRun:
-        """This worker's run, for a task of the install ``digest``; the same checks as the admission's.
-
-        Raises:
-            WorkerRefused: not admitted (yet), refused, closed, or its install changed since.
-        """
-        with _RUN_LOCK:
-            verdict, run = self.verdict, self.run
-        if digest != self.digest:
-            raise WorkerRefused("the task comes from another install than this worker's run")
-        if verdict is None:
-            raise WorkerRefused("this worker is still being examined")
-        if verdict or run is None or self.closed:
-            raise WorkerRefused(verdict or "this worker's run is closed")
-        diff = _fingerprint.differences(_fingerprint.fingerprint(), self.fingerprint)
-        if diff:
-            self.refuse_now(worker, "its install changed since it was admitted: " + "; ".join(diff))
-        return run
-
-    def after(self, worker: Any, run: GradingRun) -> None:
-        """Checks, after a task graded, that its result may stand (the run open, the isolation still enough).
-
-        Raises:
-            WorkerRefused: the run was closed meanwhile, or a student's worker obtained less isolation than
-                required (the worker is refused from now on; the result is dropped and graded elsewhere).
-        """
-        from autograder import _sandbox
-
-        if self.closed or self.run is not run:
-            raise WorkerRefused("this worker's run was closed while it graded")
-        wanted = self.require_isolation
-        iso = dict(run.isolation)
-        if wanted and not _sandbox.level_at_least(iso, wanted):
-            self.refuse_now(worker, f"--require-isolation {wanted}: a student's worker obtained "
-                                    f"{_sandbox.describe(iso)}")
-
-    def refuse_now(self, worker: Any, reason: str) -> None:
-        """Refuses this worker from a task's thread: no more tasks come to it, and the client is told.
-
-        Raises:
-            WorkerRefused: always (the task's result must not stand).
-        """
-        from distributed.utils import sync
-
-        with _RUN_LOCK:
-            first = self.verdict == ""
-            self.verdict = reason
-        if first:
-            logger.warning("tapetrace run %s: this worker is refused: %s", self.name, reason)
-            try:
-                sync(worker.loop, worker.set_resources, **{self.name: 0.0})
-            except Exception:  # noqa: BLE001 - the task check refuses every task anyway
-                logger.exception("tapetrace run %s: cannot withdraw the resource", self.name)
-            self._publish(worker, "refused", reason=reason)
-        raise WorkerRefused(reason)
-
-    def teardown(self, worker: Any) -> None:
-        with _RUN_LOCK:
-            self.closed = True
-            run, self.run = self.run, None
-        if run is not None:
-            run.cancel()
-            run.close()
-
-
-@functools.cache
-def _plugin_class() -> type:
-    from distributed import WorkerPlugin
-
-    return type("TapetraceGradingPlugin", (GradingPlugin, WorkerPlugin), {"__module__": __name__})
-
-
-def __getattr__(name: str) -> Any:  # pickles name the plugin class by module attribute
-    if name == "TapetraceGradingPlugin":
-        return _plugin_class()
-    raise AttributeError(name)
-
-
 MAX_HIDE = 256
 
 
@@ -337,49 +129,6 @@ def hide_list(paths: list[str]) -> list[str]:
     tmp = os.path.join(tempfile.gettempdir(), "tapetrace-run-")  # where a worker's run keeps its scratch
     places = sorted({h for p in paths for h in hideable(os.path.abspath(p), tmp)})
     return places if len(places) <= MAX_HIDE else []
-
-
-def grade_task(plugin: str, digest: str, path: str, form: str, exercise: str, source: str | None,
-               refused: list[str] | None = None, hide: list[str] | None = None) -> dict[str, Any]:
-    """Runs on a Dask worker: grades one exercise of one submission with the worker's run.
-
-    Args:
-        plugin: the run's name (its :class:`GradingPlugin`'s).
-        digest: the client's install (:func:`_fingerprint.digest`): the worker's must be the same.
-        path: the submission's absolute path on the client (only used to hide its folder from the
-            student's process where the worker shares that filesystem).
-        form: the submission's form (``directory``, ``notebook``, ``zip``, ...).
-        exercise: the exercise to grade.
-        source: the exercise's source text as the client's loader read it (None: no such file).
-        refused: ``[file name, kind key]`` when the loader refused the exercise's file (a link...).
-        hide: :func:`hide_list` of the run's submissions, kept from every student worker (where
-            the worker shares the client's filesystem; elsewhere they do not exist).
-
-    Returns:
-        ``{"result": exercise result (GradingRun.grade_exercise's), "isolation", "launcher",
-        "device", "worker"}``.
-
-    Raises:
-        WorkerRefused: this worker may not grade the run (the client submits the task again).
-    """
-    from distributed import get_worker
-
-    worker = get_worker()
-    holder = worker.plugins.get(plugin)
-    if holder is None:
-        raise WorkerRefused(f"this Dask worker has no tapetrace run {plugin} (a scheduler that lost the run?)")
-    run = holder.admitted(worker, digest)
-    sub = _loader.Submission(path, {exercise: source}, form,
-                             refused={exercise: (refused[0], refused[1])} if refused else {})
-    try:
-        if hide:
-            run.hide(hide)
-        res = run.grade_exercise(sub, exercise)
-    except Exception as err:  # noqa: BLE001 - nothing lost (GradingRun.grade does the same)
-        res = run.graders_row(exercise, "grader_error", f"internal error: {_text(err)}")
-    holder.after(worker, run)
-    return {"result": res, "isolation": dict(run.isolation), "launcher": run.launcher.kind,
-            "device": dict(run.device), "worker": worker.address}
 
 
 # -------------------------------------------------------------------- client

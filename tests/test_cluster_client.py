@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from conftest import SOLUTIONS, make_submission
 
-from autograder import _cluster, _fingerprint, _status
+from autograder import _cluster, _cluster_worker, _fingerprint, _status
 from autograder._paths import ROOT
 
 distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (tapetrace[cluster])")
@@ -86,7 +86,7 @@ class FakeWorker:
 def test_a_worker_with_another_install_is_refused_before_it_starts_a_run(monkeypatch):
     client = {**_fingerprint.fingerprint(), "autograder/hidden/ex01_torch_mlp.py": "0" * 64}
     plugin = _cluster.GradingPlugin({"device": "cpu"}, "tapetrace-run-x", client)
-    monkeypatch.setattr(_cluster, "GradingRun", lambda **kw: pytest.fail("a refused worker started a run"))
+    monkeypatch.setattr(_cluster_worker, "GradingRun", lambda **kw: pytest.fail("a refused worker started a run"))
     assert plugin.examine() == {}
     assert plugin.verdict == ("its install differs from the client's: hidden suite "
                               "autograder/hidden/ex01_torch_mlp.py differs")
@@ -97,7 +97,7 @@ def test_a_worker_with_another_install_is_refused_before_it_starts_a_run(monkeyp
 def test_a_worker_that_cannot_import_a_library_is_refused(monkeypatch):
     plugin = _cluster.GradingPlugin({"device": "cpu"}, "tapetrace-run-x", _fingerprint.fingerprint())
     monkeypatch.setattr(_fingerprint, "missing_files", lambda *a: ["flax: 116 of its 134 files are missing"])
-    monkeypatch.setattr(_cluster, "GradingRun", lambda **kw: pytest.fail("a refused worker started a run"))
+    monkeypatch.setattr(_cluster_worker, "GradingRun", lambda **kw: pytest.fail("a refused worker started a run"))
     plugin.examine()
     assert plugin.verdict == "it cannot import what grading needs: flax: 116 of its 134 files are missing"
 

@@ -1,50 +1,68 @@
 """Grading on a Dask distributed cluster (``grade --cluster local:N`` / ``--scheduler ADDRESS``).
 
-Dask (``pip install 'tapetrace[cluster]'``) is imported only here and only when asked for:
-local grading never needs it.
+Dask (``pip install 'tapetrace[cluster]'``) is imported only here and in ``_cluster_worker``, and only when
+asked for: local grading never needs it.
 
-- **One warm grading run per Dask worker.** :class:`GradingPlugin` (a ``WorkerPlugin``) starts a
-  :class:`~autograder._engine.GradingRun` in its ``setup`` (zygote, reference bank, JAX compile
-  cache for this run's seed, device and timeout) and closes it in ``teardown``. Workers started by
-  a nanny are spawned processes, so each zygote forks inside its own worker, never across a live
-  JAX runtime. A worker with several threads grades that many tasks at once on its run, as
-  ``--jobs`` does in one process.
-- **Tasks are (submission, exercise) pairs** carrying the exercise's source text: the client's
-  loader (the one way in, ``_loader.load``) reads every submission, so workers need no shared
-  filesystem and never parse a notebook or a zip. Submissions are read lazily and only as many
-  tasks are in flight as the workers have threads, so 10,000 submissions never sit in memory at
-  once and a dying worker holds only the task it runs.
-- **A worker that dies loses nothing.** Dask reschedules the tasks it held on other workers;
-  a task whose workers died ``distributed.scheduler.allowed-failures`` + 1 times (default 3 + 1)
-  fails with ``KilledWorker`` and becomes a grader-error row for that exercise, so every
-  submission still gets every row.
+- **A worker proves what it is before it grades** (``_cluster_worker``): the client registers a
+  :class:`GradingPlugin` under a name of its own; on every worker, present or joining later, it
+  compares the worker's install with the client's fingerprint (engine, hidden suites, references,
+  probes, tolerances, datasets, library versions: ``_fingerprint``), imports what grading needs in a
+  fresh process, resolves the device and measures the isolation a student's worker obtains there
+  against ``--require-isolation``. An admitted worker starts its warm ``GradingRun`` and holds a Dask
+  resource named after the run, which every task asks for; a refused one gets no task, and the
+  client prints, once, why (its events). Every task checks again, so a worker that joins late, or
+  whose isolation drops, grades nothing it may not.
+- **Tasks are (submission, exercise) pairs** carrying the exercise's source text (or why the
+  loader refused its file): the client's loader (``_loader.load``) reads every submission, so
+  workers need no shared filesystem and never parse a notebook or a zip. Submissions are read
+  lazily and only as many tasks are in flight as admitted workers have threads.
+- **No fault becomes a grade.** A task that fails for the cluster's reasons (its worker refused
+  it or has no run, the scheduler was lost, a comm error) is submitted again, up to
+  :data:`MAX_ATTEMPTS` times, then recorded as ``ungraded``; a task whose workers died
+  ``distributed.scheduler.allowed-failures`` + 1 times (``KilledWorker``) is ``ungraded`` at once.
+  A restarted scheduler has lost the run: the client registers it again and resubmits what was in
+  flight. A scheduler that stays down (Dask's reconnection and one fresh connection fail), or no
+  admitted worker for :data:`DEFAULT_PATIENCE` seconds (``TAPETRACE_CLUSTER_PATIENCE``), ends the
+  run: the rows graded are kept, the rest are ``ungraded`` (exit status 3; ``--resume`` grades them).
 - **Same results.** Rows are made by the engine's own functions (``grade_exercise`` on the worker;
-  the run's ``_empty``/``_finish``/``_unreadable`` here), so the JSON, CSV, feedback, progress and
-  ``--resume`` of ``cmd_grade`` work unchanged.
+  the run's ``_empty``/``_finish``/``_unreadable``/``graders_row`` here), so the JSON, CSV,
+  feedback, progress and ``--resume`` of ``cmd_grade`` work unchanged. A row's ``isolation`` is the
+  weakest its exercises were graded under.
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import importlib.util
 import logging
 import os
 import re
 import secrets
+import sys
 import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from autograder import _engine, _loader, _loadguard
+from autograder import _engine, _fingerprint, _loader, _loadguard
+from autograder._cluster_worker import GradingPlugin, WorkerRefused, _plugin_class, _text, grade_task
 from autograder._engine import GradingRun, read_error, schedule
 from autograder._paths import EXERCISES
 
+__all__ = ["ClusterError", "ClusterRun", "GradingPlugin", "WorkerRefused", "check_args", "factory", "grade_task",
+           "hide_list", "parse_cluster"]
+
 EXTRA = "pip install 'tapetrace[cluster]'"
 _SPEC = re.compile(r"^local:(\d+)$")
-_RUN_LOCK = threading.Lock()
+PATIENCE_ENV = "TAPETRACE_CLUSTER_PATIENCE"
+DEFAULT_PATIENCE = 600.0  # seconds without an admitted (or still examined) worker before the rest is ungraded
+MAX_ATTEMPTS = 3  # submissions of one task that failed for the cluster's reasons before it is ungraded
+EXAMINE_GUARD = 1800.0  # a hang guard: a worker examined (or silent) for longer counts as refused
+POLL = 1.0  # seconds between looks at the scheduler (connection, workers' verdicts, capacity)
+STUCK_POLLS = 3  # a task no admitted worker took for this many looks is submitted again (see _unstick)
 
 
 class ClusterError(RuntimeError):
@@ -81,53 +99,21 @@ def check_args(cluster: str | None, scheduler: str | None) -> str | None:
     return None
 
 
-def factory(cluster: str | None, scheduler: str | None) -> Callable[..., ClusterRun]:
-    """A constructor taking :class:`GradingRun`'s keyword arguments (the CLI passes its own)."""
-    return functools.partial(ClusterRun, cluster=cluster, scheduler=scheduler)
+def factory(cluster: str | None, scheduler: str | None, **options: Any) -> Callable[..., ClusterRun]:
+    """A constructor taking :class:`GradingRun`'s keyword arguments (the CLI passes its own).
 
-
-# ------------------------------------------------------------------- workers
-class GradingPlugin:
-    """Keeps one :class:`GradingRun` per Dask worker (a ``distributed.WorkerPlugin``).
-
-    Subclassing is done lazily (:func:`_plugin_class`) so that this module imports without Dask.
+    ``options`` are :class:`ClusterRun`'s own (``require_isolation``, ``quiet``, ``patience``...).
     """
-
-    def __init__(self, run_kwargs: dict[str, Any], name: str) -> None:
-        self.run_kwargs = dict(run_kwargs)
-        self.name = name
-        self.run: GradingRun | None = None
-
-    def get_run(self) -> GradingRun:
-        """This worker's run, started on first use (``setup`` normally did it)."""
-        with _RUN_LOCK:
-            if self.run is None:
-                self.run = GradingRun(**self.run_kwargs)
-            return self.run
-
-    async def setup(self, worker: Any) -> None:
-        # off the worker's event loop: starting the zygote takes seconds, heartbeats must go on
-        await asyncio.get_running_loop().run_in_executor(None, self.get_run)
-
-    def teardown(self, worker: Any) -> None:
-        with _RUN_LOCK:
-            run, self.run = self.run, None
-        if run is not None:
-            run.cancel()
-            run.close()
+    return functools.partial(ClusterRun, cluster=cluster, scheduler=scheduler, **options)
 
 
-@functools.cache
-def _plugin_class() -> type:
-    from distributed import WorkerPlugin
-
-    return type("TapetraceGradingPlugin", (GradingPlugin, WorkerPlugin), {"__module__": __name__})
-
-
-def __getattr__(name: str) -> Any:  # pickles name the plugin class by module attribute
-    if name == "TapetraceGradingPlugin":
-        return _plugin_class()
-    raise AttributeError(name)
+def patience_from_env() -> float:
+    """:data:`PATIENCE_ENV` in seconds (:data:`DEFAULT_PATIENCE` when unset or not a positive number)."""
+    try:
+        value = float(os.environ.get(PATIENCE_ENV, ""))
+    except ValueError:
+        return DEFAULT_PATIENCE
+    return value if value > 0 else DEFAULT_PATIENCE
 
 
 MAX_HIDE = 256
@@ -145,67 +131,26 @@ def hide_list(paths: list[str]) -> list[str]:
     return places if len(places) <= MAX_HIDE else []
 
 
-def _hide_everywhere(run: GradingRun, places: list[str]) -> None:
-    """Keeps ``places`` from every student worker of ``run`` (as ``GradingRun.grade`` does for its paths)."""
-    run.hide(places)
-
-
-def grade_task(plugin: str, path: str, form: str, exercise: str, source: str | None,
-               hide: list[str] | None = None, refused: tuple[str, str] | None = None) -> dict[str, Any]:
-    """Runs on a Dask worker: grades one exercise of one submission with the worker's run.
-
-    Args:
-        plugin: the name the run's :class:`GradingPlugin` was registered under.
-        path: the submission's absolute path on the client (only used to hide its folder from the
-            student's process where the worker shares that filesystem).
-        form: the submission's form (``directory``, ``notebook``, ``zip``, ...).
-        exercise: the exercise to grade.
-        source: the exercise's source text as the client's loader read it (None: no such file).
-        hide: :func:`hide_list` of the run's submissions, kept from every student worker (where
-            the worker shares the client's filesystem; elsewhere they do not exist).
-        refused: ``(file name, kind)`` when the loader refused or could not read the exercise's file.
-
-    Returns:
-        ``{"result": exercise result (GradingRun.grade_exercise's), "isolation", "launcher",
-        "device"}``.
-    """
-    from distributed import get_worker
-
-    holder = get_worker().plugins.get(plugin)
-    if holder is None:
-        raise RuntimeError(f"this Dask worker has no tapetrace run {plugin} (did its set-up fail?)")
-    run = holder.get_run()
-    try:
-        if hide:
-            _hide_everywhere(run, hide)
-        res = run.grade_exercise(_loader.Submission(path, {exercise: source}, form,
-                                                    {exercise: tuple(refused)} if refused else {}), exercise)
-    except Exception as err:  # noqa: BLE001 - nothing lost (GradingRun.grade does the same)
-        res = run.graders_row(exercise, "grader_error", f"internal error: {type(err).__name__}: {err}")
-    return {"result": res, "isolation": dict(run.isolation), "launcher": run.launcher.kind,
-            "device": dict(run.device)}
-
-
-def _worker_info(dask_worker: Any, plugin: str) -> dict[str, Any]:
-    """What a worker's run resolved: its devices and launcher kind (run on each worker)."""
-    holder = dask_worker.plugins.get(plugin)
-    if holder is None:
-        return {}
-    run = holder.get_run()
-    return {"device": dict(run.device), "launcher": run.launcher.kind}
-
-
-def _worker_isolation(dask_worker: Any, plugin: str) -> dict[str, Any]:
-    """What a student's worker obtains on this Dask worker (run on each worker)."""
-    holder = dask_worker.plugins.get(plugin)
-    measure = getattr(holder.get_run(), "measure_isolation", None) if holder is not None else None
-    return dict(measure()) if measure is not None else {}
-
-
 # -------------------------------------------------------------------- client
 class _Kind:
     def __init__(self, kind: str) -> None:
         self.kind = kind
+
+
+@dataclass
+class _Item:
+    """One (submission, exercise) task of the client: its arguments and how often the cluster failed it."""
+
+    i: int
+    exercise: str
+    args: tuple
+    attempts: int = 0
+    reason: str = ""
+    stuck: int = 0
+
+
+class _GiveUp(Exception):
+    """The rest of the run cannot be graded on this cluster (why: the message)."""
 
 
 class ClusterRun:
@@ -214,11 +159,25 @@ class ClusterRun:
     Has the interface of :class:`GradingRun` that ``cmd_grade`` uses (``grade``, ``cancel``,
     ``close``, ``seed``); every keyword argument of :class:`GradingRun` is passed on to the runs the
     workers keep. The device is resolved on the workers (a login node without a GPU can drive GPU
-    workers).
+    workers). The isolation is measured on each worker when it is admitted (there is no
+    ``measure_isolation`` here: ``--require-isolation`` is every worker's admission rule).
+
+    Args:
+        cluster: ``local:N`` (a ``LocalCluster`` of N processes here), or None.
+        scheduler: a running scheduler's address or scheduler file, or None.
+        window: tasks in flight (default: the admitted workers' threads).
+        allowed_failures: ``distributed.scheduler.allowed-failures`` of a local cluster.
+        connect_timeout: for connecting (and Dask's reconnecting) to the scheduler.
+        require_isolation: ``--require-isolation`` (each worker is admitted only at this level).
+        quiet: no notes (refusals and lost schedulers are still said).
+        patience: seconds without an admitted worker before the rest is ungraded
+            (default: :func:`patience_from_env`).
+        **run_kwargs: :class:`GradingRun`'s.
     """
 
     def __init__(self, *, cluster: str | None = None, scheduler: str | None = None, window: int | None = None,
                  allowed_failures: int | None = None, connect_timeout: float | str | None = None,
+                 require_isolation: str | None = None, quiet: bool = False, patience: float | None = None,
                  **run_kwargs: Any) -> None:
         if (cluster is None) == (scheduler is None):
             raise ClusterError("give one of --cluster local:N and --scheduler ADDRESS")
@@ -230,22 +189,10 @@ class ClusterRun:
 
         if connect_timeout is None:  # DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT, 30 s by default
             connect_timeout = dask.config.get("distributed.comm.timeouts.connect")
-        if run_kwargs.get("seed") is None:
-            run_kwargs["seed"] = secrets.randbelow(2**31)  # one seed for every worker's run
-        self.seed = int(run_kwargs["seed"])
-        self.lang = run_kwargs.get("lang", "en")
-        self.public_only = bool(run_kwargs.get("public_only", False))
-        self.timeout = float(run_kwargs.get("timeout", 30.0))  # the reading budget follows it (_loadguard)
-        self.device: dict[str, str] = {}
-        self.isolation: dict[str, Any] = {}
-        self.launcher = _Kind(str(run_kwargs.get("launcher", "auto")))
-        self.window = window
-        self._threads, self._threads_at = 0, float("-inf")
-        self._cluster: Any = None
-        self._futures: set[Any] = set()
-        self._cancelled = threading.Event()
-        self.plugin_name = f"tapetrace-run-{secrets.token_hex(6)}"
-        self.client: Any = None
+        self._connect_timeout = connect_timeout
+        self._init_state(run_kwargs, where=scheduler or cluster or "", require_isolation=require_isolation,
+                         quiet=quiet, patience=patience, window=window)
+        self._scheduler_file = bool(scheduler and os.path.isfile(scheduler))
         try:
             if cluster is not None:
                 # tasks last seconds: a worker holds only the one it runs (a death then costs one task)
@@ -254,40 +201,168 @@ class ClusterRun:
                     config["distributed.scheduler.allowed-failures"] = allowed_failures
                 with dask.config.set(config):
                     self._cluster = LocalCluster(n_workers=parse_cluster(cluster), threads_per_worker=1,
-                                                 processes=True, dashboard_address=None,
+                                                 processes=True, host="127.0.0.1", dashboard_address=None,
                                                  silence_logs=logging.ERROR)
                 self.client = Client(self._cluster)
-            elif os.path.isfile(scheduler or ""):
-                self.client = Client(scheduler_file=scheduler, timeout=connect_timeout)
             else:
-                self.client = Client(scheduler, timeout=connect_timeout)
+                self.client = self._connect()
         except (OSError, TimeoutError, ValueError) as err:
             self.close()
             raise ClusterError(f"cannot reach the Dask scheduler {scheduler or cluster}: "
                                f"{str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
-        plugin = _plugin_class()(run_kwargs, self.plugin_name)
         try:
-            self.client.register_plugin(plugin, name=self.plugin_name)  # setup() on every worker, now and later
-            infos = [d for d in self.client.run(_worker_info, plugin=self.plugin_name).values() if d]
+            self._register()
+        except Exception as err:  # noqa: BLE001 - the scheduler went away between connecting and registering
+            self.close()
+            raise ClusterError(f"cannot register the run with the Dask scheduler {self.where}: "
+                               f"{type(err).__name__}: {err}") from None
         except BaseException:
             self.close()
             raise
-        if infos:  # before any task returns (rows of unreadable submissions need them)
-            self.device, self.launcher.kind = infos[0]["device"], infos[0]["launcher"]
 
-    def measure_isolation(self) -> dict[str, Any]:
-        """The weakest isolation a student's worker obtains on the workers there are now.
+    def _init_state(self, run_kwargs: dict[str, Any], *, where: str, require_isolation: str | None = None,
+                    quiet: bool = False, patience: float | None = None, window: int | None = None) -> None:
+        """Everything of the run but its connection (tests drive :meth:`grade` with a stand-in cluster)."""
+        from autograder import _device
 
-        Workers that join later record theirs in the results they grade (``isolation``).
+        if run_kwargs.get("seed") is None:
+            run_kwargs["seed"] = secrets.randbelow(2**31)  # one seed for every worker's run
+        self.run_kwargs = run_kwargs
+        self.seed = int(run_kwargs["seed"])
+        self.lang = run_kwargs.get("lang", "en")
+        self.public_only = bool(run_kwargs.get("public_only", False))
+        self.timeout = float(run_kwargs.get("timeout", 30.0))  # the reading budget follows it (_loadguard)
+        # known here for --device cpu; else from the first admitted worker
+        self.device: dict[str, str] = _device.resolve("cpu") if run_kwargs.get("device") == "cpu" else {}
+        self.isolation: dict[str, Any] = {}  # the weakest a student's worker obtained on any worker
+        self.launcher = _Kind(str(run_kwargs.get("launcher", "auto")))
+        self.require_isolation = require_isolation
+        self.quiet = quiet
+        self.patience = float(patience) if patience is not None else patience_from_env()
+        self.window = window
+        self.where = where
+        self._cluster: Any = None
+        self._futures: set[Any] = set()
+        self._cancelled = threading.Event()
+        self.plugin_name = f"tapetrace-run-{secrets.token_hex(6)}"
+        self.fingerprint = _fingerprint.fingerprint()
+        self.digest = _fingerprint.digest(self.fingerprint)
+        self.workers: dict[str, dict[str, Any]] = {}  # address -> its latest event (state, reason, ...)
+        self.graded_by: dict[str, int] = {}
+        self._said: set[tuple[str, str]] = set()
+        self._capacity = 0
+        self._polled = self._unstuck_at = float("-inf")
+        self._hopeless_since: float | None = None
+        self._first_seen: dict[str, float] = {}
+        self._scheduler_id: str | None = None
+        self.client: Any = None
+
+    def _connect(self) -> Any:
+        from distributed import Client
+
+        if self._scheduler_file:
+            return Client(scheduler_file=self.where, timeout=self._connect_timeout)
+        return Client(self.where, timeout=self._connect_timeout)
+
+    def _register(self) -> None:
+        """Registers the run's plugin with the scheduler: every worker, now and later, is examined for it."""
+        plugin = _plugin_class()(self.run_kwargs, self.plugin_name, self.fingerprint, self.require_isolation)
+        self.client.register_plugin(plugin, name=self.plugin_name)
+        self._scheduler_id = self.client.scheduler_info(n_workers=0).get("id")
+
+    def _say(self, text: str) -> None:
+        from autograder import _report
+
+        print(f"tapetrace: {_report.terminal_text(text)}", file=sys.stderr, flush=True)
+
+    # ------------------------------------------------------------ the cluster
+    def _poll(self) -> None:
+        """At most once per :data:`POLL` s: the connection, the workers' verdicts, the capacity, the patience.
+
+        Raises:
+            _GiveUp: the scheduler stays unreachable, or no worker could grade for :attr:`patience` s.
         """
-        from autograder._sandbox import LEVELS
+        now = time.monotonic()
+        if now - self._polled < POLL:
+            return
+        self._polled = now
+        if not self._connected():
+            self._capacity = 0
+            return
+        try:
+            info = self.client.scheduler_info(n_workers=-1)
+            if info.get("id") != self._scheduler_id:  # a new scheduler: the run died with the old one
+                self._say(f"the Dask scheduler {self.where} was restarted: registering this run with it again")
+                self._register()
+                info = self.client.scheduler_info(n_workers=-1)
+            events = self.client.get_events(self.plugin_name)
+        except Exception:  # noqa: BLE001 - lost between two calls: the next look sees it
+            self._capacity = 0
+            return
+        for _t, msg in events:
+            if isinstance(msg, dict) and msg.get("worker"):
+                self._heard(msg)
+        present = info.get("workers", {})
+        admitted = [a for a, w in present.items() if (w.get("resources") or {}).get(self.plugin_name, 0) > 0]
+        self._capacity = sum(int(present[a].get("nthreads", 1)) for a in admitted)
+        for a in present:
+            self._first_seen.setdefault(a, now)
+        # a worker still examined (or not heard from yet) keeps the run waiting: its verdict may be yes
+        examined = [a for a in present if a not in admitted
+                    and self.workers.get(a, {}).get("state", "examining") == "examining"
+                    and now - self._first_seen[a] < EXAMINE_GUARD]
+        if admitted or examined:
+            self._hopeless_since = None
+        elif self._hopeless_since is None:
+            self._hopeless_since = now
+        elif now - self._hopeless_since >= self.patience:
+            refused = sorted({f"{a}: {w.get('reason', '')}" for a, w in self.workers.items()
+                              if w.get("state") == "refused"})
+            raise _GiveUp(f"no Dask worker could grade this run for {self.patience:.0f} s ({PATIENCE_ENV})"
+                          + (f"; refused: {' | '.join(refused)}" if refused else "; no worker joined"))
 
-        found = [v for v in self.client.run(_worker_isolation, plugin=self.plugin_name).values() if v]
-        if not found:
-            return {"level": "minimal", "error": "no Dask worker could measure it yet"}
-        weakest = min(found, key=lambda v: LEVELS.index(v["level"]) if v.get("level") in LEVELS else 0)
-        self.isolation = dict(weakest)
-        return dict(weakest)
+    def _heard(self, msg: dict[str, Any]) -> None:
+        """One event of a worker's admission: remembered; a refusal is said once, an admission teaches the device."""
+        from autograder._sandbox import level_at_least
+
+        addr, state = str(msg["worker"]), str(msg.get("state", ""))
+        self.workers[addr] = msg
+        if state == "refused" and (addr, str(msg.get("reason"))) not in self._said:
+            self._said.add((addr, str(msg.get("reason"))))
+            self._say(f"Dask worker {addr} refused: {msg.get('reason', '')}")
+        if state == "admitted":
+            if msg.get("device") and not self.device:
+                self.device = dict(msg["device"])
+            if msg.get("launcher"):
+                self.launcher.kind = str(msg["launcher"])
+            iso = msg.get("isolation")
+            if isinstance(iso, dict) and iso and (not self.isolation or not level_at_least(
+                    iso, str(self.isolation.get("level", "minimal")))):
+                self.isolation = dict(iso)
+
+    def _connected(self) -> bool:
+        """Whether the client talks to a scheduler now; reconnects once after Dask gave up.
+
+        Raises:
+            _GiveUp: the scheduler stays unreachable.
+        """
+        status = getattr(self.client, "status", "closed")
+        if status == "running":
+            return True
+        if status in ("connecting", "newly-created"):
+            return False  # Dask reconnects (for its connect timeout); the tasks in flight were cancelled
+        if self._cluster is not None:
+            raise _GiveUp("the local Dask cluster stopped")
+        old, self.client = self.client, None
+        try:
+            old.close()
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            self.client = self._connect()
+        except Exception as err:  # noqa: BLE001 - OSError, TimeoutError, whatever the comm raised
+            raise _GiveUp(f"the Dask scheduler {self.where} is unreachable ({_text(err).splitlines()[0]})") from None
+        return True
 
     # ---------------------------------------------------------------- grading
     def grade(self, paths: list[str], only: list[str] | None = None, jobs: int = 1,
@@ -296,84 +371,231 @@ class ClusterRun:
               exercises_for: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
         """Grades submissions on the cluster; one result object per path, in order, none dropped.
 
-        Same contract as :meth:`GradingRun.grade` (``jobs`` is the cluster's: its workers'
+        Same contract as :meth:`GradingRun.grade` (``jobs`` is the cluster's: its admitted workers'
         threads). Callbacks are called from this thread.
         """
-        from distributed import as_completed
+        from autograder._sandbox import level_at_least
 
         exercises = [e for e in EXERCISES if not only or e in only]
         wanted = [[e for e in exercises if e in (exercises_for or {}).get(p, exercises)] for p in paths]
         results: list[dict[str, Any] | None] = [None] * len(paths)
         pending = {i: len(wanted[i]) for i in range(len(paths))}
+        facts: dict[int, dict[str, Any]] = {}  # per row: the weakest isolation, the device, of its tasks
+        unsent: list[int] = []  # rows complete before any worker told the device
 
-        def record(i: int, ex: str, res: dict[str, Any]) -> None:
+        def finish(i: int) -> None:
+            row = results[i]
+            assert row is not None
+            GradingRun._finish(self, row, wanted[i])  # type: ignore[arg-type]
+            mine = facts.get(i, {})
+            row["isolation"] = dict(mine.get("isolation") or self.isolation)
+            row["device"] = dict(mine.get("device") or self.device)
+            if on_result:
+                on_result(row)
+
+        def record(i: int, ex: str, res: dict[str, Any], out: dict[str, Any] | None = None) -> None:
             if results[i] is None:
                 results[i] = GradingRun._empty(self, paths[i])  # type: ignore[arg-type]
             row = results[i]
             assert row is not None
             row["exercises"][ex] = res
+            if out:
+                mine = facts.setdefault(i, {})
+                iso = out.get("isolation") or {}
+                if iso and (not mine.get("isolation") or not level_at_least(
+                        iso, str(mine["isolation"].get("level", "minimal")))):
+                    mine["isolation"] = dict(iso)
+                mine["device"] = dict(out.get("device") or {})
             pending[i] -= 1
             if on_task:
                 on_task(i, ex)
             if pending[i] == 0:
-                GradingRun._finish(self, row, wanted[i])  # type: ignore[arg-type]
-                if on_result:
-                    on_result(row)
+                if self.device or i in facts:
+                    finish(i)
+                else:
+                    unsent.append(i)
+            if self.device and unsent:
+                for j in unsent:
+                    finish(j)
+                unsent.clear()
 
         todo = self._tasks(paths, wanted, record)
-        running = as_completed()
-        where: dict[Any, tuple[int, str]] = {}
-
-        def submit_more() -> None:
-            while len(where) < self._window() and not self._cancelled.is_set():
-                item = next(todo, None)
-                if item is None:
-                    return
-                i, ex, args = item
-                fut = self.client.submit(grade_task, self.plugin_name, *args, key=f"tapetrace-{ex}-{i}-"
-                                         f"{secrets.token_hex(4)}", pure=False, retries=2)
-                where[fut] = (i, ex)
-                self._futures.add(fut)
-                running.add(fut)
-
+        retry: deque[_Item] = deque()
+        inflight: dict[Any, _Item] = {}
+        exhausted = False
         try:
-            submit_more()
-            for fut in running:
-                i, ex = where.pop(fut)
-                self._futures.discard(fut)
-                if self._cancelled.is_set():
+            while not self._cancelled.is_set():
+                try:
+                    self._poll()
+                except _GiveUp as err:
+                    self._abandon(str(err), inflight, retry, todo, record)
                     break
-                record(i, ex, self._outcome(fut, ex))
-                fut.release()
-                submit_more()
+                self._unstick(inflight, retry)
+                while len(inflight) < self._window() and self._capacity > 0 and not self._cancelled.is_set():
+                    item = retry.popleft() if retry else (None if exhausted else next(todo, None))
+                    if item is None:
+                        exhausted = True
+                        break
+                    try:
+                        fut = self._submit(item)
+                    except Exception:  # noqa: BLE001 - the scheduler went away: the next look sees it
+                        retry.appendleft(item)
+                        break
+                    inflight[fut] = item
+                if exhausted and not retry and not inflight:
+                    break
+                if not inflight:
+                    time.sleep(POLL / 4)
+                    continue
+                for fut in self._wait(inflight):
+                    item = inflight.pop(fut)
+                    self._futures.discard(fut)
+                    if self._cancelled.is_set():
+                        break
+                    self._settle(fut, item, retry, record)
         except BaseException:
             self.cancel()
             raise
+        for j in unsent:
+            finish(j)
         for i, p in enumerate(paths):
             if not wanted[i]:
                 results[i] = GradingRun._empty(self, p)  # type: ignore[arg-type]
-                GradingRun._finish(self, results[i], wanted[i])  # type: ignore[arg-type]
-                if on_result:
-                    on_result(results[i])
+                finish(i)
+        self._report()
         return [r for r in results if r is not None]
 
-    def _window(self) -> int:
-        """How many tasks may be in flight: one per worker thread (re-read as workers come and go).
+    def _submit(self, item: _Item) -> Any:
+        fut = self.client.submit(grade_task, self.plugin_name, self.digest, *item.args,
+                                 key=f"tapetrace-{item.exercise}-{item.i}-{secrets.token_hex(4)}", pure=False,
+                                 resources={self.plugin_name: 1})
+        self._futures.add(fut)
+        return fut
 
-        Only as many as can run: the scheduler never parks a task on a busy worker (so a worker
-        that dies holds just the task it runs, and a worker that joins gets work at once), and
-        queued submissions stay in the client, read lazily.
+    def _wait(self, inflight: dict[Any, _Item]) -> list[Any]:
+        """The futures among ``inflight`` that are done, waiting at most :data:`POLL` s for one."""
+        from distributed import wait
+
+        try:
+            done, _ = wait(list(inflight), timeout=POLL, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            return []
+        except Exception:  # noqa: BLE001 - a closed client: the next look reconnects or gives up
+            time.sleep(POLL / 4)
+            return [f for f in inflight if f.done()]
+        return list(done)
+
+    def _settle(self, fut: Any, item: _Item, retry: deque[_Item],
+                record: Callable[..., None]) -> None:
+        """Records a finished task, or submits it again (a cluster fault), or records it ungraded."""
+        from autograder._sandbox import level_at_least
+
+        try:
+            if fut.status == "cancelled":
+                raise WorkerRefused("the Dask scheduler dropped it (connection lost)")
+            out = fut.result()
+        except Exception as err:  # noqa: BLE001 - every failure of a task is the cluster's (grade_task never raises)
+            name = type(err).__name__
+            if name == "KilledWorker":
+                why = f"the Dask workers grading it died ({_text(err)})"
+                record(item.i, item.exercise, GradingRun.graders_row(self, item.exercise, "ungraded", why))  # type: ignore[arg-type]
+                return
+            item.attempts += 1
+            item.reason = _text(err)
+            if item.attempts < MAX_ATTEMPTS:
+                retry.append(item)
+                return
+            why = f"not graded after {item.attempts} tries on the Dask cluster; last: {item.reason}"
+            record(item.i, item.exercise, GradingRun.graders_row(self, item.exercise, "ungraded", why))  # type: ignore[arg-type]
+            return
+        finally:
+            try:
+                fut.release()
+            except Exception:  # noqa: BLE001
+                pass
+        if out.get("launcher"):
+            self.launcher.kind = out["launcher"]
+        if out.get("device") and not self.device:
+            self.device = dict(out["device"])
+        iso = out.get("isolation") or {}
+        if iso and (not self.isolation or not level_at_least(iso, str(self.isolation.get("level", "minimal")))):
+            self.isolation = dict(iso)
+        self.graded_by[str(out.get("worker"))] = self.graded_by.get(str(out.get("worker")), 0) + 1
+        record(item.i, item.exercise, out["result"], out)
+
+    def _unstick(self, inflight: dict[Any, _Item], retry: deque[_Item]) -> None:
+        """Submits again a task that no worker took while admitted workers had room.
+
+        A task submitted while no worker held the run's resource waits in the scheduler's
+        ``no-worker`` state, and a worker admitted later (a resource set, not a worker added) does
+        not wake it: after :data:`STUCK_POLLS` looks it is cancelled and submitted anew (no attempt counted).
         """
-        if self.window:
-            return self.window
         now = time.monotonic()
-        if now - self._threads_at > 1.0:
-            self._threads = sum(self.client.nthreads().values())
-            self._threads_at = now
-        return max(1, self._threads)
+        if self._capacity <= 0 or not inflight or now - self._unstuck_at < POLL:
+            return
+        self._unstuck_at = now
+        try:
+            busy = {str(k) for keys in self.client.processing().values() for k in keys}
+        except Exception:  # noqa: BLE001
+            return
+        for fut, item in list(inflight.items()):
+            if fut.status != "pending" or str(fut.key) in busy:
+                item.stuck = 0
+                continue
+            item.stuck += 1
+            if item.stuck >= STUCK_POLLS:
+                item.stuck = 0
+                del inflight[fut]
+                self._futures.discard(fut)
+                try:
+                    self.client.cancel([fut])
+                except Exception:  # noqa: BLE001
+                    pass
+                retry.appendleft(item)
+
+    def _abandon(self, why: str, inflight: dict[Any, _Item], retry: deque[_Item], todo: Iterator[_Item],
+                 record: Callable[..., None]) -> None:
+        """Records every task not graded yet as ``ungraded`` (``why``) and says what to do."""
+        self._say(f"{why}: every row graded so far is kept; the rest is recorded as ungraded. Start the "
+                  "scheduler and its workers again, then grade again with --resume (see README, "
+                  "\"Grading on several machines\")")
+        futures = list(inflight)
+        self._futures.difference_update(futures)
+        if futures and self.client is not None:
+            try:
+                self.client.cancel(futures)
+            except Exception:  # noqa: BLE001
+                pass
+        for item in [*inflight.values(), *retry, *todo]:
+            reason = f"{why}" + (f"; last: {item.reason}" if item.reason else "")
+            record(item.i, item.exercise, GradingRun.graders_row(self, item.exercise, "ungraded", reason))  # type: ignore[arg-type]
+        inflight.clear()
+        retry.clear()
+
+    def _report(self) -> None:
+        """After grading: who graded, and a line when a student's worker had less than full isolation."""
+        from autograder import _sandbox
+
+        if self.quiet:
+            return
+        who = [f"{a} graded {n} task(s)" for a, n in sorted(self.graded_by.items())]
+        who += [f"{a} refused" for a, w in sorted(self.workers.items())
+                if w.get("state") == "refused" and a not in self.graded_by]
+        if who:
+            self._say("Dask workers: " + "; ".join(who))
+        if self.isolation and self.isolation.get("level") != "full":
+            self._say(f"note: {_sandbox.describe(self.isolation)}; see README, \"Sandbox\"")
+
+    def _window(self) -> int:
+        """How many tasks may be in flight: one per admitted worker thread (re-read at each look).
+
+        Only as many as can run, so a worker that dies holds just the tasks it runs, a worker that
+        joins gets work at once, and queued submissions stay in the client, read lazily.
+        """
+        return self.window or max(1, self._capacity)
 
     def _tasks(self, paths: list[str], wanted: list[list[str]],
-               record: Callable[[int, str, dict[str, Any]], None]) -> Iterator[tuple[int, str, tuple]]:
+               record: Callable[..., None]) -> Iterator[_Item]:
         """Reads each submission when its first task is due; unreadable ones are rows at once."""
         hide = hide_list(paths)  # no student worker may read any submission
         with _loadguard.Reader(_loadguard.read_seconds(self.timeout)) as reader:  # as GradingRun.grade reads
@@ -392,26 +614,8 @@ class ClusterRun:
                     continue
                 where = os.path.abspath(p)
                 for ex in order:
-                    yield i, ex, (where, sub.form, ex, sub.sources.get(ex), hide, sub.refused.get(ex))
-
-    def _outcome(self, fut: Any, exercise: str) -> dict[str, Any]:
-        """The exercise result a finished future stands for (a grader-error row if it failed)."""
-        try:
-            out = fut.result()
-        except Exception as err:  # noqa: BLE001 - KilledWorker, a failed set-up, a lost scheduler
-            name = type(err).__name__
-            why = (f"the Dask workers grading it died ({name}: {err})" if name == "KilledWorker"
-                   else f"{name}: {err}")
-            return GradingRun.graders_row(self, exercise, "ungraded", why)  # type: ignore[arg-type]
-        if out.get("isolation"):  # the Dask worker's run's own measurement (never a student worker's word)
-            from autograder._sandbox import level_at_least
-
-            if not self.isolation or not level_at_least(out["isolation"], str(self.isolation.get("level"))):
-                self.isolation = dict(out["isolation"])  # the weakest any Dask worker obtained
-        if out.get("device"):
-            self.device = out["device"]
-        self.launcher.kind = out.get("launcher", self.launcher.kind)
-        return out["result"]
+                    refused = list(sub.refused[ex]) if ex in sub.refused else None
+                    yield _Item(i, ex, (where, sub.form, ex, sub.sources.get(ex), refused, hide))
 
     # --------------------------------------------------------------- life cycle
     def cancel(self) -> None:
@@ -432,7 +636,8 @@ class ClusterRun:
         """Closes the workers' runs (zygotes) and the client; stops a local cluster."""
         if self.client is not None:
             try:
-                if self._cluster is None:  # a shared scheduler: its workers must not keep our zygotes
+                # a shared scheduler: its workers must not keep our zygotes (not when it is gone: that would wait)
+                if self._cluster is None and self.client.status == "running":
                     self.client.unregister_worker_plugin(self.plugin_name)
             except Exception:  # noqa: BLE001
                 pass

@@ -106,7 +106,9 @@ def run(args: argparse.Namespace) -> int:
         reason = _cluster.check_args(args.cluster, args.scheduler)
         if reason:
             return _exit_error(reason)
-        make_run = _cluster.factory(args.cluster, args.scheduler)
+        # each worker is admitted at --require-isolation (autograder/_cluster.py), also one that joins late
+        make_run = _cluster.factory(args.cluster, args.scheduler, require_isolation=args.require_isolation,
+                                    quiet=args.quiet)
     installed = available_exercises()
     if only is None:
         only = installed

@@ -27,6 +27,7 @@ from autograder._paths import ROOT
 
 distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (tapetrace[cluster])")
 SEED = 777
+HANG = 600  # seconds: a hang guard, never a speed requirement
 COMMON = ["--only", ONLY, "--device", "cpu", "--seed", str(SEED)]
 
 
@@ -50,7 +51,9 @@ def mixed_class(tmp: Path) -> list[str]:
     with zipfile.ZipFile(folder / "ivan.zip", "w") as zf:
         for f in src.iterdir():
             zf.write(f, f"ivan/{f.name}")
-    return sorted([*subs, str(folder / "hana.ipynb"), str(folder / "ivan.zip")])
+    jon = make_submission(folder / "jon", only=["ex09_autograd_tape"])
+    (jon / "ex01_torch_mlp.py").symlink_to(SOLUTIONS / "ex01_torch_mlp.py")  # refused, on the cluster too
+    return sorted([*subs, str(folder / "hana.ipynb"), str(folder / "ivan.zip"), str(jon)])
 
 
 def slow_submission(path: Path, seconds: float) -> Path:
@@ -81,8 +84,11 @@ def _executing(dask_worker) -> list[str]:
     return [str(ts.key) for ts in dask_worker.state.executing]
 
 
-def kill_worker_running(client, prefix: str, timeout: float = 120) -> tuple[threading.Thread, list[str]]:
-    """Starts a thread that SIGKILLs the Dask worker process running a task whose key starts with ``prefix``."""
+def kill_worker_running(client, prefix: str, timeout: float = HANG) -> tuple[threading.Thread, list[str]]:
+    """Starts a thread that SIGKILLs the Dask worker process running a task whose key starts with ``prefix``.
+
+    It watches until it has killed one (``timeout``: a hang guard; the workers' admission comes first).
+    """
     killed: list[str] = []
 
     def watch() -> None:
@@ -160,6 +166,9 @@ def test_local_cluster_gives_the_rows_of_jobs(tmp_path):
     assert cj.stdout == cc.stdout  # the table
     totals = {Path(r["submission"]).name: r["total"] for r in b}
     assert totals["alice"] == totals["ivan.zip"] == 20 and totals["hana.ipynb"] == 10 and totals["dave"] == 0
+    jon = {Path(r["submission"]).name: r for r in b}["jon"]["exercises"]["ex01_torch_mlp"]
+    assert jon["status"] == "error" and jon["tests"][0]["code"] == "REFUSED_FILE"  # not "missing"
+    assert "Dask workers: " in cc.stderr and "graded" in cc.stderr
     print(f"\n--jobs 2: {tj:.1f} s; --cluster local:2: {tc:.1f} s ({len(subs)} submissions x 2 exercises)")
 
 
@@ -182,7 +191,7 @@ def test_a_worker_killed_mid_task_loses_nothing(dask_cluster, tmp_path):
 
 def test_a_task_whose_workers_keep_dying_is_a_grader_error_row(dask_cluster, tmp_path):
     cluster, client = dask_cluster
-    client.wait_for_workers(2, timeout=60)
+    client.wait_for_workers(2, timeout=HANG)
     slow = slow_submission(tmp_path / "a-slow", 4)
     other = make_submission(tmp_path / "b", only=["ex01_torch_mlp", "ex09_autograd_tape"])
     before = cluster.scheduler.allowed_failures
@@ -207,7 +216,7 @@ def test_a_task_whose_workers_keep_dying_is_a_grader_error_row(dask_cluster, tmp
 
 def test_resume_on_a_running_scheduler(dask_cluster, tmp_path):
     cluster, client = dask_cluster
-    client.wait_for_workers(2, timeout=60)
+    client.wait_for_workers(2, timeout=HANG)
     subs = [str(make_submission(tmp_path / f"s{i}", only=["ex01_torch_mlp", "ex09_autograd_tape"])) for i in range(3)]
     out = tmp_path / "r.json"
     cp = tapetrace("grade", *subs[:1], *COMMON, "--jobs", "1", "--json", str(out), "--quiet")
@@ -221,15 +230,22 @@ def test_resume_on_a_running_scheduler(dask_cluster, tmp_path):
     assert not any(k.startswith("tapetrace-run-") for k in cluster.scheduler.worker_plugins)  # runs closed
 
 
-def test_an_absent_device_on_the_workers_exits_2(dask_cluster, tmp_path):
+def test_workers_without_the_device_are_refused_and_nothing_is_graded(dask_cluster, tmp_path):
+    """No worker has the device: each is refused (saying so), and every exercise is ungraded (exit 3)."""
     cluster, client = dask_cluster
-    client.wait_for_workers(2, timeout=60)
+    client.wait_for_workers(2, timeout=HANG)
     if any(client.run(lambda: os.path.exists("/dev/nvidia0")).values()):
         pytest.skip("this machine has a GPU")
     sub = make_submission(tmp_path / "s", only=["ex01_torch_mlp"])
     cp = tapetrace("grade", str(sub), "--only", "ex01", "--device", "cuda", "--scheduler",
-                   cluster.scheduler_address, "--quiet")
-    assert cp.returncode == 2 and "CUDA" in cp.stderr and cp.stderr.count("\n") == 1, cp.stderr
+                   cluster.scheduler_address, "--json", str(tmp_path / "r.json"), "--quiet",
+                   env={_cluster.PATIENCE_ENV: "1"}, timeout=HANG)
+    assert cp.returncode == 3, cp.stderr
+    assert cp.stderr.count("refused: --device cuda: torch sees no CUDA device") == 2, cp.stderr
+    row = json.loads((tmp_path / "r.json").read_text())  # one submission: one object
+    ex01 = row["exercises"]["ex01_torch_mlp"]
+    assert ex01["status"] == "ungraded" and "no Dask worker could grade this run" in ex01["grader_reason"]
+    assert "Traceback" not in cp.stderr
     assert not any(k.startswith("tapetrace-run-") for k in cluster.scheduler.worker_plugins)
 
 
@@ -307,14 +323,17 @@ def test_hide_list_is_the_submissions_folder(tmp_path):
     assert _cluster.hide_list(many) == []
 
 
-def test_required_isolation_is_measured_on_the_workers(dask_cluster, tmp_path):
+def test_required_isolation_is_each_workers_entry_rule(dask_cluster, tmp_path):
+    """Workers below --require-isolation are refused by name; nothing is graded below it (exit 3, ungraded)."""
     cluster, client = dask_cluster
-    if "--require-isolation" not in tapetrace("grade", "--help").stdout:
-        pytest.skip("this grader has no --require-isolation")
-    client.wait_for_workers(2, timeout=60)
+    client.wait_for_workers(2, timeout=HANG)
     sub = make_submission(tmp_path / "s", only=["ex01_torch_mlp"])
     cp = tapetrace("grade", str(sub), "--only", "ex01", "--scheduler", cluster.scheduler_address, "--quiet",
-                   "--sandbox-skip", "namespaces,landlock,uid", "--require-isolation", "full")
-    assert cp.returncode == 2 and "--require-isolation full" in cp.stderr, cp.stderr
-    assert not (tmp_path / "r.json").exists()
+                   "--sandbox-skip", "namespaces,landlock,uid", "--require-isolation", "full",
+                   "--json", str(tmp_path / "r.json"), env={_cluster.PATIENCE_ENV: "1"}, timeout=HANG)
+    assert cp.returncode == 3, cp.stderr
+    assert cp.stderr.count("refused: --require-isolation full: student code would run here with ") == 2, \
+        cp.stderr
+    row = json.loads((tmp_path / "r.json").read_text())  # one submission: one object
+    assert row["exercises"]["ex01_torch_mlp"]["status"] == "ungraded" and row["total"] == 0
     assert not any(k.startswith("tapetrace-run-") for k in cluster.scheduler.worker_plugins)

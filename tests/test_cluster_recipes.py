@@ -21,6 +21,7 @@ import os
 import py_compile
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -165,11 +166,21 @@ def test_dask_jobqueue_recipe_renders_its_slurm_job(tmp_path, course, gpu):
     assert args.scheduler == "tcp://10.0.0.1:8786" and args.device == ("cuda" if gpu else "cpu")
     assert args.seed == SEED and args.submissions == course["subs"]
     pytest.importorskip("dask_jobqueue")
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed (it makes the recipe's TLS certificate)")
     cluster = mod.make_cluster(gpu=gpu)
     try:
         script = cluster.job_script()
+        address = cluster.scheduler_address
     finally:
         cluster.close()
+    assert address.startswith("tls://")  # TLS by default, with certificates only the course's jobs read
+    tls = tmp_path / "out" / "tls"
+    assert f"--tls-ca-file {tls}/cert.pem" in script and f"--tls-key {tls}/key.pem" in script
+    assert (tls / "key.pem").stat().st_mode & 0o077 == 0
+    assert "--dashboard-address 127.0.0.1:0" in script
+    env = mod.client_env(mod.make_security())
+    assert env["DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT"] == f"{tls}/cert.pem"
     lines = sbatch_lines(script)
     assert "-p gpu" in lines and ("--gres=gpu:1" in lines) == gpu and "-t 02:00:00" in lines
     assert f"source {course['venv'].parent}/bin/activate" in script
@@ -223,12 +234,25 @@ def test_k8s_manifests_parse_with_the_expected_keys(tmp_path, course, gpu):
     assert service["spec"]["selector"] == scheduler["spec"]["template"]["metadata"]["labels"]
     assert workers["spec"]["replicas"] == 2
     wc = container(workers)
-    assert wc["command"][:3] == ["dask", "worker", f"tcp://{service['metadata']['name']}:8786"]
-    assert "--nthreads" in wc["command"] and "volumeMounts" not in wc  # sources travel in the tasks
+    assert wc["command"][:5] == ["tini", "--", "dask", "worker", f"tls://{service['metadata']['name']}:8786"]
+    assert "--nthreads" in wc["command"]
+    assert [m["mountPath"] for m in wc["volumeMounts"]] == ["/tls"]  # sources travel in the tasks
     assert (wc["resources"]["limits"].get("nvidia.com/gpu") == 1) == gpu
+    for dask in (container(scheduler), wc):  # an init reaps zombies; TLS with certificates; dashboards local
+        cmd = dask["command"]
+        assert cmd[:2] == ["tini", "--"] and cmd[cmd.index("--dashboard-address") + 1].startswith("127.0.0.1:")
+        assert {cmd[cmd.index(f) + 1] for f in ("--tls-ca-file", "--tls-cert", "--tls-key")} == {
+            "/tls/cert.pem", "/tls/key.pem"}
+    assert container(scheduler)["command"][container(scheduler)["command"].index("--protocol") + 1] == "tls"
     cargs = tapetrace_args(shell_of(container(client), {}))
-    assert cargs.scheduler == "tcp://tapetrace-dask:8786" and cargs.device == ("cuda" if gpu else "cpu")
-    assert cargs.json == "/out/grades.json" and cargs.seed == SEED
+    assert cargs.scheduler == "tls://tapetrace-dask:8786" and cargs.device == ("cuda" if gpu else "cpu")
+    assert cargs.json == "/out/grades.json" and cargs.seed == SEED and cargs.resume
+    env = {e["name"]: e["value"] for e in container(client)["env"]}
+    assert env["DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION"] == "True"
+    assert env["DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY"] == "/tls/key.pem"
+    for doc in (scheduler, workers, client):
+        vols = {v["name"]: v for v in doc["spec"]["template"]["spec"]["volumes"]}
+        assert vols["tls"]["secret"]["secretName"] == "tapetrace-dask-tls"
 
 
 def test_k8s_indexed_job_then_merge_job_equal_one_run(tmp_path, course):
@@ -269,30 +293,94 @@ def _stop(procs: list[subprocess.Popen]) -> None:
             p.wait(5)
 
 
+def make_certificate(folder: Path) -> None:
+    """What k8s-dask.yaml's header says to run: one self-signed certificate and its key."""
+    folder.mkdir()
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                    "/CN=tapetrace-dask", "-keyout", str(folder / "key.pem"), "-out", str(folder / "cert.pem")],
+                   check=True, capture_output=True)
+
+
+def _listening(pids: set[int]) -> list[tuple[str, int]]:
+    """(address, port) of the TCP sockets the processes ``pids`` listen on (``ss``)."""
+    out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, check=True).stdout
+    found = []
+    for line in out.splitlines():
+        owners = {int(p) for p in re.findall(r"pid=(\d+)", line)}
+        if owners & pids:
+            local = line.split()[3]
+            host, port = local.rsplit(":", 1)
+            found.append((host.strip("[]"), int(port)))
+    return found
+
+
+def _answers_http(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            s.settimeout(10)
+            return s.recv(16).startswith(b"HTTP/")
+    except OSError:
+        return False
+
+
 def test_k8s_dask_commands_run_here(tmp_path, course):
-    """The manifest's scheduler, worker and client commands, as local processes (the Service is 127.0.0.1)."""
-    pytest.importorskip("distributed")
+    """The manifest's scheduler, worker and client commands, as local processes (the Service is 127.0.0.1).
+
+    TLS as the manifest sets it up (a certificate made as its header says); a client without the
+    certificate cannot connect; no dashboard answers on an interface other than loopback.
+    """
+    distributed = pytest.importorskip("distributed")
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed (it makes the recipe's TLS certificate)")
     out = tmp_path / "out"
     out.mkdir()
+    tls = tmp_path / "tls"
+    make_certificate(tls)
     port = _free_port()
     text = render("k8s-dask.yaml", values(course, out)).replace("tapetrace-dask:8786", f"127.0.0.1:{port}")
+    text = text.replace("/tls/", f"{tls}/")
     _service, scheduler, workers, client = yaml.safe_load_all(text)
-    sched_cmd = [a if a != "8786" else str(port) for a in container(scheduler)["command"]]
-    env = {**course["env"], "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "60s"}
+    init = [] if shutil.which("tini") else ["tini", "--"]  # the image has tini; here it may be absent
+    sched_cmd = [a if a != "8786" else str(port) for a in container(scheduler)["command"]][len(init):]
+    env = {**course["env"], "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "600s",
+           **{e["name"]: e["value"] for e in container(client)["env"]}}
     procs: list[subprocess.Popen] = []
     try:
-        for cmd in (sched_cmd, container(workers)["command"]):
+        for cmd in (sched_cmd, container(workers)["command"][len(init):]):
             procs.append(subprocess.Popen(cmd, env=env, cwd=tmp_path, start_new_session=True,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             time.sleep(1.0)
         script = shell_of(container(client), {"/submissions": str(course["tmp"] / "subs"), "/out": str(out)})
-        cp = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=300)
+        cp = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=1200)
         assert cp.returncode == 0, cp.stderr
         assert all(p.poll() is None for p in procs), "the scheduler or the worker died"
+        for address in (f"tls://127.0.0.1:{port}", f"tcp://127.0.0.1:{port}"):  # no certificate: no entry
+            with pytest.raises(Exception):  # noqa: B017 - TLS refuses it whichever way it fails
+                distributed.Client(address, timeout="5s", security=distributed.security.Security())
+        if shutil.which("ss"):
+            pids = {p.pid for p in procs} | {c for p in procs for c in _descendants(p.pid)}
+            wide = [(h, p) for h, p in _listening(pids) if h not in ("127.0.0.1", "::1")]
+            assert wide and not [p for _h, p in wide if _answers_http(p)], wide
     finally:
         _stop(procs)
     same_as_one_run(course, out)
     assert len(list((out / "feedback").iterdir())) == len(course["subs"])
+
+
+def _descendants(pid: int) -> set[int]:
+    out, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            kids = Path(f"/proc/{p}/task/{p}/children").read_text().split()
+        except OSError:
+            continue
+        for k in map(int, kids):
+            if k not in out:
+                out.add(k)
+                todo.append(k)
+    return out
 
 
 def test_dockerfile_copies_what_exists_and_installs_the_extra():
@@ -301,3 +389,4 @@ def test_dockerfile_copies_what_exists_and_installs_the_extra():
     assert copies and all((ROOT / src).exists() for srcs in copies for src in srcs)
     assert re.search(r"pip install .*-c constraints\.txt -e '\.\[cluster\]'", text)
     assert any(src == ["solutions"] for src in copies)  # the reference runs in every worker
+    assert re.search(r"apt-get install .*\btini\b", text) and 'ENTRYPOINT ["/usr/bin/tini", "--"]' in text

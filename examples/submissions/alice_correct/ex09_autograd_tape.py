@@ -30,15 +30,15 @@ Part 2 — `manual_grads(w, x, b)`: do the backward pass by hand.
       three Python floats, computed from the closed form with the chain rule.
       Do not use autograd (no `backward`, `torch.autograd.grad`, `jax.grad`,
       no tensor with `requires_grad=True`) inside this function.
-    - The seed's Figure 2 labels dL/dw as 2.6 at (w, x, b) = (0.5, 2.0, 0.3);
-      the example below says 5.2. Before trusting any hand derivation (the
-      figure's or yours), check it against autograd in a scratch cell, not
-      inside `manual_grads`:
+    - Before trusting a hand derivation, check it against autograd in a
+      scratch cell, not inside `manual_grads`:
           w = torch.tensor(0.5, requires_grad=True)
           L = (w * 2.0 + 0.3) ** 2
           L.backward(); w.grad
-      then find the factor the figure forgot. The grader evaluates your
-      formulas at random points, so the example's numbers alone earn nothing.
+      The example below says 5.2 for dL/dw at (w, x, b) = (0.5, 2.0, 0.3); a
+      derivation that drops a factor of the chain rule gets 2.6 there. The
+      grader evaluates your formulas at random points, so the example's
+      numbers alone earn nothing.
 
 Example:
     >>> w = torch.tensor([1.0, 2.0], requires_grad=True)

@@ -1,5 +1,6 @@
 # MUTANT: applies a sigmoid to the output (probabilities instead of logits)
 # FAILS: forward_matches_reference, output_is_logits, empty_hidden_dims, gradients_flow, hidden_dims_any_sequence
+# CODE forward_matches_reference: EX01_LOGITS
 # CODE output_is_logits: EX01_LOGITS
 """Exercise 01 — write an `nn.Module` (PyTorch: the tape).
 

@@ -27,7 +27,7 @@ What to build:
     - `clip_by_norm(x, max_norm)`: `x * min(1, max_norm / ||x||)`, with the L2
       norm over *all* elements of `x` (`x` of zeros gives zeros); a
       differentiable tensor of `x`'s shape. Write it without a Python branch
-      on a tensor value (the seed's `if x.norm() > max_norm:` is a graph
+      on a tensor value (a Python `if x.norm() > max_norm:` is a graph
       break), so that `torch.compile(clip_by_norm, fullgraph=True,
       backend="eager")` accepts it; and keep the scale a tensor (`.item()` or
       `float(...)` turn it into a constant the tape cannot differentiate).

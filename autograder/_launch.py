@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any
 
-from autograder import _compile_cache, _wire
+from autograder import _compile_cache, _envelope, _watch, _wire
 from autograder._paths import ROOT
 
 # XLA's compile options for a CPU run. Grading compiles hundreds of small programs per exercise
@@ -87,6 +87,10 @@ def worker_env(cpu_jax: bool = True) -> dict[str, str]:
     # On a GPU box a student's and the reference's JAX workers (and torch in the same worker) share
     # one GPU: JAX's default preallocation of 75% of its memory per process would starve the others.
     env.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    # glibc gives each thread that mallocs its own 64 MiB arena: XLA's ~15 threads reserve ~1 GiB of
+    # address space a worker never touches, which a memory cap on address space (_sandbox) would have
+    # to allow. Two arenas keep the reservation near what is used (measured: see _envelope.plan).
+    env.setdefault("MALLOC_ARENA_MAX", "2")
     env["PYTHONPATH"] = str(ROOT)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.pop("PYTHONSTARTUP", None)
@@ -150,11 +154,13 @@ class SpawnLauncher:
         self.cpu_jax = cpu_jax
         self.prefix = list(prefix or [])
 
-    def spawn(self, spec: dict[str, Any], fds: tuple[int, int]) -> Proc:
+    def spawn(self, spec: dict[str, Any], fds: tuple[int, ...]) -> Proc:
+        """Starts a worker with ``fds``: its command and result pipes, and optionally its stderr's."""
         popen = subprocess.Popen(
             [*self.prefix, sys.executable, "-m", "autograder._worker", str(fds[0]), str(fds[1]), json.dumps(spec)],
-            pass_fds=fds, env=worker_env(self.cpu_jax), cwd=str(ROOT), start_new_session=True,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=fds[:2], env=worker_env(self.cpu_jax), cwd=str(ROOT), start_new_session=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=fds[2] if len(fds) > 2 else subprocess.DEVNULL,  # its stderr pipe (Worker.stderr)
         )
         return Proc(popen.pid, popen)
 
@@ -379,10 +385,11 @@ class ZygotePair:
 class WorkerDied(Exception):
     """The worker did not answer: ``kind`` is ``timeout``, ``crashed`` or ``broken``."""
 
-    def __init__(self, kind: str, how: str) -> None:
+    def __init__(self, kind: str, how: str, death: dict[str, Any] | None = None) -> None:
         super().__init__(f"{kind}: {how}")
         self.kind = kind
         self.how = how
+        self.death = death  # for a crash: Worker.death (signal, OOM evidence, stderr tail)
 
 
 class Worker:
@@ -403,43 +410,89 @@ class Worker:
         # a worker that stops reading its commands must not block the grader's writes (see _wire.send)
         os.set_blocking(self._cmd_w, False)
         self._lend = lender.answer if lender is not None else _compile_cache.refuse
+        self._serving = False  # the grader is answering the worker (its time is not the worker's)
+        self.death: dict[str, Any] | None = None
+        self.stderr = _watch.StderrTail()  # never shown to students: a dead worker's tail is the instructor's
+        self._oom0 = _envelope.oom_kills(_envelope.current())
         try:
-            self.proc = launcher.spawn(spec, (cmd_r, res_w))
+            self.proc = launcher.spawn(spec, (cmd_r, res_w, self.stderr.write_fd))
+        except BaseException:
+            self.stderr.close()
+            raise
         finally:
             os.close(cmd_r)
             os.close(res_w)
+            self.stderr.close_writer()
         self.alive = True
         try:
-            self.status: dict[str, Any] = self._recv(time.monotonic() + load_timeout)
+            self.status: dict[str, Any] = self._await(load_timeout)
         except TimeoutError:
             self.kill()
             self.status = {"status": "timeout", "code": "LOAD_TIMEOUT", "fields": {"timeout": load_timeout}}
         except (EOFError, _wire.WireError, OSError):
-            how = describe_status(self.proc.wait(3))
+            how = self._diagnose("load")
             self.kill()
-            self.status = {"status": "crashed", "code": "LOAD_CRASHED", "fields": {"how": how}}
+            self.status = {"status": "crashed", "code": "LOAD_CRASHED", "fields": {"how": how},
+                           "death": self.death}
         if self.status.get("status") != "loaded":
             self.close()
 
+    def _await(self, limit: float) -> Any:
+        """The worker's next message, within ``limit`` working seconds (``_watch``; a wall-clock cap of
+        ``_watch.wall_cap(limit)`` as a last resort).
+
+        Raises:
+            TimeoutError: the limit (or the cap) was reached; the worker is killed.
+            EOFError, OSError, _wire.WireError: it died or sent garbage.
+        """
+        budget = _watch.Budget(self.proc.pid, limit, self.proc.kill, self._res_r, lambda: self._serving)
+        with _watch.watching(budget):
+            try:
+                return self._recv(time.monotonic() + _watch.wall_cap(limit))
+            except (EOFError, OSError, _wire.WireError):
+                if budget.expired:  # killed by the watcher: its time was up
+                    raise TimeoutError(f"{limit:g} working seconds") from None
+                raise
+
+    def _diagnose(self, phase: str) -> str:
+        """After the worker died: how (for the student's message), and :attr:`death` for the grader.
+
+        ``death`` holds ``how``, ``signal`` (or None), ``oom`` (True when it died by SIGKILL while the
+        kernel's OOM-kill counter rose since it started, None when the counter cannot be read),
+        ``phase`` (``load`` or ``call``) and the tail of its stderr.
+        """
+        status = self.proc.wait(3)
+        how = describe_status(status)
+        sig = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
+        oom = None
+        if sig == signal.SIGKILL:
+            now = _envelope.oom_kills(_envelope.current())
+            oom = None if now is None or self._oom0 is None else now > self._oom0
+        elif self._oom0 is not None:
+            oom = False
+        self.death = {"how": how, "signal": sig, "oom": oom, "phase": phase, "stderr": self.stderr.text()}
+        return how
+
     def call(self, probe: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Runs one probe; returns the worker's response.
+
+        ``timeout`` is in working seconds (see :meth:`_await`): load on the machine does not shorten it.
 
         Raises:
             WorkerDied: the probe timed out, the process died, or it sent garbage.
         """
         if not self.alive:
             raise WorkerDied("broken", "the worker is gone")
-        deadline = time.monotonic() + timeout
         try:
-            _wire.send(self._cmd_w, {"probe": probe, "kwargs": kwargs}, deadline)
-            return self._recv(deadline)
+            _wire.send(self._cmd_w, {"probe": probe, "kwargs": kwargs}, time.monotonic() + _watch.wall_cap(timeout))
+            return self._await(timeout)
         except TimeoutError:
             self.kill()
             raise WorkerDied("timeout", f"{timeout:g} s") from None
         except (EOFError, BrokenPipeError, OSError):
-            how = describe_status(self.proc.wait(3))
+            how = self._diagnose("call")
             self.kill()
-            raise WorkerDied("crashed", how) from None
+            raise WorkerDied("crashed", how, self.death) from None
         except _wire.WireError as err:
             self.kill()
             raise WorkerDied("broken", str(err)) from None
@@ -452,7 +505,11 @@ class Worker:
             msg = _wire.recv(self._res_r, deadline)
             if not _compile_cache.is_request(msg):
                 return msg
-            _wire.send(self._cmd_w, self._lend(msg), deadline)
+            self._serving = True
+            try:
+                _wire.send(self._cmd_w, self._lend(msg), deadline)
+            finally:
+                self._serving = False
         raise _wire.WireError(f"more than {_compile_cache.MAX_REQUESTS} requests for compiled programs in one call")
 
     def kill(self) -> None:
@@ -470,6 +527,7 @@ class Worker:
         if not self.alive:
             return False
         self.alive = False
+        self.stderr.close()
         for fd in (self._cmd_w, self._res_r):
             try:
                 os.close(fd)

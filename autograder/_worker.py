@@ -143,6 +143,15 @@ def load_error(err: BaseException, path: str) -> dict[str, Any]:
             "fields": {"error": f"{d['type']}: {d['message']}", "where": d["where"]}}
 
 
+def _faults_to_stderr() -> None:
+    """A fatal signal (SIGSEGV, SIGABRT, SIGBUS...) writes the Python stack to stderr: the instructor's
+    clue when a worker dies (the grader keeps the tail; a student never sees it)."""
+    import faulthandler
+
+    with contextlib.suppress(Exception):
+        faulthandler.enable(all_threads=True)
+
+
 def _run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[str, Any]:
     from autograder._probing import ProbeFail
 
@@ -178,19 +187,24 @@ def _run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[st
     return {"ok": True, "value": value}
 
 
-def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
+def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | None = None) -> None:
     """Runs one worker until the grader closes the command pipe.
 
     Args:
         cmd_fd: read end of the command pipe.
         res_fd: write end of the result pipe.
         spec: exercise, role, module source path, scratch dir, device, sandbox settings.
+        err_fd: where its stderr goes (the grader keeps the tail for the instructor; never a student's
+            to read); None: /dev/null.
     """
     if not spec.get("debug"):
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 0)
         os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
+        os.dup2(err_fd if err_fd is not None else devnull, 2)
+        if err_fd is not None and err_fd != 2:
+            os.close(err_fd)
+        _faults_to_stderr()
     from autograder import _probing
 
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead of killing
@@ -263,11 +277,11 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    """Entry point of a spawned worker: ``python -m autograder._worker CMD RES SPEC``."""
+    """Entry point of a spawned worker: ``python -m autograder._worker CMD RES SPEC`` (stderr: its pipe)."""
     cmd_fd, res_fd = int(sys.argv[1]), int(sys.argv[2])
     spec = json.loads(sys.argv[3])
     try:
-        worker_main(cmd_fd, res_fd, spec)
+        worker_main(cmd_fd, res_fd, spec, err_fd=2)
     finally:
         os._exit(0)
 

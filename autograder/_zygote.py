@@ -241,7 +241,7 @@ class _Server:
         if self.sock not in ready:
             return False
         try:
-            msg, fds, _flags, _addr = socket.recv_fds(self.sock, 1 << 20, 2)
+            msg, fds, _flags, _addr = socket.recv_fds(self.sock, 1 << 20, 3)  # commands, results, stderr
         except OSError:
             msg, fds = b"", []
         if not msg:
@@ -271,7 +271,7 @@ class _Server:
                 gc.enable()  # off in a zygote still importing (_settle)
                 self.release()
                 os.setsid()
-                worker_main(fds[0], fds[1], req["spec"])
+                worker_main(fds[0], fds[1], req["spec"], err_fd=fds[2] if len(fds) > 2 else None)
             finally:
                 os._exit(0)
         self.children.add(pid)

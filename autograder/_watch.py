@@ -5,9 +5,10 @@ its process tree used, plus the time it spent asleep with nothing of it running 
 (a ``time.sleep`` or a deadlock counts; waiting behind other processes, in a CPU quota's throttle or
 for the grader to read its answer does not). On an idle machine that is the wall time of a
 single-threaded worker; on a loaded one, or in a container with half a CPU, it is the same number,
-so load cannot turn into a student's timeout. Measured from ``/proc``: per process ``utime+stime``
-(its threads, living and gone, and reaped children), per thread ``schedstat``'s run-queue delay; an
-interval is asleep by ``wall - cpu - run-queue delay`` (never below 0). A wall-clock cap of
+so load cannot turn into a student's timeout. Measured from ``/proc``: each living thread's ``schedstat``
+(CPU time and run-queue delay, in nanoseconds); an interval is asleep by ``wall - cpu - run-queue
+delay`` (never below 0). A thread or child process that ends takes its last interval's counts with it:
+that time then counts as asleep (the worker waited for it), never as less than it was. A wall-clock cap of
 :data:`WALL_FACTOR` times the limit stays as a last resort (:func:`wall_cap`).
 
 **Stderr.** Each worker writes its stderr into a pipe of its own; one daemon thread drains every pipe
@@ -31,7 +32,7 @@ from collections.abc import Callable
 TAIL_BYTES = 4096
 SAMPLE_S = 0.25
 WALL_FACTOR = 10.0
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+SLACK_S = 0.5
 
 
 def wall_cap(limit: float) -> float:
@@ -58,45 +59,48 @@ def tree(pid: int) -> list[int]:
     return out
 
 
-def _cpu(pid: int) -> float:
-    """CPU seconds of a process: its threads (living and gone) and its reaped children."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
-        return 0.0
-    # after the comm field: state(0) ... utime(11) stime(12) cutime(13) cstime(14)
-    return sum(int(x) for x in fields[11:15]) / _TICK
-
-
-def _delay(pid: int) -> float:
-    """Seconds the threads of a process have waited for a CPU (run-queue delay, throttling included)."""
-    total = 0
+def _times(pid: int) -> tuple[float, float]:
+    """``(CPU seconds, seconds waited for a CPU)`` of a process's living threads (``schedstat``: nanosecond
+    counts; the run-queue delay includes a CPU quota's throttling)."""
+    ran = waited = 0
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return 0.0
+        return 0.0, 0.0
     for t in tasks:
         try:
             with open(f"/proc/{pid}/task/{t}/schedstat", encoding="ascii") as fh:
-                total += int(fh.read().split()[1])
+                fields = fh.read().split()
+            ran += int(fields[0])
+            waited += int(fields[1])
         except (OSError, IndexError, ValueError):
             continue
-    return total / 1e9
+    return ran / 1e9, waited / 1e9
 
 
 def sample(pid: int) -> tuple[float, float, float]:
-    """``(monotonic time, CPU seconds, run-queue delay seconds)`` of ``pid``'s process tree."""
-    now = time.monotonic()
-    pids = tree(pid)
-    return now, sum(_cpu(p) for p in pids), sum(_delay(p) for p in pids)
+    """``(monotonic time, CPU seconds, run-queue delay seconds)`` of ``pid``'s process tree (living threads)."""
+    before = time.monotonic()
+    ran = waited = 0.0
+    for p in tree(pid):
+        r, w = _times(p)
+        ran += r
+        waited += w
+    return (before + time.monotonic()) / 2, ran, waited  # the counters were read in between
 
 
 def working(before: tuple[float, float, float], after: tuple[float, float, float]) -> float:
     """Working seconds between two :func:`sample` s: CPU used, plus time asleep (nothing running or waiting)."""
+    cpu, asleep = split(before, after)
+    return cpu + max(0.0, asleep)
+
+
+def split(before: tuple[float, float, float], after: tuple[float, float, float]) -> tuple[float, float]:
+    """``(CPU seconds, seconds asleep)`` between two samples; asleep may come out a little below 0 (the
+    counters are read one file after another) and does when threads ran in parallel."""
     wall, cpu, delay = (a - b for a, b in zip(after, before, strict=True))
     cpu = max(0.0, cpu)
-    return cpu + max(0.0, wall - cpu - max(0.0, delay))
+    return cpu, wall - cpu - max(0.0, delay)
 
 
 def _pending(fd: int) -> int:
@@ -124,6 +128,7 @@ class Budget:
         self.pid = pid
         self.limit = float(limit)
         self.used = 0.0
+        self._slack = 0.0
         self.expired = False
         self._kill = kill
         self._unread = unread
@@ -134,10 +139,15 @@ class Budget:
         """Adds the working time since the last step; kills the worker once the limit is reached."""
         now = sample(self.pid)
         grader_behind = (self._unread is not None and _pending(self._unread) > 0) or bool(self._busy and self._busy())
-        if grader_behind:  # only its CPU counts: waiting for the grader is not the worker's time
-            self.used += max(0.0, now[1] - self._last[1])
-        else:
-            self.used += working(self._last, now)
+        cpu, asleep = split(self._last, now)
+        self.used += cpu
+        if not grader_behind:  # (waiting for the grader is not the worker's time)
+            # the reading's jitter cancels out over a few samples instead of adding up; the credit is
+            # bounded, so threads running in parallel cannot buy a sleep later
+            self._slack = max(-SLACK_S, self._slack + asleep)
+            if self._slack > 0:
+                self.used += self._slack
+                self._slack = 0.0
         self._last = now
         if self.used >= self.limit and not self.expired:
             self.expired = True

@@ -684,7 +684,7 @@ class ExerciseGrading:
         tail = str(death.get("stderr") or "").strip()
         oom = " (the OOM killer's)" if death.get("oom") else ""
         self.log.append(_status.clean_reason(f"{what}: worker died, {death.get('how')}{oom}"
-                                             + (f"; its stderr ended with:\n{tail[-3000:]}" if tail else ""), limit=4000))
+                                             + (f"; its stderr:\n{tail}" if tail else ""), limit=8000))
 
     def graders_trouble(self, reason: str) -> dict[str, Any]:
         """The row of an exercise stopped by the grader's trouble: marked ``retry`` on a first attempt

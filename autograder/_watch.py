@@ -12,8 +12,8 @@ that time then counts as asleep (the worker waited for it), never as less than i
 :data:`WALL_FACTOR` times the limit stays as a last resort (:func:`wall_cap`).
 
 **Stderr.** Each worker writes its stderr into a pipe of its own; one daemon thread drains every pipe
-and keeps the last :data:`TAIL_BYTES` of each (what a worker prints is never shown to a student; a
-dead worker's tail goes to the instructor: ``grader_reason`` or ``instructor_log``).
+and keeps the first :data:`HEAD_BYTES` and the last :data:`TAIL_BYTES` of each (what a worker prints is never shown to a student; a
+dead worker's head and tail go to the instructor: ``grader_reason`` or ``instructor_log``).
 
 One daemon thread does both (:class:`_Watcher`), sampling every :data:`SAMPLE_S` seconds.
 """
@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable
 
+HEAD_BYTES = 2048
 TAIL_BYTES = 4096
 SAMPLE_S = 0.25
 WALL_FACTOR = 10.0
@@ -155,7 +156,8 @@ class Budget:
 
 
 class StderrTail:
-    """The grader's end of one worker's stderr pipe; keeps the last :data:`TAIL_BYTES` bytes.
+    """The grader's end of one worker's stderr pipe; keeps its first :data:`HEAD_BYTES` and last
+    :data:`TAIL_BYTES` bytes.
 
     ``write_fd`` goes to the worker (then close it here with :meth:`close_writer`).
     """
@@ -163,7 +165,9 @@ class StderrTail:
     def __init__(self) -> None:
         self.read_fd, self.write_fd = os.pipe2(os.O_CLOEXEC)
         os.set_blocking(self.read_fd, False)
+        self._head = bytearray()  # the first bytes (often the first error) and the last ones
         self._buf = bytearray()
+        self._seen = 0
         self._lock = threading.Lock()
         self._open = True
         _watcher().add_tail(self)
@@ -186,6 +190,11 @@ class StderrTail:
                     return False
                 if not chunk:
                     return False
+                room = HEAD_BYTES - len(self._head)
+                if room > 0:
+                    self._head += chunk[:room]
+                    chunk = chunk[room:]
+                self._seen += len(chunk)
                 self._buf += chunk
                 if len(self._buf) > 2 * TAIL_BYTES:
                     del self._buf[:-TAIL_BYTES]
@@ -200,8 +209,9 @@ class StderrTail:
             if not select.select([self.read_fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
                 break
         with self._lock:
-            data = bytes(self._buf[-TAIL_BYTES:])
-        return data.decode("utf-8", errors="replace")
+            head, tail = bytes(self._head), bytes(self._buf[-TAIL_BYTES:])
+            cut = self._seen > len(tail)
+        return (head + (b"\n[...]\n" if cut else b"") + tail).decode("utf-8", errors="replace")
 
     def close(self) -> None:
         """Stops watching and releases the pipe (idempotent; the tail stays readable)."""

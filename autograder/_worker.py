@@ -149,7 +149,7 @@ def _faults_to_stderr() -> None:
     import faulthandler
 
     with contextlib.suppress(Exception):
-        faulthandler.enable(all_threads=True)
+        faulthandler.enable(all_threads=False)  # the thread that died
 
 
 def _run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[str, Any]:

@@ -410,7 +410,7 @@ class Worker:
         # a worker that stops reading its commands must not block the grader's writes (see _wire.send)
         os.set_blocking(self._cmd_w, False)
         self._lend = lender.answer if lender is not None else _compile_cache.refuse
-        self._serving = False  # the grader is answering the worker (its time is not the worker's)
+        self._phase = ""  # "serving": the grader works out an answer; "sending": it writes one (see _grader_behind)
         self.death: dict[str, Any] | None = None
         self.stderr = _watch.StderrTail()  # never shown to students: a dead worker's tail is the instructor's
         self._oom0 = _envelope.oom_kills(_envelope.current())
@@ -437,18 +437,33 @@ class Worker:
         if self.status.get("status") != "loaded":
             self.close()
 
-    def _await(self, limit: float) -> Any:
-        """The worker's next message, within ``limit`` working seconds (``_watch``; a wall-clock cap of
-        ``_watch.wall_cap(limit)`` as a last resort).
+    def _grader_behind(self) -> bool:
+        """Whether the worker now waits for the grader (not its own time): the grader is working out an
+        answer for it, or has its message unread (unless the grader is stuck writing to a worker that does
+        not read: then the worker's time runs)."""
+        if self._phase == "serving":
+            return True
+        return self._phase != "sending" and _watch.pending(self._res_r) > 0
+
+    def _await(self, limit: float, send: dict[str, Any] | None = None) -> Any:
+        """Sends ``send`` (if any) and returns the worker's next message, within ``limit`` working seconds
+        (``_watch``; a wall-clock cap of ``_watch.wall_cap(limit)`` as a last resort).
 
         Raises:
             TimeoutError: the limit (or the cap) was reached; the worker is killed.
             EOFError, OSError, _wire.WireError: it died or sent garbage.
         """
-        budget = _watch.Budget(self.proc.pid, limit, self.proc.kill, self._res_r, lambda: self._serving)
+        budget = _watch.Budget(self.proc.pid, limit, self.proc.kill, self._grader_behind)
+        deadline = time.monotonic() + _watch.wall_cap(limit)
         with _watch.watching(budget):
             try:
-                return self._recv(time.monotonic() + _watch.wall_cap(limit))
+                if send is not None:
+                    self._phase = "sending"
+                    try:
+                        _wire.send(self._cmd_w, send, deadline)
+                    finally:
+                        self._phase = ""
+                return self._recv(deadline)
             except (EOFError, OSError, _wire.WireError):
                 if budget.expired:  # killed by the watcher: its time was up
                     raise TimeoutError(f"{limit:g} working seconds") from None
@@ -484,8 +499,7 @@ class Worker:
         if not self.alive:
             raise WorkerDied("broken", "the worker is gone")
         try:
-            _wire.send(self._cmd_w, {"probe": probe, "kwargs": kwargs}, time.monotonic() + _watch.wall_cap(timeout))
-            return self._await(timeout)
+            return self._await(timeout, send={"probe": probe, "kwargs": kwargs})
         except TimeoutError:
             self.kill()
             raise WorkerDied("timeout", f"{timeout:g} s") from None
@@ -505,11 +519,15 @@ class Worker:
             msg = _wire.recv(self._res_r, deadline)
             if not _compile_cache.is_request(msg):
                 return msg
-            self._serving = True
+            self._phase = "serving"  # the grader works out the answer: not the worker's time
             try:
-                _wire.send(self._cmd_w, self._lend(msg), deadline)
+                answer = self._lend(msg)
             finally:
-                self._serving = False
+                self._phase = "sending"  # a worker that does not read it: its own time
+            try:
+                _wire.send(self._cmd_w, answer, deadline)
+            finally:
+                self._phase = ""
         raise _wire.WireError(f"more than {_compile_cache.MAX_REQUESTS} requests for compiled programs in one call")
 
     def kill(self) -> None:

@@ -104,7 +104,7 @@ def split(before: tuple[float, float, float], after: tuple[float, float, float])
     return cpu, wall - cpu - max(0.0, delay)
 
 
-def _pending(fd: int) -> int:
+def pending(fd: int) -> int:
     """Bytes waiting unread in a pipe (FIONREAD), 0 when unknown."""
     try:
         return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
@@ -119,27 +119,25 @@ class Budget:
         pid: the worker's process (its tree is measured).
         limit: working seconds allowed.
         kill: called once, from the watcher's thread, when the limit is reached.
-        unread: the grader's end of the worker's result pipe: while an answer waits there unread, the
-            worker is waiting for the grader, and that time is not the worker's.
-        busy: a flag the grader raises while it serves the worker (a compiled program it asked for).
+        behind: whether the worker now waits for the grader (its answer unread, or the grader working out
+            one for it): that time is not the worker's, only its CPU counts then.
     """
 
-    def __init__(self, pid: int, limit: float, kill: Callable[[], None], unread: int | None = None,
-                 busy: Callable[[], bool] | None = None) -> None:
+    def __init__(self, pid: int, limit: float, kill: Callable[[], None],
+                 behind: Callable[[], bool] | None = None) -> None:
         self.pid = pid
         self.limit = float(limit)
         self.used = 0.0
         self._slack = 0.0
         self.expired = False
         self._kill = kill
-        self._unread = unread
-        self._busy = busy
+        self._behind = behind
         self._last = sample(pid)
 
     def step(self) -> None:
         """Adds the working time since the last step; kills the worker once the limit is reached."""
         now = sample(self.pid)
-        grader_behind = (self._unread is not None and _pending(self._unread) > 0) or bool(self._busy and self._busy())
+        grader_behind = bool(self._behind and self._behind())
         cpu, asleep = split(self._last, now)
         self.used += cpu
         if not grader_behind:  # (waiting for the grader is not the worker's time)

@@ -58,6 +58,8 @@ def _environment() -> dict[str, Any]:
     """What the worker runs with: threads, precision pins, devices (for tests and reports)."""
     out: dict[str, Any] = {"omp_threads": os.environ.get("OMP_NUM_THREADS", ""), "gc_enabled": gc.isenabled(),
                            "gc_frozen": gc.get_freeze_count()}
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/oom_score_adj") as fh:
+        out["oom_score_adj"] = int(fh.read())
     if "torch" in sys.modules:
         import torch
 
@@ -143,6 +145,15 @@ def load_error(err: BaseException, path: str) -> dict[str, Any]:
             "fields": {"error": f"{d['type']}: {d['message']}", "where": d["where"]}}
 
 
+def _oom_first(role: str) -> None:
+    """Offers this worker to the kernel's OOM killer before the grader and its zygotes: when a container's
+    memory runs out, a worker's death costs one exercise a second attempt (the grader sees the kill:
+    ``_launch.Worker.death``); the zygote's would cost every later worker a fresh interpreter, the grader's
+    every result. A student's worker goes first, then the reference's (raising it needs no privilege)."""
+    with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as fh:
+        fh.write("500" if role == "reference" else "1000")
+
+
 def _faults_to_stderr() -> None:
     """A fatal signal (SIGSEGV, SIGABRT, SIGBUS...) writes the Python stack to stderr: the instructor's
     clue when a worker dies (the grader keeps the tail; a student never sees it)."""
@@ -205,6 +216,7 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
         if err_fd is not None and err_fd != 2:
             os.close(err_fd)
         _faults_to_stderr()
+    _oom_first(spec.get("role", "student"))
     from autograder import _probing
 
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead of killing

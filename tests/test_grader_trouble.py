@@ -227,3 +227,22 @@ def test_the_timeout_is_in_working_seconds_so_a_sleep_still_times_out(tmp_path):
               "--timeout", "3", "--json", str(out), "--quiet"])
     row = json.loads(out.read_text())["exercises"][EX]
     assert row["status"] == "timeout" and row["tests"][0]["code"] == "LOAD_TIMEOUT", row
+
+
+def test_workers_go_to_the_oom_killer_before_the_grader_and_its_zygote(tmp_path):
+    """When the container's memory runs out, the kernel kills a worker (one exercise graded again), not the
+    zygote (every later worker a fresh interpreter) or the grader (every result)."""
+    run = GradingRun(device="cpu", timeout=60, seed=SEED)
+    try:
+        sub = tmp_path / f"{EX}.py"
+        shutil.copy(SOLUTIONS / f"{EX}.py", sub)
+        got = {}
+        for role, path in (("student", str(sub)), ("reference", str(SOLUTIONS / f"{EX}.py"))):
+            worker = run.start_worker(EX, path, role)
+            got[role] = worker.call("__env__", {}, 60)["value"]["oom_score_adj"]
+            worker.close()
+    finally:
+        run.close()
+    assert got == {"student": 1000, "reference": 500}
+    with open("/proc/self/oom_score_adj") as fh:
+        assert int(fh.read()) < 500  # the grader's own is untouched

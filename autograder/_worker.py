@@ -2,8 +2,9 @@
 
 Started by the grader (forked from the warm zygote, or spawned with
 ``python -m autograder._worker``). It speaks only through two pipes: commands
-in, plain-data results out (see :mod:`autograder._wire`); its stdout and
-stderr go to /dev/null so printing cannot flood anything.
+in, plain-data results out (see :mod:`autograder._wire`); its stdout goes to /dev/null (printing
+cannot flood anything), its stderr to a pipe the grader drains, keeping the head and the tail for
+the instructor (``_watch.StderrTail``).
 """
 
 from __future__ import annotations

@@ -65,6 +65,13 @@ def timed(cmd: list[str], env: dict | None = None, timeout: float = 7200) -> tup
     return wall, cpu, cp.stdout, cp.stderr
 
 
+def _planned_jobs() -> int:
+    """``tapetrace grade``'s --jobs default here (the CPUs and memory this process gets: _envelope.plan)."""
+    from autograder import _envelope
+
+    return _envelope.plan(_envelope.current()).jobs
+
+
 def load() -> str:
     return f"load {os.getloadavg()[0]:.1f}"
 
@@ -103,7 +110,7 @@ def bench_iso(tmp: Path, exercises: list[str], seed: int, reps: int) -> dict[str
     best = {k: (min(x[0] for x in v), min(x[1] for x in v)) for k, v in runs.items()}
     (wi, ci), (wa, ca), (wp, cp), (ww, cw) = best["jobs1"], best["auto"], best["inproc"], best["warm"]
     same = all(res["exercises"][e]["score"] == ip["exercises"][e]["score"] for e in exercises)
-    auto_jobs = max(1, min(os.cpu_count() or 1, 4))
+    auto_jobs = _planned_jobs()
     print(f"\n[iso] one full submission ({len(exercises)} exercises), best of {reps}; {load()}")
     line("isolated, --jobs 1 (zygote + sandboxed workers)", f"{wi:6.1f} s wall, {ci:6.1f} s CPU")
     line("one process, same checks and probes, no isolation", f"{wp:6.1f} s wall, {cp:6.1f} s CPU")
@@ -184,7 +191,7 @@ def _real_bridge(tmp: Path, exercises: list[str], seed: int, jobs: int) -> tuple
 def bench_otter(tmp: Path, exercises: list[str], seed: int, zip_path: str | None) -> dict[str, Any]:
     import otter_bridge
 
-    jobs = max(1, min(os.cpu_count() or 1, 4))
+    jobs = _planned_jobs()
     try:
         real = None if zip_path else _real_bridge(tmp, exercises, seed, jobs)
     except Exception as err:  # noqa: BLE001 - fall back to the stand-in, say why

@@ -280,6 +280,7 @@ class GradingRun:
         self._t0 = time.monotonic()
         self._deadline_s = 0.0
         self._in_flight: dict[str, int] = {}  # exercise -> gradings of it under way (reference workers)
+        self._attempts = threading.local()  # .final: whether grade() runs a first attempt in this thread
         self.sandbox = sandbox
         self.debug = debug
         self.tmp = tempfile.mkdtemp(prefix="tapetrace-run-")
@@ -404,7 +405,7 @@ class GradingRun:
             shutil.rmtree(self.jax_cache, ignore_errors=True)
 
     # ------------------------------------------------------------------ grading
-    def grade_exercise(self, sub: _loader.Submission, exercise: str, final: bool = True) -> dict[str, Any]:
+    def grade_exercise(self, sub: _loader.Submission, exercise: str, final: bool | None = None) -> dict[str, Any]:
         """Grades one exercise of one submission; never raises (see :class:`ExerciseGrading`).
 
         Args:
@@ -413,11 +414,14 @@ class GradingRun:
             final: False for a first attempt that may be repeated alone: trouble that may be the grader's
                 (a worker's death, a worker that could not start, the reference's trouble) stops it at once
                 and the row carries ``retry`` (the reason). True: no second chance; such trouble left
-                after the rules of :meth:`ExerciseGrading.death_trouble` is ``grader_error``.
+                after the rules of :meth:`ExerciseGrading.death_trouble` is ``grader_error``. None: what
+                :meth:`grade` is doing in this thread (a first attempt or the second), else True.
 
         Returns:
             The exercise's row (GRADING.md); ``ungraded`` when the run's deadline cut it short.
         """
+        if final is None:
+            final = getattr(self._attempts, "final", True)
         self._enter(exercise)
         try:
             grading = ExerciseGrading(self, sub, exercise, final=final)
@@ -533,9 +537,12 @@ class GradingRun:
                     return self._deadline_row(ex)
                 if isinstance(sub, Exception):
                     return self._unreadable(ex, str(sub))
-                return self.grade_exercise(sub, ex, final=final)
+                self._attempts.final = final  # (read by grade_exercise in this thread)
+                return self.grade_exercise(sub, ex)
             except Exception as err:  # noqa: BLE001 - nothing lost; the grader's trouble, not the student's
                 return self.graders_row(ex, "grader_error", f"internal error: {type(err).__name__}: {err}")
+            finally:
+                self._attempts.final = True
 
         def task(i: int, ex: str) -> None:
             if self._cancel.is_set():
@@ -553,12 +560,12 @@ class GradingRun:
         # The main thread only waits, so Ctrl-C lands here (never inside a check) and
         # cancels at once instead of waiting for the tasks in flight.
         pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="tapetrace-grade")
+        alone = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tapetrace-grade")
         try:
             for fut in [pool.submit(task, i, ex) for i, ex in order]:
                 fut.result()
             pool.shutdown()
             # the second attempts: one at a time, with every other exercise's reference worker closed
-            alone = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tapetrace-grade")
             for i, ex, why in sorted(again):
                 if self._cancel.is_set():
                     break
@@ -573,6 +580,7 @@ class GradingRun:
         except BaseException:
             self.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
+            alone.shutdown(wait=False, cancel_futures=True)
             raise
         finally:
             if timer is not None:

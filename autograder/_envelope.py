@@ -294,7 +294,7 @@ def current() -> Envelope:
 # worker), and the least address space a student's worker must be allowed to grow by for the solutions
 # to pass (the most they grow is ~220 MiB, with MALLOC_ARENA_MAX=2: _launch.worker_env).
 BASE_BYTES = 256 * MIB
-REFERENCE_BYTES = 128 * MIB
+REFERENCE_BYTES = 64 * MIB
 MIN_WORKER_BYTES = 320 * MIB
 DEFAULT_WORKER_BYTES = 4 * GIB
 # Below this the second (JAX-only) zygote's ~20 MiB are not worth its head start; below the other,

@@ -342,6 +342,8 @@ class GradingRun:
         }
         if role in ("student", "isolation") and self.sandbox:
             spec["sandbox"] = self._sandbox_spec(scratch, hide_extra)
+            if role == "student" and not self._mem_fixed and spec["needs"] != "torch":
+                spec["sandbox"]["mem_bytes"] += self.plan.stacks()  # XLA's threads' stacks: reserved, untouched
         if getattr(self.launcher, "alive", True) is False:
             self.launcher = _TrackedLauncher(_launch.SpawnLauncher(cpu_jax=self._cpu_jax, prefix=self.launch_prefix))
         return _launch.Worker(self.launcher, spec, self.timeout, self.lender if lend else None)

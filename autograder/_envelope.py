@@ -14,7 +14,9 @@ cgroup files below the mount points that mountinfo names.
 
 from __future__ import annotations
 
+import math
 import os
+import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -35,6 +37,7 @@ class Envelope:
         cpus: CPUs this process may run on (``sched_getaffinity``).
         cgroup: ``v2``, ``v1`` or ``none`` (where the memory limit was read).
         memory_dir: the cgroup folder whose memory files count this process ("" when none).
+        affinity: the CPUs themselves (their numbers), when known.
     """
 
     memory_bytes: int | None
@@ -43,6 +46,7 @@ class Envelope:
     cpus: int
     cgroup: str = "none"
     memory_dir: str = ""
+    affinity: tuple[int, ...] = ()
 
     @property
     def usable_memory(self) -> int:
@@ -204,11 +208,11 @@ def _machine_memory(root: str) -> int:
     return (kib or 0) * 1024
 
 
-def _affinity() -> int:
+def _affinity() -> tuple[int, ...]:
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        return tuple(sorted(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+        return tuple(range(os.cpu_count() or 1))
 
 
 def read(root: str = "/", cpus: int | None = None) -> Envelope:
@@ -239,8 +243,9 @@ def read(root: str = "/", cpus: int | None = None) -> Envelope:
             mem, memdir, kind = m2, d2, "v2"
         if quota is None:
             quota = q2
+    affinity = _affinity() if cpus is None else tuple(range(cpus))
     return Envelope(memory_bytes=mem, machine_memory_bytes=_machine_memory(root), cpu_quota=quota,
-                    cpus=cpus if cpus is not None else _affinity(), cgroup=kind, memory_dir=memdir)
+                    cpus=max(1, len(affinity)), cgroup=kind, memory_dir=memdir, affinity=affinity)
 
 
 def oom_kills(env: Envelope, root: str = "/") -> int | None:
@@ -272,6 +277,7 @@ def as_record(env: Envelope) -> dict[str, Any]:
     """The envelope for the JSON (``memory_dir`` left out: a path of the grading machine)."""
     out = asdict(env)
     out.pop("memory_dir", None)
+    out.pop("affinity", None)
     out["usable_memory"] = env.usable_memory
     out["usable_cpus"] = env.usable_cpus
     return out
@@ -289,14 +295,20 @@ def current() -> Envelope:
 
 
 # ------------------------------------------------------------------------------------------ the plan
-# Measured on a solutions submission (benchmarks/envelope.py; README "Memory and CPU"): what the grader
-# and its zygote hold, what one exercise in flight adds besides its student's worker (its reference
-# worker), and the least address space a student's worker must be allowed to grow by for the solutions
-# to pass (the most they grow is ~220 MiB, with MALLOC_ARENA_MAX=2: _launch.worker_env).
-BASE_BYTES = 256 * MIB
-REFERENCE_BYTES = 64 * MIB
-MIN_WORKER_BYTES = 320 * MIB
+# Measured (README, "Time, memory and whose trouble it is"; benchmarks/envelope.py): what the grader and
+# its zygote hold resident (its anonymous memory: ~315 MiB once torch, Dynamo and the JAX stack are
+# imported; the grader ~45 MiB; plus the shared libraries' pages in use), and what an exercise in flight
+# adds besides its student's worker (its reference worker's own memory).
+BASE_BYTES = 416 * MIB
+REFERENCE_BYTES = 96 * MIB
+# The least memory a student's worker must be allowed to use beyond its start: the solutions touch less
+# than 100 MiB more (a cap of 192 MiB of address space, stacks included, broke three of them; 256 MiB
+# passed them all).
+MIN_WORKER_BYTES = 160 * MIB
 DEFAULT_WORKER_BYTES = 4 * GIB
+# A JAX worker also reserves, untouched, a stack per XLA thread (8 MiB each; ~4 threads per CPU it may
+# run on, ~12 more): address space the cap must allow (RLIMIT_AS counts it) that uses no memory.
+STACK_BYTES = 8 * MIB
 # Below this the second (JAX-only) zygote's ~20 MiB are not worth its head start; below the other,
 # reference workers are closed once their exercise is graded instead of staying warm for the next one.
 PAIR_FROM_BYTES = 2 * GIB
@@ -312,10 +324,13 @@ class Plan:
         jobs: exercises graded at once by default (``--jobs``' default).
         max_jobs: the most exercises at once the memory allows (a larger ``--jobs`` is lowered to it).
         launcher: ``pair`` (two zygotes, ``_launch.ZygotePair``), ``zygote`` (the full one only) or ``spawn``.
-        worker_memory: the address space a student's worker may grow by (RLIMIT_AS above its start) at
-            ``jobs``; see :meth:`worker_memory_at`.
+        worker_memory: the memory a student's worker may use beyond its start at ``jobs``
+            (:meth:`worker_memory_at`; its address-space cap adds :meth:`stacks` for a JAX worker).
         keep_references: reference workers stay warm between exercises (else closed after each).
         refuse: why nothing can be graded here, with the setting to raise (None: it fits).
+        usable_memory: what the envelope gives (bytes).
+        worker_cpus: the CPUs the zygotes and workers run on: a few of the visible ones when a CPU quota
+            makes many visible CPUs worth little (XLA sizes its thread pools from them), else None (all).
     """
 
     jobs: int
@@ -325,21 +340,29 @@ class Plan:
     keep_references: bool
     refuse: str | None
     usable_memory: int
+    worker_cpus: tuple[int, ...] | None = None
+    cpus: int = 1
 
     def jobs_for(self, asked: int | None) -> int:
         """The exercises at once a run grades for ``--jobs asked`` (None: the default)."""
         return max(1, min(asked or self.jobs, self.max_jobs or 1))
 
     def worker_memory_at(self, jobs: int) -> int:
-        """A student worker's address-space allowance with ``jobs`` exercises at once: its share of what
-        the grader, the zygote and the reference workers leave, at most :data:`DEFAULT_WORKER_BYTES`."""
+        """A student worker's memory with ``jobs`` exercises at once: its share of what the grader, the
+        zygote and the reference workers leave, at most :data:`DEFAULT_WORKER_BYTES`."""
         share = (self.usable_memory - BASE_BYTES) // max(1, jobs) - REFERENCE_BYTES
         return int(min(DEFAULT_WORKER_BYTES, max(MIN_WORKER_BYTES, share)))
+
+    def stacks(self) -> int:
+        """Address space a JAX worker reserves for its threads' stacks (untouched: not memory)."""
+        cpus = len(self.worker_cpus) if self.worker_cpus else self.cpus
+        return STACK_BYTES * (4 * cpus + 12)
 
     def record(self) -> dict[str, Any]:
         """For the JSON's ``envelope``."""
         return {"jobs": self.jobs, "max_jobs": self.max_jobs, "launcher": self.launcher,
-                "worker_memory": self.worker_memory, "keep_references": self.keep_references}
+                "worker_memory": self.worker_memory, "keep_references": self.keep_references,
+                "worker_cpus": len(self.worker_cpus) if self.worker_cpus else self.cpus}
 
 
 def plan(env: Envelope, fork: bool = True) -> Plan:
@@ -365,8 +388,15 @@ def plan(env: Envelope, fork: bool = True) -> Plan:
                   f"{-(-need // MIB)}m, Kubernetes resources.limits.memory, Gradescope's autograder memory setting)")
     jobs = max(1, min(jobs_cpu, max_jobs))
     launcher = "spawn" if not fork else ("pair" if usable >= PAIR_FROM_BYTES else "zygote")
+    # a worker computes on one thread: a student's and a reference's per exercise at once need no more CPUs
+    # than these; fewer visible CPUs mean fewer XLA threads (memory, and address space under the cap)
+    want = max(2, 2 * max(1, max_jobs), math.ceil(2 * env.usable_cpus) if env.cpu_quota else 0)
+    cpus = None
+    if env.cpu_quota and len(env.affinity) > want:
+        cpus = tuple(sorted(random.Random(os.getpid()).sample(sorted(env.affinity), want)))
     out = Plan(jobs=jobs, max_jobs=max(1, max_jobs), launcher=launcher, worker_memory=0,
-               keep_references=usable >= WARM_REFERENCES_FROM_BYTES, refuse=refuse, usable_memory=usable)
+               keep_references=usable >= WARM_REFERENCES_FROM_BYTES, refuse=refuse, usable_memory=usable,
+               worker_cpus=cpus, cpus=env.cpus)
     return Plan(**{**asdict(out), "worker_memory": out.worker_memory_at(jobs)})
 
 

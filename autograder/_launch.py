@@ -61,6 +61,19 @@ def _xla_knows() -> frozenset[str]:
     return frozenset(found)
 
 
+CPUS_ENV = "TAPETRACE_WORKER_CPUS"
+
+
+def keep_to_planned_cpus() -> None:
+    """Run on the CPUs :func:`worker_env` names (a zygote or a spawned worker calls it first thing)."""
+    text = os.environ.get(CPUS_ENV, "")
+    if text and hasattr(os, "sched_setaffinity"):
+        try:
+            os.sched_setaffinity(0, {int(c) for c in text.split(",")})
+        except (OSError, ValueError):
+            pass
+
+
 def worker_env(cpu_jax: bool = True) -> dict[str, str]:
     """Environment for workers and the zygote: one thread each, quiet XLA.
 
@@ -91,6 +104,10 @@ def worker_env(cpu_jax: bool = True) -> dict[str, str]:
     # address space a worker never touches, which a memory cap on address space (_sandbox) would have
     # to allow. Two arenas keep the reservation near what is used (measured: see _envelope.plan).
     env.setdefault("MALLOC_ARENA_MAX", "2")
+    # under a CPU quota, a few of the visible CPUs (_envelope.plan): XLA sizes its thread pools from them
+    cpus = _envelope.plan(_envelope.current()).worker_cpus
+    if cpus:
+        env[CPUS_ENV] = ",".join(map(str, cpus))
     env["PYTHONPATH"] = str(ROOT)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.pop("PYTHONSTARTUP", None)

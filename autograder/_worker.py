@@ -293,6 +293,9 @@ def main() -> None:
     """Entry point of a spawned worker: ``python -m autograder._worker CMD RES SPEC`` (stderr: its pipe)."""
     cmd_fd, res_fd = int(sys.argv[1]), int(sys.argv[2])
     spec = json.loads(sys.argv[3])
+    from autograder._launch import keep_to_planned_cpus
+
+    keep_to_planned_cpus()
     try:
         worker_main(cmd_fd, res_fd, spec, err_fd=2)
     finally:

@@ -200,3 +200,31 @@ def test_memory_words(n, words):
     from autograder._protocol import memory_words
 
     assert memory_words(n) == words
+
+
+def test_under_a_quota_workers_keep_to_a_few_of_many_visible_cpus():
+    """Half a CPU on a 64-CPU host: XLA would size its thread pools (memory, and address space under the
+    worker's cap) from 64 CPUs; the zygote and its workers keep to two of them, not always the same two."""
+    many = dataclasses.replace(_env(768 * MIB, 0.5, cpus=64), affinity=tuple(range(64)))
+    plan = _envelope.plan(many)
+    assert plan.worker_cpus is not None and len(plan.worker_cpus) == 2
+    assert set(plan.worker_cpus) <= set(range(64))
+    assert plan.stacks() == _envelope.STACK_BYTES * (4 * 2 + 12)
+    assert _envelope.plan(dataclasses.replace(many, cpu_quota=None)).worker_cpus is None  # no quota: all of them
+    few = dataclasses.replace(_env(768 * MIB, 0.5, cpus=2), affinity=(0, 1))
+    assert _envelope.plan(few).worker_cpus is None
+
+
+def test_a_zygote_or_spawned_worker_keeps_to_the_planned_cpus():
+    import os
+    import subprocess
+    import sys
+
+    from autograder._launch import CPUS_ENV
+    from autograder._paths import ROOT
+
+    cpu = max(os.sched_getaffinity(0))
+    code = "from autograder._launch import keep_to_planned_cpus as k; import os; k(); print(sorted(os.sched_getaffinity(0)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, CPUS_ENV: str(cpu), "PYTHONPATH": str(ROOT)})
+    assert out.stdout.strip() == f"[{cpu}]", out.stderr

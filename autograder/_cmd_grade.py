@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     from autograder import _device, _report
     from autograder._engine import GradingRun
 
+    started = time.monotonic()  # --deadline counts from here
     args.submissions = [*getattr(args, "shard_spill", []), *args.submissions]  # `--shard PATH ...`
     try:
         only = _parse_only(args.only)
@@ -82,10 +83,10 @@ def run(args: argparse.Namespace) -> int:
         return _exit_error(str(err))
     if args.timeout <= 0:
         return _exit_error("--timeout must be positive")
-    if args.jobs is None:
-        args.jobs = max(1, min(os.cpu_count() or 1, 4))
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         return _exit_error("--jobs must be >= 1")
+    if getattr(args, "deadline", None) is not None and args.deadline <= 0:
+        return _exit_error("--deadline must be positive")
     if args.resume and not args.json:
         return _exit_error("--resume needs --json OUT.json (the results to resume from)")
     for p in args.submissions:
@@ -109,6 +110,14 @@ def run(args: argparse.Namespace) -> int:
         # each worker is admitted at --require-isolation (autograder/_cluster.py), also one that joins late
         make_run = _cluster.factory(args.cluster, args.scheduler, require_isolation=args.require_isolation,
                                     quiet=args.quiet)
+        if getattr(args, "deadline", None) is not None:
+            return _exit_error("--deadline applies to a local run, not to --cluster/--scheduler")
+        if args.jobs is None:
+            args.jobs = max(1, min(os.cpu_count() or 1, 4))
+    else:
+        refused = _plan_jobs(args)  # the box's memory and CPUs (autograder/_envelope.py)
+        if refused:
+            return _exit_error(refused)
     installed = available_exercises()
     if only is None:
         only = installed
@@ -186,10 +195,11 @@ def run(args: argparse.Namespace) -> int:
                 add = checkpoint.add
                 if resumed is not None and resumed.partial:
                     add = _merging(checkpoint.add, resumed.partial, only)
+                deadline = {"deadline": started + args.deadline} if getattr(args, "deadline", None) else {}
                 run.grade(paths, only=only, jobs=args.jobs,
                           on_result=_report.merge_callbacks(add, progress.update),
                           on_task=progress.task_done,
-                          exercises_for=resumed.exercises_for if resumed is not None else None)
+                          exercises_for=resumed.exercises_for if resumed is not None else None, **deadline)
             except (_device.DeviceError, IsolationRefused, *_cluster_errors(args)) as err:
                 device_error = str(err)
             finally:
@@ -218,6 +228,28 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _plan_jobs(args: argparse.Namespace) -> str | None:
+    """Sets ``--jobs`` from the box (its memory limit and CPU quota: ``_envelope.plan``) and says what it
+    plans when in a container; the reason to refuse (nothing graded) when one exercise at a time does not fit."""
+    from autograder import _envelope
+
+    env = _envelope.current()
+    plan = _envelope.plan(env, fork=hasattr(os, "fork"))
+    if plan.refuse:
+        return plan.refuse
+    asked = args.jobs
+    args.jobs = plan.jobs_for(asked)
+    if not args.quiet and asked is not None and args.jobs < asked:
+        print(f"tapetrace: note: --jobs {asked} lowered to {args.jobs}: {env.describe()} allows no more "
+              "exercises at once", file=sys.stderr)
+    if not args.quiet and (env.memory_bytes is not None or env.cpu_quota):
+        from autograder._protocol import memory_words
+
+        print(f"tapetrace: note: grading in {env.describe()}: {args.jobs} exercise(s) at once, student workers "
+              f"capped at {memory_words(plan.worker_memory_at(args.jobs))}", file=sys.stderr)
+    return None
 
 
 def _merging(add: Any, partial: dict[str, dict[str, Any]], only: list[str]) -> Any:
@@ -383,8 +415,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="limit for loading an exercise and for each test's call (default 30)")
     g.add_argument("--public-only", action="store_true", help="run only the public checks")
     g.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="(submission, exercise) pairs graded at once, one CPU thread each "
-                        "(default: the number of CPUs, at most 4)")
+                   help="(submission, exercise) pairs graded at once, one CPU thread each (default: the CPUs this "
+                        "process gets, a container's CPU quota included, at most 4, and no more than its memory "
+                        "limit allows)")
+    g.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
+                   help="finish within SECONDS of starting: what is not graded by then is marked ungraded "
+                        "(exit status 3; --resume grades it), and the outputs are written in time")
     g.add_argument("--seed", type=int, default=None, help="reproduce a run (recorded in the JSON)")
     g.add_argument("--lang", default="en", choices=["en", "es"])
     g.add_argument("--resume", action="store_true", help="skip submissions already in --json")

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from autograder import _compile_cache, _device, _launch, _loader, _loadguard, _quota, _registry, _status
+from autograder import _compile_cache, _device, _envelope, _launch, _loader, _loadguard, _quota, _registry, _status
 from autograder._paths import EXERCISES, ROOT, SOLUTIONS, private_dirs
 from autograder._protocol import check_rng, probe_error, reference_key
 from autograder._registry import JAX_ONLY
@@ -31,7 +31,10 @@ from autograder._text import NAME_CHARS, clean
 from autograder.messages import render
 
 MAX_TIMEOUTS_PER_EXERCISE = 3
-DEFAULT_MEM_BYTES = 4 * 1024**3
+DEFAULT_MEM_BYTES = _envelope.DEFAULT_WORKER_BYTES  # a student worker's address-space cap with room to spare
+# Seconds before a run's deadline at which what is still being graded is stopped (``ungraded``), so the
+# results are written in time.
+DEADLINE_MARGIN = 5.0
 
 
 def load_suite(exercise: str) -> Suite:
@@ -153,6 +156,14 @@ def read_error(err: Exception) -> str | dict[str, Any]:
     if isinstance(err, _loadguard.ReadBudgetExceeded):
         return {"key": err.key, **err.fields}
     return str(err)
+def _with_death(err: GraderBug, death: dict[str, Any] | None) -> GraderBug:
+    """``err`` carrying how the reference's worker died (its stderr tail goes to the instructor's log)."""
+    err.death = death  # type: ignore[attr-defined]
+    return err
+
+
+def _oom_words(death: dict[str, Any] | None) -> str:
+    return " (killed by the kernel's OOM killer: the container's memory ran out)" if death and death.get("oom") else ""
 
 
 class ReferenceBank:
@@ -176,7 +187,10 @@ class ReferenceBank:
                 if worker is None or not worker.alive:
                     worker = self._run.start_worker(exercise, str(SOLUTIONS / f"{exercise}.py"), "reference")
                     if worker.status.get("status") != "loaded":
-                        raise GraderBug(f"reference for {exercise} did not load: {worker.status}")
+                        st = worker.status
+                        raise _with_death(GraderBug(f"reference for {exercise} did not load: {st.get('code')} "
+                                                    f"{st.get('fields', {})}{_oom_words(st.get('death'))}"),
+                                          st.get("death"))
                     self._workers[exercise] = worker
                 try:
                     resp = worker.call(probe, kwargs, self._run.timeout * 4)
@@ -185,7 +199,8 @@ class ReferenceBank:
                     self._workers.pop(exercise, None)
                     last = err
             else:
-                raise GraderBug(f"reference worker for {exercise} died: {last}")
+                raise _with_death(GraderBug(f"reference worker for {exercise} died: {last}{_oom_words(last.death)}"),
+                                  last.death)
             if not resp.get("ok"):
                 raise GraderBug(f"reference probe {probe} failed: {resp}")
             self._cache[key] = resp["value"]
@@ -195,9 +210,31 @@ class ReferenceBank:
         _launch.close_all(list(self._workers.values()))
         self._workers.clear()
 
+    def retire(self, exercise: str) -> None:
+        """Closes the reference worker of ``exercise`` (its results stay cached): memory for the others."""
+        with self._locks[exercise]:
+            worker = self._workers.pop(exercise, None)
+        if worker is not None:
+            worker.close()
+
+    def retire_all_but(self, exercise: str) -> None:
+        """Closes every reference worker but ``exercise`` 's (before grading it alone)."""
+        for ex in list(self._workers):
+            if ex != exercise:
+                self.retire(ex)
+
 
 class GradingCancelled(Exception):
     """The run was cancelled (Ctrl-C): no new worker starts."""
+
+
+class DeadlineReached(GradingCancelled):
+    """The run's deadline came: what is still being graded is ``ungraded``."""
+
+
+class GradersTrouble(GraderBug):
+    """A worker's death or start failure that may be the grader's (the container's memory, load, a start
+    that failed): the exercise is graded again, alone; after that it is ``grader_error`` if still the grader's."""
 
 
 class _TrackedLauncher:
@@ -247,14 +284,25 @@ class GradingRun:
 
     def __init__(self, *, device: str = "auto", timeout: float = 30.0, seed: int | None = None,
                  lang: str = "en", public_only: bool = False, launcher: str = "auto",
-                 mem_bytes: int = DEFAULT_MEM_BYTES, sandbox: bool = True, debug: bool = False,
+                 mem_bytes: int | None = None, sandbox: bool = True, debug: bool = False,
                  launch_prefix: list[str] | None = None, sandbox_skip: list[str] | None = None) -> None:
         self.device = _device.resolve(device)
         self.timeout = float(timeout)
         self.seed = int(seed) if seed is not None else secrets.randbelow(2**31)
         self.lang = lang
         self.public_only = public_only
-        self.mem_bytes = mem_bytes
+        # the box (container limits) and the plan made from it: exercises at once, zygotes, caps (_envelope)
+        self.envelope = _envelope.current()
+        self.plan = _envelope.plan(self.envelope, fork=hasattr(os, "fork"))
+        self._mem_fixed = mem_bytes is not None
+        self.mem_bytes = mem_bytes if mem_bytes is not None else self.plan.worker_memory
+        self.jobs = self.plan.jobs
+        self._expired = threading.Event()  # the run's deadline came (see grade)
+        self._expired_at = float("inf")
+        self._t0 = time.monotonic()
+        self._deadline_s = 0.0
+        self._in_flight: dict[str, int] = {}  # exercise -> gradings of it under way (reference workers)
+        self._attempts = threading.local()  # .final: whether grade() runs a first attempt in this thread
         self.sandbox = sandbox
         self.debug = debug
         self.tmp = tempfile.mkdtemp(prefix="tapetrace-run-")
@@ -284,6 +332,8 @@ class GradingRun:
         prefix = self.launch_prefix
         if kind in ("auto", "zygote") and hasattr(os, "fork"):
             try:
+                if kind == "auto" and self.plan.launcher == "zygote":  # tight memory: the full zygote alone
+                    return _launch.ZygoteLauncher(cpu_jax=self._cpu_jax, prefix=prefix)
                 return _launch.ZygotePair(cpu_jax=self._cpu_jax, prefix=prefix)
             except (RuntimeError, OSError):
                 if kind == "zygote":
@@ -295,6 +345,8 @@ class GradingRun:
         """Starts a worker for ``exercise`` loading ``source_path`` as ``role``."""
         if self._cancel.is_set():
             raise GradingCancelled("grading was cancelled")
+        if self._expired.is_set():
+            raise DeadlineReached("the run's deadline came")
         with self._lock:
             scratch = os.path.join(self.tmp, f"w{next(self._scratch_ids)}")
         os.makedirs(scratch, mode=0o700)
@@ -316,6 +368,8 @@ class GradingRun:
         }
         if role in ("student", "isolation") and self.sandbox:
             spec["sandbox"] = self._sandbox_spec(scratch, hide_extra)
+            if role == "student" and not self._mem_fixed and spec["needs"] != "torch":
+                spec["sandbox"]["mem_bytes"] += self.plan.stacks()  # XLA's threads' stacks: reserved, untouched
         if getattr(self.launcher, "alive", True) is False:
             self.launcher = _TrackedLauncher(_launch.SpawnLauncher(cpu_jax=self._cpu_jax, prefix=self.launch_prefix))
         return _launch.Worker(self.launcher, spec, self.timeout, self.lender if lend else None,
@@ -381,30 +435,102 @@ class GradingRun:
             shutil.rmtree(self.jax_cache, ignore_errors=True)
 
     # ------------------------------------------------------------------ grading
-    def grade_exercise(self, sub: _loader.Submission, exercise: str) -> dict[str, Any]:
-        """Grades one exercise of one submission; never raises (see :class:`ExerciseGrading`)."""
-        grading = ExerciseGrading(self, sub, exercise)
-        early = grading.open()
-        if early is not None:
-            return early
+    def grade_exercise(self, sub: _loader.Submission, exercise: str, final: bool | None = None) -> dict[str, Any]:
+        """Grades one exercise of one submission; never raises (see :class:`ExerciseGrading`).
+
+        Args:
+            sub: the submission.
+            exercise: the exercise.
+            final: False for a first attempt that may be repeated alone: trouble that may be the grader's
+                (a worker's death, a worker that could not start, the reference's trouble) stops it at once
+                and the row carries ``retry`` (the reason). True: no second chance; such trouble left
+                after the rules of :meth:`ExerciseGrading.death_trouble` is ``grader_error``. None: what
+                :meth:`grade` is doing in this thread (a first attempt or the second), else True.
+
+        Returns:
+            The exercise's row (GRADING.md); ``ungraded`` when the run's deadline cut it short.
+        """
+        if final is None:
+            final = getattr(self._attempts, "final", True)
+        self._enter(exercise)
         try:
-            for check in grading.checks:
-                grading.run(check)
+            grading = ExerciseGrading(self, sub, exercise, final=final)
+            try:
+                res = grading.open()
+                if res is None:
+                    try:
+                        for check in grading.checks:
+                            grading.run(check)
+                            if grading.retry:
+                                break
+                    finally:
+                        grading.close()
+                    res = grading.summary()
+            except DeadlineReached:
+                res = None
+            ended = time.monotonic()
         finally:
-            grading.close()
-        return grading.summary()
+            self._leave(exercise)
+        if res is None or (self._expired.is_set() and ended >= self._expired_at):
+            return self._deadline_row(exercise)
+        return res
+
+    def _enter(self, exercise: str) -> None:
+        with self._lock:
+            self._in_flight[exercise] = self._in_flight.get(exercise, 0) + 1
+
+    def _leave(self, exercise: str) -> None:
+        """One grading of ``exercise`` ended: with memory to spare its reference worker stays warm, else it
+        is closed once no grading of that exercise is under way (its results stay cached)."""
+        with self._lock:
+            self._in_flight[exercise] -= 1
+            idle = self._in_flight[exercise] == 0
+        if idle and not self.plan.keep_references:
+            self.reference.retire(exercise)
+
+    def _deadline_row(self, exercise: str) -> dict[str, Any]:
+        return self.graders_row(exercise, "ungraded", f"the run's deadline ({self._deadline_s:g} s) came before this "
+                                "exercise was graded (tapetrace grade --deadline; otter: the zip's deadline)")
+
+    def _start_deadline(self, deadline: float | None) -> threading.Timer | None:
+        """At ``deadline`` minus :data:`DEADLINE_MARGIN` (``time.monotonic()``), stops what is being graded."""
+        if deadline is None:
+            return None
+        self._deadline_s = round(deadline - self._t0, 1)
+
+        def expire() -> None:
+            self._expired_at = time.monotonic()
+            self._expired.set()
+            self.launcher.kill_all()  # its workers' exercises become ungraded (grade_exercise)
+
+        timer = threading.Timer(max(0.0, deadline - DEADLINE_MARGIN - time.monotonic()), expire)
+        timer.daemon = True
+        timer.start()
+        return timer
 
     def grade(self, paths: list[str], only: list[str] | None = None, jobs: int = 1,
               on_result: Callable[[dict[str, Any]], None] | None = None,
               on_task: Callable[[int, str], None] | None = None,
-              exercises_for: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
+              exercises_for: dict[str, list[str]] | None = None,
+              deadline: float | None = None) -> list[dict[str, Any]]:
         """Grades submissions; one result object per path, in order, none dropped.
 
         ``on_result(result)`` is called once per finished submission, ``on_task(index,
         exercise)`` once per finished (submission, exercise); both from grading threads.
         ``exercises_for`` narrows what one path grades (``--resume``: only the exercises the grader
         could not grade before); a path it does not name grades ``only``.
+
+        ``jobs`` exercises are graded at once, at most the plan's ``max_jobs`` (the memory allows no more).
+        An exercise whose first attempt met trouble that may be the grader's is graded again once the others
+        are done, alone, with the other reference workers closed (``ExerciseGrading``'s ``final``).
+        ``deadline`` (a ``time.monotonic()`` value): what is not graded :data:`DEADLINE_MARGIN` seconds
+        before it is ``ungraded``, so the results are complete in time.
         """
+        jobs = self.plan.jobs_for(jobs)
+        self.jobs = jobs
+        if not self._mem_fixed:
+            self.mem_bytes = self.plan.worker_memory_at(jobs)
+        timer = self._start_deadline(deadline)
         exercises = [e for e in EXERCISES if not only or e in only]
         wanted = [[e for e in exercises if e in (exercises_for or {}).get(p, exercises)] for p in paths]
         subs = read_all(paths, self.timeout)
@@ -414,20 +540,9 @@ class GradingRun:
         results: list[dict[str, Any]] = [self._empty(p) for p in paths]
         pending = {i: len(wanted[i]) for i in range(len(paths))}
         done_lock = threading.Lock()
+        again: list[tuple[int, str, str]] = []  # (submission, exercise, why): graded again, alone, at the end
 
-        def task(i: int, ex: str) -> None:
-            if self._cancel.is_set():
-                return
-            sub = subs[i]
-            try:
-                if isinstance(sub, Exception):
-                    res = self._unreadable(ex, read_error(sub), status=getattr(sub, "status", "unreadable"))
-                else:
-                    res = self.grade_exercise(sub, ex)
-            except Exception as err:  # noqa: BLE001 - nothing lost; the grader's trouble, not the student's
-                res = self.graders_row(ex, "grader_error", f"internal error: {type(err).__name__}: {err}")
-            if self._cancel.is_set():
-                return  # its workers were killed mid-way: the result would be wrong, drop it
+        def record(i: int, ex: str, res: dict[str, Any]) -> None:
             with done_lock:
                 results[i]["exercises"][ex] = res
                 pending[i] -= 1
@@ -438,18 +553,61 @@ class GradingRun:
                     if on_result:
                         on_result(results[i])
 
+        def attempt(i: int, ex: str, final: bool) -> dict[str, Any]:
+            sub = subs[i]
+            try:
+                if self._expired.is_set():
+                    return self._deadline_row(ex)
+                if isinstance(sub, Exception):
+                    return self._unreadable(ex, read_error(sub), status=getattr(sub, "status", "unreadable"))
+                self._attempts.final = final  # (read by grade_exercise in this thread)
+                return self.grade_exercise(sub, ex)
+            except Exception as err:  # noqa: BLE001 - nothing lost; the grader's trouble, not the student's
+                return self.graders_row(ex, "grader_error", f"internal error: {type(err).__name__}: {err}")
+            finally:
+                self._attempts.final = True
+
+        def task(i: int, ex: str) -> None:
+            if self._cancel.is_set():
+                return
+            res = attempt(i, ex, final=False)
+            if self._cancel.is_set():
+                return  # its workers were killed mid-way: the result would be wrong, drop it
+            if res.get("retry"):
+                with done_lock:
+                    again.append((i, ex, str(res["retry"])))
+                return
+            record(i, ex, res)
+
         order = [(i, ex) for i in range(len(paths)) for ex in schedule(wanted[i])]
         # The main thread only waits, so Ctrl-C lands here (never inside a check) and
         # cancels at once instead of waiting for the tasks in flight.
         pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="tapetrace-grade")
+        alone = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tapetrace-grade")
         try:
             for fut in [pool.submit(task, i, ex) for i, ex in order]:
                 fut.result()
+            pool.shutdown()
+            # the second attempts: one at a time, with every other exercise's reference worker closed
+            for i, ex, why in sorted(again):
+                if self._cancel.is_set():
+                    break
+                self.reference.retire_all_but(ex)
+                res = alone.submit(attempt, i, ex, True).result()
+                if self._cancel.is_set():
+                    break
+                note = f"first attempt: {why}; graded again alone"
+                res["instructor_log"] = [note, *res.get("instructor_log", [])]
+                record(i, ex, res)
+            alone.shutdown()
         except BaseException:
             self.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
+            alone.shutdown(wait=False, cancel_futures=True)
             raise
-        pool.shutdown()
+        finally:
+            if timer is not None:
+                timer.cancel()
         for i, r in enumerate(results):
             if not wanted[i]:
                 self._finish(r, wanted[i])
@@ -482,6 +640,8 @@ class GradingRun:
         res["precision"] = dict(_device.PRECISION)
         res["isolation"] = dict(self.isolation)
         res["launcher"] = self.launcher.kind
+        if getattr(self, "envelope", None) is not None:  # (a Dask cluster's rows come from its workers)
+            res["envelope"] = _envelope.as_json(self.envelope, self.plan, self.jobs)
 
 
 class ExerciseGrading:
@@ -498,8 +658,12 @@ class ExerciseGrading:
         exercise: the exercise's name, e.g. ``"ex05_jit_train_step"``.
     """
 
-    def __init__(self, run: GradingRun, sub: _loader.Submission, exercise: str) -> None:
+    def __init__(self, run: GradingRun, sub: _loader.Submission, exercise: str, final: bool = True) -> None:
         self._t0 = time.monotonic()
+        self.final = final
+        self.retry: str | None = None  # (not final) why this attempt stopped: graded again, alone
+        self.trouble: str | None = None  # the grader's trouble met (its reason, for grader_reason)
+        self.log: list[str] = []  # for the instructor: how workers died, their stderr tails
         self.grading_run = run
         self.sub = sub
         self.exercise = exercise
@@ -515,9 +679,57 @@ class ExerciseGrading:
         self._observed: dict[str, int] | None = None
 
     def _result(self, status: str, tests: list[dict[str, Any]], message: str) -> dict[str, Any]:
-        return {"score": float(sum(t["score"] for t in tests)), "max_score": self.max_score,
-                "status": status, "message": message, "tests": tests,
-                "seconds": round(time.monotonic() - self._t0, 3)}
+        out = {"score": float(sum(t["score"] for t in tests)), "max_score": self.max_score,
+               "status": status, "message": message, "tests": tests,
+               "seconds": round(time.monotonic() - self._t0, 3)}
+        if self.log:
+            out["instructor_log"] = list(self.log)
+        return out
+
+    # ----------------------------------------------------------- the grader's trouble or the student's
+    def death_trouble(self, death: dict[str, Any] | None, what: str) -> str | None:
+        """Whether a student's worker that died (``death``: ``_launch.Worker.death``) is the grader's trouble.
+
+        The rules (README, "Whose trouble"): a worker the kernel's OOM killer took (SIGKILL while its
+        OOM-kill counter rose) is the grader's: the worker stayed under its own memory cap (beyond it, the
+        student's code gets a MemoryError), so the container's memory ran out for the grader's sake. Any
+        other death, on a first attempt, may be the machine's (a signal under load, a worker that could not
+        start): the exercise is graded again, alone; on that second attempt the same death is the student's.
+
+        Returns:
+            The reason (for ``grader_reason``), or None when the death is the student's.
+        """
+        if death is None:
+            return None
+        self._note_death(death, what)
+        env = self.grading_run.envelope
+        if death.get("oom"):
+            limit = (f"the container's memory limit ({env.memory_bytes / 2**20:.0f} MiB)" if env.memory_bytes
+                     else f"the machine's memory ({env.usable_memory / 2**30:.1f} GiB)")
+            return (f"{what}: the student's worker was killed by the kernel's OOM killer while under its own memory "
+                    f"cap: {limit} ran out; raise it, or grade with fewer --jobs")
+        if not self.final:
+            return f"{what}: the student's worker died ({death.get('how')})"
+        return None
+
+    def _note_death(self, death: dict[str, Any], what: str) -> None:
+        """Keeps how a worker died and its stderr tail for the instructor (``instructor_log``, never a student's)."""
+        tail = str(death.get("stderr") or "").strip()
+        oom = " (the OOM killer's)" if death.get("oom") else ""
+        self.log.append(_status.clean_reason(f"{what}: worker died, {death.get('how')}{oom}"
+                                             + (f"; its stderr:\n{tail}" if tail else ""), limit=8000))
+
+    def graders_trouble(self, reason: str) -> dict[str, Any]:
+        """The row of an exercise stopped by the grader's trouble: marked ``retry`` on a first attempt
+        (graded again, alone), else ``grader_error``."""
+        self.trouble = self.trouble or reason
+        row = self.grading_run.graders_row(self.exercise, "grader_error", reason)
+        if self.log:
+            row["instructor_log"] = list(self.log)
+        if not self.final:
+            self.retry = reason
+            row["retry"] = reason
+        return row
 
     def _zero(self, status: str, message: str, code: str) -> dict[str, Any]:
         tests = [{"name": c.name, "score": 0.0, "max_score": c.points, "passed": False,
@@ -557,11 +769,14 @@ class ExerciseGrading:
         except GradingCancelled:
             raise
         except Exception as err:  # noqa: BLE001 - the run goes on; no worker is the grader's trouble
-            return run.graders_row(exercise, "grader_error",
-                                   clean(f"no worker could start: {type(err).__name__}: {err}"))
+            return self.graders_trouble(clean(f"no worker could start: {type(err).__name__}: {err}"))
         st = first.status
         if first.isolation:  # sent by the sandbox before the student's code ran; the code's own word never counts
             run._note_isolation(first.isolation)
+        trouble = self.death_trouble(st.get("death"), "loading the submission's code")
+        if trouble:
+            first.close()
+            return self.graders_trouble(trouble)
         if st.get("status") != "loaded":
             status = st.get("status", "crashed")
             msg = render(st.get("code", "LOAD_CRASHED"), self.lang, **st.get("fields", {}))
@@ -577,6 +792,7 @@ class ExerciseGrading:
             worker = run.start_worker(self.exercise, self._src_path, "student", self._hide)
             self._worker = worker
             st = worker.status
+            self._raise_if_graders(st.get("death"), "loading the submission's code again")
             if st.get("status") != "loaded":
                 raise StudentProblem(st.get("code", "LOAD_CRASHED"), **st.get("fields", {}))
         self._observed = None
@@ -591,6 +807,7 @@ class ExerciseGrading:
                 raise StudentProblem("WORKER_PROTOCOL", how=err.how) from None
             if err.kind == "limit":
                 raise StudentProblem(err.how, **_quota.describe()) from None
+            self._raise_if_graders(err.death, f"`{call}`")
             raise StudentProblem("CALL_CRASHED", call=call, how=err.how) from None
         if resp.get("ok"):
             return resp["value"]
@@ -608,8 +825,22 @@ class ExerciseGrading:
         """:meth:`_observation` of the student's last probe call (None before one answered)."""
         return self._observed
 
+    def _raise_if_graders(self, death: dict[str, Any] | None, what: str) -> None:
+        """Raises :class:`GradersTrouble` when a death is (or, on a first attempt, may be) the grader's."""
+        trouble = self.death_trouble(death, what)
+        if trouble:
+            self.trouble = self.trouble or trouble
+            raise GradersTrouble(trouble)
+
     def _reference_call(self, probe: str, kwargs: dict[str, Any]) -> Any:
-        return self.grading_run.reference.call(self.exercise, probe, kwargs)
+        try:
+            return self.grading_run.reference.call(self.exercise, probe, kwargs)
+        except GraderBug as err:
+            death = getattr(err, "death", None)
+            if death:
+                self._note_death(death, f"the reference's probe {probe}")
+            self.trouble = self.trouble or f"the reference: {err}"
+            raise
 
     def ctx(self, check: Check) -> Ctx:
         """The context of one check: its seeded rng, the student's worker (timeouts scaled), the reference."""
@@ -641,6 +872,8 @@ class ExerciseGrading:
             return self.record(check, None, skip)
         test = run_check(check, self.ctx(check), lang=self.lang)
         self.tests.append(test)
+        if test["code"] == INTERNAL_ERROR and not self.final:  # maybe the grader's trouble: again, alone
+            self.retry = self.trouble or f"{check.name}: {test['message']}"
         return test
 
     def close(self) -> None:
@@ -654,8 +887,7 @@ class ExerciseGrading:
         tests = self.tests
         broken = [t for t in tests if t["code"] == INTERNAL_ERROR]
         if broken:  # a check (or the reference) failed on the grader's side: no verdict is a grade
-            return self.grading_run.graders_row(self.exercise, "grader_error",
-                                                f"{broken[0]['name']}: {broken[0]['message']}")
+            return self.graders_trouble(self.trouble or f"{broken[0]['name']}: {broken[0]['message']}")
         failed = [t for t in tests if not t["passed"]]
         if failed and all(t["code"] == "NOT_ATTEMPTED" for t in failed) and len(failed) == len(tests):
             message = render("EXERCISE_NOT_ATTEMPTED", self.lang)

@@ -14,7 +14,9 @@ Used by the worker (``_worker._load``, in the sandbox) and by the notebook's sel
    :data:`STATEMENT_LIMIT` of them; a statement still running then is interrupted. Once the
    budget is spent, later statements run only if they are definitions or imports, within
    :data:`DEFINITIONS_GRACE` more seconds. A statement that swallows the interruption (a bare
-   ``except:``) is interrupted again at every line it runs until it exits.
+   ``except:``) is interrupted again at every line it runs until it exits. The seconds are working
+   seconds (:class:`_Clock`: CPU time and sleep, not time spent waiting for a CPU), so a busy
+   machine runs the same statements as an idle one.
 3. **The section**, strictly: its failure is the exercise's load error (the caller reports it).
 
 Context cells are compiled under their own file names (``<notebook cell 7: ex04_jax_mlp>``), so
@@ -29,6 +31,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import linecache
+import os
 import signal
 import sys
 import threading
@@ -240,18 +243,66 @@ def _future_flags(names: list[str]) -> int:
     return flags
 
 
+def _waited_for_cpu() -> float | None:
+    """Seconds this process's threads have waited for a CPU so far (run-queue delay, a CPU quota's throttling
+    included: ``/proc/self/task/*/schedstat``); None where that cannot be read (then wall time counts)."""
+    total = 0
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    for t in tasks:
+        try:
+            with open(f"/proc/self/task/{t}/schedstat", encoding="ascii") as fh:
+                total += int(fh.read().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / 1e9
+
+
+class _Clock:
+    """Working seconds of this process since it was made: CPU time, plus time asleep with none of its threads
+    running or waiting for a CPU. Time spent waiting behind other processes (a loaded machine, a container's
+    CPU quota) does not count, so a budget in these seconds means the same on a busy machine as on an idle
+    one (the grader measures its workers the same way: ``autograder/_watch.py``)."""
+
+    def __init__(self) -> None:
+        self.used = 0.0
+        self._last = self._sample()
+
+    @staticmethod
+    def _sample() -> tuple[float, float, float | None]:
+        return time.monotonic(), time.process_time(), _waited_for_cpu()
+
+    def elapsed(self) -> float:
+        """Working seconds so far."""
+        now = self._sample()
+        wall, cpu = now[0] - self._last[0], max(0.0, now[1] - self._last[1])
+        if now[2] is None or self._last[2] is None:
+            self.used += wall
+        else:
+            self.used += cpu + max(0.0, wall - cpu - max(0.0, now[2] - self._last[2]))
+        self._last = now
+        return self.used
+
+
 class _Deadline:
-    """Raises :class:`ContextTimeout` in the main thread once ``seconds`` have passed, and again and
-    again (at every line of Python run, once one was swallowed) until :meth:`disarm`.
+    """Raises :class:`ContextTimeout` in the main thread once ``seconds`` working seconds (:class:`_Clock`)
+    have passed, and again and again (at every line of Python run, once one was swallowed) until
+    :meth:`disarm`. The timer is a wall-clock one; when it rings early in working seconds (the process
+    waited for a CPU meanwhile) it is set again for what is left.
 
     Plain methods, no context manager: code of this module is never interrupted (the handler and
     the tracer leave its frames alone), so disarming always happens.
     """
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, clock: _Clock | None = None) -> None:
         self.usable = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
         self.fired = 0
         self.previous: Any = None
+        self.seconds = seconds
+        self.clock = clock or _Clock()
+        self.start = self.clock.elapsed()
         if self.usable:
             self.previous = signal.signal(signal.SIGALRM, self._alarm)
             signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3), _REPEAT)
@@ -266,6 +317,11 @@ class _Deadline:
     def _alarm(self, _signum: int, frame: Any) -> None:
         if frame is None or frame.f_code.co_filename == _HERE:
             return  # the statement is over: nothing to interrupt
+        if not self.fired:
+            left = self.seconds - (self.clock.elapsed() - self.start)
+            if left > 1e-3:  # the process waited for a CPU meanwhile: that time is not the statement's
+                signal.setitimer(signal.ITIMER_REAL, left, _REPEAT)
+                return
         self.fired += 1
         if self.fired >= 2:  # the first one was swallowed: trace every frame still running
             sys.settrace(self._tracer)
@@ -313,8 +369,9 @@ def run_context(namespace: dict[str, Any], cells: list[dict[str, Any]], roots: s
     report.chosen = len(chosen)
     trees: dict[int, ast.Module | None] = {}
     start = time.monotonic()
+    clock = _Clock()  # the budget is in working seconds: load on the machine does not spend it
     for cell, index, kind in chosen:
-        elapsed = time.monotonic() - start
+        elapsed = clock.elapsed()
         left = budget - elapsed
         if left <= 0:
             left = budget + grace - elapsed
@@ -340,7 +397,7 @@ def run_context(namespace: dict[str, Any], cells: list[dict[str, Any]], roots: s
         except (SyntaxError, ValueError):
             report.failed += 1
             continue
-        deadline = _Deadline(left)
+        deadline = _Deadline(left, clock)
         try:
             try:
                 exec(code, namespace)  # noqa: S102 - the student's own notebook code, in its sandbox

@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any
 
-from autograder import _compile_cache, _intake, _quota, _wire
+from autograder import _compile_cache, _envelope, _intake, _quota, _watch, _wire
 from autograder._paths import ROOT
 
 # XLA's compile options for a CPU run. Grading compiles hundreds of small programs per exercise
@@ -61,6 +61,19 @@ def _xla_knows() -> frozenset[str]:
     return frozenset(found)
 
 
+CPUS_ENV = "TAPETRACE_WORKER_CPUS"
+
+
+def keep_to_planned_cpus() -> None:
+    """Run on the CPUs :func:`worker_env` names (a zygote or a spawned worker calls it first thing)."""
+    text = os.environ.get(CPUS_ENV, "")
+    if text and hasattr(os, "sched_setaffinity"):
+        try:
+            os.sched_setaffinity(0, {int(c) for c in text.split(",")})
+        except (OSError, ValueError):
+            pass
+
+
 def worker_env(cpu_jax: bool = True) -> dict[str, str]:
     """Environment for workers and the zygote: one thread each, quiet XLA.
 
@@ -87,6 +100,14 @@ def worker_env(cpu_jax: bool = True) -> dict[str, str]:
     # On a GPU box a student's and the reference's JAX workers (and torch in the same worker) share
     # one GPU: JAX's default preallocation of 75% of its memory per process would starve the others.
     env.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    # glibc gives each thread that mallocs its own 64 MiB arena: XLA's ~15 threads reserve ~1 GiB of
+    # address space a worker never touches, which a memory cap on address space (_sandbox) would have
+    # to allow. Two arenas keep the reservation near what is used (measured: see _envelope.plan).
+    env.setdefault("MALLOC_ARENA_MAX", "2")
+    # under a CPU quota, a few of the visible CPUs (_envelope.plan): XLA sizes its thread pools from them
+    cpus = _envelope.plan(_envelope.current()).worker_cpus
+    if cpus:
+        env[CPUS_ENV] = ",".join(map(str, cpus))
     env["PYTHONPATH"] = str(ROOT)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.pop("PYTHONSTARTUP", None)
@@ -150,11 +171,13 @@ class SpawnLauncher:
         self.cpu_jax = cpu_jax
         self.prefix = list(prefix or [])
 
-    def spawn(self, spec: dict[str, Any], fds: tuple[int, int]) -> Proc:
+    def spawn(self, spec: dict[str, Any], fds: tuple[int, ...]) -> Proc:
+        """Starts a worker with ``fds``: its command and result pipes, and optionally its stderr's."""
         popen = subprocess.Popen(
             [*self.prefix, sys.executable, "-m", "autograder._worker", str(fds[0]), str(fds[1]), json.dumps(spec)],
-            pass_fds=fds, env=worker_env(self.cpu_jax), cwd=str(ROOT), start_new_session=True,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=fds[:2], env=worker_env(self.cpu_jax), cwd=str(ROOT), start_new_session=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=fds[2] if len(fds) > 2 else subprocess.DEVNULL,  # its stderr pipe (Worker.stderr)
         )
         return Proc(popen.pid, popen)
 
@@ -380,10 +403,11 @@ class WorkerDied(Exception):
     """The worker did not answer: ``kind`` is ``timeout``, ``crashed``, ``broken`` (it broke the protocol) or
     ``limit`` (killed over a cap: ``how`` is the message key)."""
 
-    def __init__(self, kind: str, how: str) -> None:
+    def __init__(self, kind: str, how: str, death: dict[str, Any] | None = None) -> None:
         super().__init__(f"{kind}: {how}")
         self.kind = kind
         self.how = how
+        self.death = death  # for a crash: Worker.death (signal, OOM evidence, stderr tail)
 
 
 class Worker:
@@ -415,16 +439,24 @@ class Worker:
         self.scratch: str | None = (spec.get("sandbox") or {}).get("scratch")
         self.limit_hit: str | None = None  # the message key of a cap the watch killed it for
         self._watch = watch if self.scratch else None
+        self._phase = ""  # "serving": the grader works out an answer; "sending": it writes one (see _grader_behind)
+        self.death: dict[str, Any] | None = None
+        self.stderr = _watch.StderrTail()  # never shown to students: a dead worker's tail is the instructor's
+        self._oom0 = _envelope.oom_kills(_envelope.current())
         try:
-            self.proc = launcher.spawn(spec, (cmd_r, res_w))
+            self.proc = launcher.spawn(spec, (cmd_r, res_w, self.stderr.write_fd))
+        except BaseException:
+            self.stderr.close()
+            raise
         finally:
             os.close(cmd_r)
             os.close(res_w)
+            self.stderr.close_writer()
         self.alive = True
         if self._watch is not None:
             self._watch.add(self)
         try:
-            self.status: dict[str, Any] = self._first(spec, time.monotonic() + load_timeout)
+            self.status: dict[str, Any] = self._await(load_timeout, receive=lambda deadline: self._first(spec, deadline))
         except TimeoutError:
             self.kill()
             self.status = {"status": "timeout", "code": "LOAD_TIMEOUT", "fields": {"timeout": load_timeout}}
@@ -432,9 +464,10 @@ class Worker:
             self.kill()
             self.status = {"status": "crashed", "code": "WORKER_PROTOCOL", "fields": {"how": str(err)}}
         except (EOFError, OSError):
-            how = describe_status(self.proc.wait(3))
+            how = self._diagnose("load")
             self.kill()
-            self.status = {"status": "crashed", "code": "LOAD_CRASHED", "fields": {"how": how}}
+            self.status = {"status": "crashed", "code": "LOAD_CRASHED", "fields": {"how": how},
+                           "death": self.death}
         if self.limit_hit:  # killed by the watch: that says why, whatever the pipe saw
             self.status = {"status": "error", "code": self.limit_hit, "fields": _quota.describe()}
         if self.status.get("status") != "loaded":
@@ -448,8 +481,62 @@ class Worker:
             self.isolation = _intake.isolation(self._recv(deadline), "sandboxed")["isolation"]
         return _intake.status(self._recv(deadline))
 
+    def _grader_behind(self) -> bool:
+        """Whether the worker now waits for the grader (not its own time): the grader is working out an
+        answer for it, or has its message unread (unless the grader is stuck writing to a worker that does
+        not read: then the worker's time runs)."""
+        if self._phase == "serving":
+            return True
+        return self._phase != "sending" and _watch.pending(self._res_r) > 0
+
+    def _await(self, limit: float, send: dict[str, Any] | None = None, receive: Any = None) -> Any:
+        """Sends ``send`` (if any) and returns the worker's next message (or what ``receive(deadline)``
+        returns), within ``limit`` working seconds (``_watch``; a wall-clock cap of ``_watch.wall_cap(limit)``
+        as a last resort).
+
+        Raises:
+            TimeoutError: the limit (or the cap) was reached; the worker is killed.
+            EOFError, OSError, _wire.WireError: it died or sent garbage.
+        """
+        budget = _watch.Budget(self.proc.pid, limit, self.proc.kill, self._grader_behind)
+        deadline = time.monotonic() + _watch.wall_cap(limit)
+        with _watch.watching(budget):
+            try:
+                if send is not None:
+                    self._phase = "sending"
+                    try:
+                        _wire.send(self._cmd_w, send, deadline)
+                    finally:
+                        self._phase = ""
+                return receive(deadline) if receive is not None else self._recv(deadline)
+            except (EOFError, OSError, _wire.WireError):
+                if budget.expired:  # killed by the watcher: its time was up
+                    raise TimeoutError(f"{limit:g} working seconds") from None
+                raise
+
+    def _diagnose(self, phase: str) -> str:
+        """After the worker died: how (for the student's message), and :attr:`death` for the grader.
+
+        ``death`` holds ``how``, ``signal`` (or None), ``oom`` (True when it died by SIGKILL while the
+        kernel's OOM-kill counter rose since it started, None when the counter cannot be read),
+        ``phase`` (``load`` or ``call``) and the tail of its stderr.
+        """
+        status = self.proc.wait(3)
+        how = describe_status(status)
+        sig = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
+        oom = None
+        if sig == signal.SIGKILL:
+            now = _envelope.oom_kills(_envelope.current())
+            oom = None if now is None or self._oom0 is None else now > self._oom0
+        elif self._oom0 is not None:
+            oom = False
+        self.death = {"how": how, "signal": sig, "oom": oom, "phase": phase, "stderr": self.stderr.text()}
+        return how
+
     def call(self, probe: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Runs one probe; returns the worker's response.
+
+        ``timeout`` is in working seconds (see :meth:`_await`): load on the machine does not shorten it.
 
         Raises:
             WorkerDied: the probe timed out, the process died, or it sent garbage.
@@ -457,19 +544,17 @@ class Worker:
         if not self.alive:
             raise WorkerDied("broken", "the worker is gone")
         self.asked = []
-        deadline = time.monotonic() + timeout
         try:
-            _wire.send(self._cmd_w, {"probe": probe, "kwargs": kwargs}, deadline)
-            return _intake.response(self._recv(deadline))
+            return _intake.response(self._await(timeout, send={"probe": probe, "kwargs": kwargs}))
         except TimeoutError:
             self.kill()
             raise WorkerDied("timeout", f"{timeout:g} s") from None
         except (EOFError, BrokenPipeError, OSError):
-            how = describe_status(self.proc.wait(3))
+            how = self._diagnose("call")
             self.kill()
             if self.limit_hit:
                 raise WorkerDied("limit", self.limit_hit) from None
-            raise WorkerDied("crashed", how) from None
+            raise WorkerDied("crashed", how, self.death) from None
         except _wire.WireError as err:
             self.kill()
             raise WorkerDied("broken", str(err)) from None
@@ -482,7 +567,15 @@ class Worker:
             msg = _wire.recv(self._res_r, deadline)
             if not _compile_cache.is_request(msg):
                 return msg
-            _wire.send(self._cmd_w, self._lend(msg), deadline)
+            self._phase = "serving"  # the grader works out the answer: not the worker's time
+            try:
+                answer = self._lend(msg)
+            finally:
+                self._phase = "sending"  # a worker that does not read it: its own time
+            try:
+                _wire.send(self._cmd_w, answer, deadline)
+            finally:
+                self._phase = ""
         raise _wire.WireError(f"more than {_compile_cache.MAX_REQUESTS} requests for compiled programs in one call")
 
     def _recording(self, answer: Any) -> Any:
@@ -510,6 +603,7 @@ class Worker:
         if not self.alive:
             return False
         self.alive = False
+        self.stderr.close()
         for fd in (self._cmd_w, self._res_r):
             try:
                 os.close(fd)

@@ -304,9 +304,15 @@ def _lock_private(base: str) -> None:
                 pass
 
 
+# Seconds the engine gives itself on the otter path unless the zip's settings say ``deadline``: Gradescope's
+# default limit is 10 minutes for everything (the image's start, otter, the engine), and a run it stops
+# shows the student nothing.
+OTTER_DEADLINE = 540.0
+
+
 def grade_main(submission: str, out: str) -> int:
     """``python -m autograder._otter grade SUBMISSION --out JSON``: the engine over the submission."""
-    from autograder import _sandbox
+    from autograder import _envelope, _sandbox
     from autograder._engine import GradingRun
     from autograder._paths import ROOT
 
@@ -324,6 +330,9 @@ def grade_main(submission: str, out: str) -> int:
         raise SystemExit(143)
 
     signal.signal(signal.SIGTERM, _terminate)
+    import time
+
+    started = time.monotonic()
     run = GradingRun(device=settings["device"], timeout=float(settings["timeout"]), seed=seed,
                      lang=settings["lang"])
     path = submission
@@ -331,13 +340,22 @@ def grade_main(submission: str, out: str) -> int:
         iso = run.measure_isolation()
         wanted = settings.get("require_isolation", "container")
         print(f"tapetrace: {_sandbox.describe(iso)}", file=sys.stderr)
-        if wanted != "minimal" and not _sandbox.level_at_least(iso, wanted):
+        print(f"tapetrace: {run.envelope.describe()}", file=sys.stderr)
+        if run.plan.refuse:  # the container cannot hold one exercise at a time: say so, grade nothing
+            res = {"error": "the grading machine is too small for this autograder; your instructor can see why in "
+                            "the log", "envelope": _envelope.as_record(run.envelope)}
+            print(f"tapetrace: {run.plan.refuse}", file=sys.stderr)
+        elif wanted != "minimal" and not _sandbox.level_at_least(iso, wanted):
             res = {"error": f"this grading machine gives student code only {iso.get('level')} isolation, below the "
                             f"{wanted} level this autograder requires; your instructor can see why in the log",
                    "isolation": iso}
         else:
             path = _without_outputs(submission)
-            res = run.grade([path], only=list(settings["exercises"]), jobs=int(settings["jobs"]))[0]
+            # the run ends before Gradescope's limit (otter then needs its share): what is not graded by
+            # then is `ungraded` and shows as such, instead of a global timeout that shows nothing
+            deadline = float(settings.get("deadline") or OTTER_DEADLINE)
+            res = run.grade([path], only=list(settings["exercises"]), jobs=int(settings["jobs"]),
+                            deadline=started + deadline)[0]
     finally:
         run.close()
         if path != submission:

@@ -33,6 +33,13 @@ def check_rng(seed: int, exercise: str, check: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(exercise.encode()), zlib.crc32(check.encode())])
 
 
+def memory_words(n: int) -> str:
+    """A memory size as a student reads it: ``4 GiB``, ``320 MiB``."""
+    if n >= 1024**3 and n % (1024**3 // 4) == 0:
+        return f"{n / 1024**3:g} GiB"
+    return f"{n / 1024**2:.0f} MiB"
+
+
 def probe_error(resp: dict[str, Any], call: str, mem_bytes: int) -> StudentProblem:
     """Turns a worker's failed probe response into the student-facing problem.
 
@@ -52,12 +59,12 @@ def probe_error(resp: dict[str, Any], call: str, mem_bytes: int) -> StudentProbl
         fields.setdefault("call", call)
         return StudentProblem(resp.get("code", "CALL_EXCEPTION"), **fields)
     if kind == "memory":
-        return StudentProblem("CALL_MEMORY", call=call, cap=f"{mem_bytes / 1024**3:.0f} GiB")
+        return StudentProblem("CALL_MEMORY", call=call, cap=memory_words(mem_bytes))
     if kind == "exit":
         return StudentProblem("CALL_EXIT", call=call)
     if kind == "exception":
         if resp.get("type") == "MemoryError":
-            return StudentProblem("CALL_MEMORY", call=call, cap=f"{mem_bytes / 1024**3:.0f} GiB")
+            return StudentProblem("CALL_MEMORY", call=call, cap=memory_words(mem_bytes))
         err = f"{resp.get('type')}: {resp.get('message')}" if resp.get("message") else str(resp.get("type"))
         return StudentProblem("CALL_EXCEPTION", call=call, error=err, where=resp.get("where", ""))
     raise GraderBug(f"probe failed: {resp.get('message', kind)}")

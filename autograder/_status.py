@@ -58,10 +58,11 @@ def grader_row(checks: Iterable[Any], status: str, reason: str, *, lang: str) ->
             "message": msg, "grader_reason": clean_reason(reason), "seconds": 0.0, "tests": tests}
 
 
-def clean_reason(text: str) -> str:
-    """An instructor-facing reason: printable, one paragraph, capped (it may quote a worker's output)."""
+def clean_reason(text: str, limit: int = MAX_REASON) -> str:
+    """An instructor-facing reason: printable, one paragraph, capped at ``limit`` characters (it may quote a
+    worker's output)."""
     out = "".join(ch if ch.isprintable() or ch == "\n" else "?" for ch in str(text))
-    return out[:MAX_REASON]
+    return out[:limit]
 
 
 def graders_exercises(result: dict[str, Any]) -> list[str]:

@@ -2,8 +2,9 @@
 
 Started by the grader (forked from the warm zygote, or spawned with
 ``python -m autograder._worker``). It speaks only through two pipes: commands
-in, plain-data results out (see :mod:`autograder._wire`); its stdout and
-stderr go to /dev/null so printing cannot flood anything.
+in, plain-data results out (see :mod:`autograder._wire`); its stdout goes to /dev/null (printing
+cannot flood anything), its stderr to a pipe the grader drains, keeping the head and the tail for
+the instructor (``_watch.StderrTail``).
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ def _environment() -> dict[str, Any]:
     """What the worker runs with: threads, precision pins, devices (for tests and reports)."""
     out: dict[str, Any] = {"omp_threads": os.environ.get("OMP_NUM_THREADS", ""), "gc_enabled": gc.isenabled(),
                            "gc_frozen": gc.get_freeze_count()}
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/oom_score_adj") as fh:
+        out["oom_score_adj"] = int(fh.read())
     if "torch" in sys.modules:
         import torch
 
@@ -173,6 +176,24 @@ def load_error(err: BaseException, path: str) -> dict[str, Any]:
             "fields": {"error": f"{d['type']}: {d['message']}", "where": d["where"]}}
 
 
+def _oom_first(role: str) -> None:
+    """Offers this worker to the kernel's OOM killer before the grader and its zygotes: when a container's
+    memory runs out, a worker's death costs one exercise a second attempt (the grader sees the kill:
+    ``_launch.Worker.death``); the zygote's would cost every later worker a fresh interpreter, the grader's
+    every result. A student's worker goes first, then the reference's (raising it needs no privilege)."""
+    with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as fh:
+        fh.write("500" if role == "reference" else "1000")
+
+
+def _faults_to_stderr() -> None:
+    """A fatal signal (SIGSEGV, SIGABRT, SIGBUS...) writes the Python stack to stderr: the instructor's
+    clue when a worker dies (the grader keeps the tail; a student never sees it)."""
+    import faulthandler
+
+    with contextlib.suppress(Exception):
+        faulthandler.enable(all_threads=False)  # the thread that died
+
+
 def _run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[str, Any]:
     from autograder._probing import ProbeFail
 
@@ -210,19 +231,25 @@ def _run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[st
     return {"ok": True, "value": value}
 
 
-def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any]) -> None:
+def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | None = None) -> None:
     """Runs one worker until the grader closes the command pipe.
 
     Args:
         cmd_fd: read end of the command pipe.
         res_fd: write end of the result pipe.
         spec: exercise, role, module source path, scratch dir, device, sandbox settings.
+        err_fd: where its stderr goes (the grader keeps the tail for the instructor; never a student's
+            to read); None: /dev/null.
     """
     if not spec.get("debug"):
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 0)
         os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
+        os.dup2(err_fd if err_fd is not None else devnull, 2)
+        if err_fd is not None and err_fd != 2:
+            os.close(err_fd)
+        _faults_to_stderr()
+    _oom_first(spec.get("role", "student"))
     from autograder import _probing
 
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead of killing
@@ -326,11 +353,14 @@ def _protect(probes: Any, spec: dict[str, Any]) -> tuple[Any, Any]:
 
 
 def main() -> None:
-    """Entry point of a spawned worker: ``python -m autograder._worker CMD RES SPEC``."""
+    """Entry point of a spawned worker: ``python -m autograder._worker CMD RES SPEC`` (stderr: its pipe)."""
     cmd_fd, res_fd = int(sys.argv[1]), int(sys.argv[2])
     spec = json.loads(sys.argv[3])
+    from autograder._launch import keep_to_planned_cpus
+
+    keep_to_planned_cpus()
     try:
-        worker_main(cmd_fd, res_fd, spec)
+        worker_main(cmd_fd, res_fd, spec, err_fd=2)
     finally:
         os._exit(0)
 

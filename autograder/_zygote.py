@@ -286,7 +286,7 @@ class _Server:
         if self.sock not in ready:
             return False
         try:
-            msg, fds, _flags, _addr = socket.recv_fds(self.sock, 1 << 20, 2)
+            msg, fds, _flags, _addr = socket.recv_fds(self.sock, 1 << 20, 3)  # commands, results, stderr
         except OSError:
             msg, fds = b"", []
         if not msg:
@@ -317,7 +317,7 @@ class _Server:
                 self.release()
                 os.setsid()
                 private_memory()  # nothing writable it shares with the zygote's other workers
-                worker_main(fds[0], fds[1], req["spec"])
+                worker_main(fds[0], fds[1], req["spec"], err_fd=fds[2] if len(fds) > 2 else None)
             finally:
                 os._exit(0)
         self.children.add(pid)
@@ -400,6 +400,9 @@ def main() -> None:
     full_fd = int(args[2]) if jax_only and args[1:2] == ["--then-full"] else None
     extra = args[(3 if full_fd is not None else 1) if jax_only else 0:]
     _subreaper()
+    from autograder._launch import keep_to_planned_cpus
+
+    keep_to_planned_cpus()  # before any thread exists: every worker inherits it
     gc.disable()  # until the imports are done: see _settle
     server = _Server(socket.socket(fileno=int(sys.argv[1])))
     if not jax_only:

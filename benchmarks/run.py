@@ -12,6 +12,9 @@ Sections (all by default; pick with --sections):
   cache   the reference's compiled programs lent to students' workers by key, vs nothing lent
   scale   Dask local cluster vs --jobs (start-up, cost per task, 1 -> 2 workers) and a projection to
           10,000 submissions on K workers (benchmarks/scale.py; needs tapetrace[cluster])
+  envelope  peak memory and wall time of a solutions submission: this machine at --jobs 1 and the
+          planned --jobs, and in Docker envelopes (Gradescope's 768 MiB / 0.5 CPU by default; --envelopes)
+          (benchmarks/envelope.py)
 
 Targets (2-core CPU machine): one lone cold submission <= 15 s wall; >= 500 distinct
 submissions/hour with --jobs 2; isolation overhead <= 1.3x. Timings on a shared machine are noisy: the load
@@ -44,7 +47,7 @@ from autograder._launch import worker_env  # noqa: E402
 from autograder._paths import EXERCISES, EXERCISES_DIR, SOLUTIONS  # noqa: E402
 
 TAPETRACE = [sys.executable, "-m", "autograder.cli"]
-SECTIONS = ("iso", "jobs", "perex", "class", "otter", "load", "safety", "cache", "scale")
+SECTIONS = ("iso", "jobs", "perex", "class", "otter", "load", "safety", "cache", "scale", "envelope")
 
 
 def _cpu_children() -> float:
@@ -60,6 +63,13 @@ def timed(cmd: list[str], env: dict | None = None, timeout: float = 7200) -> tup
     if cp.returncode not in (0,):
         raise RuntimeError(f"{' '.join(cmd[:6])}... exited {cp.returncode}: {cp.stderr[-800:]}")
     return wall, cpu, cp.stdout, cp.stderr
+
+
+def _planned_jobs() -> int:
+    """``tapetrace grade``'s --jobs default here (the CPUs and memory this process gets: _envelope.plan)."""
+    from autograder import _envelope
+
+    return _envelope.plan(_envelope.current()).jobs
 
 
 def load() -> str:
@@ -100,7 +110,7 @@ def bench_iso(tmp: Path, exercises: list[str], seed: int, reps: int) -> dict[str
     best = {k: (min(x[0] for x in v), min(x[1] for x in v)) for k, v in runs.items()}
     (wi, ci), (wa, ca), (wp, cp), (ww, cw) = best["jobs1"], best["auto"], best["inproc"], best["warm"]
     same = all(res["exercises"][e]["score"] == ip["exercises"][e]["score"] for e in exercises)
-    auto_jobs = max(1, min(os.cpu_count() or 1, 4))
+    auto_jobs = _planned_jobs()
     print(f"\n[iso] one full submission ({len(exercises)} exercises), best of {reps}; {load()}")
     line("isolated, --jobs 1 (zygote + sandboxed workers)", f"{wi:6.1f} s wall, {ci:6.1f} s CPU")
     line("one process, same checks and probes, no isolation", f"{wp:6.1f} s wall, {cp:6.1f} s CPU")
@@ -181,7 +191,7 @@ def _real_bridge(tmp: Path, exercises: list[str], seed: int, jobs: int) -> tuple
 def bench_otter(tmp: Path, exercises: list[str], seed: int, zip_path: str | None) -> dict[str, Any]:
     import otter_bridge
 
-    jobs = max(1, min(os.cpu_count() or 1, 4))
+    jobs = _planned_jobs()
     try:
         real = None if zip_path else _real_bridge(tmp, exercises, seed, jobs)
     except Exception as err:  # noqa: BLE001 - fall back to the stand-in, say why
@@ -317,6 +327,8 @@ def main() -> None:
     p.add_argument("--reps", type=int, default=2, help="repetitions of the iso benchmark (best is kept)")
     p.add_argument("--seed", type=int, default=2026)
     p.add_argument("--otter-zip", default=None, help="otter autograder zip (default: a stand-in bridge)")
+    p.add_argument("--envelopes", default="768m:0.5",
+                   help="Docker envelopes of the envelope section, MEM:CPUS,... (default: Gradescope's 768m:0.5)")
     p.add_argument("--json", default=None, help="write the numbers here")
     args = p.parse_args()
     sections = [s for s in args.sections.split(",") if s]
@@ -364,6 +376,11 @@ def main() -> None:
 
             results["scale"] = bench_scale(tmp, exercises, args.seed, args.scale_n or (3 if args.quick else 8),
                                            line, load)
+        if "envelope" in sections:
+            from envelope import bench_envelope
+
+            results["envelope"] = bench_envelope(tmp, exercises, args.seed, line, load,
+                                                 [e for e in args.envelopes.split(",") if e])
     results["load_average_end"] = os.getloadavg()
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1, default=str))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-import time
 import types
 
 import pytest
@@ -228,9 +227,9 @@ def test_a_slow_earlier_section_is_interrupted_within_the_budget():
                          return late()
                  X = f()
                  """)]
-    t0 = time.monotonic()
+    clock = _exec._Clock()  # working seconds (the budget's own measure): a busy machine does not inflate them
     ns, report = _load(_graded(cells)[EX[1]], budget=1.5)
-    took = time.monotonic() - t0
+    took = clock.elapsed()
     assert ns["X"] == 7
     assert not {"MODEL", "OTHER", "LIMIT"} & set(ns)
     # MODEL: stopped after STATEMENT_LIMIT (1 s); OTHER: after the 0.5 s left; LIMIT: skipped; `def late`: ran

@@ -145,7 +145,7 @@ class _Requester:
         pid = os.fork()
         if pid == 0:
             try:
-                cmd_r, res_w = fds
+                cmd_r, res_w = fds[:2]  # (a third: its stderr pipe)
                 _wire.send(res_w, {"status": "loaded"})
                 if self.reads:
                     _wire.recv(cmd_r)  # the probe

@@ -1,0 +1,407 @@
+"""The box the grader runs in: the container's memory limit and CPU quota (cgroup v1 or v2), read once.
+
+A grading run plans from it (:func:`plan`): how many exercises at once (``--jobs``' default), which
+zygotes (two, one, or none), each student worker's address-space cap, and whether reference workers stay
+warm between uses. A box too small for even one exercise at a time is refused before anything is
+graded, with the setting to raise (:class:`Plan`'s ``refuse``). The grader also asks it, when a worker
+dies by SIGKILL, whether the kernel's OOM killer struck meanwhile (:func:`oom_kills`): a kill caused by
+the container's limit is the grader's trouble, never the student's.
+
+Everything is read from files under ``root`` (``/`` by default), so tests fake a container in a
+temporary folder: ``proc/self/cgroup``, ``proc/self/mountinfo``, ``proc/meminfo``, ``proc/vmstat`` and the
+cgroup files below the mount points that mountinfo names.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# A limit at or above this is "none" (cgroup v1 writes 2^63 - 4096 for unlimited).
+UNLIMITED = 1 << 60
+GIB = 1024**3
+MIB = 1024**2
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """What this process may use.
+
+    Attributes:
+        memory_bytes: the cgroup's memory limit (the smallest on the way to the root), None when none.
+        machine_memory_bytes: the machine's memory (``MemTotal``).
+        cpu_quota: CPUs the cgroup's quota allows (``quota / period``, e.g. 0.5), None when none.
+        cpus: CPUs this process may run on (``sched_getaffinity``).
+        cgroup: ``v2``, ``v1`` or ``none`` (where the memory limit was read).
+        memory_dir: the cgroup folder whose memory files count this process ("" when none).
+        affinity: the CPUs themselves (their numbers), when known.
+    """
+
+    memory_bytes: int | None
+    machine_memory_bytes: int
+    cpu_quota: float | None
+    cpus: int
+    cgroup: str = "none"
+    memory_dir: str = ""
+    affinity: tuple[int, ...] = ()
+
+    @property
+    def usable_memory(self) -> int:
+        """Bytes the grader may use in all: the limit, or the machine's memory without one."""
+        if self.memory_bytes is None:
+            return self.machine_memory_bytes
+        return min(self.memory_bytes, self.machine_memory_bytes or self.memory_bytes)
+
+    @property
+    def usable_cpus(self) -> float:
+        """CPUs the grader gets: the affinity, or less under a quota (e.g. 0.5)."""
+        return min(float(self.cpus), self.cpu_quota) if self.cpu_quota else float(self.cpus)
+
+    def describe(self) -> str:
+        """One line for the terminal, e.g. ``768 MiB memory (cgroup v2 limit), 0.5 CPU (quota of 2)``."""
+        mem = (f"{self.usable_memory / MIB:.0f} MiB memory (cgroup {self.cgroup} limit)"
+               if self.memory_bytes is not None else f"{self.usable_memory / GIB:.1f} GiB memory (no limit)")
+        cpu = (f"{self.usable_cpus:g} CPU (quota, {self.cpus} visible)" if self.cpu_quota
+               else f"{self.cpus} CPU{'s' if self.cpus != 1 else ''}")
+        return f"{mem}, {cpu}"
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _number(text: str | None) -> int | None:
+    """A limit file's value; None for ``max``, unlimited, absent or unreadable."""
+    if text is None:
+        return None
+    word = text.split()[0] if text.split() else ""
+    if word in ("", "max", "-1"):
+        return None
+    try:
+        value = int(word)
+    except ValueError:
+        return None
+    return value if 0 <= value < UNLIMITED else None
+
+
+def _keyed(text: str | None, key: str) -> int | None:
+    """The value of ``key`` in a ``key value`` file (memory.stat, memory.events, vmstat...)."""
+    for line in (text or "").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == key:
+            try:
+                return int(parts[1])
+            except ValueError:
+                return None
+    return None
+
+
+@dataclass
+class _Mount:
+    root: str  # the path within the hierarchy that is mounted
+    point: str  # where (under ``root`` of :func:`read`)
+    fstype: str
+    options: set[str] = field(default_factory=set)
+
+
+def _mounts(root: str) -> list[_Mount]:
+    out = []
+    for line in (_read(os.path.join(root, "proc/self/mountinfo")) or "").splitlines():
+        left, _, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if len(fields) < 5 or len(tail) < 3 or not tail[0].startswith("cgroup"):
+            continue
+        point = fields[4].replace("\\040", " ")
+        out.append(_Mount(fields[3], os.path.join(root, point.lstrip("/")), tail[0], set(tail[2].split(","))))
+    return out
+
+
+def _memberships(root: str) -> dict[str, str]:
+    """Controller -> this process's cgroup path (``""`` keys the v2 unified hierarchy)."""
+    out: dict[str, str] = {}
+    for line in (_read(os.path.join(root, "proc/self/cgroup")) or "").splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, path = parts
+        for c in controllers.split(",") if controllers else [""]:
+            out[c] = path
+    return out
+
+
+def _folder(mount: _Mount, path: str) -> str:
+    """This process's cgroup folder in ``mount``: its path made relative to what the mount shows.
+
+    In a container with its own cgroup namespace both are ``/``; without one (Docker's v1 default)
+    the process sees ``/docker/ID`` while the mount shows only that folder, as its root.
+    """
+    rel = path
+    if mount.root not in ("", "/") and (path == mount.root or path.startswith(mount.root.rstrip("/") + "/")):
+        rel = path[len(mount.root):]
+    candidate = os.path.join(mount.point, rel.lstrip("/"))
+    return candidate if os.path.isdir(candidate) else mount.point
+
+
+def _up(folder: str, top: str) -> list[str]:
+    """``folder`` and its parents up to ``top`` (the mount point), nearest first."""
+    out, cur = [], os.path.abspath(folder)
+    top = os.path.abspath(top)
+    while True:
+        out.append(cur)
+        if cur == top or not cur.startswith(top.rstrip("/") + "/"):
+            return out
+        cur = os.path.dirname(cur)
+
+
+def _smallest(values: list[int | None]) -> int | None:
+    got = [v for v in values if v is not None]
+    return min(got) if got else None
+
+
+def _v2(mount: _Mount, path: str) -> tuple[int | None, float | None, str]:
+    folder = _folder(mount, path)
+    chain = _up(folder, mount.point)
+    mem = _smallest([_number(_read(os.path.join(d, "memory.max"))) for d in chain])
+    quotas = []
+    for d in chain:
+        text = _read(os.path.join(d, "cpu.max"))
+        if text and len(text.split()) == 2 and text.split()[0] != "max":
+            q, p = text.split()
+            try:
+                quotas.append(int(q) / int(p))
+            except (ValueError, ZeroDivisionError):
+                pass
+    memdir = folder if os.path.exists(os.path.join(folder, "memory.current")) else ""
+    return mem, (min(quotas) if quotas else None), memdir
+
+
+def _v1_memory(mount: _Mount, path: str) -> tuple[int | None, str]:
+    folder = _folder(mount, path)
+    stat = _read(os.path.join(folder, "memory.stat"))
+    # hierarchical_memory_limit already accounts for every ancestor's limit
+    values = [_number(_read(os.path.join(d, "memory.limit_in_bytes"))) for d in _up(folder, mount.point)]
+    hier = _keyed(stat, "hierarchical_memory_limit")
+    values.append(hier if hier is not None and hier < UNLIMITED else None)
+    return _smallest(values), folder
+
+
+def _v1_cpu(mount: _Mount, path: str) -> float | None:
+    quotas = []
+    for d in _up(_folder(mount, path), mount.point):
+        q = _number(_read(os.path.join(d, "cpu.cfs_quota_us")))
+        p = _number(_read(os.path.join(d, "cpu.cfs_period_us")))
+        if q and p:
+            quotas.append(q / p)
+    return min(quotas) if quotas else None
+
+
+def _machine_memory(root: str) -> int:
+    kib = _keyed((_read(os.path.join(root, "proc/meminfo")) or "").replace(":", " ").replace(" kB", ""),
+                 "MemTotal")
+    return (kib or 0) * 1024
+
+
+def _affinity() -> tuple[int, ...]:
+    try:
+        return tuple(sorted(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return tuple(range(os.cpu_count() or 1))
+
+
+def read(root: str = "/", cpus: int | None = None) -> Envelope:
+    """Reads this process's envelope.
+
+    Args:
+        root: where ``proc/`` and the cgroup mounts live (``/``; a temporary folder in tests).
+        cpus: the CPUs this process may run on (default: ``os.sched_getaffinity``).
+
+    Returns:
+        The :class:`Envelope`; limits it cannot read are None (no limit), never an error.
+    """
+    mounts = _mounts(root)
+    members = _memberships(root)
+    mem: int | None = None
+    quota: float | None = None
+    kind, memdir = "none", ""
+    v1 = {o: m for m in mounts if m.fstype == "cgroup" for o in m.options}
+    unified = next((m for m in mounts if m.fstype == "cgroup2"), None)
+    if "memory" in v1 and "memory" in members:
+        mem, memdir = _v1_memory(v1["memory"], members["memory"])
+        kind = "v1"
+    if "cpu" in v1 and "cpu" in members:
+        quota = _v1_cpu(v1["cpu"], members["cpu"])
+    if unified is not None and "" in members:
+        m2, q2, d2 = _v2(unified, members[""])
+        if kind == "none" and (m2 is not None or d2):
+            mem, memdir, kind = m2, d2, "v2"
+        if quota is None:
+            quota = q2
+    affinity = _affinity() if cpus is None else tuple(range(cpus))
+    return Envelope(memory_bytes=mem, machine_memory_bytes=_machine_memory(root), cpu_quota=quota,
+                    cpus=max(1, len(affinity)), cgroup=kind, memory_dir=memdir, affinity=affinity)
+
+
+def oom_kills(env: Envelope, root: str = "/") -> int | None:
+    """How many processes the kernel's OOM killer has killed so far, in this cgroup and machine-wide.
+
+    A counter to compare before and after: it rose while a worker died by SIGKILL -> the kill was
+    (most likely) the OOM killer's. None when neither counter can be read (old kernels).
+    """
+    counts = []
+    if env.cgroup == "v2" and env.memory_dir:
+        counts.append(_keyed(_read(os.path.join(env.memory_dir, "memory.events")), "oom_kill"))
+    elif env.cgroup == "v1" and env.memory_dir:
+        counts.append(_keyed(_read(os.path.join(env.memory_dir, "memory.oom_control")), "oom_kill"))
+    counts.append(_keyed(_read(os.path.join(root, "proc/vmstat")), "oom_kill"))
+    got = [c for c in counts if c is not None]
+    return sum(got) if got else None
+
+
+def memory_in_use(env: Envelope) -> tuple[int | None, int | None]:
+    """``(now, peak)`` bytes the cgroup has charged (None where it cannot be read)."""
+    if not env.memory_dir:
+        return None, None
+    names = (("memory.current", "memory.peak") if env.cgroup == "v2"
+             else ("memory.usage_in_bytes", "memory.max_usage_in_bytes"))
+    return tuple(_number(_read(os.path.join(env.memory_dir, n))) for n in names)  # type: ignore[return-value]
+
+
+def as_record(env: Envelope) -> dict[str, Any]:
+    """The envelope for the JSON (``memory_dir`` left out: a path of the grading machine)."""
+    out = asdict(env)
+    out.pop("memory_dir", None)
+    out.pop("affinity", None)
+    out["usable_memory"] = env.usable_memory
+    out["usable_cpus"] = env.usable_cpus
+    return out
+
+
+_CURRENT: Envelope | None = None
+
+
+def current() -> Envelope:
+    """This process's envelope, read once (a container's limits do not change while it runs)."""
+    global _CURRENT
+    if _CURRENT is None:
+        _CURRENT = read()
+    return _CURRENT
+
+
+# ------------------------------------------------------------------------------------------ the plan
+# Measured (README, "Time, memory and whose trouble it is"; benchmarks/envelope.py): what the grader and
+# its zygote hold resident (its anonymous memory: ~315 MiB once torch, Dynamo and the JAX stack are
+# imported; the grader ~45 MiB; plus the shared libraries' pages in use), and what an exercise in flight
+# adds besides its student's worker (its reference worker's own memory).
+BASE_BYTES = 416 * MIB
+REFERENCE_BYTES = 96 * MIB
+# The least memory a student's worker must be allowed to use beyond its start: the solutions touch less
+# than 100 MiB more (a cap of 192 MiB of address space, stacks included, broke three of them; 256 MiB
+# passed them all).
+MIN_WORKER_BYTES = 160 * MIB
+DEFAULT_WORKER_BYTES = 4 * GIB
+# A JAX worker also reserves, untouched, a stack per XLA thread (8 MiB each; ~4 threads per CPU it may
+# run on, ~12 more): address space the cap must allow (RLIMIT_AS counts it) that uses no memory.
+STACK_BYTES = 8 * MIB
+# Below this the second (JAX-only) zygote's ~20 MiB are not worth its head start; below the other,
+# reference workers are closed once their exercise is graded instead of staying warm for the next one.
+PAIR_FROM_BYTES = 2 * GIB
+WARM_REFERENCES_FROM_BYTES = 6 * GIB
+MAX_JOBS = 4
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a run grades in an :class:`Envelope`.
+
+    Attributes:
+        jobs: exercises graded at once by default (``--jobs``' default).
+        max_jobs: the most exercises at once the memory allows (a larger ``--jobs`` is lowered to it).
+        launcher: ``pair`` (two zygotes, ``_launch.ZygotePair``), ``zygote`` (the full one only) or ``spawn``.
+        worker_memory: the memory a student's worker may use beyond its start at ``jobs``
+            (:meth:`worker_memory_at`; its address-space cap adds :meth:`stacks` for a JAX worker).
+        keep_references: reference workers stay warm between exercises (else closed after each).
+        refuse: why nothing can be graded here, with the setting to raise (None: it fits).
+        usable_memory: what the envelope gives (bytes).
+        worker_cpus: the CPUs the zygotes and workers run on: a few of the visible ones when a CPU quota
+            makes many visible CPUs worth little (XLA sizes its thread pools from them), else None (all).
+    """
+
+    jobs: int
+    max_jobs: int
+    launcher: str
+    worker_memory: int
+    keep_references: bool
+    refuse: str | None
+    usable_memory: int
+    worker_cpus: tuple[int, ...] | None = None
+    cpus: int = 1
+
+    def jobs_for(self, asked: int | None) -> int:
+        """The exercises at once a run grades for ``--jobs asked`` (None: the default)."""
+        return max(1, min(asked or self.jobs, self.max_jobs or 1))
+
+    def worker_memory_at(self, jobs: int) -> int:
+        """A student worker's memory with ``jobs`` exercises at once: its share of what the grader, the
+        zygote and the reference workers leave, at most :data:`DEFAULT_WORKER_BYTES`."""
+        share = (self.usable_memory - BASE_BYTES) // max(1, jobs) - REFERENCE_BYTES
+        return int(min(DEFAULT_WORKER_BYTES, max(MIN_WORKER_BYTES, share)))
+
+    def stacks(self) -> int:
+        """Address space a JAX worker reserves for its threads' stacks (untouched: not memory)."""
+        cpus = len(self.worker_cpus) if self.worker_cpus else self.cpus
+        return STACK_BYTES * (4 * cpus + 12)
+
+    def record(self) -> dict[str, Any]:
+        """For the JSON's ``envelope``."""
+        return {"jobs": self.jobs, "max_jobs": self.max_jobs, "launcher": self.launcher,
+                "worker_memory": self.worker_memory, "keep_references": self.keep_references,
+                "worker_cpus": len(self.worker_cpus) if self.worker_cpus else self.cpus}
+
+
+def plan(env: Envelope, fork: bool = True) -> Plan:
+    """Plans a run from its envelope.
+
+    Args:
+        env: what this process may use.
+        fork: whether workers can be forked from a zygote (False: each is spawned).
+
+    Returns:
+        The :class:`Plan`; ``refuse`` says why and what to raise when one exercise at a time does not fit.
+    """
+    usable = env.usable_memory
+    slot = REFERENCE_BYTES + MIN_WORKER_BYTES
+    max_jobs = max(0, min(MAX_JOBS, (usable - BASE_BYTES) // slot)) if usable else MAX_JOBS
+    jobs_cpu = max(1, min(MAX_JOBS, int(env.usable_cpus)))
+    refuse = None
+    if usable and max_jobs < 1:
+        need = BASE_BYTES + slot
+        refuse = (f"this machine gives the grader {usable / MIB:.0f} MiB of memory"
+                  f"{' (its container limit)' if env.memory_bytes is not None else ''}; grading needs at least "
+                  f"{need / MIB:.0f} MiB (one exercise at a time): raise the memory limit (docker run --memory "
+                  f"{-(-need // MIB)}m, Kubernetes resources.limits.memory, Gradescope's autograder memory setting)")
+    jobs = max(1, min(jobs_cpu, max_jobs))
+    launcher = "spawn" if not fork else ("pair" if usable >= PAIR_FROM_BYTES else "zygote")
+    # a worker computes on one thread: a student's and a reference's per exercise at once need no more CPUs
+    # than these; fewer visible CPUs mean fewer XLA threads (memory, and address space under the cap)
+    want = max(2, 2 * max(1, max_jobs), math.ceil(2 * env.usable_cpus) if env.cpu_quota else 0)
+    cpus = None
+    if env.cpu_quota and len(env.affinity) > want:
+        cpus = tuple(sorted(random.Random(os.getpid()).sample(sorted(env.affinity), want)))
+    out = Plan(jobs=jobs, max_jobs=max(1, max_jobs), launcher=launcher, worker_memory=0,
+               keep_references=usable >= WARM_REFERENCES_FROM_BYTES, refuse=refuse, usable_memory=usable,
+               worker_cpus=cpus, cpus=env.cpus)
+    return Plan(**{**asdict(out), "worker_memory": out.worker_memory_at(jobs)})
+
+
+def as_json(env: Envelope, the_plan: Plan, jobs: int) -> dict[str, Any]:
+    """The ``envelope`` record of a run's JSON: the limits read, and the plan at the ``jobs`` it used."""
+    rec = as_record(env)
+    rec["plan"] = {**the_plan.record(), "jobs": jobs, "worker_memory": the_plan.worker_memory_at(jobs)}
+    return rec

@@ -1,0 +1,248 @@
+"""Never blame a student for the grader's trouble (README, "Whose trouble").
+
+An OOM kill caused by the container's memory, the reference's worker dying mid-probe (SIGABRT), a worker
+that cannot start: the exercise is graded again, alone, and if the trouble stays it is ``grader_error`` with
+the reason and the dead worker's stderr tail for the instructor, never the student's crash. A death that is
+the student's (the same crash alone, a memory bomb beyond its cap) stays the student's. The run's deadline
+writes complete results, marking what it could not grade ``ungraded``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import itertools
+import json
+import os
+import shutil
+import signal
+import threading
+from pathlib import Path
+
+import pytest
+from conftest import SEED
+
+from autograder import _engine, _envelope, _watch, cli
+from autograder._engine import GradingRun
+from autograder._paths import SOLUTIONS
+from autograder.messages import render
+
+EX, CANARY = "ex09_autograd_tape", "ex01_torch_mlp"
+pytestmark = pytest.mark.skipif(importlib.util.find_spec(f"autograder.hidden.{EX}") is None,
+                                reason="ex09's hidden suite is not installed")
+STUDENT_CRASHES = ("LOAD_CRASHED", "CALL_CRASHED")
+
+
+def _sub(tmp: Path, ex09: str | None = None) -> str:
+    sub = tmp / "sub"
+    sub.mkdir()
+    (sub / f"{EX}.py").write_text(ex09 if ex09 is not None else (SOLUTIONS / f"{EX}.py").read_text())
+    shutil.copy(SOLUTIONS / f"{CANARY}.py", sub / f"{CANARY}.py")
+    return str(sub)
+
+
+def _grade(sub: str, **kw) -> dict:
+    run = GradingRun(device="cpu", timeout=60, seed=SEED, **kw)
+    try:
+        return run.grade([sub], only=[EX, CANARY], jobs=2)[0]
+    finally:
+        run.close()
+
+
+def _assert_graders(row: dict, *words: str) -> None:
+    """A grader_error row: neutral for the student, the reason for the instructor."""
+    assert row["status"] == "grader_error" and row["score"] == 0, row
+    neutral = render("GRADER_TROUBLE", "en")
+    assert row["message"] == neutral and all(t["message"] == neutral for t in row["tests"])
+    assert not any(t.get("code") in STUDENT_CRASHES for t in row["tests"])
+    for w in words:
+        assert w in row["grader_reason"] + "\n".join(row.get("instructor_log", [])), (w, row)
+
+
+SLEEPS = "import time\ntime.sleep(1000)\n"
+
+
+class _Launcher:
+    """A seam around the run's launcher (its other attributes pass through)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.kind = inner.kind
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+class _KillsStudents(_Launcher):
+    """The OOM killer's part: SIGKILLs every student worker of EX a moment after it starts (while it loads)."""
+
+    def spawn(self, spec, fds):
+        proc = self.inner.spawn(spec, fds)
+        if spec.get("role") == "student" and spec.get("exercise") == EX:
+            def kill() -> None:
+                for pid in reversed(_watch.tree(proc.pid)):  # the sandbox's inner process first
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+
+            threading.Timer(1.0, kill).start()
+        return proc
+
+
+def _killed_while_loading(tmp: Path) -> dict:
+    run = GradingRun(device="cpu", timeout=60, seed=SEED)
+    try:
+        run.launcher = _KillsStudents(run.launcher)
+        return run.grade([_sub(tmp, SLEEPS)], only=[EX, CANARY], jobs=2)[0]
+    finally:
+        run.close()
+
+
+def test_a_worker_killed_by_the_oom_killer_is_the_graders(tmp_path, monkeypatch):
+    """SIGKILL while the kernel's OOM-kill counter rose: the container's memory ran out although the worker
+    stayed under its own cap. Both attempts die so: grader_error, never "the process died"."""
+    counter = itertools.count(100)
+    monkeypatch.setattr(_envelope, "oom_kills", lambda *_a, **_k: next(counter))
+    res = _killed_while_loading(tmp_path)
+    row = res["exercises"][EX]
+    _assert_graders(row, "OOM killer", "memory")
+    assert row["instructor_log"][0].startswith("first attempt:")  # graded again, alone, first
+    assert res["exercises"][CANARY]["score"] == res["exercises"][CANARY]["max_score"]
+
+
+def test_the_same_sigkill_without_an_oom_kill_is_the_students(tmp_path, monkeypatch):
+    monkeypatch.setattr(_envelope, "oom_kills", lambda *_a, **_k: 5)
+    row = _killed_while_loading(tmp_path)["exercises"][EX]
+    assert row["status"] == "crashed" and row["tests"][0]["code"] == "LOAD_CRASHED", row
+    assert "killed (signal 9)" in row["message"]
+
+
+ABORT_IN_REFERENCE = '''
+import os as _os
+
+_manual_grads = manual_grads
+
+
+def manual_grads(*args, **kwargs):
+    marker = {marker!r}
+    if _os.path.exists(marker):
+        if {once!r}:
+            _os.unlink(marker)
+        print("reference-side diagnostic before the abort", file=__import__("sys").stderr, flush=True)
+        _os.abort()
+    return _manual_grads(*args, **kwargs)
+'''
+
+
+def _aborting_reference(tmp: Path, monkeypatch, once: bool) -> None:
+    """The seam: the run's reference solutions are a copy whose ex09 dies by SIGABRT in ``manual_grads``
+    while a marker file exists (``once``: the first death removes it)."""
+    solutions = tmp / "solutions"
+    shutil.copytree(SOLUTIONS, solutions)
+    marker = tmp / "abort-marker"
+    marker.write_text("")
+    with open(solutions / f"{EX}.py", "a") as fh:
+        fh.write(ABORT_IN_REFERENCE.format(marker=str(marker), once=once))
+    monkeypatch.setattr(_engine, "SOLUTIONS", solutions)
+
+
+def test_a_reference_worker_that_keeps_aborting_is_grader_error_with_its_stderr(tmp_path, monkeypatch):
+    _aborting_reference(tmp_path, monkeypatch, once=False)
+    res = _grade(_sub(tmp_path))
+    row = res["exercises"][EX]
+    _assert_graders(row, "aborted (signal 6)", "reference-side diagnostic before the abort")
+    assert res["exercises"][CANARY]["score"] == res["exercises"][CANARY]["max_score"]
+
+
+def test_a_reference_worker_that_aborts_once_costs_nothing(tmp_path, monkeypatch):
+    _aborting_reference(tmp_path, monkeypatch, once=True)
+    row = _grade(_sub(tmp_path))["exercises"][EX]
+    assert row["status"] == "graded" and row["score"] == row["max_score"], row
+
+
+class _FailingStarts(_Launcher):
+    """A launcher whose first ``n`` student workers of EX cannot start (then it starts them as usual)."""
+
+    def __init__(self, inner, n: int) -> None:
+        super().__init__(inner)
+        self.left = n
+
+    def spawn(self, spec, fds):
+        if spec.get("role") == "student" and spec.get("exercise") == EX and self.left > 0:
+            self.left -= 1
+            raise OSError(11, "Resource temporarily unavailable (fork)")
+        return self.inner.spawn(spec, fds)
+
+
+@pytest.mark.parametrize("fails,status", [(1, "graded"), (10**6, "grader_error")])
+def test_a_worker_that_cannot_start_is_retried_then_the_graders(tmp_path, fails, status):
+    run = GradingRun(device="cpu", timeout=60, seed=SEED)
+    try:
+        run.launcher = _FailingStarts(run.launcher, fails)
+        row = run.grade([_sub(tmp_path)], only=[EX], jobs=1)[0]["exercises"][EX]
+    finally:
+        run.close()
+    assert row["status"] == status, row
+    if status == "graded":
+        assert row["score"] == row["max_score"] and "no worker could start" in row["instructor_log"][0]
+    else:
+        _assert_graders(row, "no worker could start", "Resource temporarily unavailable")
+
+
+def test_a_dead_students_stderr_goes_to_the_instructor_not_to_the_student(tmp_path):
+    code = "import os, sys\nprint('student-side diagnostic 42', file=sys.stderr, flush=True)\nos.abort()\n"
+    row = _grade(_sub(tmp_path, code))["exercises"][EX]
+    # alone too: the student's (in a pid namespace abort() ends as SIGSEGV: the worker is its namespace's init)
+    assert row["status"] == "crashed" and "(signal " in row["message"], row
+    assert "student-side diagnostic 42" not in json.dumps(row["tests"]) + row["message"]
+    log = "\n".join(row["instructor_log"])
+    assert "first attempt" in log and "student-side diagnostic 42" in log and "Fatal Python error" in log
+
+
+# ------------------------------------------------------------------------------------------ the deadline
+def test_a_deadline_already_past_writes_every_row_as_ungraded(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    code = cli.main(["grade", _sub(tmp_path), "--only", f"{EX},{CANARY}", "--device", "cpu", "--deadline", "1",
+                     "--json", str(out), "--quiet"])
+    assert code == 3
+    res = json.loads(out.read_text())
+    assert {e["status"] for e in res["exercises"].values()} == {"ungraded"}
+    assert "deadline" in res["exercises"][EX]["grader_reason"]
+    assert "not graded" in capsys.readouterr().err
+
+
+def test_an_exercise_cut_by_the_deadline_is_ungraded_not_the_students(tmp_path):
+    """A load that sleeps (within its 100 s) is stopped by the run's deadline: ungraded, not a crash or a timeout."""
+    out = tmp_path / "r.json"
+    code = cli.main(["grade", _sub(tmp_path, "import time\ntime.sleep(1000)\n"), "--only", EX, "--device", "cpu",
+                     "--timeout", "100", "--deadline", "15", "--json", str(out), "--quiet"])
+    row = json.loads(out.read_text())["exercises"][EX]
+    assert code == 3 and row["status"] == "ungraded", row
+    assert row["message"] == render("NOT_GRADED_YET", "en")
+
+
+def test_the_timeout_is_in_working_seconds_so_a_sleep_still_times_out(tmp_path):
+    """A hang that sleeps is caught by its working seconds (sleep counts), like an infinite loop."""
+    out = tmp_path / "r.json"
+    cli.main(["grade", _sub(tmp_path, "import time\ntime.sleep(1000)\n"), "--only", EX, "--device", "cpu",
+              "--timeout", "3", "--json", str(out), "--quiet"])
+    row = json.loads(out.read_text())["exercises"][EX]
+    assert row["status"] == "timeout" and row["tests"][0]["code"] == "LOAD_TIMEOUT", row
+
+
+def test_workers_go_to_the_oom_killer_before_the_grader_and_its_zygote(tmp_path):
+    """When the container's memory runs out, the kernel kills a worker (one exercise graded again), not the
+    zygote (every later worker a fresh interpreter) or the grader (every result)."""
+    run = GradingRun(device="cpu", timeout=60, seed=SEED)
+    try:
+        sub = tmp_path / f"{EX}.py"
+        shutil.copy(SOLUTIONS / f"{EX}.py", sub)
+        got = {}
+        for role, path in (("student", str(sub)), ("reference", str(SOLUTIONS / f"{EX}.py"))):
+            worker = run.start_worker(EX, path, role)
+            got[role] = worker.call("__env__", {}, 60)["value"]["oom_score_adj"]
+            worker.close()
+    finally:
+        run.close()
+    assert got == {"student": 1000, "reference": 500}
+    with open("/proc/self/oom_score_adj") as fh:
+        assert int(fh.read()) < 500  # the grader's own is untouched

@@ -14,14 +14,14 @@ from typing import Any
 __version__ = "0.1.0"
 
 _PUBLIC = {
-    "EXERCISES": ("autograder._paths", "EXERCISES"),
-    "Ctx": ("autograder._suite", "Ctx"),
-    "Fail": ("autograder._suite", "Fail"),
+    "EXERCISES": ("autograder.core.paths", "EXERCISES"),
+    "Ctx": ("autograder.core.suite", "Ctx"),
+    "Fail": ("autograder.core.suite", "Fail"),
     "GradingRun": ("autograder._engine", "GradingRun"),
-    "Suite": ("autograder._suite", "Suite"),
-    "first_difference": ("autograder._compare", "first_difference"),
+    "Suite": ("autograder.core.suite", "Suite"),
+    "first_difference": ("autograder.core.compare", "first_difference"),
     "load_submission": ("autograder._loader", "load"),
-    "tolerance": ("autograder._tolerances", "tolerance"),
+    "tolerance": ("autograder.core.tolerances", "tolerance"),
 }
 __all__ = sorted(_PUBLIC)
 

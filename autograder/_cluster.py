@@ -50,7 +50,7 @@ from typing import Any
 from autograder import _engine, _fingerprint, _loader, _loadguard
 from autograder._cluster_worker import GradingPlugin, WorkerRefused, _plugin_class, _text, grade_task
 from autograder._engine import GradingRun, read_error, schedule
-from autograder._paths import EXERCISES
+from autograder.core.paths import EXERCISES
 
 __all__ = ["ClusterError", "ClusterRun", "GradingPlugin", "WorkerRefused", "check_args", "factory", "grade_task",
            "hide_list", "parse_cluster"]
@@ -223,7 +223,7 @@ class ClusterRun:
     def _init_state(self, run_kwargs: dict[str, Any], *, where: str, require_isolation: str | None = None,
                     quiet: bool = False, patience: float | None = None, window: int | None = None) -> None:
         """Everything of the run but its connection (tests drive :meth:`grade` with a stand-in cluster)."""
-        from autograder import _device
+        from autograder.core import device as _device
 
         if run_kwargs.get("seed") is None:
             run_kwargs["seed"] = secrets.randbelow(2**31)  # one seed for every worker's run

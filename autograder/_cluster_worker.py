@@ -119,7 +119,8 @@ class GradingPlugin:
         Returns:
             For an admitted worker: its ``device``, ``launcher`` and ``isolation``; else ``{}``.
         """
-        from autograder import _device, _sandbox
+        from autograder import _sandbox
+        from autograder.core import device as _device
 
         diff = _fingerprint.differences(_fingerprint.fingerprint(), self.fingerprint)
         if diff:

@@ -35,10 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from autograder import _notebook, _wire, templates
-from autograder._i18n import LANGS, render, section
-from autograder._paths import EXERCISES, EXERCISES_DIR, ROOT, SOLUTIONS
-from autograder._registry import UnknownExercise, resolve
+from autograder import _notebook, templates
+from autograder.core import wire as _wire
+from autograder.core.i18n import LANGS, render, section
+from autograder.core.paths import EXERCISES, EXERCISES_DIR, ROOT, SOLUTIONS
+from autograder.core.registry import UnknownExercise, resolve
 
 PKG = ROOT / "autograder"
 TEMPLATE = ROOT / "student_template"
@@ -49,22 +50,25 @@ ZIP_DATE = (2026, 1, 1, 0, 0, 0)
 SNAPSHOT_FORMAT = 1
 
 # Engine modules the public runtime needs (besides the exercise packages, the packages below and the data).
-RUNTIME_MODULES = ("_protocol.py", "_suite.py", "_text.py", "_compare.py", "_tolerances.py", "_wire.py", "_worker.py",
-                   "_data.py", "_public.py", "_cells.py", "_exec.py", "_probing.py", "_registry.py", "_i18n.py",
-                   "_optax_family.py", "_torch_family.py")  # the optimizer families probes hand to a step
+# Paths under autograder/; each one's sub-package ships its ``__init__.py`` too (imports nothing on import).
+RUNTIME_MODULES = ("core/protocol.py", "core/suite.py", "core/text.py", "core/compare.py", "core/tolerances.py",
+                   "core/wire.py", "core/data.py", "core/registry.py", "core/exercise.py", "core/i18n.py",
+                   "_worker.py", "_public.py", "_cells.py", "_exec.py", "probing/tools.py",
+                   "probing/optax_family.py", "probing/torch_family.py")  # the optimizer families probes hand to a step
 # Engine sub-packages shipped whole.
 RUNTIME_PACKAGES = ("messages", "student")
 # The exercise packages: autograder/exercises/<exercise>/, shipped whole for the exercises built (probes pruned).
 EXERCISE_PACKAGES = "exercises"
 
 # Imported by the student package only inside build-time functions (never in the notebook).
-BUILD_TIME_IMPORTS = ("autograder._paths", "autograder._stubs")
+BUILD_TIME_IMPORTS = ("autograder.core.paths", "autograder._stubs")
 SELF_STUDY_ARC = "autograder/student/_selfstudy.json"
 TEMPLATES = {"en": TEMPLATE, "es": TEMPLATE / "es"}
 SELF_STUDY = {"en": DIST / "self-study", "es": DIST / "self-study" / "es"}
 # What the reference snapshot's keys and values depend on, beyond each exercise's solution, probes and
-# public checks (and the hidden suite's total). Verdict code (_compare, _tolerances, _public) does not.
-SNAPSHOT_INPUTS = ("_protocol.py", "_suite.py", "_wire.py", "_data.py", "_probing.py", "data/datasets.npz")
+# public checks (and the hidden suite's total). Verdict code (compare, tolerances, _public) does not.
+SNAPSHOT_INPUTS = ("core/protocol.py", "core/suite.py", "core/wire.py", "core/data.py", "probing/tools.py",
+                   "data/datasets.npz")
 FORBIDDEN_IMPORTS = ("autograder.hidden", "solutions", "tests")
 # Programs the build writes (autograder/templates/): the runtime's autograder/__init__.py, students' check.py.
 RUNTIME_INIT = "runtime_init.py"
@@ -125,6 +129,9 @@ def runtime_members(exercises: list[str], self_study: bool = False) -> dict[str,
     members: dict[str, bytes] = {"autograder/__init__.py": init.encode()}
     for name in RUNTIME_MODULES:
         members[f"autograder/{name}"] = (PKG / name).read_bytes()
+        if "/" in name:  # its sub-package's __init__ (lazy re-exports: importing it imports nothing)
+            init = f"{name.rsplit('/', 1)[0]}/__init__.py"
+            members[f"autograder/{init}"] = (PKG / init).read_bytes()
     members["autograder/data/datasets.npz"] = (PKG / "data" / "datasets.npz").read_bytes()
     for sub in RUNTIME_PACKAGES:
         for path in sorted((PKG / sub).glob("*.py")):
@@ -305,7 +312,7 @@ def compute_snapshot(exercises: list[str], seed: int, timeout: float = 120.0, lo
     """
     from autograder import _public
     from autograder._engine import GradingRun
-    from autograder._protocol import reference_key
+    from autograder.core.protocol import reference_key
 
     cpu = {"torch": "cpu", "jax": "cpu"}
     run = GradingRun(device="cpu", timeout=timeout, seed=seed)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder._paths import SOLUTIONS
+from autograder.core.paths import SOLUTIONS
 
 FIGURE_NAME = "torch_vs_jax_losses.png"
 DIMS = [2, 32, 32, 1]
@@ -73,7 +73,7 @@ def train_both(epochs: int, lr: float, seed: int) -> dict[str, Any]:
 
     torch.set_num_threads(1)  # reproducible bits, and fast on a busy machine (env-measurements §8)
     jax.config.update("jax_default_matmul_precision", "highest")
-    from autograder import _data
+    from autograder.core import data as _data
     from autograder.exercises.ex10_bridge import probes as loops
 
     bridge = _reference_bridge()

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autograder._paths import EXERCISES
-from autograder._registry import UnknownExercise, resolve
+from autograder.core.paths import EXERCISES
+from autograder.core.registry import UnknownExercise, resolve
 
 
 def _exit_error(msg: str) -> int:
@@ -72,8 +72,9 @@ def _load_previous(path: str) -> list[dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     """``tapetrace grade``: validate everything first, then grade; outputs survive Ctrl-C."""
-    from autograder import _device, _report
+    from autograder import _report
     from autograder._engine import GradingRun
+    from autograder.core import device as _device
 
     started = time.monotonic()  # --deadline counts from here
     args.submissions = [*getattr(args, "shard_spill", []), *args.submissions]  # `--shard PATH ...`
@@ -245,7 +246,7 @@ def _plan_jobs(args: argparse.Namespace) -> str | None:
         print(f"tapetrace: note: --jobs {asked} lowered to {args.jobs}: {env.describe()} allows no more "
               "exercises at once", file=sys.stderr)
     if not args.quiet and (env.memory_bytes is not None or env.cpu_quota):
-        from autograder._protocol import memory_words
+        from autograder.core.protocol import memory_words
 
         print(f"tapetrace: note: grading in {env.describe()}: {args.jobs} exercise(s) at once, student workers "
               f"capped at {memory_words(plan.worker_memory_at(args.jobs))}", file=sys.stderr)
@@ -348,7 +349,8 @@ def _warn_nothing_found(results: list[dict[str, Any]]) -> None:
 
 def _not_all_graded(args: argparse.Namespace, results: list[dict[str, Any]]) -> int:
     """Exit status 3, with what to do, when some exercise is the grader's (``grader_error``, ``ungraded``)."""
-    from autograder import _report, _status
+    from autograder import _report
+    from autograder.core import status as _status
 
     counts = _status.count_graders(results)
     if not counts:

@@ -91,7 +91,7 @@ def plan(root: Path, name: str, *, title: str | None = None, title_es: str | Non
         NewError: a bad name, its number taken by another exercise, or (without ``force``) an existing one.
     """
     from autograder import _stubs
-    from autograder._registry import REGISTRY
+    from autograder.core.registry import REGISTRY
     from autograder.student.instructions_es import english_sha
 
     if not PACKAGE_NAME.fullmatch(name):
@@ -163,7 +163,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """``tapetrace new``: writes the skeleton and says what to do next; 2 with a one-line reason."""
-    from autograder._paths import ROOT
+    from autograder.core.paths import ROOT
 
     root = Path(args.root) if args.root else ROOT
     try:

@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autograder._paths import EXERCISES
-from autograder._text import clean, csv_cell
+from autograder.core.paths import EXERCISES
+from autograder.core.text import clean, csv_cell
 
 _SKIP_OTTER = {"public tests", "pdf generation failed", "autograder exception"}
 

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder import _wire
+from autograder.core import wire as _wire
 
 # A worker's request, and the grader's answer to it (the only two messages of this exchange).
 REQUEST = "compile_cache_get"

@@ -22,13 +22,16 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from autograder import _compile_cache, _device, _envelope, _launch, _loader, _loadguard, _quota, _registry, _status
-from autograder._paths import EXERCISES, ROOT, SOLUTIONS, private_dirs
-from autograder._protocol import check_rng, probe_error, reference_key
-from autograder._registry import JAX_ONLY
-from autograder._suite import INTERNAL_ERROR, Check, Ctx, GraderBug, StudentProblem, Suite, result_of, run_check
-from autograder._text import NAME_CHARS, clean
-from autograder.messages import render
+from autograder import _compile_cache, _envelope, _launch, _loader, _loadguard, _quota
+from autograder.core import device as _device
+from autograder.core import registry as _registry
+from autograder.core import status as _status
+from autograder.core.i18n import render
+from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS, private_dirs
+from autograder.core.protocol import check_rng, probe_error, reference_key
+from autograder.core.registry import JAX_ONLY
+from autograder.core.suite import INTERNAL_ERROR, Check, Ctx, GraderBug, StudentProblem, Suite, result_of, run_check
+from autograder.core.text import NAME_CHARS, clean
 
 MAX_TIMEOUTS_PER_EXERCISE = 3
 DEFAULT_MEM_BYTES = _envelope.DEFAULT_WORKER_BYTES  # a student worker's address-space cap with room to spare

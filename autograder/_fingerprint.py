@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder._paths import ROOT, SOLUTIONS
+from autograder.core.paths import ROOT, SOLUTIONS
 
 # The distributions whose versions decide verdicts (the numerical stack, and this package's own version).
 LIBRARIES = ("numpy", "torch", "jax", "jaxlib", "flax", "optax", "tapetrace")
@@ -93,7 +93,7 @@ def what(key: str) -> str:
         return key
     kinds = (("autograder/hidden/", "hidden suite"), ("solutions/", "reference solution"),
              ("autograder/data/", "dataset"), ("autograder/messages/", "messages"),
-             ("autograder/_tolerances.py", "tolerances"), ("autograder/_compare.py", "comparison"))
+             ("autograder/core/tolerances.py", "tolerances"), ("autograder/core/compare.py", "comparison"))
     for prefix, kind in kinds:
         if key.startswith(prefix):
             return f"{kind} {key}"

@@ -5,7 +5,7 @@ process is out of reach of code determined enough to write raw memory. This modu
 for everything short of that, and makes the common forgeries visible:
 
 - :class:`Snapshot`: the identity of every name in the grader's own modules (the probes,
-  ``autograder._probing``, the wire...) and in ``builtins``, of ``sys.modules`` itself, of the
+  ``autograder.probing.tools``, the wire...) and in ``builtins``, of ``sys.modules`` itself, of the
   code, defaults and closure cells of the grader's functions and the members of its classes, and
   of every callable, class and module of the other modules (JAX, PyTorch, numpy...), taken before
   any student code runs. The worker restores all of it after a notebook's *context* ran (what an
@@ -67,7 +67,7 @@ class Refused(PermissionError, RuntimeError):
 
 def grader_folder() -> str:
     """The grader package's folder, resolved, with a trailing separator."""
-    from autograder._paths import ROOT
+    from autograder.core.paths import ROOT
 
     return os.path.realpath(ROOT / "autograder") + os.sep
 

@@ -1,11 +1,11 @@
 """Where what a worker sends enters the grader: its shape checked, its text cleaned.
 
 A student's worker runs the student's code, which can write anything to the worker's pipes
-(``os.write`` on the result descriptor, a patched ``_wire.send``). :mod:`autograder._wire` bounds a
+(``os.write`` on the result descriptor, a patched ``_wire.send``). :mod:`autograder.core.wire` bounds a
 frame's size, depth and number of values before parsing it; this module then accepts only the
 messages a worker really sends, with the fields the grader reads, and cleans every string in them
-once (:func:`autograder._text.clean`): exception type names, messages, function names, catalogued
-fields. Anything else is a broken protocol (:class:`autograder._wire.WireError`): the grader kills
+once (:func:`autograder.core.text.clean`): exception type names, messages, function names, catalogued
+fields. Anything else is a broken protocol (:class:`autograder.core.wire.WireError`): the grader kills
 that worker at once and its exercise, or its test, scores 0 (``autograder/_launch.py``).
 
 What is not checked here: a successful probe's ``value`` (plain data the checks judge, already
@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from autograder._text import MESSAGE_CHARS, NAME_CHARS, clean
-from autograder._wire import WireError
+from autograder.core.text import MESSAGE_CHARS, NAME_CHARS, clean
+from autograder.core.wire import WireError
 
 # what a worker says about its load (``timeout``/``crashed`` are the grader's own words, never a worker's)
 LOAD_STATUSES = frozenset({"loaded", "missing", "error"})
@@ -48,7 +48,7 @@ def _object(msg: Any, what: str) -> dict[str, Any]:
 
 def _code(value: Any, allowed: frozenset[str] | None = None) -> str:
     """A catalogue key a worker may name (``allowed``: only these)."""
-    from autograder._i18n import catalogue
+    from autograder.core.i18n import catalogue
 
     if not isinstance(value, str) or not _KEY.fullmatch(value) or value in RESERVED:
         raise _fail("not a message key a worker may send")

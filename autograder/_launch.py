@@ -24,8 +24,9 @@ import threading
 import time
 from typing import Any
 
-from autograder import _compile_cache, _envelope, _intake, _quota, _watch, _wire
-from autograder._paths import ROOT
+from autograder import _compile_cache, _envelope, _intake, _quota, _watch
+from autograder.core import wire as _wire
+from autograder.core.paths import ROOT
 
 # XLA's compile options for a CPU run. Grading compiles hundreds of small programs per exercise
 # (eager ops at new shapes, jitted student functions) that then run a few times, so compile time

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from autograder import _cells
 from autograder._cells import hoist_future_imports  # noqa: F401 - re-exported
-from autograder._paths import EXERCISES
+from autograder.core.paths import EXERCISES
 
 MAX_ZIP_BYTES = 50 * 1024 * 1024
 MAX_ZIP_ENTRIES = 500

@@ -22,9 +22,9 @@ import tempfile
 import time
 from typing import Any
 
-from autograder import _wire
 from autograder._loader import Submission, SubmissionError
-from autograder._paths import ROOT
+from autograder.core import wire as _wire
+from autograder.core.paths import ROOT
 
 READ_MEM_BYTES = 1536 * 1024**2  # beyond what the child has mapped once started; a 100 MB notebook needs ~0.5 GB
 
@@ -40,7 +40,7 @@ class ReadBudgetExceeded(SubmissionError):
     status = "unreadable"
 
     def __init__(self, key: str, **fields: Any) -> None:
-        from autograder.messages import render
+        from autograder.core.i18n import render
 
         super().__init__(render(key, "en", **fields))
         self.key = key

@@ -37,7 +37,7 @@ import textwrap
 from typing import Any
 
 from autograder import templates
-from autograder._i18n import LANGS, render
+from autograder.core.i18n import LANGS, render
 from autograder.student.instructions_es import NOTEBOOK_TEXT
 
 NOTEBOOK = "tapetrace.ipynb"

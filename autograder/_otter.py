@@ -314,7 +314,7 @@ def grade_main(submission: str, out: str) -> int:
     """``python -m autograder._otter grade SUBMISSION --out JSON``: the engine over the submission."""
     from autograder import _envelope, _sandbox
     from autograder._engine import GradingRun
-    from autograder._paths import ROOT
+    from autograder.core.paths import ROOT
 
     base = _base()
     settings, _raw = _read_settings(base)
@@ -621,7 +621,7 @@ def _chdir(path: Path) -> Iterator[None]:
 def _copy_engine(target: Path, exercises: list[str]) -> None:
     """The engine package without caches, with only the given exercises' packages and hidden suites."""
     src = Path(__file__).resolve().parent
-    from autograder._registry import EXERCISES
+    from autograder.core.registry import EXERCISES
 
     known = set(EXERCISES)
 
@@ -674,7 +674,7 @@ def build_zip(out: Path, exercises: list[str], *, timeout: float = 30.0, device:
     import otter.generate
 
     from autograder._engine import load_suite
-    from autograder._paths import SOLUTIONS
+    from autograder.core.paths import SOLUTIONS
 
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)

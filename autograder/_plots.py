@@ -23,8 +23,8 @@ import matplotlib.text  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 
-from autograder._paths import EXERCISES  # noqa: E402
-from autograder._text import clean  # noqa: E402
+from autograder.core.paths import EXERCISES  # noqa: E402
+from autograder.core.text import clean  # noqa: E402
 
 DPI = 110
 # Legible at a glance in the report page: no text under MIN_FONT_PT points (8 pt at 110 dpi: 12 px), and no

@@ -5,7 +5,7 @@ This module ships to students inside the notebook's set-up cell (a zip put on
 (``autograder/exercises/<exercise>/public.py``), the probes, the messages and a *snapshot*: the
 reference solution's probe results on the public checks' inputs, recorded at
 build time and keyed like the grader's reference cache
-(:func:`autograder._protocol.reference_key`). No reference code ships.
+(:func:`autograder.core.protocol.reference_key`). No reference code ships.
 
 A public check runs exactly as the grader runs it (same check function, same
 probes through the worker's ``_run_probe``, same comparison and tolerances,
@@ -35,10 +35,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from autograder import _cells, _exec, _i18n, _registry, _wire
-from autograder._i18n import render
-from autograder._protocol import check_rng, probe_error, reference_key
-from autograder._suite import Check, CheckFailure, Ctx, StudentProblem, run_check
+from autograder import _cells, _exec
+from autograder.core import i18n as _i18n
+from autograder.core import registry as _registry
+from autograder.core import wire as _wire
+from autograder.core.i18n import render
+from autograder.core.protocol import check_rng, probe_error, reference_key
+from autograder.core.suite import Check, CheckFailure, Ctx, StudentProblem, run_check
 
 SNAPSHOT = "_snapshot.json"
 DEFAULT_TIMEOUT = 120.0
@@ -86,7 +89,7 @@ def snapshot() -> dict[str, Any]:
 
 def _use_packaged_data() -> None:
     """Inside a zip ``_data.DATA_FILE`` is no real file: read the .npz through the package loader."""
-    from autograder import _data
+    from autograder.core import data as _data
 
     target = _data.DATA_FILE
     if isinstance(target, (str, os.PathLike)) and os.path.isfile(target):
@@ -487,7 +490,7 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
     suite = importlib.import_module(f"autograder.exercises.{ex}.public").suite
     checks = [c for c in suite.checks if not c.hidden]
     probes = importlib.import_module(f"autograder.exercises.{ex}.probes")
-    from autograder import _probing
+    from autograder.probing import tools as _probing
 
     device = devices()
     _probing.DEVICE.update(device)

@@ -2,10 +2,10 @@
 
 Everything here reads the result objects of GRADING.md (one per submission)
 and never grades. The records' text was cleaned where it entered them
-(``autograder/_text.py``); a submission's path is the instructor's identifier
+(``autograder/core/text.py``); a submission's path is the instructor's identifier
 and stays as given in the JSON. Each output escapes for its medium: the table
-and the progress line for a terminal (:func:`autograder._text.terminal`), CSV
-cells never start a formula (:func:`autograder._text.csv_cell`), Markdown and
+and the progress line for a terminal (:func:`autograder.core.text.terminal`), CSV
+cells never start a formula (:func:`autograder.core.text.csv_cell`), Markdown and
 HTML escape markup, and feedback file names are safe and one per submission.
 """
 
@@ -25,9 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from autograder._i18n import section
-from autograder._paths import EXERCISES
-from autograder._text import clean, csv_cell, terminal, to_bytes
+from autograder.core.i18n import section
+from autograder.core.paths import EXERCISES
+from autograder.core.text import clean, csv_cell, terminal, to_bytes
 
 # The feedback's fixed words and the statuses' names, by language (UI text: autograder/messages/report.py).
 LABELS: dict[str, dict[str, str]] = section("report")

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder import _status
+from autograder.core import status as _status
 
 
 class ResumeRefused(Exception):

@@ -161,7 +161,7 @@ class Shard:
 
 def run_settings(args: argparse.Namespace, exercises: list[str], seed: int) -> dict[str, Any]:
     """The settings every part of one run must share (compared by ``merge``)."""
-    from autograder._paths import EXERCISES
+    from autograder.core.paths import EXERCISES
 
     ordered = [e for e in EXERCISES if e in exercises]  # as results list them, whatever --only's order
     return {"seed": int(seed), "exercises": ordered, "public_only": bool(args.public_only),

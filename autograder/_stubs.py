@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from autograder._paths import EXERCISES, EXERCISES_DIR, SOLUTIONS
+from autograder.core.paths import EXERCISES, EXERCISES_DIR, SOLUTIONS
 
 BEGIN = re.compile(r"^(\s*)# BEGIN SOLUTION\s*$")
 END = re.compile(r"^\s*# END SOLUTION\s*$")

@@ -2,7 +2,7 @@
 
 Started by the grader (forked from the warm zygote, or spawned with
 ``python -m autograder._worker``). It speaks only through two pipes: commands
-in, plain-data results out (see :mod:`autograder._wire`); its stdout goes to /dev/null (printing
+in, plain-data results out (see :mod:`autograder.core.wire`); its stdout goes to /dev/null (printing
 cannot flood anything), its stderr to a pipe the grader drains, keeping the head and the tail for
 the instructor (``_watch.StderrTail``).
 """
@@ -22,7 +22,8 @@ import traceback
 import types
 from typing import Any
 
-from autograder import _exec, _wire
+from autograder import _exec
+from autograder.core import wire as _wire
 
 
 def _setup_threads_and_precision(device: dict[str, str], jax_cache: str | None) -> None:
@@ -102,7 +103,7 @@ def _describe(err: BaseException, path: str) -> dict[str, Any]:
     where = _student_frame(err.__traceback__, path)
     loc: dict[str, Any] | str = ""
     func = ""
-    if where:  # a nested catalogued text: the grader renders it in the run's language (autograder._i18n.render)
+    if where:  # a nested catalogued text: the grader renders it in the run's language (autograder.core.i18n.render)
         line, code, func = where
         loc = {"key": "where.line_code", "line": line, "code": code[:120]} if code else {"key": "where.line", "line": line}
     # the grader cleans and caps every string it receives (_intake); capped here too, so a huge type name
@@ -112,7 +113,7 @@ def _describe(err: BaseException, path: str) -> dict[str, Any]:
 
 def _stub_texts() -> frozenset[str]:
     """What a stub's ``raise NotImplementedError(...)`` says after ``"exNN_name: "``, in every language."""
-    from autograder._i18n import LANGS, catalogue
+    from autograder.core.i18n import LANGS, catalogue
 
     return frozenset(" ".join(catalogue(lang)["stub.replace"].split()) for lang in LANGS)
 
@@ -195,7 +196,7 @@ def _faults_to_stderr() -> None:
 
 
 def _run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[str, Any]:
-    from autograder._probing import ProbeFail
+    from autograder.probing.tools import ProbeFail
 
     if req["probe"] == "__env__":
         return {"ok": True, "value": _environment()}
@@ -250,7 +251,7 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
             os.close(err_fd)
         _faults_to_stderr()
     _oom_first(spec.get("role", "student"))
-    from autograder import _probing
+    from autograder.probing import tools as _probing
 
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead of killing
     if spec.get("role") == "isolation":  # the run's pre-flight: what would a student's worker obtain?
@@ -273,7 +274,8 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
     writer = spec.get("role") == "reference" and not spec.get("sandbox")
     _setup_threads_and_precision(spec["device"], spec.get("jax_cache") if writer else None)
     if spec.get("sandbox"):
-        from autograder import _data, _sandbox
+        from autograder import _sandbox
+        from autograder.core import data as _data
 
         # Probes read the datasets lazily; the sandbox may cover the grader's files (e.g. under
         # /tmp when `otter run` unpacked the autograder there), so read them now.

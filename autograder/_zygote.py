@@ -137,7 +137,8 @@ def _worker_modules() -> None:
     borrower, the datasets, and (once JAX is imported) the JAX set-up of ``_jaxtune``."""
     import autograder._compile_cache  # noqa: F401
     import autograder._worker  # noqa: F401
-    from autograder import _data, _jaxtune, _sandbox
+    from autograder import _jaxtune, _sandbox
+    from autograder.core import data as _data
 
     _sandbox.preload()
     _jaxtune.reuse_mlir_contexts()

@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from autograder._text import terminal  # imports nothing else (the plugin loads before any refusal)
+from autograder.core.text import terminal  # imports nothing else (the plugin loads before any refusal)
 
 if TYPE_CHECKING:
     from autograder._engine import ExerciseGrading, GradingRun
-    from autograder._suite import Check
+    from autograder.core.suite import Check
 
 OPTION = "tapetrace_submission"
 _HIDDEN = Path(__file__).resolve().parent / "hidden"  # what _paths.HIDDEN names, without importing it early
@@ -158,7 +158,7 @@ def _session(config: pytest.Config) -> TapetraceSession:
 
 def _exercise_of(file_path: Path) -> str | None:
     """The exercise a hidden-suite file grades, or None for any other file."""
-    from autograder._paths import EXERCISES
+    from autograder.core.paths import EXERCISES
 
     if file_path.suffix != ".py" or file_path.parent.resolve() != _HIDDEN:
         return None
@@ -313,7 +313,8 @@ class TapetraceSession:
     def grading_run(self) -> GradingRun:
         """The session's run (made on the first check: collecting imports no framework)."""
         if self._run is None:
-            from autograder import _device, _engine, _loader, _loadguard
+            from autograder import _engine, _loader, _loadguard
+            from autograder.core import device as _device
 
             opt = self.config.getoption
             skip = [x for x in opt("tapetrace_sandbox_skip").split(",") if x]

@@ -32,7 +32,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from autograder._paths import EXERCISES_DIR, ROOT, SOLUTIONS
+from autograder.core.paths import EXERCISES_DIR, ROOT, SOLUTIONS
 
 TAPETRACE = [sys.executable, "-m", "autograder.cli"]
 MUTANTS = ROOT / "tests" / "mutants"

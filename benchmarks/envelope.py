@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autograder import _envelope  # noqa: E402
-from autograder._paths import EXERCISES, SOLUTIONS  # noqa: E402
+from autograder.core.paths import EXERCISES, SOLUTIONS  # noqa: E402
 
 IMAGE = "tapetrace-envelope:bench"
 GRADESCOPE = "768m:0.5"

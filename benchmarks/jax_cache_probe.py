@@ -78,7 +78,7 @@ def _two_passes(exercises: list[str], seed: int, mode: str) -> dict:
     it runs).
     """
     from autograder._engine import CACHE_ENV, GradingRun
-    from autograder._paths import SOLUTIONS
+    from autograder.core.paths import SOLUTIONS
 
     saved = os.environ.get(CACHE_ENV)
     os.environ[CACHE_ENV] = "run" if mode == "lent" else "off"

@@ -107,7 +107,7 @@ def otter_run(zpath: Path, notebook: Path, out_dir: Path, timeout: float = 600) 
 if __name__ == "__main__":  # pragma: no cover - manual use
     import tempfile
 
-    from autograder._paths import SOLUTIONS
+    from autograder.core.paths import SOLUTIONS
 
     exs = sys.argv[1:] or ["ex01_torch_mlp"]
     with tempfile.TemporaryDirectory() as tmp:

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autograder import _engine, _launch  # noqa: E402
-from autograder._paths import EXERCISES, SOLUTIONS  # noqa: E402
+from autograder.core.paths import EXERCISES, SOLUTIONS  # noqa: E402
 
 _local = threading.local()
 RECORDS: list[dict[str, Any]] = []

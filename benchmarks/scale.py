@@ -22,7 +22,7 @@ from typing import Any
 
 from autograder._cluster import ClusterRun
 from autograder._engine import GradingRun
-from autograder._paths import EXERCISES, SOLUTIONS
+from autograder.core.paths import EXERCISES, SOLUTIONS
 
 CLASS_SIZE = 10_000
 

@@ -20,8 +20,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder import _launch, _wire  # noqa: E402
+from autograder import _launch  # noqa: E402
 from autograder._engine import GradingRun, _key  # noqa: E402
+from autograder.core import wire as _wire  # noqa: E402
 
 _VOLATILE = {"seconds", "launcher"}
 
@@ -81,7 +82,7 @@ def compare_launchers(subs: list[str], exercises: list[str], seed: int = 1) -> d
 
 if __name__ == "__main__":
     from autograder._cmd_grade import available_exercises
-    from autograder._paths import EXERCISES_DIR, SOLUTIONS
+    from autograder.core.paths import EXERCISES_DIR, SOLUTIONS
 
     exs = sys.argv[1:] or available_exercises()
     rep = compare_launchers([str(SOLUTIONS), str(EXERCISES_DIR)], exs)

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder._paths import EXERCISES, EXERCISES_DIR, SOLUTIONS  # noqa: E402
+from autograder.core.paths import EXERCISES, EXERCISES_DIR, SOLUTIONS  # noqa: E402
 
 OUT = ROOT / "examples" / "submissions"
 BOB = {  # exercise -> mutant file stem (a bug a student really makes)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from autograder._engine import GradingRun
-from autograder._paths import EXERCISES, ROOT, SOLUTIONS
+from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
 
 SEED = int(os.environ.get("TAPETRACE_TEST_SEED", "20261129"))
 MUTANTS = ROOT / "tests" / "mutants"

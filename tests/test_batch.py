@@ -22,7 +22,7 @@ import pytest
 from conftest import SEED, make_submission
 
 from autograder import cli
-from autograder._paths import EXERCISES_DIR, ROOT, SOLUTIONS
+from autograder.core.paths import EXERCISES_DIR, ROOT, SOLUTIONS
 
 EX = "ex01_torch_mlp"
 pytestmark = pytest.mark.skipif(importlib.util.find_spec(f"autograder.hidden.{EX}") is None,

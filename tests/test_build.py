@@ -14,9 +14,10 @@ import textwrap
 import pytest
 from test_i18n import ENGLISH_WORDS, glossary, prose_words
 
-from autograder import _cmd_build, _engine, _i18n, _loader, _notebook, _otter, _public, _stubs
-from autograder._paths import ROOT, SOLUTIONS
-from autograder._protocol import reference_key
+from autograder import _cmd_build, _engine, _loader, _notebook, _otter, _public, _stubs
+from autograder.core import i18n as _i18n
+from autograder.core.paths import ROOT, SOLUTIONS
+from autograder.core.protocol import reference_key
 from autograder.student import instructions_es
 
 TEMPLATE = ROOT / "student_template"
@@ -157,12 +158,15 @@ def test_setup_cell_installs_nothing_and_writes_one_file(notebooks, lang):
 
 def test_runtime_holds_only_public_parts(runtime):
     allowed = re.compile(r"^autograder/(__init__\.py|_[a-z0-9_]+\.py|_snapshot\.json|data/datasets\.npz|"
-                         r"(messages|student|exercises)/[a-z0-9_]+\.py|exercises/ex\d\d_[a-z0-9_]+/[a-z0-9_]+\.py)$")
+                         r"(messages|student|exercises|core|probing|submissions|workers|builders)/[a-z0-9_]+\.py|"
+                         r"exercises/ex\d\d_[a-z0-9_]+/[a-z0-9_]+\.py)$")
     for name in runtime:
         assert allowed.match(name), name
         assert "/hidden/" not in name and "solutions" not in name
-    modules = {n.split("/")[-1] for n in runtime if n.count("/") == 1}
-    assert modules <= {"__init__.py", "_snapshot.json", *(_cmd_build.RUNTIME_MODULES)}
+    modules = {n.removeprefix("autograder/") for n in runtime
+               if n.count("/") == 1 or n.split("/")[1] not in ("messages", "student", "exercises", "data")}
+    inits = {f"{m.rsplit('/', 1)[0]}/__init__.py" for m in _cmd_build.RUNTIME_MODULES if "/" in m}
+    assert modules <= {"__init__.py", "_snapshot.json", *_cmd_build.RUNTIME_MODULES, *inits}
     student = {n.split("/")[-1] for n in runtime if n.startswith("autograder/student/")}
     assert student == {p.name for p in (ROOT / "autograder" / "student").glob("*.py")}
     assert _cmd_build.SELF_STUDY_ARC not in runtime  # the graded build holds no solutions

@@ -15,7 +15,7 @@ import types
 import pytest
 
 from autograder import _cells, _exec, _loader, _public
-from autograder._paths import EXERCISES
+from autograder.core.paths import EXERCISES
 
 EX = EXERCISES
 

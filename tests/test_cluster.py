@@ -23,7 +23,7 @@ from conftest import SOLUTIONS, make_submission
 from test_shards import ONLY, class_of, tapetrace, without_timing
 
 from autograder import _cluster, _report
-from autograder._paths import ROOT
+from autograder.core.paths import ROOT
 
 distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (tapetrace[cluster])")
 SEED = 777

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 from conftest import SOLUTIONS, make_submission
 
-from autograder import _cluster, _cluster_worker, _fingerprint, _status
-from autograder._paths import ROOT
+from autograder import _cluster, _cluster_worker, _fingerprint
+from autograder.core import status as _status
+from autograder.core.paths import ROOT
 
 distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (tapetrace[cluster])")
 EXS = ["ex01_torch_mlp", "ex09_autograd_tape"]
@@ -29,7 +30,7 @@ CONTAINER = {"level": "container", "landlock": 7}
 def test_the_fingerprint_names_what_decides_a_verdict():
     fp = _fingerprint.fingerprint()
     for key in ("python", "library torch", "library jax", "library flax", "autograder/hidden/ex01_torch_mlp.py",
-                "solutions/ex01_torch_mlp.py", "autograder/_tolerances.py", "autograder/exercises/ex01_torch_mlp/probes.py"):
+                "solutions/ex01_torch_mlp.py", "autograder/core/tolerances.py", "autograder/exercises/ex01_torch_mlp/probes.py"):
         assert key in fp, key
     assert not [k for k in fp if "__pycache__" in k or k.endswith(".pyc")]
     assert fp == _fingerprint.fingerprint() and _fingerprint.digest(fp) == _fingerprint.digest(dict(fp))
@@ -49,7 +50,7 @@ def test_differences_say_where_two_installs_part():
 
 
 def test_the_import_check_imports_in_a_fresh_worker_process():
-    assert _fingerprint.ImportCheck(("numpy", "autograder._paths")).result() == []
+    assert _fingerprint.ImportCheck(("numpy", "autograder.core.paths")).result() == []
     (problem,) = _fingerprint.ImportCheck(("numpy", "no_such_library_here")).result()
     assert problem.startswith("no_such_library_here: ModuleNotFoundError")
 

@@ -34,7 +34,7 @@ import pytest
 from conftest import MUTANTS, SOLUTIONS, make_submission
 from test_shards import ONLY, without_timing
 
-from autograder._paths import ROOT
+from autograder.core.paths import ROOT
 
 distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (tapetrace[cluster])")
 OTHER_HOST = ROOT.parent / "shared" / "tools" / "other-host" / "dask_worker_elsewhere.sh"

@@ -33,7 +33,7 @@ import pytest
 from test_shards import ONLY, class_of, tapetrace, without_timing
 
 from autograder import cli
-from autograder._paths import ROOT
+from autograder.core.paths import ROOT
 
 yaml = pytest.importorskip("yaml")
 DOCS = ROOT / "docs" / "cluster"

@@ -28,7 +28,7 @@ from conftest import mutant_files, mutant_meta
 from test_i18n import ENGLISH_WORDS, glossary, prose_words
 
 from autograder import _cmd_build, _notebook, _stubs
-from autograder._paths import ROOT, SOLUTIONS
+from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.student import figures, hints, instructions_es
 
 nbformat = pytest.importorskip("nbformat")

@@ -22,9 +22,11 @@ import numpy as np
 import pytest
 from conftest import SEED
 
-from autograder import _compile_cache, _engine, _launch, _registry, _wire
+from autograder import _compile_cache, _engine, _launch
 from autograder._engine import GradingRun
-from autograder._paths import SOLUTIONS
+from autograder.core import registry as _registry
+from autograder.core import wire as _wire
+from autograder.core.paths import SOLUTIONS
 
 KEY = "jit_step-" + "ab" * 32
 

@@ -8,9 +8,10 @@ import sys
 
 import pytest
 
-from autograder import _device, _engine
-from autograder._paths import ROOT, SOLUTIONS
-from autograder._suite import Suite
+from autograder import _engine
+from autograder.core import device as _device
+from autograder.core.paths import ROOT, SOLUTIONS
+from autograder.core.suite import Suite
 
 
 def test_cpu_is_cpu():

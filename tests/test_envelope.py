@@ -197,7 +197,7 @@ def test_this_machine_reads_without_error():
 
 @pytest.mark.parametrize("n,words", [(4 * GIB, "4 GiB"), (320 * MIB, "320 MiB"), (1536 * MIB, "1.5 GiB")])
 def test_memory_words(n, words):
-    from autograder._protocol import memory_words
+    from autograder.core.protocol import memory_words
 
     assert memory_words(n) == words
 
@@ -221,7 +221,7 @@ def test_a_zygote_or_spawned_worker_keeps_to_the_planned_cpus():
     import sys
 
     from autograder._launch import CPUS_ENV
-    from autograder._paths import ROOT
+    from autograder.core.paths import ROOT
 
     cpu = max(os.sched_getaffinity(0))
     code = "from autograder._launch import keep_to_planned_cpus as k; import os; k(); print(sorted(os.sched_getaffinity(0)))"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder._paths import EXERCISES, ROOT, SOLUTIONS
+from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
 
 ATTACKS = ROOT / "tests" / "adversarial" / "attacks"
 IMAGE = "tapetrace-envelope:test"

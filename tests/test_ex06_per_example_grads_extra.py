@@ -7,8 +7,8 @@ import importlib.util
 import numpy as np
 import pytest
 
-from autograder._paths import SOLUTIONS
-from autograder.messages import placeholders
+from autograder.core.i18n import placeholders
+from autograder.core.paths import SOLUTIONS
 
 EX = "ex06_per_example_grads"
 

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from autograder._paths import SOLUTIONS
-from autograder.messages import placeholders
+from autograder.core.i18n import placeholders
+from autograder.core.paths import SOLUTIONS
 
 EX = "ex08_jax_transforms"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 
 from autograder import _loader
-from autograder._paths import EXERCISES, ROOT
+from autograder.core.paths import EXERCISES, ROOT
 
 spec = importlib.util.spec_from_file_location("make_examples", ROOT / "scripts" / "make_examples.py")
 make_examples = importlib.util.module_from_spec(spec)

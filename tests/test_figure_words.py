@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from autograder._paths import SOLUTIONS
+from autograder.core.paths import SOLUTIONS
 from autograder.student import figures
 
 

@@ -24,8 +24,8 @@ from conftest import SEED
 
 from autograder import _engine, _envelope, _watch, cli
 from autograder._engine import GradingRun
-from autograder._paths import SOLUTIONS
-from autograder.messages import render
+from autograder.core.i18n import render
+from autograder.core.paths import SOLUTIONS
 
 EX, CANARY = "ex09_autograd_tape", "ex01_torch_mlp"
 pytestmark = pytest.mark.skipif(importlib.util.find_spec(f"autograder.hidden.{EX}") is None,

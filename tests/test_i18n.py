@@ -23,8 +23,9 @@ import time
 
 import pytest
 
-from autograder import _stubs, messages
-from autograder._paths import EXERCISES, ROOT, SOLUTIONS
+from autograder import _stubs
+from autograder.core import i18n as messages
+from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
 from autograder.student import get_language, hints, instructions_es, set_language
 
 PRESENT = [ex for ex in EXERCISES if (SOLUTIONS / f"{ex}.py").exists()]
@@ -232,7 +233,8 @@ def test_hint_exercises_follow_the_curriculum():
 
 
 def test_one_current_language_for_checks_hints_and_figures(monkeypatch):
-    from autograder import _i18n, _public, student
+    from autograder import _public, student
+    from autograder.core import i18n as _i18n
 
     monkeypatch.setitem(_i18n._STATE, "lang", None)
     monkeypatch.delenv("TAPETRACE_LANG", raising=False)
@@ -604,8 +606,8 @@ def test_notebook_figure_explains_instead_of_raising(notebook_namespaces, capsys
 def test_comparison_details_are_translated():
     """`MISMATCH` and friends embed first_difference's sentence: in Spanish it is translated too."""
     np = pytest.importorskip("numpy")
-    from autograder._compare import first_difference, localize_detail
-    from autograder._tolerances import Tol
+    from autograder.core.compare import first_difference, localize_detail
+    from autograder.core.tolerances import Tol
 
     tol = Tol(1e-5, 1e-4)
     pairs = [(np.ones((2, 3)), np.zeros((2, 3))), (np.ones(3), np.zeros((2, 3))),
@@ -628,7 +630,8 @@ def test_comparison_details_are_translated():
 
 def test_feedback_files_in_spanish():
     """`tapetrace grade --lang es --feedback DIR`: the fixed words of the per-student files are Spanish."""
-    from autograder import _report, _status
+    from autograder import _report
+    from autograder.core import status as _status
 
     detail = "output: 1 of 3 values off (shape (3,), max abs error 1, max rel error 1, worst at index (2,); " \
              "tolerance atol=1e-05, rtol=0.0001)"

@@ -18,7 +18,7 @@ import pytest
 
 from autograder import _notebook
 from autograder._cmd_build import present
-from autograder._i18n import LANGS
+from autograder.core.i18n import LANGS
 from autograder.student import instructions_es
 
 markdown2html = pytest.importorskip("nbconvert.filters.markdown_mistune").markdown2html_mistune

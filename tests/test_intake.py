@@ -20,9 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import _intake, _launch, _text, _wire
-from autograder._paths import ROOT
-from autograder._protocol import probe_error
+from autograder import _intake, _launch
+from autograder.core import text as _text
+from autograder.core import wire as _wire
+from autograder.core.paths import ROOT
+from autograder.core.protocol import probe_error
 
 ROGUE = Path(__file__).parent / "scripts" / "rogue_worker.py"
 SPEC = {"role": "student", "exercise": "ex01_torch_mlp", "sandbox": {"scratch": "/nonexistent"}}

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from autograder import _landlock, _sandbox, _seccomp
-from autograder._paths import ROOT, SOLUTIONS
+from autograder.core.paths import ROOT, SOLUTIONS
 
 AS_CONTAINER = ROOT / "tests" / "scripts" / "as_container.sh"
 ATTACKS = ROOT / "tests" / "adversarial" / "attacks"

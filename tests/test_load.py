@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from autograder import _watch
-from autograder._paths import ROOT, SOLUTIONS
+from autograder.core.paths import ROOT, SOLUTIONS
 
 HOG = "while True: pass"
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs Linux CPU affinity")

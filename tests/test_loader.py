@@ -8,7 +8,7 @@ import zipfile
 import pytest
 
 from autograder import _cells, _loader
-from autograder._paths import EXERCISES
+from autograder.core.paths import EXERCISES
 
 
 def _nb(cells):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from autograder import _loader, _notebook
-from autograder._paths import EXERCISES, ROOT, SOLUTIONS
+from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
 
 EX1, EX9 = "ex01_torch_mlp", "ex09_autograd_tape"
 

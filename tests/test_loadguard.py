@@ -15,7 +15,7 @@ import pytest
 
 from autograder import _cells, _loader, _loadguard
 from autograder._engine import GradingRun
-from autograder._paths import EXERCISES, ROOT, SOLUTIONS
+from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
 
 TEMPLATE = ROOT / "student_template" / "tapetrace.ipynb"
 GENEROUS = 300.0  # seconds: a hang guard on a loaded machine

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from autograder import _cmd_new, _notebook, cli
-from autograder._paths import ROOT
+from autograder.core.paths import ROOT
 
 TORCH_EX, JAX_EX = "ex14_demo", "ex15_jaxdemo"
 
@@ -95,7 +95,7 @@ def added(copy) -> Path:
 @pytest.mark.slow
 def test_new_exercise_builds_grades_and_passes_its_tests(added, tmp_path):
     copy = added
-    meta = _py(copy, "-c", "import json; from autograder._registry import REGISTRY as R; "
+    meta = _py(copy, "-c", "import json; from autograder.core.registry import REGISTRY as R; "
                            f"print(json.dumps({{n: list(R[n].frameworks) for n in ({TORCH_EX!r}, {JAX_EX!r})}}))")
     assert json.loads(meta.stdout) == {TORCH_EX: ["torch"], JAX_EX: ["jax"]}
     assert "import jax" in (copy / "solutions" / f"{JAX_EX}.py").read_text()
@@ -164,7 +164,7 @@ def test_a_bad_name_is_a_one_line_error(tmp_path, bad):
 
 
 def test_an_existing_exercise_or_number_is_refused(tmp_path):
-    from autograder._registry import EXERCISES
+    from autograder.core.registry import EXERCISES
 
     first = EXERCISES[0]
     with pytest.raises(_cmd_new.NewError, match="already exists"):

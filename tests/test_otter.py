@@ -18,7 +18,7 @@ from conftest import mutant_files, mutant_meta
 
 from autograder import _notebook, _otter
 from autograder._engine import load_suite
-from autograder._paths import ROOT, SOLUTIONS
+from autograder.core.paths import ROOT, SOLUTIONS
 
 dill = pytest.importorskip("dill")
 pytest.importorskip("otter")

@@ -27,7 +27,7 @@ import pytest
 
 from autograder import _notebook, _otter
 from autograder._engine import load_suite
-from autograder._paths import ROOT, SOLUTIONS
+from autograder.core.paths import ROOT, SOLUTIONS
 
 pytest.importorskip("otter")
 pytestmark = pytest.mark.slow

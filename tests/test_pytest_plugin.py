@@ -19,7 +19,7 @@ import pytest
 from conftest import MUTANTS, SEED, make_submission, mutant_meta
 
 from autograder._engine import load_suite
-from autograder._paths import EXERCISES, EXERCISES_DIR, ROOT, SOLUTIONS
+from autograder.core.paths import EXERCISES, EXERCISES_DIR, ROOT, SOLUTIONS
 
 EXS = ["ex01_torch_mlp", "ex05_jit_train_step", "ex08_jax_transforms", "ex09_autograd_tape"]
 K = " or ".join(ex[:4] for ex in EXS)

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from autograder._cmd_build import TEMPLATES, present, student_readme
-from autograder._i18n import LANGS
-from autograder._paths import EXERCISES, ROOT
+from autograder.core.i18n import LANGS
+from autograder.core.paths import EXERCISES, ROOT
 
 RANGE = re.compile(r"`(ex\d\d\w*)\.py` … `(ex\d\d\w*)\.py`")
 OUTSIDE = re.compile(r"(?<![.\w])\.\./[\w./-]+")

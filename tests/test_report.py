@@ -18,7 +18,7 @@ import pytest
 
 from autograder import _report
 from autograder._cmd_report import _exercise_of, from_otter, main, read_inputs
-from autograder._paths import EXERCISES
+from autograder.core.paths import EXERCISES
 
 CHECKS = {
     "ex01_torch_mlp": [("parameter_shapes_in_order", 2, False), ("forward_matches_reference", 3, False),

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import SEED
 
-from autograder._paths import ROOT
+from autograder.core.paths import ROOT
 
 
 def _tool():

@@ -19,7 +19,7 @@ import pytest
 from conftest import MUTANTS, make_submission
 
 from autograder import _report, _shard
-from autograder._paths import ROOT
+from autograder.core.paths import ROOT
 
 ONLY = "ex01_torch_mlp,ex09_autograd_tape"
 SEED = 4242

@@ -1,5 +1,5 @@
 """A Spanish run's messages hold no English: every field a check or a probe puts into a message is code
-or a catalogued label (``autograder._i18n.label``), rendered in the run's language.
+or a catalogued label (``autograder.core.i18n.label``), rendered in the run's language.
 
 A check's message is a catalogued template (both languages: ``tests/test_i18n.py``) filled with fields.
 This reads every place where a check or a probe fills one — ``Fail``, ``StudentProblem``, ``ProbeFail``,
@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from autograder import messages
-from autograder._paths import ROOT
+from autograder.core import i18n as messages
+from autograder.core.paths import ROOT
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_i18n import ENGLISH_WORDS, prose_words  # noqa: E402
 
 FAILURES = {"Fail", "StudentProblem", "ProbeFail", "CheckFailure"}
 NOT_MESSAGE_FIELDS = {"kind", "framework"}  # what a helper uses, never shown
-LABELS = {"label", "text"}  # autograder._i18n.label (imported "as text" where a variable is named label)
+LABELS = {"label", "text"}  # autograder.core.i18n.label (imported "as text" where a variable is named label)
 # Names that read the same in both languages (frameworks, acronyms), besides code.
 SAME_IN_BOTH = {"jax", "pytorch", "torch", "flax", "optax", "nan", "inf", "mlp", "cnn", "nhwc", "hwio", "oihw",
                 "sgd", "adam", "gib", "mib"}
@@ -33,7 +33,7 @@ SAME_IN_BOTH = {"jax", "pytorch", "torch", "flax", "optax", "nan", "inf", "mlp",
 # and `got=` phrases of probes' WRONG_TYPE failures, a few `call=` descriptions). Each must become code or a
 # label; a file may only go down (every `what=` label is translated already: none is counted here).
 KNOWN_ENGLISH: dict[str, int] = {
-    "autograder/_probing.py": 3,
+    "autograder/probing/tools.py": 3,
     "autograder/exercises/ex01_torch_mlp/probes.py": 1,
     "autograder/exercises/ex03_torch_cnn/probes.py": 1,
     "autograder/exercises/ex04_jax_mlp/probes.py": 1,
@@ -166,7 +166,7 @@ def test_the_scan_sees_an_english_field(tmp_path, field):
 
 
 def test_a_mismatch_in_spanish_is_all_spanish():
-    from autograder._i18n import label
+    from autograder.core.i18n import label
 
     detail = "output: 3 of 8 values off (shape (8,), max abs error 0.5, max rel error 0.2, worst at index (1,); " \
              "tolerance atol=1e-05, rtol=0.001)"

@@ -23,9 +23,10 @@ import numpy as np
 import pytest
 from conftest import SEED
 
-from autograder import _engine, _launch, _registry
+from autograder import _engine, _launch
 from autograder._engine import GradingRun, jax_cache_dir, schedule
-from autograder._paths import EXERCISES, SOLUTIONS
+from autograder.core import registry as _registry
+from autograder.core.paths import EXERCISES, SOLUTIONS
 
 
 def test_schedule_puts_jax_only_first_then_longest_first():
@@ -60,7 +61,7 @@ def test_probe_conversion_compiles_nothing_and_equals_jnp_asarray():
     jax = pytest.importorskip("jax")
     import jax.numpy as jnp
 
-    from autograder._probing import jax_converter
+    from autograder.probing.tools import jax_converter
 
     to_jax = jax_converter()
     rng = np.random.default_rng(0)

@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 from conftest import SEED, make_submission
 
-from autograder import _resume, _status, cli
+from autograder import _resume, cli
 from autograder._engine import GradingRun
-from autograder.messages import render
+from autograder.core import status as _status
+from autograder.core.i18n import render
 
 EX = "ex01_torch_mlp"
 pytestmark = pytest.mark.skipif(importlib.util.find_spec(f"autograder.hidden.{EX}") is None,

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from autograder import _stubs
-from autograder._paths import EXERCISES_DIR, ROOT
+from autograder.core.paths import EXERCISES_DIR, ROOT
 
 
 def test_committed_stubs_match_solutions():

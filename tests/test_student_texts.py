@@ -34,7 +34,7 @@ def test_the_failed_count_agrees_with_its_verb(lang, one, two):
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_not_attempted_is_said_once(lang):
-    from autograder.messages import render
+    from autograder.core.i18n import render
 
     msg = render("NOT_ATTEMPTED", lang, where="MLP.forward")
     report = _public._report(_result([False, False], "NOT_ATTEMPTED", msg), lang)

@@ -17,7 +17,7 @@ import pytest
 
 from autograder import _cmd_build, _notebook, _otter, templates
 from autograder._engine import load_suite
-from autograder._i18n import LANGS, section
+from autograder.core.i18n import LANGS, section
 
 PY_TEMPLATES = sorted(p.relative_to(templates.HERE).as_posix() for p in templates.HERE.rglob("*.py")
                       if "__pycache__" not in p.parts and p != templates.HERE / "__init__.py")
@@ -71,7 +71,7 @@ def test_setup_cell_is_its_template_filled(lang):
         compile(cell, "setup", "exec")
     # run it: a damaged runtime stops before anything is written or imported, with the catalogued message
     cell = _notebook.setup_source(runtime, lang).replace(hashlib.sha256(runtime).hexdigest(), "0" * 64)
-    from autograder._i18n import render
+    from autograder.core.i18n import render
 
     with pytest.raises(RuntimeError) as err:
         exec(compile(cell, "setup", "exec"), {"__name__": "__setup_test__"})

@@ -8,9 +8,9 @@ import os
 import numpy as np
 import pytest
 
-from autograder import _wire
-from autograder._compare import first_difference
-from autograder._tolerances import TOLERANCES, Tol, tolerance
+from autograder.core import wire as _wire
+from autograder.core.compare import first_difference
+from autograder.core.tolerances import TOLERANCES, Tol, tolerance
 
 
 def test_roundtrip_plain_trees():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder._i18n import label
-from autograder._suite import Ctx, Fail, StudentProblem, Suite
+from autograder.core.i18n import label
+from autograder.core.suite import Ctx, Fail, StudentProblem, Suite
 from autograder.exercises.ex01_torch_mlp.public import _case
 from autograder.exercises.ex01_torch_mlp.public import suite as _public
 

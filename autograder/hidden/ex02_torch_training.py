@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder import _data
-from autograder._families import torch_label, torch_optimizers
-from autograder._i18n import label
-from autograder._suite import Ctx, Fail, Suite
+from autograder.core import data as _data
+from autograder.core.i18n import label
+from autograder.core.suite import Ctx, Fail, Suite
 from autograder.exercises.ex02_torch_training.public import bce_case, binary_batch, close, mlp_dims, mlp_params
 from autograder.exercises.ex02_torch_training.public import suite as _public
+from autograder.probing.families import torch_label, torch_optimizers
 
 suite = Suite("ex02_torch_training", checks=list(_public.checks))
 

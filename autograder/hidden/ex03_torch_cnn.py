@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from autograder._i18n import label
-from autograder._suite import Ctx, Fail, StudentProblem, Suite
-from autograder._tolerances import tolerance
+from autograder.core.i18n import label
+from autograder.core.suite import Ctx, Fail, StudentProblem, Suite
+from autograder.core.tolerances import tolerance
 from autograder.exercises.ex03_torch_cnn.public import cnn_params, images, num_classes
 from autograder.exercises.ex03_torch_cnn.public import suite as _public
 

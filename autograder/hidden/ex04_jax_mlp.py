@@ -13,9 +13,9 @@ import math
 
 import numpy as np
 
-from autograder._compare import first_difference
-from autograder._suite import Ctx, Fail, StudentProblem, Suite
-from autograder._tolerances import tolerance
+from autograder.core.compare import first_difference
+from autograder.core.suite import Ctx, Fail, StudentProblem, Suite
+from autograder.core.tolerances import tolerance
 from autograder.exercises.ex04_jax_mlp.public import inputs, labels, params, scale_logits, shared_batch, shared_dims
 from autograder.exercises.ex04_jax_mlp.public import suite as _public
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder._families import optax_label, optax_needing_params
-from autograder._i18n import label as text
-from autograder._observe import compiled_once_per_shape, programs
-from autograder._suite import Ctx, Fail, Suite
+from autograder.core.i18n import label as text
+from autograder.core.suite import Ctx, Fail, Suite
 from autograder.exercises.ex05_jit_train_step.public import check_losses, he_params, small_case
 from autograder.exercises.ex05_jit_train_step.public import suite as _public
+from autograder.probing.families import optax_label, optax_needing_params
+from autograder.probing.observe import compiled_once_per_shape, programs
 
 suite = Suite("ex05_jit_train_step", checks=list(_public.checks))
 

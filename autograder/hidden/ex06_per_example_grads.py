@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder._artefact import Program, ProgramTooLarge, read_stablehlo
-from autograder._compare import first_difference
-from autograder._suite import Ctx, Fail, StudentProblem, Suite
-from autograder._tolerances import tolerance
+from autograder.core.compare import first_difference
+from autograder.core.suite import Ctx, Fail, StudentProblem, Suite
+from autograder.core.tolerances import tolerance
 from autograder.exercises.ex06_per_example_grads.public import bce_case, per_example_tree, softmax_case, torch_case
 from autograder.exercises.ex06_per_example_grads.public import suite as _public
+from autograder.probing.artefact import Program, ProgramTooLarge, read_stablehlo
 
 suite = Suite("ex06_per_example_grads", checks=list(_public.checks))
 

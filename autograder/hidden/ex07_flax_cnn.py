@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder._families import optax_label, optax_needing_params
-from autograder._i18n import label
-from autograder._observe import compiled_once_per_shape, programs
-from autograder._suite import Ctx, Fail, StudentProblem, Suite
+from autograder.core.i18n import label
+from autograder.core.suite import Ctx, Fail, StudentProblem, Suite
 from autograder.exercises.ex07_flax_cnn.public import diagnose_params, draw_params, images
 from autograder.exercises.ex07_flax_cnn.public import suite as _public
+from autograder.probing.families import optax_label, optax_needing_params
+from autograder.probing.observe import compiled_once_per_shape, programs
 
 suite = Suite("ex07_flax_cnn", checks=list(_public.checks))
 

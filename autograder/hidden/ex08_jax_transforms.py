@@ -6,9 +6,8 @@ import math
 
 import numpy as np
 
-from autograder._artefact import ProgramTooLarge, read_stablehlo
-from autograder._i18n import label
-from autograder._suite import Ctx, Fail, StudentProblem, Suite
+from autograder.core.i18n import label
+from autograder.core.suite import Ctx, Fail, StudentProblem, Suite
 from autograder.exercises.ex08_jax_transforms.public import (
     KINDS,
     NESTED_OPS,
@@ -19,6 +18,7 @@ from autograder.exercises.ex08_jax_transforms.public import (
     points,
 )
 from autograder.exercises.ex08_jax_transforms.public import suite as _public
+from autograder.probing.artefact import ProgramTooLarge, read_stablehlo
 
 suite = Suite("ex08_jax_transforms", checks=list(_public.checks))
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autograder._suite import Ctx, Fail, Suite
+from autograder.core.suite import Ctx, Fail, Suite
 from autograder.exercises.ex09_autograd_tape.public import _seeds, compare_graphs, random_points
 from autograder.exercises.ex09_autograd_tape.public import suite as _public
 

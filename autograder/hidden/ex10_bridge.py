@@ -6,8 +6,8 @@ import re
 
 import numpy as np
 
-from autograder._i18n import label
-from autograder._suite import Ctx, Fail, GraderBug, StudentProblem, Suite
+from autograder.core.i18n import label
+from autograder.core.suite import Ctx, Fail, GraderBug, StudentProblem, Suite
 from autograder.exercises.ex10_bridge.public import inputs, jax_params, mlp_dims, torch_weights
 from autograder.exercises.ex10_bridge.public import suite as _public
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder._families import torch_label, torch_optimizers
-from autograder._i18n import label
-from autograder._suite import Ctx, Fail, Suite
+from autograder.core.i18n import label
+from autograder.core.suite import Ctx, Fail, Suite
 from autograder.exercises.ex11_torch_compile.public import (
     any_batch_case,
     check_step_losses,
@@ -20,6 +19,7 @@ from autograder.exercises.ex11_torch_compile.public import (
     step_case,
 )
 from autograder.exercises.ex11_torch_compile.public import suite as _public
+from autograder.probing.families import torch_label, torch_optimizers
 
 suite = Suite("ex11_torch_compile", checks=list(_public.checks))
 

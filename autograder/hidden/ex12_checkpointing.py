@@ -7,8 +7,8 @@ plainly, and per-block recomputation from the order in which the probe's blocks 
 
 from __future__ import annotations
 
-from autograder._i18n import label
-from autograder._suite import Ctx, Fail, Suite
+from autograder.core.i18n import label
+from autograder.core.suite import Ctx, Fail, Suite
 from autograder.exercises.ex12_checkpointing.public import (
     check_torch,
     mlp_case,

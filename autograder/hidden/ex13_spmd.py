@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder._families import optax_label, optax_needing_params
-from autograder._observe import compiled_once_per_shape, programs
-from autograder._suite import Ctx, Fail, StudentProblem, Suite
+from autograder.core.suite import Ctx, Fail, StudentProblem, Suite
 from autograder.exercises.ex13_spmd.public import case_seed, check_layout, dp_compare, mesh_sizes, pdml_call
 from autograder.exercises.ex13_spmd.public import suite as _public
+from autograder.probing.families import optax_label, optax_needing_params
+from autograder.probing.observe import compiled_once_per_shape, programs
 
 suite = Suite("ex13_spmd", checks=list(_public.checks))
 

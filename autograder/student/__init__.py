@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder._i18n import LANGS as LANGS
-from autograder._i18n import get_language as get_language
-from autograder._i18n import set_language as set_language
+from autograder.core.i18n import LANGS as LANGS
+from autograder.core.i18n import get_language as get_language
+from autograder.core.i18n import set_language as set_language
 
 
 def __getattr__(name: str) -> Any:

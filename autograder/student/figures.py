@@ -28,9 +28,9 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
-from autograder import _data
-from autograder._i18n import render, section
-from autograder._registry import module_name, resolve
+from autograder.core import data as _data
+from autograder.core.i18n import render, section
+from autograder.core.registry import module_name, resolve
 from autograder.student import get_language
 
 # ----------------------------------------------------------------- texts

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import importlib
 
-from autograder._i18n import render
-from autograder._registry import EXERCISES, module_name, resolve
+from autograder.core.i18n import render
+from autograder.core.registry import EXERCISES, module_name, resolve
 from autograder.student import LANGS, get_language
 
 

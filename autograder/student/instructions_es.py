@@ -29,8 +29,8 @@ import hashlib
 import importlib
 from pathlib import Path
 
-from autograder._i18n import section
-from autograder._registry import EXERCISES, module_name
+from autograder.core.i18n import section
+from autograder.core.registry import EXERCISES, module_name
 
 
 def _collect() -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, str]]:
@@ -51,7 +51,7 @@ NOTEBOOK_TEXT: dict[str, dict[str, str]] = section("notebook")
 
 # ----------------------------------------------------------------- English sources
 def _solutions_dir() -> Path:
-    from autograder._paths import SOLUTIONS
+    from autograder.core.paths import SOLUTIONS
 
     return SOLUTIONS
 

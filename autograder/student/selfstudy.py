@@ -14,8 +14,8 @@ import pkgutil
 from functools import cache
 from pathlib import Path
 
-from autograder._i18n import get_language, render
-from autograder._registry import resolve
+from autograder.core.i18n import get_language, render
+from autograder.core.registry import resolve
 
 RESOURCE = "_selfstudy.json"  # relative to this package
 

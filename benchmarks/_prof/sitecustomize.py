@@ -13,8 +13,8 @@ import os
 import time
 
 if os.environ.get("TAPETRACE_PROF") == "1":
-    import autograder._wire as _wire
     import autograder._worker as _worker
+    import autograder.core.wire as _wire
 
     _state: dict = {"compile": {}, "n_compile": 0, "marks": {}, "names": []}
     _orig_send, _orig_main, _orig_load, _orig_probe = _wire.send, _worker.worker_main, _worker._load, _worker._run_probe

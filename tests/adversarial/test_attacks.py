@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from autograder._engine import GradingRun, load_suite
-from autograder._paths import ROOT, SOLUTIONS
+from autograder.core.paths import ROOT, SOLUTIONS
 
 ATTACKS = sorted((Path(__file__).parent / "attacks").glob("*.py"))
 CANARY = "ex09_autograd_tape"  # graded beside every attack on another exercise

@@ -24,7 +24,7 @@ import pytest
 from conftest import SEED
 
 from autograder import _notebook, _otter
-from autograder._paths import ROOT, SOLUTIONS
+from autograder.core.paths import ROOT, SOLUTIONS
 
 pytest.importorskip("otter")
 pytestmark = pytest.mark.slow

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from autograder._engine import load_suite
-from autograder._paths import ROOT, SOLUTIONS
+from autograder.core.paths import ROOT, SOLUTIONS
 
 ATTACKS = Path(__file__).parent / "attacks"
 ONLY = ["ex01_torch_mlp", "ex04_jax_mlp", "ex09_autograd_tape"]

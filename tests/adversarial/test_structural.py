@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder._artefact import ProgramTooLarge, read_stablehlo
-from autograder._paths import ROOT, SOLUTIONS
+from autograder.core.paths import ROOT, SOLUTIONS
+from autograder.probing.artefact import ProgramTooLarge, read_stablehlo
 
 EX04, EX05 = "ex04_jax_mlp", "ex05_jit_train_step"
 MUTANTS = ROOT / "tests" / "mutants"
@@ -176,7 +176,7 @@ def test_snapshot_sees_and_undoes_changes_to_the_grader_and_libraries():
 def test_snapshot_sees_a_probe_functions_closure_and_defaults():
     got = _in_subprocess("""
         import json
-        from autograder import _guard, _probing
+        from autograder import _guard; from autograder.probing import tools as _probing
 
         snap = _guard.Snapshot(_guard.grader_folder())
         conv = _probing.jax_converter  # a grader function: its defaults are watched
@@ -187,7 +187,7 @@ def test_snapshot_sees_a_probe_functions_closure_and_defaults():
         out["restored"] = conv.__defaults__ is before
         print(json.dumps(out))
     """)
-    assert got == {"defaults": ["autograder._probing.jax_converter"], "restored": True}, got
+    assert got == {"defaults": ["autograder.probing.tools.jax_converter"], "restored": True}, got
 
 
 # --------------------------------------------------------------------------- programs read in the grader
@@ -257,8 +257,8 @@ def test_program_text_is_bounded_and_typed():
     ([1, 0, 0, 0, 0, 0, 0], "aaaabba", "COMPILED_NOTHING"),  # a new shape that compiles nothing
 ])
 def test_programs_per_call_verdict(counts, shapes, key):
-    from autograder._observe import compiled_once_per_shape
-    from autograder._suite import Fail
+    from autograder.core.suite import Fail
+    from autograder.probing.observe import compiled_once_per_shape
 
     if key is None:
         compiled_once_per_shape(counts, shapes, what="step", where="make_train_step")

@@ -21,7 +21,7 @@ import os
 import struct
 import sys
 
-from autograder import _wire
+from autograder.core import wire as _wire
 
 SANDBOXED = {"status": "sandboxed", "isolation": {"level": "full", "measured": "before student code"}}
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from autograder._probing import DEVICE, ProbeFail, get, torch_to_np, type_name
+from autograder.probing.tools import DEVICE, ProbeFail, get, torch_to_np, type_name
 
 
 def _build(mod: Any, input_dim: int, hidden_dims: list[int], output_dim: int) -> torch.nn.Module:

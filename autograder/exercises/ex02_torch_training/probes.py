@@ -18,8 +18,8 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from autograder._probing import DEVICE, ProbeFail, get, torch_to_np, type_name
-from autograder._torch_family import StepRecorder, put_gradients, torch_optimizer
+from autograder.probing.tools import DEVICE, ProbeFail, get, torch_to_np, type_name
+from autograder.probing.torch_family import StepRecorder, put_gradients, torch_optimizer
 
 # Bound before any student code loads.
 _from_numpy = torch.from_numpy
@@ -249,7 +249,7 @@ def probe_fit(mod: Any, params: list[np.ndarray], x: np.ndarray, y: np.ndarray, 
 
 def probe_train_step_with(mod: Any, params: list[np.ndarray], x: np.ndarray, y: np.ndarray, optimizer: dict[str, Any],
                           steps: int, stale: list[np.ndarray] | None = None) -> dict[str, Any]:
-    """``steps`` calls of ``train_step`` with the optimizer a spec of ``autograder._families`` names.
+    """``steps`` calls of ``train_step`` with the optimizer a spec of ``autograder.probing.families`` names.
 
     With ``stale``, those gradients are left on the parameters before the first call (as an earlier
     ``backward()`` would leave them): ``train_step`` must clear them before its own ``backward()``.

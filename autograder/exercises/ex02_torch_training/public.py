@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from autograder._i18n import label
-from autograder._suite import Ctx, Fail, Suite
+from autograder.core.i18n import label
+from autograder.core.suite import Ctx, Fail, Suite
 
 suite = Suite("ex02_torch_training")
 

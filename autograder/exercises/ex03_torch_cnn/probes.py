@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from autograder._probing import DEVICE, ProbeFail, get, torch_to_np, type_name
+from autograder.probing.tools import DEVICE, ProbeFail, get, torch_to_np, type_name
 
 # Bound before any student code loads.
 _from_numpy = torch.from_numpy

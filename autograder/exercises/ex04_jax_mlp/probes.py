@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder._probing import ProbeFail, get, jax_converter, jax_to_np, tree_to_np, type_name
+from autograder.probing.tools import ProbeFail, get, jax_converter, jax_to_np, tree_to_np, type_name
 
 # Bound at import, before student code could patch jax/numpy.
 _jit = jax.jit

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder._protocol import check_rng
-from autograder._suite import Ctx, Fail, Suite
+from autograder.core.protocol import check_rng
+from autograder.core.suite import Ctx, Fail, Suite
 
 suite = Suite("ex04_jax_mlp")
 

@@ -17,9 +17,9 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from autograder import _data
-from autograder._optax_family import init_state, optax_optimizer, run_without_params_check
-from autograder._probing import ProbeFail, get, jax_converter, to_float, tree_to_np, type_name
+from autograder.core import data as _data
+from autograder.probing.optax_family import init_state, optax_optimizer, run_without_params_check
+from autograder.probing.tools import ProbeFail, get, jax_converter, to_float, tree_to_np, type_name
 
 # Bound at import, before student code could patch jax/optax/numpy.
 _asarray = jax_converter()
@@ -301,7 +301,7 @@ def probe_trace_call(mod: Any, batch: str) -> dict[str, int]:
 # ----------------------------------------------------------------------------- optimizer families
 def probe_steps_family(mod: Any, params: dict, x: np.ndarray, y: np.ndarray, optimizer: dict[str, Any],
                        n_steps: int) -> dict[str, Any]:
-    """:func:`probe_steps` with an optimizer of ``autograder._families`` (e.g. one that needs the params).
+    """:func:`probe_steps` with an optimizer of ``autograder.probing.families`` (e.g. one that needs the params).
 
     An ``optimizer.update`` called without ``params`` for such an optimizer raises ``EX05_UPDATE_NO_PARAMS``.
     """

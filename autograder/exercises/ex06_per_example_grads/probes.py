@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from autograder._probing import (
+from autograder.probing.tools import (
     DEVICE,
     ProbeFail,
     get,
@@ -97,7 +97,7 @@ def probe_per_example(mod: Any, loss: str, params: Any, x: np.ndarray, y: np.nda
 def probe_pe_program(mod: Any, loss: str, params: Any, x_small: np.ndarray, y_small: np.ndarray,
                      x_large: np.ndarray, y_large: np.ndarray) -> dict[str, Any]:
     """The program JAX lowers for the traced function at two batch sizes, as StableHLO text (the grader
-    reads it: autograder._artefact), and the outputs of that same lowering, compiled and run."""
+    reads it: autograder.probing.artefact), and the outputs of that same lowering, compiled and run."""
     fn = get(mod, "per_example_grads")
     loss_fn = LOSSES[loss]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder._suite import Ctx, Suite
+from autograder.core.suite import Ctx, Suite
 
 suite = Suite("ex06_per_example_grads")
 

@@ -11,8 +11,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from autograder._optax_family import init_state, optax_optimizer, run_without_params_check
-from autograder._probing import FAST_RUN, ProbeFail, get, jax_converter, jax_to_np, type_name
+from autograder.probing.optax_family import init_state, optax_optimizer, run_without_params_check
+from autograder.probing.tools import FAST_RUN, ProbeFail, get, jax_converter, jax_to_np, type_name
 
 # Bound at import, before the student's module can patch anything.
 _asarray = jax_converter()
@@ -222,7 +222,7 @@ def probe_fit_digits(mod: Any, params: dict, steps: int, learning_rate: float,
                      n_train: int | None = None) -> dict[str, Any]:
     """Full-batch ``optax.adam`` training on the first ``n_train`` digits (all when None) with the
     student's step; accuracy on the whole validation split."""
-    from autograder import _data
+    from autograder.core import data as _data
 
     d = _data.load("digits")
     x_train, y_train = _asarray(d["x_train"][:n_train, ..., None]), _asarray(d["y_train"][:n_train])
@@ -254,7 +254,7 @@ def probe_fit_digits(mod: Any, params: dict, steps: int, learning_rate: float,
 
 # ----------------------------------------------------------------------------- one call per request
 # The trace check calls the step once per request, so the grader sees, call by call, which programs the
-# worker compiled (autograder._observe), beside the counters of the model's __call__ and optimizer.update,
+# worker compiled (autograder.probing.observe), beside the counters of the model's __call__ and optimizer.update,
 # which live in the student's process.
 _SESSION: dict[str, Any] = {}
 
@@ -323,7 +323,7 @@ class _ProbeMLP(nn.Module):
 def probe_train_any(mod: Any, hidden: int, num_classes: int, params: dict, xs: list[np.ndarray],
                     ys: list[np.ndarray], optimizer: dict[str, Any]) -> dict[str, Any]:
     """``len(xs)`` steps of the student's step for the probe's own MLP (``(N, d)`` inputs, ``num_classes``
-    logits) with an optimizer of ``autograder._families``.
+    logits) with an optimizer of ``autograder.probing.families``.
 
     An ``optimizer.update`` called without ``params`` for an optimizer that needs them raises
     ``EX07_UPDATE_NO_PARAMS``.

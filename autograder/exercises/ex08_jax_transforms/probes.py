@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder._probing import ProbeFail, get, jax_converter, jax_to_np, to_float, type_name
+from autograder.probing.tools import ProbeFail, get, jax_converter, jax_to_np, to_float, type_name
 
 # Bound at import, before student code can patch anything.
 _jit = jax.jit
@@ -112,7 +112,7 @@ def probe_coin_jit(mod: Any, x: np.ndarray, w1: np.ndarray, w2: np.ndarray, seed
 def probe_coin_program(mod: Any, x: np.ndarray, w1: np.ndarray, w2: np.ndarray, seed: int,
                        n_keys: int) -> dict[str, Any]:
     """The program JAX lowers for `jax.jit(coin_net)` with the key traced, as StableHLO text (the grader reads
-    it: autograder._artefact), and that same lowering compiled and run on ``n_keys`` keys, (n_keys, N, h)."""
+    it: autograder.probing.artefact), and that same lowering compiled and run on ``n_keys`` keys, (n_keys, N, h)."""
     fn = get(mod, "coin_net")
     keys = _keys(seed, n_keys)
     lowered = _jit(fn).lower(_asarray(x), keys[0], _asarray(w1), _asarray(w2))

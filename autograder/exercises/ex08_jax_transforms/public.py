@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder._i18n import label
-from autograder._suite import Ctx, Fail, Suite
+from autograder.core.i18n import label
+from autograder.core.suite import Ctx, Fail, Suite
 
 suite = Suite("ex08_jax_transforms")
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from autograder._probing import DEVICE, ProbeFail, get, to_float, type_name
+from autograder.probing.tools import DEVICE, ProbeFail, get, to_float, type_name
 
 # Bound at import, before student code can patch anything.
 _randn = torch.randn

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder._suite import Ctx, Fail, Suite
+from autograder.core.suite import Ctx, Fail, Suite
 
 suite = Suite("ex09_autograd_tape")
 

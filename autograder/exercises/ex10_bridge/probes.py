@@ -19,8 +19,8 @@ import optax
 import torch
 from flax import linen
 
-from autograder import _data
-from autograder._probing import (
+from autograder.core import data as _data
+from autograder.probing.tools import (
     DEVICE,
     ProbeFail,
     get,

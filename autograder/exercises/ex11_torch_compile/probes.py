@@ -26,8 +26,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from autograder._probing import DEVICE, ProbeFail, get, torch_to_np, type_name
-from autograder._torch_family import put_gradients, torch_optimizer
+from autograder.probing.tools import DEVICE, ProbeFail, get, torch_to_np, type_name
+from autograder.probing.torch_family import put_gradients, torch_optimizer
 
 
 def _import_dynamo() -> Any:
@@ -247,7 +247,7 @@ def _flagged_mse(out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
 
 
 def _optimizer(name: str | dict[str, Any], model: nn.Module, lr: float) -> torch.optim.Optimizer:
-    if isinstance(name, dict):  # a spec of autograder._families
+    if isinstance(name, dict):  # a spec of autograder.probing.families
         return torch_optimizer(name, model.parameters())
     if name == "sgd":
         return _SGD(model.parameters(), lr=lr, momentum=0.9)
@@ -322,6 +322,6 @@ def probe_train_compiles(mod: Any, params: list[np.ndarray], xs: list[np.ndarray
 
 def probe_train_with(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ys: list[np.ndarray],
                      optimizer: dict[str, Any], backend: str, stale: list[np.ndarray] | None = None) -> dict[str, Any]:
-    """:func:`probe_train` with an optimizer of ``autograder._families`` and, with ``stale``, gradients left on
+    """:func:`probe_train` with an optimizer of ``autograder.probing.families`` and, with ``stale``, gradients left on
     the model's parameters (``parameters()`` order) before the first step."""
     return _run_steps(mod, params, xs, ys, optimizer, 0.0, backend, None, stale)

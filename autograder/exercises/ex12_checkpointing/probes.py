@@ -23,8 +23,8 @@ import torch
 import torch.utils.checkpoint
 from torch import nn
 
-from autograder._i18n import label
-from autograder._probing import (
+from autograder.core.i18n import label
+from autograder.probing.tools import (
     DEVICE,
     ProbeFail,
     _subjaxprs,

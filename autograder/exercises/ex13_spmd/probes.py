@@ -21,8 +21,8 @@ import optax
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from autograder._optax_family import optax_optimizer, run_without_params_check
-from autograder._probing import ProbeFail, get, jax_converter, to_float, tree_to_np, type_name, walk_jaxpr
+from autograder.probing.optax_family import optax_optimizer, run_without_params_check
+from autograder.probing.tools import ProbeFail, get, jax_converter, to_float, tree_to_np, type_name, walk_jaxpr
 
 # Bound at import, before student code loads.
 _asarray = jax_converter()
@@ -49,7 +49,7 @@ def probe_devices(mod: Any, note: bool = False) -> dict[str, Any]:
     """How many devices JAX has here, and its platform; ``note``: say so when there is one only."""
     count, platform = len(_devices()), str(_devices()[0].platform)
     if note and count < 2:
-        from autograder.messages import render
+        from autograder.core.i18n import render
         from autograder.student import get_language
 
         key = "EX13_NOTE_ONE_CPU_DEVICE" if platform == "cpu" else "EX13_NOTE_ONE_DEVICE"
@@ -281,7 +281,7 @@ def _pdml_run(fn: Any, case: dict[str, Any], n: int, kind: str = "explicit") -> 
 
 # ----------------------------------------------------------------------------- one call per request
 # dp_step_compiles_once also calls the step once per request, so the grader sees, call by call, which
-# programs the worker compiled (autograder._observe), beside the loss's trace counter, which lives in the
+# programs the worker compiled (autograder.probing.observe), beside the loss's trace counter, which lives in the
 # student's process.
 _SESSION: dict[str, Any] = {}
 
@@ -319,7 +319,7 @@ def probe_dp_call(mod: Any) -> dict[str, int]:
 def probe_dp_step_with(mod: Any, seed: int, n: int, kind: str = "explicit",
                        optimizer: dict[str, Any] | None = None) -> dict[str, Any]:
     """:func:`probe_dp_step` on a mesh with ``kind`` axes ("explicit" or "auto") and, when given, an optimizer
-    of ``autograder._families`` (an update without params for one that needs them: ``EX13_UPDATE_NO_PARAMS``)."""
+    of ``autograder.probing.families`` (an update without params for one that needs them: ``EX13_UPDATE_NO_PARAMS``)."""
     return _dp_run(get(mod, "data_parallel_step"), dp_case(seed), n, kind, optimizer)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autograder._suite import Ctx, Fail, Suite
+from autograder.core.suite import Ctx, Fail, Suite
 from autograder.exercises.__NAME__.public import _dims, _input
 from autograder.exercises.__NAME__.public import suite as _public
 

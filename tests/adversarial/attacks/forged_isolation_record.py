@@ -5,7 +5,7 @@
 # FAILS: none
 # MESSAGE:
 # (test_attacks.py: the run's isolation record, in this row and in every other, stays the sandbox's own)
-import autograder._wire as _w
+import autograder.core.wire as _w
 
 _send = _w.send
 

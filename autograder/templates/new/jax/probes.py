@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder._probing import get, jax_converter, jax_to_np
+from autograder.probing.tools import get, jax_converter, jax_to_np
 
 _asarray = jax_converter()  # bound at import, before student code could patch jax
 

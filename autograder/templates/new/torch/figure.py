@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder._i18n import render
+from autograder.core.i18n import render
 from autograder.student.figures import _need, _new_figure, _np
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from autograder._probing import DEVICE, get, torch_to_np
+from autograder.probing.tools import DEVICE, get, torch_to_np
 
 _from_numpy = torch.from_numpy  # bound at import, before student code could patch torch
 

@@ -1,4 +1,4 @@
-"""Probe side of the optax family (:mod:`autograder._families`): the optimizers handed to a student's step.
+"""Probe side of the optax family (:mod:`autograder.probing.families`): the optimizers handed to a student's step.
 
 Runs in the worker beside student code; optax is bound at import, before any student code loads.
 Optimizers that need the current params are wrapped so that an ``update`` called without them stops
@@ -14,7 +14,7 @@ from typing import Any
 import jax
 import optax
 
-from autograder._probing import ProbeFail
+from autograder.probing.tools import ProbeFail
 
 _sgd, _adam, _adamw, _lamb = optax.sgd, optax.adam, optax.adamw, optax.lamb
 _chain, _clip, _decay = optax.chain, optax.clip_by_global_norm, optax.add_decayed_weights
@@ -27,7 +27,7 @@ class UpdateWithoutParams(BaseException):  # noqa: N818 - not an Exception, see 
 
 
 def optax_optimizer(spec: dict[str, Any]) -> optax.GradientTransformation:
-    """The optimizer a spec of :mod:`autograder._families` describes.
+    """The optimizer a spec of :mod:`autograder.probing.families` describes.
 
     Args:
         spec: ``{"name": ..., "lr": float, ...}`` (``weight_decay``, ``clip`` where the name needs them).

@@ -1,14 +1,14 @@
-"""Where things live (the exercise list itself comes from ``autograder._registry``)."""
+"""Where things live (the exercise list itself comes from ``autograder.core.registry``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 # derived from the packages in autograder/exercises/ (re-exported for the engine's modules)
-from autograder._registry import EXERCISES as EXERCISES
-from autograder._registry import TORCH_ONLY as TORCH_ONLY
+from autograder.core.registry import EXERCISES as EXERCISES
+from autograder.core.registry import TORCH_ONLY as TORCH_ONLY
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions"
 EXERCISES_DIR = ROOT / "exercises"
 HIDDEN = ROOT / "autograder" / "hidden"

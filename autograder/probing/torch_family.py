@@ -1,4 +1,4 @@
-"""Probe side of the ``torch.optim`` family (:mod:`autograder._families`), and what an optimizer did.
+"""Probe side of the ``torch.optim`` family (:mod:`autograder.probing.families`), and what an optimizer did.
 
 Runs in the worker beside student code; torch is bound at import, before any student code loads.
 
@@ -30,7 +30,7 @@ IMPLEMENTATION_KEYS = frozenset({"params", "foreach", "fused", "capturable", "di
 
 
 def torch_optimizer(spec: dict[str, Any], params: Any) -> torch.optim.Optimizer:
-    """The optimizer a spec of :mod:`autograder._families` names, over ``params``."""
+    """The optimizer a spec of :mod:`autograder.probing.families` names, over ``params``."""
     name, lr = spec["name"], float(spec["lr"])
     if name == "sgd":
         return _SGD(params, lr=lr)

@@ -1,4 +1,4 @@
-"""What torch and JAX see, printed as one JSON line: ``autograder._device`` runs this file's text in a
+"""What torch and JAX see, printed as one JSON line: ``autograder.core.device`` runs this file's text in a
 fresh interpreter (``python -c``), so the grader's own process never initialises CUDA or a JAX backend.
 
 Standard library at the top only; torch and JAX are imported inside :func:`main`, each failure ignored

@@ -50,10 +50,11 @@ def get_language(lang: str | None = None) -> str:
 
 def catalogue_modules() -> list[str]:
     """Import names of the catalogue's modules: ``autograder/messages/*.py``, then each exercise's ``messages``."""
-    from autograder import exercises, messages
+    from autograder import messages  # plain data, below the core: it imports nothing of the engine
+    from autograder.core.exercise import PACKAGE, package_names  # the exercises' by name (they sit above)
 
     names = [f"{messages.__name__}.{info.name}" for info in pkgutil.iter_modules(messages.__path__)]
-    return names + [f"{exercises.__name__}.{ex}.messages" for ex in exercises.package_names()]
+    return names + [f"{PACKAGE}.{ex}.messages" for ex in package_names()]
 
 
 @cache
@@ -116,7 +117,7 @@ def render(key: str, lang: str = "en", _depth: int = 0, **fields: object) -> str
             inner = {k: v for k, v in value.items() if k != "key" and (_depth < 3 or not isinstance(v, dict))}
             fields[name] = render(value["key"], lang, _depth + 1, **inner)
     if lang != "en" and isinstance(fields.get("detail"), str):
-        from autograder._compare import localize_detail  # its comparison sentences, in this language
+        from autograder.core.compare import localize_detail  # its comparison sentences, in this language
 
         fields["detail"] = localize_detail(fields["detail"], lang)
     try:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder._tolerances import Tol
+from autograder.core.tolerances import Tol
 
 _isfinite = np.isfinite
 _abs = np.abs

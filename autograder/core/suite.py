@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from autograder._compare import first_difference
-from autograder._text import clean
-from autograder._tolerances import tolerance
+from autograder.core.compare import first_difference
+from autograder.core.text import clean
+from autograder.core.tolerances import tolerance
 
 
 class CheckFailure(Exception):
@@ -44,9 +44,9 @@ class CheckFailure(Exception):
 
     def message(self, lang: str) -> str:
         """The student-facing message in ``lang``: its fields cleaned first (they may quote the student's
-        code, names or values: :func:`autograder._text.clean`)."""
-        from autograder._text import RECORD_CHARS, clean, clean_tree
-        from autograder.messages import render
+        code, names or values: :func:`autograder.core.text.clean`)."""
+        from autograder.core.i18n import render
+        from autograder.core.text import RECORD_CHARS, clean, clean_tree
 
         return clean(render(self.key, lang, **clean_tree(self.fields)), RECORD_CHARS)
 
@@ -159,7 +159,7 @@ class Ctx:
         """Fails with MISMATCH unless the trees match within the tolerance of ``kind``.
 
         ``what`` names what is compared: code (a ``str``, shown as code) or, where it takes words, a
-        catalogued label (:func:`autograder._i18n.label`), so the message is in one language.
+        catalogued label (:func:`autograder.core.i18n.label`), so the message is in one language.
         """
         detail = self.difference(got, want, kind=kind, framework=framework)
         if detail:
@@ -197,7 +197,7 @@ def result_of(check: Check, error: BaseException | None, *, lang: str,
         code, fields = INTERNAL_ERROR, {"error": clean(f"{check.name}: {tb}")}
     passed = code == ""
     if not passed and not message:
-        from autograder.messages import render
+        from autograder.core.i18n import render
 
         message = render(code, lang, **fields)
     return {"name": check.name, "score": check.points if passed else 0.0, "max_score": check.points,

@@ -25,9 +25,9 @@ class DeviceError(Exception):
 
 def _detect() -> dict[str, str]:
     """Asks a fresh interpreter what torch and JAX see (never initialises CUDA here): the program of
-    ``autograder/_detect_devices.py``, run as ``python -c`` (no import path of ours)."""
+    ``autograder/core/detect_devices.py``, run as ``python -c`` (no import path of ours)."""
     try:
-        code = (Path(__file__).resolve().parent / "_detect_devices.py").read_text(encoding="utf-8")
+        code = (Path(__file__).resolve().parent / "detect_devices.py").read_text(encoding="utf-8")
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         return json.loads(done.stdout.strip().splitlines()[-1])
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):

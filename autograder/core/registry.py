@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from autograder.exercises import Exercise, discover
+from autograder.core.exercise import PACKAGE, Exercise, discover
 
 REGISTRY: dict[str, Exercise] = discover()
 # The exercises, in order (their folders' names sorted).
@@ -20,7 +20,6 @@ EXERCISES: tuple[str, ...] = tuple(REGISTRY)
 TORCH_ONLY: frozenset[str] = frozenset(name for name, meta in REGISTRY.items() if meta.torch_only)
 # Exercises whose workers need the JAX stack only: forked from a zygote that imports nothing else.
 JAX_ONLY: frozenset[str] = frozenset(name for name, meta in REGISTRY.items() if meta.jax_only)
-PACKAGE = "autograder.exercises"
 DEFAULT_COST = 1.0
 
 
@@ -75,6 +74,6 @@ def resolve(name: str | int, exercises: Iterable[str] | None = None, lang: str =
     match = [e for e in choices if e == text or e.startswith(text + "_")]
     if len(match) == 1:
         return match[0]
-    from autograder._i18n import render
+    from autograder.core.i18n import render
 
     raise UnknownExercise(render("exercise.unknown", lang, name=name, choices=", ".join(e[:4] for e in choices)))

@@ -3,7 +3,7 @@
 The counters a probe keeps (how often a loss was traced, how often a model ran) live in the
 student's process, where the student's code can reach them. What the grader sees is not: every
 program a student's JAX worker compiles is asked of the grader first (``autograder._compile_cache``),
-and :meth:`autograder._suite.Ctx.observed` gives their count for the student's last probe call. A
+and :meth:`autograder.core.suite.Ctx.observed` gives their count for the student's last probe call. A
 check that calls a jitted function once per request therefore knows, call by call, what was
 compiled: a function jitted as a whole compiles one program per new input shape and none for a
 shape it has seen; code run eagerly compiles one per operation; a function re-jitted per call
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
-from autograder._suite import Ctx, Fail
+from autograder.core.suite import Ctx, Fail
 
 # One program per new shape; a few more leave room for a small eager operation around the jitted call.
 MAX_PROGRAMS_PER_SHAPE = 3

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-DATA_FILE = Path(__file__).resolve().parent / "data" / "datasets.npz"
+DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "datasets.npz"
 
 
 def _split(x: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:

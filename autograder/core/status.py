@@ -45,7 +45,7 @@ def grader_row(checks: Iterable[Any], status: str, reason: str, *, lang: str) ->
     Returns:
         GRADING.md's exercise object with ``status`` and ``grader_reason``.
     """
-    from autograder.messages import render
+    from autograder.core.i18n import render
 
     if status not in GRADER_STATUSES:
         raise ValueError(f"not a grader status: {status!r}")

@@ -9,7 +9,7 @@ gradients after ``optimizer.step()`` is right only while nothing left gradients 
 A family's members are all tried on every run (never one drawn at random: a bug that only one member
 shows would then be caught at some grading seeds only); only their hyperparameters are drawn.
 Grader side only (no torch, no JAX): the probes build the optimizers from these specs with
-:mod:`autograder._optax_family` and :mod:`autograder._torch_family`.
+:mod:`autograder.probing.optax_family` and :mod:`autograder.probing.torch_family`.
 """
 
 from __future__ import annotations

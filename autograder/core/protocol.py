@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from autograder import _wire
-from autograder._suite import GraderBug, StudentProblem
+from autograder.core import wire as _wire
+from autograder.core.suite import GraderBug, StudentProblem
 
 
 def reference_key(exercise: str, probe: str, kwargs: dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder._suite import CheckFailure
+from autograder.core.suite import CheckFailure
 
 _np_asarray = np.asarray
 _np_array = np.array
@@ -26,7 +26,7 @@ class ProbeFail(CheckFailure):
     """A probe found a problem it can name (wrong type, missing name, ...).
 
     Raised inside the worker; it crosses the wire as ``{"kind": "fail", "code", "fields"}`` and
-    comes back to the check as a :class:`~autograder._suite.StudentProblem` with the same key.
+    comes back to the check as a :class:`~autograder.core.suite.StudentProblem` with the same key.
     """
 
     @property

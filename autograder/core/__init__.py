@@ -1,0 +1,79 @@
+"""The core: the grader's shared vocabulary, below every other layer of the engine.
+
+Owns the exercise registry and its discovery, paths, languages and the one catalogue (``i18n``), the
+text boundary (``text``), tolerances and comparison (``compare``), the checks' model (``suite``: ``Suite``,
+``Ctx``, ``Fail``), the wire frames and the worker protocol, statuses, devices and the datasets. Ships to
+students in part (the notebook's runtime). Imports only ``autograder.messages`` (plain data); finds the
+exercise packages by name at run time. Names are imported on first use (PEP 562): importing this package
+imports nothing else.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
+    "Check": "suite",
+    "CheckFailure": "suite",
+    "Ctx": "suite",
+    "EXERCISES": "registry",
+    "EXERCISES_DIR": "paths",
+    "Exercise": "exercise",
+    "FRAMEWORKS": "exercise",
+    "Fail": "suite",
+    "GraderBug": "suite",
+    "INTERNAL_ERROR": "suite",
+    "JAX_ONLY": "registry",
+    "LANGS": "i18n",
+    "MESSAGE_CHARS": "text",
+    "NAME_CHARS": "text",
+    "PACKAGE_NAME": "exercise",
+    "REGISTRY": "registry",
+    "ROOT": "paths",
+    "SOLUTIONS": "paths",
+    "StudentProblem": "suite",
+    "Suite": "suite",
+    "TOLERANCES": "tolerances",
+    "Tol": "tolerances",
+    "UnknownExercise": "registry",
+    "WireError": "wire",
+    "catalogue": "i18n",
+    "check_rng": "protocol",
+    "clean": "text",
+    "csv_cell": "text",
+    "discover": "exercise",
+    "first_difference": "compare",
+    "get_language": "i18n",
+    "label": "i18n",
+    "localize_detail": "compare",
+    "memory_words": "protocol",
+    "module_name": "registry",
+    "package_names": "exercise",
+    "placeholders": "i18n",
+    "private_dirs": "paths",
+    "probe_error": "protocol",
+    "reference_key": "protocol",
+    "render": "i18n",
+    "resolve": "registry",
+    "result_of": "suite",
+    "run_check": "suite",
+    "section": "i18n",
+    "set_language": "i18n",
+    "terminal": "text",
+    "to_bytes": "text",
+    "tolerance": "tolerances",
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])

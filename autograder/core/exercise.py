@@ -1,0 +1,86 @@
+"""An exercise's metadata (:class:`Exercise`) and the discovery of the exercise packages.
+
+The exercise packages (``autograder/exercises/exNN_name/``) sit above the engine's core: the core never
+imports them by name in an ``import`` statement, it finds them here, at run time, by their folder names
+(the one place that does). The registry (:mod:`autograder.core.registry`) is built from what this finds.
+Ships to students (the notebook's runtime); imports neither torch nor JAX.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from dataclasses import dataclass
+from importlib.util import find_spec
+
+PACKAGE = "autograder.exercises"
+PACKAGE_NAME = re.compile(r"ex\d\d_[a-z0-9_]+")
+FRAMEWORKS = ("torch", "jax")
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise's metadata, declared once, in its package's ``__init__.py`` as ``META``.
+
+    Attributes:
+        title: the exercise's title (English), as its instructions open.
+        frameworks: what its workers import: ``("torch",)``, ``("jax",)`` or ``("torch", "jax")``.
+            PyTorch-only exercises are forked as soon as the zygote has torch.
+        cost: grading seconds of one submission, reference included (only the order matters:
+            longest first, see ``autograder._engine.schedule``).
+        names: the contract: the names a submission defines (a module with none of them is
+            "not attempted").
+        cpu_devices: host CPU devices JAX gets in this exercise's workers (None: JAX's default).
+        name: the package's name (``exNN_name``), filled in by discovery.
+    """
+
+    title: str
+    frameworks: tuple[str, ...]
+    cost: float
+    names: tuple[str, ...]
+    cpu_devices: int | None = None
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.frameworks or any(f not in FRAMEWORKS for f in self.frameworks):
+            raise ValueError(f"frameworks must be a non-empty tuple of {FRAMEWORKS}, got {self.frameworks!r}")
+        if not self.names or not all(isinstance(n, str) and n.isidentifier() for n in self.names):
+            raise ValueError(f"names must be a non-empty tuple of identifiers, got {self.names!r}")
+
+    @property
+    def torch_only(self) -> bool:
+        """Whether its workers need PyTorch only."""
+        return self.frameworks == ("torch",)
+
+    @property
+    def jax_only(self) -> bool:
+        """Whether its workers need the JAX stack only."""
+        return self.frameworks == ("jax",)
+
+
+def package_names() -> list[str]:
+    """Names of the exercise packages present (``exNN_name``), sorted."""
+    spec = find_spec(PACKAGE)
+    path = list(spec.submodule_search_locations or []) if spec is not None else []
+    return sorted(info.name for info in pkgutil.iter_modules(path)
+                  if info.ispkg and PACKAGE_NAME.fullmatch(info.name))
+
+
+def discover() -> dict[str, Exercise]:
+    """Every exercise package's ``META``, by name, in order (the name filled in from the folder)."""
+    out: dict[str, Exercise] = {}
+    for name in package_names():
+        meta = getattr(importlib.import_module(f"{PACKAGE}.{name}"), "META", None)
+        if not isinstance(meta, Exercise):
+            raise TypeError(f"autograder/exercises/{name}/__init__.py must define META = Exercise(...)")
+        if meta.name not in ("", name):
+            raise ValueError(f"autograder/exercises/{name}: META.name is {meta.name!r}")
+        out[name] = meta if meta.name else _named(meta, name)
+    return out
+
+
+def _named(meta: Exercise, name: str) -> Exercise:
+    from dataclasses import replace
+
+    return replace(meta, name=name)

@@ -20,7 +20,7 @@ _PUBLIC = {
     "GradingRun": ("autograder._engine", "GradingRun"),
     "Suite": ("autograder.core.suite", "Suite"),
     "first_difference": ("autograder.core.compare", "first_difference"),
-    "load_submission": ("autograder._loader", "load"),
+    "load_submission": ("autograder.submissions.loader", "load"),
     "tolerance": ("autograder.core.tolerances", "tolerance"),
 }
 __all__ = sorted(_PUBLIC)

@@ -47,10 +47,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from autograder import _engine, _fingerprint, _loader, _loadguard
+from autograder import _engine, _fingerprint
 from autograder._cluster_worker import GradingPlugin, WorkerRefused, _plugin_class, _text, grade_task
 from autograder._engine import GradingRun, read_error, schedule
 from autograder.core.paths import EXERCISES
+from autograder.submissions import loader as _loader
+from autograder.submissions import loadguard as _loadguard
 
 __all__ = ["ClusterError", "ClusterRun", "GradingPlugin", "WorkerRefused", "check_args", "factory", "grade_task",
            "hide_list", "parse_cluster"]
@@ -323,7 +325,7 @@ class ClusterRun:
 
     def _heard(self, msg: dict[str, Any]) -> None:
         """One event of a worker's admission: remembered; a refusal is said once, an admission teaches the device."""
-        from autograder._sandbox import level_at_least
+        from autograder.sandbox.isolate import level_at_least
 
         addr, state = str(msg["worker"]), str(msg.get("state", ""))
         self.workers[addr] = msg
@@ -374,7 +376,7 @@ class ClusterRun:
         Same contract as :meth:`GradingRun.grade` (``jobs`` is the cluster's: its admitted workers'
         threads). Callbacks are called from this thread.
         """
-        from autograder._sandbox import level_at_least
+        from autograder.sandbox.isolate import level_at_least
 
         exercises = [e for e in EXERCISES if not only or e in only]
         wanted = [[e for e in exercises if e in (exercises_for or {}).get(p, exercises)] for p in paths]
@@ -488,7 +490,7 @@ class ClusterRun:
     def _settle(self, fut: Any, item: _Item, retry: deque[_Item],
                 record: Callable[..., None]) -> None:
         """Records a finished task, or submits it again (a cluster fault), or records it ungraded."""
-        from autograder._sandbox import level_at_least
+        from autograder.sandbox.isolate import level_at_least
 
         try:
             if fut.status == "cancelled":
@@ -574,7 +576,7 @@ class ClusterRun:
 
     def _report(self) -> None:
         """After grading: who graded, and a line when a student's worker had less than full isolation."""
-        from autograder import _sandbox
+        from autograder.sandbox import isolate as _sandbox
 
         if self.quiet:
             return

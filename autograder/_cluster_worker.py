@@ -23,8 +23,9 @@ import logging
 import threading
 from typing import Any
 
-from autograder import _fingerprint, _loader
+from autograder import _fingerprint
 from autograder._engine import GradingRun
+from autograder.submissions import loader as _loader
 
 _RUN_LOCK = threading.Lock()
 logger = logging.getLogger("tapetrace.cluster")
@@ -119,8 +120,8 @@ class GradingPlugin:
         Returns:
             For an admitted worker: its ``device``, ``launcher`` and ``isolation``; else ``{}``.
         """
-        from autograder import _sandbox
         from autograder.core import device as _device
+        from autograder.sandbox import isolate as _sandbox
 
         diff = _fingerprint.differences(_fingerprint.fingerprint(), self.fingerprint)
         if diff:
@@ -183,7 +184,7 @@ class GradingPlugin:
             WorkerRefused: the run was closed meanwhile, or a student's worker obtained less isolation than
                 required (the worker is refused from now on; the result is dropped and graded elsewhere).
         """
-        from autograder import _sandbox
+        from autograder.sandbox import isolate as _sandbox
 
         if self.closed or self.run is not run:
             raise WorkerRefused("this worker's run was closed while it graded")

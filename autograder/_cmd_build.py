@@ -53,7 +53,8 @@ SNAPSHOT_FORMAT = 1
 # Paths under autograder/; each one's sub-package ships its ``__init__.py`` too (imports nothing on import).
 RUNTIME_MODULES = ("core/protocol.py", "core/suite.py", "core/text.py", "core/compare.py", "core/tolerances.py",
                    "core/wire.py", "core/data.py", "core/registry.py", "core/exercise.py", "core/i18n.py",
-                   "_worker.py", "_public.py", "_cells.py", "_exec.py", "probing/tools.py",
+                   "workers/worker.py", "_public.py", "submissions/cells.py", "submissions/execute.py",
+                   "probing/tools.py",
                    "probing/optax_family.py", "probing/torch_family.py")  # the optimizer families probes hand to a step
 # Engine sub-packages shipped whole.
 RUNTIME_PACKAGES = ("messages", "student")
@@ -210,7 +211,7 @@ def _check_closure(members: dict[str, bytes]) -> None:
         tree = ast.parse(raw, filename=name)
         top = {(m, ln) for m, _, ln in _imports(tree, top_level_only=True)}
         # the worker's own start-up (sandbox) is imported lazily there and unused by _run_probe
-        for mod, names, line in _imports(tree, top_level_only=name.endswith("/_worker.py")):
+        for mod, names, line in _imports(tree, top_level_only=name.endswith("/workers/worker.py")):
             if name.startswith("autograder/student/") and mod in BUILD_TIME_IMPORTS and (mod, line) not in top:
                 continue  # inside a build-time function (instructions("..", "en"), solutions_payload)
             targets = [mod] + [f"{mod}.{n}" for n in names]

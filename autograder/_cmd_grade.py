@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         if args.jobs is None:
             args.jobs = max(1, min(os.cpu_count() or 1, 4))
     else:
-        refused = _plan_jobs(args)  # the box's memory and CPUs (autograder/_envelope.py)
+        refused = _plan_jobs(args)  # the box's memory and CPUs (autograder/workers/envelope.py)
         if refused:
             return _exit_error(refused)
     installed = available_exercises()
@@ -234,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
 def _plan_jobs(args: argparse.Namespace) -> str | None:
     """Sets ``--jobs`` from the box (its memory limit and CPU quota: ``_envelope.plan``) and says what it
     plans when in a container; the reason to refuse (nothing graded) when one exercise at a time does not fit."""
-    from autograder import _envelope
+    from autograder.workers import envelope as _envelope
 
     env = _envelope.current()
     plan = _envelope.plan(env, fork=hasattr(os, "fork"))
@@ -379,7 +379,7 @@ def _check_isolation(run: Any, args: argparse.Namespace) -> None:
     Raises:
         IsolationRefused: below ``--require-isolation`` (nothing is graded; exit status 2).
     """
-    from autograder import _sandbox
+    from autograder.sandbox import isolate as _sandbox
 
     measure = getattr(run, "measure_isolation", None)
     if measure is None:  # a cluster: its workers record the level they obtained in each result

@@ -22,7 +22,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from autograder import _compile_cache, _envelope, _launch, _loader, _loadguard, _quota
 from autograder.core import device as _device
 from autograder.core import registry as _registry
 from autograder.core import status as _status
@@ -32,6 +31,12 @@ from autograder.core.protocol import check_rng, probe_error, reference_key
 from autograder.core.registry import JAX_ONLY
 from autograder.core.suite import INTERNAL_ERROR, Check, Ctx, GraderBug, StudentProblem, Suite, result_of, run_check
 from autograder.core.text import NAME_CHARS, clean
+from autograder.sandbox import quota as _quota
+from autograder.submissions import loader as _loader
+from autograder.submissions import loadguard as _loadguard
+from autograder.workers import compile_cache as _compile_cache
+from autograder.workers import envelope as _envelope
+from autograder.workers import launch as _launch
 
 MAX_TIMEOUTS_PER_EXERCISE = 3
 DEFAULT_MEM_BYTES = _envelope.DEFAULT_WORKER_BYTES  # a student worker's address-space cap with room to spare
@@ -413,7 +418,7 @@ class GradingRun:
 
     def _note_isolation(self, got: dict[str, Any]) -> None:
         """Keeps the weakest isolation any student worker of this run obtained."""
-        from autograder._sandbox import level_at_least
+        from autograder.sandbox.isolate import level_at_least
 
         with self._lock:
             if not self.isolation or not level_at_least(got, str(self.isolation.get("level", "minimal"))):

@@ -169,7 +169,8 @@ class ImportCheck:
     """
 
     def __init__(self, modules: tuple[str, ...] | None = None, cpu_jax: bool = True) -> None:
-        from autograder import _launch, _zygote
+        from autograder.workers import launch as _launch
+        from autograder.workers import zygote as _zygote
 
         names = list(modules if modules is not None else _zygote.PRELOAD)
         self._error = ""

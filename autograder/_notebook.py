@@ -2,7 +2,7 @@
 
 Cells carry ``{"tapetrace": {"exercise": EX, "role": ROLE}}`` metadata (roles:
 ``setup``, ``markdown``, ``answer``, ``check``, ``figure``), which is how
-:func:`autograder._loader.notebook_sources` groups a submission's code per
+:func:`autograder.submissions.loader.notebook_sources` groups a submission's code per
 exercise (check and figure cells are never graded). Answer, check and figure
 cells are also marked ``{"otter": {"ignore": true}}``: otter-grader does not
 execute them in its kernel, because the tapetrace engine grades the code read

@@ -270,7 +270,7 @@ def _without_outputs(submission: str) -> str:
     """
     from pathlib import Path
 
-    from autograder import _loader
+    from autograder.submissions import loader as _loader
 
     if not submission.endswith(".ipynb"):
         return submission
@@ -312,9 +312,10 @@ OTTER_DEADLINE = 540.0
 
 def grade_main(submission: str, out: str) -> int:
     """``python -m autograder._otter grade SUBMISSION --out JSON``: the engine over the submission."""
-    from autograder import _envelope, _sandbox
     from autograder._engine import GradingRun
     from autograder.core.paths import ROOT
+    from autograder.sandbox import isolate as _sandbox
+    from autograder.workers import envelope as _envelope
 
     base = _base()
     settings, _raw = _read_settings(base)

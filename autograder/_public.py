@@ -35,13 +35,14 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from autograder import _cells, _exec
 from autograder.core import i18n as _i18n
 from autograder.core import registry as _registry
 from autograder.core import wire as _wire
 from autograder.core.i18n import render
 from autograder.core.protocol import check_rng, probe_error, reference_key
 from autograder.core.suite import Check, CheckFailure, Ctx, StudentProblem, run_check
+from autograder.submissions import cells as _cells
+from autograder.submissions import execute as _exec
 
 SNAPSHOT = "_snapshot.json"
 DEFAULT_TIMEOUT = 120.0
@@ -174,7 +175,7 @@ def _time_limit(seconds: float) -> Iterator[None]:
 
 def student_caller(probes: Any, mod: Any, path: str, timeout: float) -> Callable[..., Any]:
     """``ctx.student`` for in-process checks: the worker's ``_run_probe`` on the student's names."""
-    from autograder._worker import _run_probe
+    from autograder.workers.worker import _run_probe
 
     mem = _machine_memory()
 
@@ -279,7 +280,7 @@ def graded_module(exercise: str, source: str, names: tuple[str, ...], lang: str)
     Context first (its failures skipped, same budget), then the section: its failure is reported as
     the grader would report it.
     """
-    from autograder._worker import _student_frame, load_error
+    from autograder.workers.worker import _student_frame, load_error
 
     filename = f"<{exercise} as graded>"
     mod = types.ModuleType(f"_tapetrace_graded_{exercise}")

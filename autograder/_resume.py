@@ -106,7 +106,7 @@ def merge(old: dict[str, Any], new: dict[str, Any], only: list[str]) -> dict[str
     """
     row = {**old, **{k: v for k, v in new.items() if k not in ("submission", "exercises")}}
     if isinstance(old.get("isolation"), dict) and isinstance(new.get("isolation"), dict):
-        from autograder._sandbox import level_at_least
+        from autograder.sandbox.isolate import level_at_least
 
         # the row's isolation is the weakest its exercises were graded under
         weaker = old if not level_at_least(old["isolation"], str(new["isolation"].get("level", "minimal"))) else new

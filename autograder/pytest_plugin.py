@@ -313,8 +313,10 @@ class TapetraceSession:
     def grading_run(self) -> GradingRun:
         """The session's run (made on the first check: collecting imports no framework)."""
         if self._run is None:
-            from autograder import _engine, _loader, _loadguard
+            from autograder import _engine
             from autograder.core import device as _device
+            from autograder.submissions import loader as _loader
+            from autograder.submissions import loadguard as _loadguard
 
             opt = self.config.getoption
             skip = [x for x in opt("tapetrace_sandbox_skip").split(",") if x]

@@ -15,7 +15,7 @@ process, a cold compile cache, the reference computed from scratch, nothing else
 graded ``lone_n`` times (one seed each: inputs and shapes differ, as between two students) and the
 median is the figure: on a shared 2-vCPU machine the same work varies by +-15% in CPU-seconds
 from one run to the next. A copy of the solutions borrows nearly every program the reference
-compiled (autograder/_compile_cache.py), so the distinct class's first student is also graded alone,
+compiled (autograder/workers/compile_cache.py), so the distinct class's first student is also graded alone,
 as many times. Prints numbers and rates only (no timed assertion).
 """
 
@@ -118,7 +118,7 @@ def bench_class(tmp: Path, exercises: list[str], seed: int, n: int, line: Any, l
     line(f"lone cold submission (median of {len(lones)}; default --jobs; what otter/Gradescope pay each)",
          f"{lone['wall']:6.1f} s wall, {lone['cpu']:6.1f} s CPU   (target <= 15 s)")
     paths, kinds = distinct_class(tmp / "distinct", n, exercises, seed)
-    # the solutions borrow most of what the reference compiled (autograder/_compile_cache.py): a student who
+    # the solutions borrow most of what the reference compiled (autograder/workers/compile_cache.py): a student who
     # wrote every exercise differently borrows less, so the distinct class's first student is timed alone too
     others = [_grade(paths[:1], exercises, seed + k, None, tmp / f"lone_distinct{k}.json") for k in range(len(lones))]
     other = sorted(others, key=lambda r: r["wall"])[len(others) // 2]

@@ -1,6 +1,6 @@
 """The ``envelope`` section of benchmarks/run.py: peak memory and wall time of a solutions submission per envelope.
 
-Envelopes: this machine as it is, at ``--jobs 1`` and at the planned ``--jobs`` (autograder/_envelope.py),
+Envelopes: this machine as it is, at ``--jobs 1`` and at the planned ``--jobs`` (autograder/workers/envelope.py),
 and Docker containers limited like Gradescope's default (``--memory 768m --memory-swap 768m --cpus 0.5``)
 and a little below it, down to the floor. Each row: the score, the statuses that are not ``graded``, the
 wall time of the whole command, and the peak memory of the whole process tree: the cgroup's own peak
@@ -30,15 +30,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder import _envelope  # noqa: E402
 from autograder.core.paths import EXERCISES, SOLUTIONS  # noqa: E402
+from autograder.workers import envelope as _envelope  # noqa: E402
 
 IMAGE = "tapetrace-envelope:bench"
 GRADESCOPE = "768m:0.5"
 # Grades with the plan's refusal switched off (its constants zeroed): where the floor is measured.
-UNGUARDED = ("import sys; from autograder import _envelope as e; e.BASE_BYTES = e.REFERENCE_BYTES = 0; "
+UNGUARDED = ("import sys; from autograder.workers import envelope as e; e.BASE_BYTES = e.REFERENCE_BYTES = 0; "
              "from autograder import cli; sys.exit(cli.main(sys.argv[1:]))")
-PEAK = ("from autograder import _envelope as e; import json; c = e.current(); "
+PEAK = ("from autograder.workers import envelope as e; import json; c = e.current(); "
         "print('TAPETRACE-PEAK ' + json.dumps({'peak': e.memory_in_use(c)[1], 'oom': e.oom_kills(c)}))")
 
 
@@ -62,7 +62,7 @@ def _summary(out: Path) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------ this machine
 def _tree(pid: int) -> list[int]:
-    from autograder._watch import tree
+    from autograder.workers.watch import tree
 
     return tree(pid)
 

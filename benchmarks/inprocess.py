@@ -42,12 +42,12 @@ def main() -> None:
 
     import numpy as np
 
-    from autograder import _worker
     from autograder._engine import _key, _probe_error, load_suite
-    from autograder._zygote import PRELOAD
     from autograder.core.paths import SOLUTIONS
     from autograder.core.suite import Ctx, Fail, GraderBug, StudentProblem
     from autograder.probing import tools as _probing
+    from autograder.workers import worker as _worker
+    from autograder.workers.zygote import PRELOAD
 
     exercises = [e for e in args.only.split(",") if e]
     device = {"torch": "cpu", "jax": "cpu"}

@@ -1,7 +1,7 @@
 """Does lending the reference's compiled programs help student workers? (benchmarks/run.py --sections cache)
 
 Students' workers never see the run's JAX compilation cache; they borrow programs from it by key
-(autograder/_compile_cache.py). Measured here:
+(autograder/workers/compile_cache.py). Measured here:
 
 1. whether a cache entry's key depends on the cache folder: with JAX's default
    ``jax_persistent_cache_enable_xla_caches`` the folder's path goes into the
@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 _KEY_SNIPPET = r"""
 import os, sys
-from autograder import _zygote
+from autograder.workers import zygote as _zygote
 _zygote._preload([])
 import jax
 if sys.argv[2] == "none":
@@ -58,7 +58,7 @@ def uses_jax(exercise: str) -> bool:
 
 def key_depends_on_path(xla_caches: str = "default") -> bool:
     """Compiles one op in two forked children with two cache folders; True if the keys differ."""
-    from autograder._launch import worker_env
+    from autograder.workers.launch import worker_env
 
     tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"tapetrace-keyexp-{uuid.uuid4().hex[:8]}"
     try:
@@ -74,7 +74,7 @@ def _two_passes(exercises: list[str], seed: int, mode: str) -> dict:
     student side only (the reference's results are cached per run).
 
     mode: ``lent`` (as shipped: students' workers borrow the reference's compiled programs by key,
-    ``autograder/_compile_cache.py``) or ``off`` (``TAPETRACE_JAX_CACHE=off``: every worker compiles all
+    ``autograder/workers/compile_cache.py``) or ``off`` (``TAPETRACE_JAX_CACHE=off``: every worker compiles all
     it runs).
     """
     from autograder._engine import CACHE_ENV, GradingRun

@@ -43,8 +43,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from autograder._cmd_grade import available_exercises  # noqa: E402
-from autograder._launch import worker_env  # noqa: E402
 from autograder.core.paths import EXERCISES, EXERCISES_DIR, SOLUTIONS  # noqa: E402
+from autograder.workers.launch import worker_env  # noqa: E402
 
 TAPETRACE = [sys.executable, "-m", "autograder.cli"]
 SECTIONS = ("iso", "jobs", "perex", "class", "otter", "load", "safety", "cache", "scale", "envelope")
@@ -67,7 +67,7 @@ def timed(cmd: list[str], env: dict | None = None, timeout: float = 7200) -> tup
 
 def _planned_jobs() -> int:
     """``tapetrace grade``'s --jobs default here (the CPUs and memory this process gets: _envelope.plan)."""
-    from autograder import _envelope
+    from autograder.workers import envelope as _envelope
 
     return _envelope.plan(_envelope.current()).jobs
 

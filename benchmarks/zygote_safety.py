@@ -20,9 +20,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder import _launch  # noqa: E402
 from autograder._engine import GradingRun, _key  # noqa: E402
 from autograder.core import wire as _wire  # noqa: E402
+from autograder.workers import launch as _launch  # noqa: E402
 
 _VOLATILE = {"seconds", "launcher"}
 

@@ -14,8 +14,11 @@ import types
 
 import pytest
 
-from autograder import _cells, _exec, _loader, _public
+from autograder import _public
 from autograder.core.paths import EXERCISES
+from autograder.submissions import cells as _cells
+from autograder.submissions import execute as _exec
+from autograder.submissions import loader as _loader
 
 EX = EXERCISES
 

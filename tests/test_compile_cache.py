@@ -1,4 +1,4 @@
-"""The reference's compiled programs are lent to students' workers by key only (autograder/_compile_cache.py).
+"""The reference's compiled programs are lent to students' workers by key only (autograder/workers/compile_cache.py).
 
 - the grader answers a key with that entry of the run's cache and nothing else: no path, no link, no
   folder, nothing that is not a regular file named ``<key>-cache`` in it;
@@ -22,11 +22,13 @@ import numpy as np
 import pytest
 from conftest import SEED
 
-from autograder import _compile_cache, _engine, _launch
+from autograder import _engine
 from autograder._engine import GradingRun
 from autograder.core import registry as _registry
 from autograder.core import wire as _wire
 from autograder.core.paths import SOLUTIONS
+from autograder.workers import compile_cache as _compile_cache
+from autograder.workers import launch as _launch
 
 KEY = "jit_step-" + "ab" * 32
 

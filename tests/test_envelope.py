@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import _cmd_grade, _envelope
-from autograder._envelope import GIB, MIB, Envelope
+from autograder import _cmd_grade
+from autograder.workers import envelope as _envelope
+from autograder.workers.envelope import GIB, MIB, Envelope
 
 MEMINFO = "MemTotal:       16384000 kB\nMemFree:         1000000 kB\n"
 V1_UNLIMITED = "9223372036854771712"
@@ -220,11 +221,11 @@ def test_a_zygote_or_spawned_worker_keeps_to_the_planned_cpus():
     import subprocess
     import sys
 
-    from autograder._launch import CPUS_ENV
     from autograder.core.paths import ROOT
+    from autograder.workers.launch import CPUS_ENV
 
     cpu = max(os.sched_getaffinity(0))
-    code = "from autograder._launch import keep_to_planned_cpus as k; import os; k(); print(sorted(os.sched_getaffinity(0)))"
+    code = "from autograder.workers.launch import keep_to_planned_cpus as k; import os; k(); print(sorted(os.sched_getaffinity(0)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={**os.environ, CPUS_ENV: str(cpu), "PYTHONPATH": str(ROOT)})
     assert out.stdout.strip() == f"[{cpu}]", out.stderr

@@ -25,7 +25,7 @@ ATTACKS = ROOT / "tests" / "adversarial" / "attacks"
 IMAGE = "tapetrace-envelope:test"
 # grades with the plan's worker cap raised far beyond the container (a misplanned envelope): the kernel's
 # OOM killer then stops a student's allocation before its cap does
-UNCAPPED = ("import sys; from autograder import _envelope as e; e.BASE_BYTES = e.REFERENCE_BYTES = 0; "
+UNCAPPED = ("import sys; from autograder.workers import envelope as e; e.BASE_BYTES = e.REFERENCE_BYTES = 0; "
             "e.MIN_WORKER_BYTES = e.DEFAULT_WORKER_BYTES = 8 * 2**30; "
             "from autograder import cli; sys.exit(cli.main(sys.argv[1:]))")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 
-from autograder import _loader
 from autograder.core.paths import EXERCISES, ROOT
+from autograder.submissions import loader as _loader
 
 spec = importlib.util.spec_from_file_location("make_examples", ROOT / "scripts" / "make_examples.py")
 make_examples = importlib.util.module_from_spec(spec)

@@ -22,10 +22,12 @@ from pathlib import Path
 import pytest
 from conftest import SEED
 
-from autograder import _engine, _envelope, _watch, cli
+from autograder import _engine, cli
 from autograder._engine import GradingRun
 from autograder.core.i18n import render
 from autograder.core.paths import SOLUTIONS
+from autograder.workers import envelope as _envelope
+from autograder.workers import watch as _watch
 
 EX, CANARY = "ex09_autograd_tape", "ex01_torch_mlp"
 pytestmark = pytest.mark.skipif(importlib.util.find_spec(f"autograder.hidden.{EX}") is None,

@@ -20,11 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder import _intake, _launch
 from autograder.core import text as _text
 from autograder.core import wire as _wire
 from autograder.core.paths import ROOT
 from autograder.core.protocol import probe_error
+from autograder.workers import intake as _intake
+from autograder.workers import launch as _launch
 
 ROGUE = Path(__file__).parent / "scripts" / "rogue_worker.py"
 SPEC = {"role": "student", "exercise": "ex01_torch_mlp", "sandbox": {"scratch": "/nonexistent"}}

@@ -20,8 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import _landlock, _sandbox, _seccomp
 from autograder.core.paths import ROOT, SOLUTIONS
+from autograder.sandbox import isolate as _sandbox
+from autograder.sandbox import landlock as _landlock
+from autograder.sandbox import seccomp as _seccomp
 
 AS_CONTAINER = ROOT / "tests" / "scripts" / "as_container.sh"
 ATTACKS = ROOT / "tests" / "adversarial" / "attacks"
@@ -177,7 +179,7 @@ def _engine_copy(base: Path) -> Path:
 def _closed_to_others() -> str | None:
     """A folder on the way to this Python's files that other users cannot enter (``/root`` aside: the
     script opens it), else None."""
-    from autograder import _sandbox
+    from autograder.sandbox import isolate as _sandbox
 
     for d in _sandbox._python_dirs():
         parts = d.split("/")

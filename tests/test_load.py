@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import _watch
 from autograder.core.paths import ROOT, SOLUTIONS
+from autograder.workers import watch as _watch
 
 HOG = "while True: pass"
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs Linux CPU affinity")
@@ -86,7 +86,7 @@ def test_a_notebooks_context_budget_is_in_working_seconds():
     """A context statement of 0.5 CPU-s (under the 1 s a statement may take) runs to its end beside hogs."""
     script = textwrap.dedent("""
         import json, time
-        from autograder import _exec
+        from autograder.submissions import execute as _exec
         def burn(s):
             t = time.process_time()
             while time.process_time() - t < s:

@@ -7,8 +7,9 @@ import zipfile
 
 import pytest
 
-from autograder import _cells, _loader
 from autograder.core.paths import EXERCISES
+from autograder.submissions import cells as _cells
+from autograder.submissions import loader as _loader
 
 
 def _nb(cells):

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import _loader, _notebook
+from autograder import _notebook
 from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
+from autograder.submissions import loader as _loader
 
 EX1, EX9 = "ex01_torch_mlp", "ex09_autograd_tape"
 

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import _cells, _loader, _loadguard
 from autograder._engine import GradingRun
 from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
+from autograder.submissions import cells as _cells
+from autograder.submissions import loader as _loader
+from autograder.submissions import loadguard as _loadguard
 
 TEMPLATE = ROOT / "student_template" / "tapetrace.ipynb"
 GENEROUS = 300.0  # seconds: a hang guard on a loaded machine

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import MUTANTS, make_submission
 
-from autograder._worker import _run_probe, is_stub_raise
 from autograder.core.i18n import catalogue
+from autograder.workers.worker import _run_probe, is_stub_raise
 
 STUDENT = '''
 from helper_lib import library_call

@@ -23,10 +23,11 @@ import numpy as np
 import pytest
 from conftest import SEED
 
-from autograder import _engine, _launch
+from autograder import _engine
 from autograder._engine import GradingRun, jax_cache_dir, schedule
 from autograder.core import registry as _registry
 from autograder.core.paths import EXERCISES, SOLUTIONS
+from autograder.workers import launch as _launch
 
 
 def test_schedule_puts_jax_only_first_then_longest_first():
@@ -267,7 +268,7 @@ def test_zygote_warm_ups_leave_one_thread_and_no_dynamo_state():
 def test_the_zygote_reports_a_worker_exit_at_once_not_at_its_poll_timeout():
     """A worker's exit wakes the zygote (SIGCHLD on a wake-up pipe): the grader, which waits for that report
     whenever it closes a worker, is not held up until the zygote's next poll timeout."""
-    from autograder import _zygote
+    from autograder.workers import zygote as _zygote
 
     report_r, report_w = os.pipe()
     pid = os.fork()
@@ -334,7 +335,8 @@ def test_the_c_library_is_loaded_once_per_process_and_shared_by_the_sandbox_laye
     import ctypes
     import ctypes.util
 
-    from autograder import _landlock, _sandbox
+    from autograder.sandbox import isolate as _sandbox
+    from autograder.sandbox import landlock as _landlock
 
     _sandbox.preload()
     lib = _sandbox.c_library()
@@ -368,7 +370,7 @@ def test_reused_mlir_contexts_lower_the_same_modules_and_compute_the_same_values
 
 @pytest.mark.parametrize("launcher", ["zygote", "spawn"])
 def test_jax_workers_reuse_mlir_contexts_forked_or_spawned(launcher):
-    from autograder._jaxtune import LOWERINGS_PER_CONTEXT
+    from autograder.workers.jaxtune import LOWERINGS_PER_CONTEXT
 
     run = GradingRun(device="cpu", seed=SEED, launcher=launcher)
     try:

@@ -11,7 +11,7 @@ import mmap
 import multiprocessing
 import os
 
-from autograder import _zygote
+from autograder.workers import zygote as _zygote
 
 
 def _in_child(body) -> int:  # noqa: ANN001 - a function run in a forked child

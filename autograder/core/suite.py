@@ -130,7 +130,7 @@ class Ctx:
     def observed(self) -> dict[str, int] | None:
         """What the grader itself saw of the student's last probe call, outside the student's process:
         ``{"programs": n, "distinct": k}``, the JAX programs the worker compiled (asked the grader for,
-        ``autograder._compile_cache``) during that call. None where nothing is seen: the notebook's
+        ``autograder.workers.compile_cache``) during that call. None where nothing is seen: the notebook's
         self-check (the probes run in the student's own process) or a worker that compiles no JAX."""
         return self._observed() if self._observed is not None else None
 

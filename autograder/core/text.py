@@ -3,7 +3,7 @@
 A submission controls many strings that end up in what an instructor or a student reads: file and
 folder names, the type name and message of an exception its code raised, what a worker sends back.
 They enter the grader's records through one function, :func:`clean` (the worker intake,
-``autograder/_intake.py``; the loader's refusals; a check's message fields), which makes them
+``autograder/workers/intake.py``; the loader's refusals; a check's message fields), which makes them
 printable, one line and bounded:
 
 - bytes, and names that are not UTF-8 (a file name's undecodable bytes reach Python as lone

@@ -8,7 +8,7 @@ is parsed: size (:data:`MAX_FRAME`), nesting depth (:data:`MAX_DEPTH`) and
 number of values (:data:`MAX_VALUES`), so a hostile frame costs the grader at
 most a few times its size in memory (a 48 MB frame of nested empty lists
 once took it from 54 MB to 2.3 GB). What the values mean is checked where
-they enter the grader (``autograder/_intake.py``).
+they enter the grader (``autograder/workers/intake.py``).
 """
 
 from __future__ import annotations

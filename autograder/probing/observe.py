@@ -2,7 +2,7 @@
 
 The counters a probe keeps (how often a loss was traced, how often a model ran) live in the
 student's process, where the student's code can reach them. What the grader sees is not: every
-program a student's JAX worker compiles is asked of the grader first (``autograder._compile_cache``),
+program a student's JAX worker compiles is asked of the grader first (``autograder.workers.compile_cache``),
 and :meth:`autograder.core.suite.Ctx.observed` gives their count for the student's last probe call. A
 check that calls a jitted function once per request therefore knows, call by call, what was
 compiled: a function jitted as a whole compiles one program per new input shape and none for a

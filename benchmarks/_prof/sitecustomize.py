@@ -13,8 +13,8 @@ import os
 import time
 
 if os.environ.get("TAPETRACE_PROF") == "1":
-    import autograder._worker as _worker
     import autograder.core.wire as _wire
+    import autograder.workers.worker as _worker
 
     _state: dict = {"compile": {}, "n_compile": 0, "marks": {}, "names": []}
     _orig_send, _orig_main, _orig_load, _orig_probe = _wire.send, _worker.worker_main, _worker._load, _worker._run_probe
@@ -35,7 +35,7 @@ if os.environ.get("TAPETRACE_PROF") == "1":
         _state["compile"], _state["n_compile"], _state["names"] = {}, 0, []
 
     def _send(fd: int, obj: object, *deadline: float) -> None:
-        from autograder import _compile_cache
+        from autograder.workers import compile_cache as _compile_cache
 
         if _compile_cache.is_request(obj):  # a request for a compiled program: not an answer, sent as it is
             _orig_send(fd, obj, *deadline)

@@ -245,7 +245,7 @@ def test_a_worker_fills_no_disk(attack_run, tmp_path):
     """20,000 files and 1 GB in 8 MB files (under the 64 MB file cap), in the scratch and /tmp: with namespaces
     the private tmpfs refuses past its caps; without, the grader's watch kills the worker (it once left 1 GB
     until the run ended). Either way nothing it wrote is left once it is closed."""
-    from autograder import _quota
+    from autograder.sandbox import quota as _quota
 
     status, wrote = _student_says(attack_run, "disk_filler.py", tmp_path, "FILLED ")
     if status.get("code") == "SCRATCH_FULL":

@@ -77,7 +77,7 @@ def _in_subprocess(code: str) -> dict:
 def test_audit_hook_refuses_the_ways_into_a_probe():
     got = _in_subprocess("""
         import ctypes, gc, json, os, sys, json.decoder
-        from autograder import _guard
+        from autograder.workers import guard as _guard
         _guard.install_audit_hook()
         out = {}
 
@@ -121,7 +121,7 @@ def test_only_the_context_deadline_may_set_a_tracer():
     it (or any other code) may not set a tracer."""
     got = _in_subprocess("""
         import json, time
-        from autograder import _exec, _guard
+        from autograder.submissions import execute as _exec; from autograder.workers import guard as _guard
         _guard.install_audit_hook(_guard.context_tracers())
         out = {}
         ns = {}
@@ -154,7 +154,7 @@ def test_snapshot_sees_and_undoes_changes_to_the_grader_and_libraries():
         import builtins, json
         import numpy as np
         import autograder.exercises.ex05_jit_train_step.probes as P
-        from autograder import _guard
+        from autograder.workers import guard as _guard
 
         snap = _guard.Snapshot(_guard.grader_folder())
         out = {"clean": snap.changes()}
@@ -176,7 +176,7 @@ def test_snapshot_sees_and_undoes_changes_to_the_grader_and_libraries():
 def test_snapshot_sees_a_probe_functions_closure_and_defaults():
     got = _in_subprocess("""
         import json
-        from autograder import _guard; from autograder.probing import tools as _probing
+        from autograder.workers import guard as _guard; from autograder.probing import tools as _probing
 
         snap = _guard.Snapshot(_guard.grader_folder())
         conv = _probing.jax_converter  # a grader function: its defaults are watched

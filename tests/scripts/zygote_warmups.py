@@ -12,7 +12,7 @@ import torch._dynamo
 import torch._dynamo.guards
 import torch._dynamo.utils
 
-from autograder import _zygote
+from autograder.workers import zygote as _zygote
 
 _zygote._warm_torch()
 _zygote._warm_dynamo()

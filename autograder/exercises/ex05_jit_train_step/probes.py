@@ -253,7 +253,7 @@ def probe_fit(mod: Any, params: dict, steps: int, learning_rate: float, return_p
 
 # ----------------------------------------------------------------------------- one call per request
 # The trace checks call the step once per request, so the grader sees, call by call, which programs the
-# worker compiled (autograder._compile_cache: every compile of a student's worker is asked of the grader),
+# worker compiled (autograder.workers.compile_cache: every compile of a student's worker is asked of the grader),
 # beside the counters of the loss and the optimizer, which live in the student's process.
 _SESSION: dict[str, Any] = {}
 

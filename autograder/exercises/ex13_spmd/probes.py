@@ -5,7 +5,7 @@ probe's own (``jax.make_mesh`` over the first n devices, explicit axes where thi
 so are the loss functions: each records, while JAX traces it, how many rows of the batch one device
 holds — the local shape inside ``shard_map``, or the shard shape of the batch's sharded type under
 ``jax.jit`` (explicit sharding) — and how often it was traced. The grader's worker has 8 CPU
-devices (``META.cpu_devices`` in ``__init__.py``, applied by ``autograder._worker`` before JAX starts); in a notebook the
+devices (``META.cpu_devices`` in ``__init__.py``, applied by ``autograder.workers.worker`` before JAX starts); in a notebook the
 probes use whatever devices the runtime has.
 """
 

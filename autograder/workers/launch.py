@@ -24,9 +24,13 @@ import threading
 import time
 from typing import Any
 
-from autograder import _compile_cache, _envelope, _intake, _quota, _watch
 from autograder.core import wire as _wire
 from autograder.core.paths import ROOT
+from autograder.sandbox import quota as _quota
+from autograder.workers import compile_cache as _compile_cache
+from autograder.workers import envelope as _envelope
+from autograder.workers import intake as _intake
+from autograder.workers import watch as _watch
 
 # XLA's compile options for a CPU run. Grading compiles hundreds of small programs per exercise
 # (eager ops at new shapes, jitted student functions) that then run a few times, so compile time
@@ -164,7 +168,7 @@ class Proc:
 
 
 class SpawnLauncher:
-    """Starts each worker as ``python -m autograder._worker`` (no shared state)."""
+    """Starts each worker as ``python -m autograder.workers.worker`` (no shared state)."""
 
     kind = "spawn"
 
@@ -175,7 +179,7 @@ class SpawnLauncher:
     def spawn(self, spec: dict[str, Any], fds: tuple[int, ...]) -> Proc:
         """Starts a worker with ``fds``: its command and result pipes, and optionally its stderr's."""
         popen = subprocess.Popen(
-            [*self.prefix, sys.executable, "-m", "autograder._worker", str(fds[0]), str(fds[1]), json.dumps(spec)],
+            [*self.prefix, sys.executable, "-m", "autograder.workers.worker", str(fds[0]), str(fds[1]), json.dumps(spec)],
             pass_fds=fds[:2], env=worker_env(self.cpu_jax), cwd=str(ROOT), start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=fds[2] if len(fds) > 2 else subprocess.DEVNULL,  # its stderr pipe (Worker.stderr)
@@ -213,7 +217,7 @@ class ZygoteLauncher:
             extra += ["--then-full", str(then_full.fileno())]
         try:
             self._popen: subprocess.Popen | None = subprocess.Popen(
-                [*(prefix or []), sys.executable, "-m", "autograder._zygote", str(child.fileno()), *extra],
+                [*(prefix or []), sys.executable, "-m", "autograder.workers.zygote", str(child.fileno()), *extra],
                 pass_fds=fds, env=worker_env(cpu_jax), cwd=str(ROOT), start_new_session=True,
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )

@@ -9,7 +9,7 @@ Supported forms (GRADING.md):
 - a notebook: each exercise's *graded module* is its section (the code cells
   under its template heading, and cells carrying its metadata) plus, as
   context, what "Run all" gives it from the cells above (see
-  :mod:`autograder._cells`, which does the splitting). Only code cells'
+  :mod:`autograder.submissions.cells`, which does the splitting). Only code cells'
   sources are read (outputs are ignored), so notebooks get a larger size cap
   than ``.py`` files;
 - a ``.zip`` of any of these (at the top or inside one folder), extracted
@@ -29,9 +29,9 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import _cells
-from autograder._cells import hoist_future_imports  # noqa: F401 - re-exported
 from autograder.core.paths import EXERCISES
+from autograder.submissions import cells as _cells
+from autograder.submissions.cells import hoist_future_imports  # noqa: F401 - re-exported
 
 MAX_ZIP_BYTES = 50 * 1024 * 1024
 MAX_ZIP_ENTRIES = 500
@@ -147,7 +147,7 @@ def _refused_all(path: str, err: Refused, form: str = "directory") -> Submission
 
 
 def notebook_sources(nb: dict) -> dict[str, str | None]:
-    """Each exercise's section of a notebook, without context (see :mod:`autograder._cells`)."""
+    """Each exercise's section of a notebook, without context (see :mod:`autograder.submissions.cells`)."""
     try:
         return _cells.sections(_cells.notebook_cells(nb, EXERCISES), EXERCISES)
     except ValueError as err:

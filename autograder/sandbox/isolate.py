@@ -19,11 +19,11 @@ Layers, each tried and recorded (the JSON's ``isolation`` says what was obtained
   * an unprivileged uid/gid of its own, where Python's files are readable by such a user
     (:func:`_uid_feasible`; Docker's default keeps CAP_SETUID/CAP_SETGID), with its own process
     limit; private files are then unreadable only where their modes say so;
-  * Landlock (:mod:`autograder._landlock`): reads beneath the system, Python and the engine's
+  * Landlock (:mod:`autograder.sandbox.landlock`): reads beneath the system, Python and the engine's
     package only, with the private paths carved out; writes beneath the scratch only; no TCP;
     signals, abstract sockets and tracing confined to the worker itself;
   * every capability dropped, the process made non-dumpable (no tracing, no /proc/PID/mem);
-- on every level, a seccomp filter (:mod:`autograder._seccomp`): no network socket, no
+- on every level, a seccomp filter (:mod:`autograder.sandbox.seccomp`): no network socket, no
   ``connect`` (Unix sockets such as docker.sock included), no ptrace, no new namespaces or
   mounts, no io_uring, bpf, keyrings or modules;
 - an import blocker for the private packages (defence in depth);
@@ -33,14 +33,14 @@ Layers, each tried and recorded (the JSON's ``isolation`` says what was obtained
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
-import functools
 import os
 import resource
 import signal
 import sys
 import tempfile
 from pathlib import Path
+
+from autograder.sandbox.libc import c_library
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
@@ -71,21 +71,11 @@ def _vm_size_bytes() -> int:
     return 0
 
 
-@functools.cache
-def c_library() -> ctypes.CDLL:
-    """The C library, loaded once per process (the zygote loads it before forking: see :func:`preload`).
-
-    ``ctypes.util.find_library`` runs ``ldconfig -p`` in a subprocess, a fork of this whole process,
-    on every call: once per process, not once per caller."""
-    lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    lib.syscall.restype = ctypes.c_long
-    return lib
-
-
 def preload() -> None:
     """Imports the sandbox's layers and loads the C library: what every student's worker needs, paid
     once in the zygote instead of in each worker (the modules would be compiled from source there)."""
-    from autograder import _landlock, _seccomp  # noqa: F401
+    from autograder.sandbox import landlock as _landlock  # noqa: F401
+    from autograder.sandbox import seccomp as _seccomp  # noqa: F401
 
     c_library()
 
@@ -118,7 +108,7 @@ def _needed_under(covered: tuple[str, ...]) -> tuple[list[str], dict[str, str]]:
         ``(directories, links)``: real directories to bind back, and symbolic links on the way to a
         needed path (``link -> target``, e.g. a virtualenv under /tmp linking elsewhere) to recreate.
     """
-    engine = str(Path(__file__).resolve().parent.parent)
+    engine = str(Path(__file__).resolve().parents[2])
     candidates = [engine, sys.prefix, sys.base_prefix, *[p for p in sys.path if p and os.path.isdir(p)]]
 
     def under(p: str) -> bool:
@@ -210,7 +200,7 @@ def _namespaces(hide: list[str], network: bool, got: dict[str, object], skip: li
     covered = ("/tmp", "/dev/shm")
     keep, links = _needed_under(covered)
     held = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in keep}
-    # size and inode caps: all a worker may write (autograder/_quota.py)
+    # size and inode caps: all a worker may write (autograder/sandbox/quota.py)
     for d, size in (("/tmp", b"size=256m,nr_inodes=10000,mode=1777"), ("/dev/shm", b"size=64m,nr_inodes=1000,mode=1777")):
         if os.path.isdir(d):
             libc.mount(b"tmpfs", d.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, size)
@@ -384,7 +374,7 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
         pass
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     linux = sys.platform.startswith("linux")
-    from autograder._landlock import SECRETS
+    from autograder.sandbox.landlock import SECRETS
 
     private = list(hide)  # what the guarantees speak of
     hide = [*hide, *(p for p in SECRETS if os.path.exists(p))]  # and the machine's password hashes, host keys
@@ -420,7 +410,7 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
         libc = c_library()
         libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         if threads == 1:
-            from autograder import _seccomp
+            from autograder.sandbox import seccomp as _seccomp
 
             got["seccomp_signals"] = not (got["pid_namespace"] or got.get("uid") is not None
                                           or got.get("landlock_scoped"))
@@ -438,12 +428,12 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
 
 def _landlock_layer(scratch: str, hide: list[str], read: list[str], got: dict[str, object], skip: list[str],
                     private_shm: bool) -> None:
-    """Landlock's allow-list (see :mod:`autograder._landlock`); ``private_shm``: /dev/shm is the worker's own."""
-    from autograder import _landlock
+    """Landlock's allow-list (see :mod:`autograder.sandbox.landlock`); ``private_shm``: /dev/shm is the worker's own."""
+    from autograder.sandbox import landlock as _landlock
 
     abi = 0 if "landlock" in skip else _landlock.abi_version()
     if abi:
-        engine = str(Path(__file__).resolve().parent)
+        engine = str(Path(__file__).resolve().parents[1])
         writable = [scratch, "/dev/shm"] if private_shm and os.path.isdir("/dev/shm") else [scratch]
         rules = _landlock.plan(scratch=writable, read=[*_python_dirs(), engine, *read], denied=hide)
         got.update(_landlock.restrict(rules, abi))

@@ -1,4 +1,4 @@
-"""Runs a graded module (:mod:`autograder._cells`) the way "Run all" ran it: context, then section.
+"""Runs a graded module (:mod:`autograder.submissions.cells`) the way "Run all" ran it: context, then section.
 
 Used by the worker (``_worker._load``, in the sandbox) and by the notebook's self-check
 (``_public``, in the student's kernel), so both see the same module:
@@ -41,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from autograder._cells import section_reads, split_graded
+from autograder.submissions.cells import section_reads, split_graded
 
 CONTEXT_BUDGET = 3.0
 DEFINITIONS_GRACE = 2.0
@@ -214,7 +214,7 @@ def select(cells: list[dict[str, Any]], roots: set[str] | None) -> list[tuple[di
     """The context statements the section needs, in notebook order: ``(cell, statement index, kind)``.
 
     Args:
-        cells: context cells (see :func:`autograder._cells.context_cell`).
+        cells: context cells (see :func:`autograder.submissions.cells.context_cell`).
         roots: names the section and the contract read; None takes every kept statement.
     """
     stmts = [(c, int(i), str(kind), set(binds), set(reads)) for c in cells for i, kind, binds, reads in c["stmts"]]
@@ -264,7 +264,7 @@ class _Clock:
     """Working seconds of this process since it was made: CPU time, plus time asleep with none of its threads
     running or waiting for a CPU. Time spent waiting behind other processes (a loaded machine, a container's
     CPU quota) does not count, so a budget in these seconds means the same on a busy machine as on an idle
-    one (the grader measures its workers the same way: ``autograder/_watch.py``)."""
+    one (the grader measures its workers the same way: ``autograder/workers/watch.py``)."""
 
     def __init__(self) -> None:
         self.used = 0.0
@@ -460,7 +460,7 @@ def run(prepared: Prepared, namespace: dict[str, Any], *, interrupts: bool = Fal
         budget: the context's time budget.
         section_guard: a context manager factory wrapped around the section's run (a time limit).
         after_context: called between the context and the section (a student's worker puts back
-            what the context changed of the grader's own code: ``autograder._guard.Snapshot.restore``).
+            what the context changed of the grader's own code: ``autograder.workers.guard.Snapshot.restore``).
     """
     add_standins(namespace)
     report = run_context(namespace, prepared.context, prepared.roots, budget=budget, interrupts=interrupts)

@@ -135,10 +135,11 @@ def _no_tqdm_monitor() -> Any:
 def _worker_modules() -> None:
     """What every child runs: the worker, the sandbox every student's worker applies, the compile cache's
     borrower, the datasets, and (once JAX is imported) the JAX set-up of ``_jaxtune``."""
-    import autograder._compile_cache  # noqa: F401
-    import autograder._worker  # noqa: F401
-    from autograder import _jaxtune, _sandbox
+    import autograder.workers.compile_cache  # noqa: F401
+    import autograder.workers.worker  # noqa: F401
     from autograder.core import data as _data
+    from autograder.sandbox import isolate as _sandbox
+    from autograder.workers import jaxtune as _jaxtune
 
     _sandbox.preload()
     _jaxtune.reuse_mlir_contexts()
@@ -161,7 +162,7 @@ def _settle() -> None:
 
 def _jaxtune_now() -> None:
     """The JAX set-up of ``_jaxtune`` once JAX is imported (a full zygote imports it after its workers' modules)."""
-    from autograder import _jaxtune
+    from autograder.workers import jaxtune as _jaxtune
 
     _jaxtune.reuse_mlir_contexts()
 
@@ -182,7 +183,7 @@ def private_memory() -> int:
     """
     import ctypes
 
-    from autograder._sandbox import c_library
+    from autograder.sandbox.libc import c_library
 
     libc = c_library()
     libc.mmap.restype = ctypes.c_void_p
@@ -309,7 +310,7 @@ class _Server:
                 self.queue.append((req, fds))
 
     def fork(self, req: dict[str, Any], fds: list[int]) -> None:
-        from autograder._worker import worker_main
+        from autograder.workers.worker import worker_main
 
         pid = os.fork()
         if pid == 0:  # the worker
@@ -395,13 +396,13 @@ def _full(server: _Server, extra: list[str]) -> NoReturn:
 
 
 def main() -> None:
-    """Entry point: ``python -m autograder._zygote SOCKFD [--jax-only [--then-full FD]] [MODULE...]``."""
+    """Entry point: ``python -m autograder.workers.zygote SOCKFD [--jax-only [--then-full FD]] [MODULE...]``."""
     args = sys.argv[2:]
     jax_only = args[:1] == ["--jax-only"]
     full_fd = int(args[2]) if jax_only and args[1:2] == ["--then-full"] else None
     extra = args[(3 if full_fd is not None else 1) if jax_only else 0:]
     _subreaper()
-    from autograder._launch import keep_to_planned_cpus
+    from autograder.workers.launch import keep_to_planned_cpus
 
     keep_to_planned_cpus()  # before any thread exists: every worker inherits it
     gc.disable()  # until the imports are done: see _settle

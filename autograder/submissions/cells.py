@@ -14,7 +14,7 @@ one *graded module*:
   each with the names it binds and the global names it reads (:func:`statement_names`).
   Kept: imports, ``def``, ``class``, assignments, and ``if``/``try``/``with`` blocks without
   loops; not kept: loops and bare expression statements (training runs, prints, plots).
-  :mod:`autograder._exec` runs the part of it the section needs, with every failure skipped,
+  :mod:`autograder.submissions.execute` runs the part of it the section needs, with every failure skipped,
   under a small time budget.
 
 Sections follow the template: a markdown cell starts exercise EX's section when its first

@@ -1,6 +1,6 @@
 """A seccomp filter for a student's worker: the system calls no exercise needs, refused.
 
-Installed last by :mod:`autograder._sandbox`, unprivileged (``no_new_privs``), on every
+Installed last by :mod:`autograder.sandbox.isolate`, unprivileged (``no_new_privs``), on every
 isolation level. It refuses with ``EPERM`` (never kills: a refused call is an ordinary
 ``OSError`` in the student's code):
 
@@ -155,7 +155,7 @@ def install(confine_signals: bool = False) -> bool:
     raw = b"".join(struct.pack("HBBI", *ins) for ins in prog)
     buf = ctypes.create_string_buffer(raw, len(raw))
     fprog = _SockFprog(len(prog), ctypes.cast(buf, ctypes.c_void_p))
-    from autograder._sandbox import c_library
+    from autograder.sandbox.libc import c_library
 
     libc = c_library()
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:

@@ -1,9 +1,9 @@
 """Reading submissions under a time and memory budget, in a child process (never the grader's own).
 
-:mod:`autograder._loader` turns a submission into source texts: it reads files and zips, parses JSON,
+:mod:`autograder.submissions.loader` turns a submission into source texts: it reads files and zips, parses JSON,
 splits notebooks into cells and runs IPython's input transformer on them. Its parsing is linear in what
 it reads, but a submission chooses what it holds: tens of thousands of cells, a notebook of nested
-empty lists. So every read runs in a child process (``python -m autograder._loadguard``) with an
+empty lists. So every read runs in a child process (``python -m autograder.submissions.loadguard``) with an
 address-space cap, and the grader waits for it with a deadline: a submission that exceeds either is
 *unreadable* (GRADING.md), with a message saying which, and the rest of the batch is untouched (the
 child is replaced for the next one). The grader's main thread only waits.
@@ -22,9 +22,9 @@ import tempfile
 import time
 from typing import Any
 
-from autograder._loader import Submission, SubmissionError
 from autograder.core import wire as _wire
 from autograder.core.paths import ROOT
+from autograder.submissions.loader import Submission, SubmissionError
 
 READ_MEM_BYTES = 1536 * 1024**2  # beyond what the child has mapped once started; a 100 MB notebook needs ~0.5 GB
 
@@ -70,11 +70,11 @@ class Reader:
     def _start(self) -> subprocess.Popen:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(
             os.pathsep), TMPDIR=self._tmp, PYTHONDONTWRITEBYTECODE="1")
-        return subprocess.Popen([sys.executable, "-m", "autograder._loadguard", str(self.mem_bytes)],
+        return subprocess.Popen([sys.executable, "-m", "autograder.submissions.loadguard", str(self.mem_bytes)],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
 
     def load(self, path: str) -> Submission:
-        """One submission, as :func:`autograder._loader.load` reads it.
+        """One submission, as :func:`autograder.submissions.loader.load` reads it.
 
         Raises:
             SubmissionError: it cannot be read (:class:`ReadBudgetExceeded`: over the budget).
@@ -147,8 +147,8 @@ def _vm_size() -> int:
 
 
 def main() -> None:
-    """The child: ``python -m autograder._loadguard MEM_BYTES``; requests on stdin, answers on stdout."""
-    from autograder import _loader
+    """The child: ``python -m autograder.submissions.loadguard MEM_BYTES``; requests on stdin, answers on stdout."""
+    from autograder.submissions import loader as _loader
 
     out = os.dup(1)
     devnull = os.open(os.devnull, os.O_WRONLY)

@@ -60,7 +60,7 @@ class _PathBeneath(ctypes.Structure):
 
 
 def _libc() -> ctypes.CDLL:
-    from autograder._sandbox import c_library  # the one loaded C library (syscall returns a long)
+    from autograder.sandbox.libc import c_library  # the one loaded C library (syscall returns a long)
 
     return c_library()
 

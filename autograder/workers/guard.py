@@ -51,7 +51,7 @@ _TRACE_EVENTS = frozenset({"sys.settrace", "sys.setprofile"})
 _CODE_ATTRS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 _PROC_MEM = re.compile(r"/proc/[^/]+(/task/[^/]+)?/mem\Z")
 # Data of other modules that the grader's measurements rely on: JAX's compilation cache, through which
-# the grader sees every program a student's worker compiles (autograder._compile_cache.Borrower).
+# the grader sees every program a student's worker compiles (autograder.workers.compile_cache.Borrower).
 WATCHED = (("jax._src.compilation_cache", "_cache"), ("jax._src.compilation_cache", "_cache_initialized"))
 _REFUSED_IMPORTS = frozenset({"_testcapi", "_testinternalcapi", "_testbuffer", "_testmultiphase", "_xxtestfuzz",
                               "_cffi_backend", "cffi"})
@@ -238,7 +238,7 @@ class Guard:
     Args:
         prefixes: folders whose code is not the student's (:func:`protected_prefixes`).
         tracers: code objects allowed to call ``sys.settrace``/``sys.setprofile`` (the context's
-            time limit, :class:`autograder._exec._Deadline`), or to be the trace function in place
+            time limit, :class:`autograder.submissions.execute._Deadline`), or to be the trace function in place
             when one is unset, each with the exact class its ``self`` must have (None: any).
     """
 
@@ -323,8 +323,8 @@ def install_audit_hook(tracers: Iterable[tuple[types.CodeType, type | None]] = (
 
 
 def context_tracers() -> list[tuple[types.CodeType, type | None]]:
-    """The code of :class:`autograder._exec._Deadline` that sets and clears its tracer."""
-    from autograder import _exec
+    """The code of :class:`autograder.submissions.execute._Deadline` that sets and clears its tracer."""
+    from autograder.submissions import execute as _exec
 
     deadline = _exec._Deadline
     return [(deadline._alarm.__code__, deadline), (deadline.disarm.__code__, deadline),

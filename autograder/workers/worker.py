@@ -1,7 +1,7 @@
 """The worker: loads one exercise module (student or reference) and serves probes.
 
 Started by the grader (forked from the warm zygote, or spawned with
-``python -m autograder._worker``). It speaks only through two pipes: commands
+``python -m autograder.workers.worker``). It speaks only through two pipes: commands
 in, plain-data results out (see :mod:`autograder.core.wire`); its stdout goes to /dev/null (printing
 cannot flood anything), its stderr to a pipe the grader drains, keeping the head and the tail for
 the instructor (``_watch.StderrTail``).
@@ -22,8 +22,8 @@ import traceback
 import types
 from typing import Any
 
-from autograder import _exec
 from autograder.core import wire as _wire
+from autograder.submissions import execute as _exec
 
 
 def _setup_threads_and_precision(device: dict[str, str], jax_cache: str | None) -> None:
@@ -139,10 +139,10 @@ def is_stub_raise(err: NotImplementedError, path: str) -> bool:
 def _load(spec: dict[str, Any], after_context: Any = None) -> tuple[Any, dict[str, Any]]:
     """Loads the exercise's module: a plain file, or a notebook's graded module (context, then section).
 
-    See :mod:`autograder._exec`: stand-ins for the notebook's helpers (and ``google.colab`` in a
+    See :mod:`autograder.submissions.execute`: stand-ins for the notebook's helpers (and ``google.colab`` in a
     student's worker, where the real one is absent), the context with its failures skipped under a
     small time budget, then the section strictly: its failure is the load error reported here.
-    ``after_context`` runs between the two (see :func:`autograder._exec.run`).
+    ``after_context`` runs between the two (see :func:`autograder.submissions.execute.run`).
     """
     path = os.path.abspath(spec["source_path"])
     name = spec["module_name"]
@@ -255,7 +255,7 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
 
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead of killing
     if spec.get("role") == "isolation":  # the run's pre-flight: what would a student's worker obtain?
-        from autograder import _sandbox
+        from autograder.sandbox import isolate as _sandbox
 
         _scratch, isolation = _sandbox.apply(**spec["sandbox"])
         _wire.send(res_fd, {"status": "isolation", "isolation": isolation})
@@ -263,7 +263,7 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
     _probing.DEVICE.update(spec["device"])
     meta = importlib.import_module(f"autograder.exercises.{spec['exercise']}").META
     probes = importlib.import_module(f"autograder.exercises.{spec['exercise']}.probes")
-    from autograder import _jaxtune  # the engine's (a zygote already did this before it forked)
+    from autograder.workers import jaxtune as _jaxtune  # the engine's (a zygote already did this before it forked)
 
     _jaxtune.reuse_mlir_contexts()
     # Host CPU devices the exercise asks for (ex13: 8; the others keep one): JAX reads this when its
@@ -274,8 +274,8 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
     writer = spec.get("role") == "reference" and not spec.get("sandbox")
     _setup_threads_and_precision(spec["device"], spec.get("jax_cache") if writer else None)
     if spec.get("sandbox"):
-        from autograder import _sandbox
         from autograder.core import data as _data
+        from autograder.sandbox import isolate as _sandbox
 
         # Probes read the datasets lazily; the sandbox may cover the grader's files (e.g. under
         # /tmp when `otter run` unpacked the autograder there), so read them now.
@@ -296,15 +296,17 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
     # a student's JAX asks the grader for the reference's compiled programs, by key only (_compile_cache)
     borrower = None
     if spec.get("borrow_compiles"):
-        from autograder import _compile_cache  # the engine's: not part of the notebook's runtime
+        from autograder.workers import (
+            compile_cache as _compile_cache,  # the engine's: not part of the notebook's runtime
+        )
 
         borrower = _compile_cache.borrow(cmd_fd, res_fd)
     serving = borrower.serving if borrower is not None else contextlib.nullcontext
     borrowing = borrower is not None  # every compile of the main thread is then asked of the grader
     # a student's code must not reach the probes: dispatch from a table read now, watch the grader's
     # code from now on (restored after a notebook's context, compared after the section and each
-    # probe) and refuse the introspection that reaches a running probe's state (autograder._guard)
-    from autograder import _guard  # the engine's: not part of the notebook's runtime
+    # probe) and refuse the introspection that reaches a running probe's state (autograder.workers.guard)
+    from autograder.workers import guard as _guard  # the engine's: not part of the notebook's runtime
 
     table, watch = _protect(probes, spec)
     send, recv, tampered_response = _wire.send, _wire.recv, _guard.tampered_response
@@ -343,8 +345,8 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
 
 def _protect(probes: Any, spec: dict[str, Any]) -> tuple[Any, Any]:
     """The probes as dispatched (read before any student code runs) and, in a student's worker, the
-    snapshot of the grader's code (:class:`autograder._guard.Snapshot`) with the audit hook installed."""
-    from autograder import _guard
+    snapshot of the grader's code (:class:`autograder.workers.guard.Snapshot`) with the audit hook installed."""
+    from autograder.workers import guard as _guard
 
     table = types.SimpleNamespace(**{f"probe_{k}": v for k, v in _guard.probe_table(probes).items()})
     if spec.get("role") != "student":
@@ -355,10 +357,10 @@ def _protect(probes: Any, spec: dict[str, Any]) -> tuple[Any, Any]:
 
 
 def main() -> None:
-    """Entry point of a spawned worker: ``python -m autograder._worker CMD RES SPEC`` (stderr: its pipe)."""
+    """Entry point of a spawned worker: ``python -m autograder.workers.worker CMD RES SPEC`` (stderr: its pipe)."""
     cmd_fd, res_fd = int(sys.argv[1]), int(sys.argv[2])
     spec = json.loads(sys.argv[3])
-    from autograder._launch import keep_to_planned_cpus
+    from autograder.workers.launch import keep_to_planned_cpus
 
     keep_to_planned_cpus()
     try:

@@ -1,0 +1,52 @@
+"""Submissions: reading what a student handed in, and running its code.
+
+Owns the loader (a folder, a ``.py`` file or a notebook -> modules' sources), the load guard (a
+submission's imports refused before they run), the notebook cells (``cells``: a notebook's code as a
+module, its habits) and running them (``execute``). Ships to students in part (cells, execute). Imports the
+core only; imported by the workers, the engine, the builders and the scale-out. Names are imported on
+first use (PEP 562).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
+    "CONTEXT_BUDGET": "execute",
+    "MAX_NOTEBOOK_BYTES": "loader",
+    "MAX_SOURCE_BYTES": "loader",
+    "ReadBudgetExceeded": "loadguard",
+    "Reader": "loadguard",
+    "Refused": "loader",
+    "Submission": "loader",
+    "SubmissionError": "loader",
+    "add_standins": "execute",
+    "graded_sources": "cells",
+    "install_colab_standin": "execute",
+    "load": "loader",
+    "load_bounded": "loadguard",
+    "notebook_cells": "cells",
+    "notebook_sources": "loader",
+    "prepare": "execute",
+    "read_seconds": "loadguard",
+    "remove_colab_standin": "execute",
+    "run": "execute",
+    "run_context": "execute",
+    "sections": "cells",
+    "split_graded": "cells",
+    "transform_cell": "cells",
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])

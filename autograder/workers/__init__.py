@@ -1,0 +1,74 @@
+"""Workers: the processes that run a student's code (and the reference's) beside the probes.
+
+Owns launching them (``launch``), the zygote that forks them warm (``zygote``), the worker's own loop
+(``worker``: runs probes, never verdicts), the compile caches (``compile_cache``, ``jaxtune``), reading what a
+worker sends (``intake``), watching it (``watch``), its resource envelope (``envelope``) and the guard of the
+grader's own code inside it (``guard``). Imports the sandbox, the submissions, probing and the core; imported
+by the engine, the builders and the scale-out. Ships to students in part (``worker``). Names are imported
+on first use (PEP 562).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
+    "ANSWER": "compile_cache",
+    "BASE_BYTES": "envelope",
+    "Borrower": "compile_cache",
+    "Budget": "watch",
+    "CPUS_ENV": "launch",
+    "CPU_COMPILE_FLAGS": "launch",
+    "DEFAULT_WORKER_BYTES": "envelope",
+    "Envelope": "envelope",
+    "GIB": "envelope",
+    "LOWERINGS_PER_CONTEXT": "jaxtune",
+    "Lender": "compile_cache",
+    "MAX_JOBS": "envelope",
+    "MIB": "envelope",
+    "MIN_WORKER_BYTES": "envelope",
+    "PRELOAD": "zygote",
+    "Proc": "launch",
+    "REFERENCE_BYTES": "envelope",
+    "REQUEST": "compile_cache",
+    "STACK_BYTES": "envelope",
+    "SpawnLauncher": "launch",
+    "Worker": "launch",
+    "WorkerDied": "launch",
+    "ZygoteLauncher": "launch",
+    "ZygotePair": "launch",
+    "as_json": "envelope",
+    "as_record": "envelope",
+    "close_all": "launch",
+    "current": "envelope",
+    "is_request": "compile_cache",
+    "is_stub_raise": "worker",
+    "load_error": "worker",
+    "memory_in_use": "envelope",
+    "oom_kills": "envelope",
+    "plan": "envelope",
+    "private_memory": "zygote",
+    "read": "envelope",
+    "response": "intake",
+    "reuse_mlir_contexts": "jaxtune",
+    "status": "intake",
+    "tree": "watch",
+    "watching": "watch",
+    "worker_env": "launch",
+    "worker_main": "worker",
+    "working": "watch",
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])

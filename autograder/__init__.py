@@ -17,7 +17,7 @@ _PUBLIC = {
     "EXERCISES": ("autograder.core.paths", "EXERCISES"),
     "Ctx": ("autograder.core.suite", "Ctx"),
     "Fail": ("autograder.core.suite", "Fail"),
-    "GradingRun": ("autograder._engine", "GradingRun"),
+    "GradingRun": ("autograder.engine.run", "GradingRun"),
     "Suite": ("autograder.core.suite", "Suite"),
     "first_difference": ("autograder.core.compare", "first_difference"),
     "load_submission": ("autograder.submissions.loader", "load"),

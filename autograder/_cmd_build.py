@@ -248,7 +248,7 @@ def zip_members(blob: bytes) -> dict[str, bytes]:
 
 def public_checks(exercise: str) -> list[Any]:
     """The public checks of an exercise, validated against the hidden suite."""
-    from autograder._engine import load_suite
+    from autograder.engine.run import load_suite
 
     suite = importlib.import_module(f"autograder.{EXERCISE_PACKAGES}.{exercise}.public").suite
     checks = list(suite.checks)
@@ -267,7 +267,7 @@ def public_checks(exercise: str) -> list[Any]:
 
 
 def _totals(exercises: list[str]) -> dict[str, dict[str, Any]]:
-    from autograder._engine import load_suite
+    from autograder.engine.run import load_suite
 
     out = {}
     for ex in exercises:
@@ -312,8 +312,8 @@ def compute_snapshot(exercises: list[str], seed: int, timeout: float = 120.0, lo
     is stricter than any device allows, fails the build instead of failing students.
     """
     from autograder import _public
-    from autograder._engine import GradingRun
     from autograder.core.protocol import reference_key
+    from autograder.engine.run import GradingRun
 
     cpu = {"torch": "cpu", "jax": "cpu"}
     run = GradingRun(device="cpu", timeout=timeout, seed=seed)

@@ -1,7 +1,7 @@
 """``tapetrace grade``: its options and its body (validate everything first, then grade).
 
 ``add_parser(sub)`` adds the subcommand to the CLI's subparsers (autograder/cli.py); ``run(args)``
-grades with :class:`autograder._engine.GradingRun` (or a Dask cluster) and writes the outputs,
+grades with :class:`autograder.engine.run.GradingRun` (or a Dask cluster) and writes the outputs,
 also after Ctrl-C. Exit status: GRADING.md (0 when every row was graded; 2 with a one-line reason when
 it could not run; 3 when some exercise is the grader's ``grader_error``/``ungraded``; 130 when interrupted).
 """
@@ -65,16 +65,16 @@ def _check_output(path: str | None, flag: str) -> str | None:
 
 
 def _load_previous(path: str) -> list[dict[str, Any]]:
-    from autograder import _report
+    from autograder.reports import report as _report
 
     return _report.read_json(path)
 
 
 def run(args: argparse.Namespace) -> int:
     """``tapetrace grade``: validate everything first, then grade; outputs survive Ctrl-C."""
-    from autograder import _report
-    from autograder._engine import GradingRun
     from autograder.core import device as _device
+    from autograder.engine.run import GradingRun
+    from autograder.reports import report as _report
 
     started = time.monotonic()  # --deadline counts from here
     args.submissions = [*getattr(args, "shard_spill", []), *args.submissions]  # `--shard PATH ...`
@@ -102,13 +102,13 @@ def run(args: argparse.Namespace) -> int:
     if args.feedback and Path(args.feedback).exists() and not Path(args.feedback).is_dir():
         return _exit_error(f"--feedback {args.feedback}: exists and is not a directory")
     make_run: Any = GradingRun
-    if args.cluster is not None or args.scheduler is not None:  # a Dask cluster (autograder/_cluster.py)
-        from autograder import _cluster
+    if args.cluster is not None or args.scheduler is not None:  # a Dask cluster (autograder/scaleout/cluster.py)
+        from autograder.scaleout import cluster as _cluster
 
         reason = _cluster.check_args(args.cluster, args.scheduler)
         if reason:
             return _exit_error(reason)
-        # each worker is admitted at --require-isolation (autograder/_cluster.py), also one that joins late
+        # each worker is admitted at --require-isolation (autograder/scaleout/cluster.py), also one that joins late
         make_run = _cluster.factory(args.cluster, args.scheduler, require_isolation=args.require_isolation,
                                     quiet=args.quiet)
         if getattr(args, "deadline", None) is not None:
@@ -132,8 +132,8 @@ def run(args: argparse.Namespace) -> int:
             return _exit_error(f"--only: no hidden suite installed for {', '.join(absent)}")
 
     shard = None
-    if args.shard is not None or args.shards is not None:  # one slice of the run (autograder/_shard.py)
-        from autograder import _shard
+    if args.shard is not None or args.shards is not None:  # one slice of the run (autograder/scaleout/shard.py)
+        from autograder.scaleout import shard as _shard
 
         try:
             shard = _shard.select(args, only)
@@ -143,13 +143,13 @@ def run(args: argparse.Namespace) -> int:
             print(_shard.note(shard, args.seed is not None), file=sys.stderr)
 
     # --resume: keep every earlier result the student's code earned; grade what is not in it yet and,
-    # alone, the exercises the grader could not grade before (autograder/_resume.py)
+    # alone, the exercises the grader could not grade before (autograder/engine/resume.py)
     paths = shard.paths if shard else list(dict.fromkeys(args.submissions))
     before: list[dict[str, Any]] = []
     seed = shard.seed if shard else args.seed
     resumed = None
     if args.resume and Path(args.json).exists():
-        from autograder import _resume
+        from autograder.engine import resume as _resume
 
         try:
             before = _load_previous(args.json)
@@ -255,7 +255,7 @@ def _plan_jobs(args: argparse.Namespace) -> str | None:
 
 def _merging(add: Any, partial: dict[str, dict[str, Any]], only: list[str]) -> Any:
     """``add`` for a resumed run: a submission graded again in part is merged into its earlier row first."""
-    from autograder import _resume
+    from autograder.engine import resume as _resume
 
     def call(res: dict[str, Any]) -> None:
         old = partial.get(res["submission"])
@@ -277,7 +277,7 @@ def _grading_threads_left(wait: float = 2.0) -> bool:
 def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[str, Any]], interrupted: bool,
                   elapsed: float) -> int:
     """Writes the outputs of ``grade`` (also after Ctrl-C) and prints the table and summary."""
-    from autograder import _report
+    from autograder.reports import report as _report
 
     all_results = checkpoint.results()
     new_results = all_results[len(before):]
@@ -309,7 +309,7 @@ def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[s
 
 def _warn_unreadable(results: list[dict[str, Any]]) -> None:
     """One warning line per submission that could not be read at all (corrupt, not JSON, too big)."""
-    from autograder import _report
+    from autograder.reports import report as _report
 
     for res in results:
         rows = list(res.get("exercises", {}).values())
@@ -337,7 +337,7 @@ def _warn_nothing_found(results: list[dict[str, Any]]) -> None:
     """One warning line per submission in which no exercise was found at all (an empty folder, files
     named otherwise): its rows are ``missing`` (GRADING.md: no file), as for a student who did not try,
     and the instructor is told which submissions look like a hand-in gone wrong."""
-    from autograder import _report
+    from autograder.reports import report as _report
 
     for res in results:
         rows = list(res.get("exercises", {}).values())
@@ -349,8 +349,8 @@ def _warn_nothing_found(results: list[dict[str, Any]]) -> None:
 
 def _not_all_graded(args: argparse.Namespace, results: list[dict[str, Any]]) -> int:
     """Exit status 3, with what to do, when some exercise is the grader's (``grader_error``, ``ungraded``)."""
-    from autograder import _report
     from autograder.core import status as _status
+    from autograder.reports import report as _report
 
     counts = _status.count_graders(results)
     if not counts:
@@ -396,7 +396,7 @@ def _check_isolation(run: Any, args: argparse.Namespace) -> None:
 def _cluster_errors(args: argparse.Namespace) -> tuple[type[Exception], ...]:
     if args.cluster is None and args.scheduler is None:
         return ()
-    from autograder._cluster import ClusterError
+    from autograder.scaleout.cluster import ClusterError
 
     return (ClusterError,)
 
@@ -437,7 +437,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="refuse to grade (exit 2) unless student code gets at least this isolation: full "
                         "(namespaces) or container (Docker's default privileges: Landlock/unprivileged uid, "
                         "seccomp, no capabilities)")
-    from autograder import _shard
+    from autograder.scaleout import shard as _shard
 
     _shard.add_grade_options(g)
     where = g.add_mutually_exclusive_group()

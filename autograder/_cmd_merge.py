@@ -1,4 +1,4 @@
-"""``tapetrace merge PART.json... --json OUT.json``: joins the parts of a sharded run (autograder/_shard.py)."""
+"""``tapetrace merge PART.json... --json OUT.json``: joins the parts of a sharded run (autograder/scaleout/shard.py)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import argparse
 import sys
 from typing import Any
 
-from autograder import _shard
+from autograder.scaleout import shard as _shard
 
 
 def run(args: argparse.Namespace) -> int:
     """``tapetrace merge PART.json... --json OUT.json [--csv OUT.csv]``."""
-    from autograder import _report
+    from autograder.reports import report as _report
 
     try:
         results = _shard.merge(args.parts)

@@ -48,7 +48,7 @@ def _exercise_of(name: str) -> str | None:
 def _suite_checks(exercise: str) -> list[tuple[str, float, bool]]:
     """(name, points, hidden) of an installed suite's checks; [] when unknown."""
     try:
-        from autograder._engine import load_suite
+        from autograder.engine.run import load_suite
 
         return [(c.name, c.points, c.hidden) for c in load_suite(exercise).checks]
     except Exception:  # noqa: BLE001 - otter results may name exercises this install lacks
@@ -259,7 +259,7 @@ def _stats_cards(results: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 def _agreement(results: list[dict[str, Any]]) -> list[tuple[str, float, float]]:
     """Submissions graded by both tapetrace and otter: (name, tapetrace %, otter %)."""
-    from autograder._report import safe_stem
+    from autograder.reports.report import safe_stem
 
     by: dict[str, dict[str, dict[str, Any]]] = {}
     for r in results:
@@ -277,7 +277,7 @@ def _agreement(results: list[dict[str, Any]]) -> list[tuple[str, float, float]]:
 def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], title: str,
                 notes: list[str], feedback_links: dict[int, str] | None = None) -> str:
     """The report page: summary cards, the plots, the hardest checks, every submission."""
-    from autograder._plots import check_stats, exercise_order, hardest_first, shorten
+    from autograder.reports.plots import check_stats, exercise_order, hardest_first, shorten
 
     def esc(value: Any) -> str:
         return html.escape(clean(value, 0))
@@ -350,7 +350,7 @@ def write_summary_csv(results: list[dict[str, Any]], path: Path) -> None:
     """Pass rate per test as CSV (what the heatmap shows, for spreadsheets)."""
     import csv
 
-    from autograder._plots import check_stats
+    from autograder.reports.plots import check_stats
 
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
@@ -367,7 +367,8 @@ def build_report(results: list[dict[str, Any]], out: Path, title: str = "tapetra
                  notes: list[str] | None = None, feedback: str | None = None, feedback_format: str = "html",
                  lang: str = "en") -> Path:
     """Writes the PNG plots, ``index.html``, ``summary.csv`` (and feedback files) into ``out``."""
-    from autograder import _plots, _report
+    from autograder.reports import plots as _plots
+    from autograder.reports import report as _report
 
     out.mkdir(parents=True, exist_ok=True)
     graded = [r for r in results if r.get("exercises")]

@@ -312,8 +312,8 @@ OTTER_DEADLINE = 540.0
 
 def grade_main(submission: str, out: str) -> int:
     """``python -m autograder._otter grade SUBMISSION --out JSON``: the engine over the submission."""
-    from autograder._engine import GradingRun
     from autograder.core.paths import ROOT
+    from autograder.engine.run import GradingRun
     from autograder.sandbox import isolate as _sandbox
     from autograder.workers import envelope as _envelope
 
@@ -674,8 +674,8 @@ def build_zip(out: Path, exercises: list[str], *, timeout: float = 30.0, device:
 
     import otter.generate
 
-    from autograder._engine import load_suite
     from autograder.core.paths import SOLUTIONS
+    from autograder.engine.run import load_suite
 
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -3,9 +3,9 @@
 Every check of every exercise's hidden suite (the public checks included) is a
 pytest item with node id ``exNN_name::check_name``. Items run through the
 grading engine, as ``tapetrace grade`` runs them: one
-:class:`~autograder._engine.GradingRun` per pytest session (its workers, sandbox,
+:class:`~autograder.engine.run.GradingRun` per pytest session (its workers, sandbox,
 reference bank, seed and device) and one
-:class:`~autograder._engine.ExerciseGrading` per exercise, opened on the
+:class:`~autograder.engine.run.ExerciseGrading` per exercise, opened on the
 exercise's first item and closed after its last one (or when the session ends).
 The verdict (``check.fn(ctx)``) runs in pytest's own process, so ``--pdb`` stops
 in the check that failed and ``-x``, ``--lf`` and ``-k`` work as usual.
@@ -37,8 +37,8 @@ import pytest
 from autograder.core.text import terminal  # imports nothing else (the plugin loads before any refusal)
 
 if TYPE_CHECKING:
-    from autograder._engine import ExerciseGrading, GradingRun
     from autograder.core.suite import Check
+    from autograder.engine.run import ExerciseGrading, GradingRun
 
 OPTION = "tapetrace_submission"
 _HIDDEN = Path(__file__).resolve().parent / "hidden"  # what _paths.HIDDEN names, without importing it early
@@ -195,7 +195,7 @@ class HiddenSuite(pytest.File):
         self.exercise = exercise
 
     def collect(self) -> list[CheckItem]:
-        from autograder._engine import load_suite
+        from autograder.engine.run import load_suite
 
         public_only = self.config.getoption("tapetrace_public_only")
         return [CheckItem.from_parent(self, name=c.name, check=c) for c in load_suite(self.exercise).checks
@@ -313,8 +313,8 @@ class TapetraceSession:
     def grading_run(self) -> GradingRun:
         """The session's run (made on the first check: collecting imports no framework)."""
         if self._run is None:
-            from autograder import _engine
             from autograder.core import device as _device
+            from autograder.engine import run as _engine
             from autograder.submissions import loader as _loader
             from autograder.submissions import loadguard as _loadguard
 
@@ -345,11 +345,11 @@ class TapetraceSession:
             return None, self._early[exercise]
         if exercise in self._open:
             return self._open[exercise], None
-        from autograder._engine import ExerciseGrading
+        from autograder.engine.run import ExerciseGrading
 
         run = self.grading_run()
         if isinstance(self._sub, Exception):
-            from autograder._engine import read_error
+            from autograder.engine.run import read_error
 
             early: dict[str, Any] | None = run._unreadable(exercise, read_error(self._sub),
                                                            status=getattr(self._sub, "status", "missing"))

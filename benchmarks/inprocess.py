@@ -42,9 +42,9 @@ def main() -> None:
 
     import numpy as np
 
-    from autograder._engine import _key, _probe_error, load_suite
     from autograder.core.paths import SOLUTIONS
     from autograder.core.suite import Ctx, Fail, GraderBug, StudentProblem
+    from autograder.engine.run import _key, _probe_error, load_suite
     from autograder.probing import tools as _probing
     from autograder.workers import worker as _worker
     from autograder.workers.zygote import PRELOAD

@@ -77,8 +77,8 @@ def _two_passes(exercises: list[str], seed: int, mode: str) -> dict:
     ``autograder/workers/compile_cache.py``) or ``off`` (``TAPETRACE_JAX_CACHE=off``: every worker compiles all
     it runs).
     """
-    from autograder._engine import CACHE_ENV, GradingRun
     from autograder.core.paths import SOLUTIONS
+    from autograder.engine.run import CACHE_ENV, GradingRun
 
     saved = os.environ.get(CACHE_ENV)
     os.environ[CACHE_ENV] = "run" if mode == "lent" else "off"

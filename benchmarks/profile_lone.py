@@ -27,8 +27,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder import _engine  # noqa: E402
 from autograder.core.paths import EXERCISES, SOLUTIONS  # noqa: E402
+from autograder.engine import run as _engine  # noqa: E402
 from autograder.workers import launch as _launch  # noqa: E402
 
 _local = threading.local()

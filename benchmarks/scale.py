@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autograder._cluster import ClusterRun
-from autograder._engine import GradingRun
 from autograder.core.paths import EXERCISES, SOLUTIONS
+from autograder.engine.run import GradingRun
+from autograder.scaleout.cluster import ClusterRun
 
 CLASS_SIZE = 10_000
 

@@ -37,8 +37,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from conftest import make_submission, mutant_files, mutant_meta, valid_files  # noqa: E402
 
-from autograder._engine import GradingRun  # noqa: E402
 from autograder.core.paths import EXERCISES, SOLUTIONS  # noqa: E402
+from autograder.engine.run import GradingRun  # noqa: E402
 
 
 @dataclass(frozen=True)

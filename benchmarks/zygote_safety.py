@@ -20,8 +20,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder._engine import GradingRun, _key  # noqa: E402
 from autograder.core import wire as _wire  # noqa: E402
+from autograder.engine.run import GradingRun, _key  # noqa: E402
 from autograder.workers import launch as _launch  # noqa: E402
 
 _VOLATILE = {"seconds", "launcher"}

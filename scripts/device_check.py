@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder._engine import GradingRun  # noqa: E402
 from autograder.core.paths import EXERCISES, EXERCISES_DIR, SOLUTIONS  # noqa: E402
+from autograder.engine.run import GradingRun  # noqa: E402
 
 
 def submissions(tmp: Path) -> dict[str, tuple[str, list[str]]]:

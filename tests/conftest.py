@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder._engine import GradingRun
 from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
+from autograder.engine.run import GradingRun
 
 SEED = int(os.environ.get("TAPETRACE_TEST_SEED", "20261129"))
 MUTANTS = ROOT / "tests" / "mutants"

@@ -289,7 +289,7 @@ def test_nothing_lost_under_load(tmp_path):
     rows = json.loads(out.read_text())
     assert [r["submission"] for r in rows] == [str(s) for s in subs]
     assert all(EX in r["exercises"] and r["exercises"][EX]["tests"] for r in rows)
-    from autograder._engine import load_suite
+    from autograder.engine.run import load_suite
 
     checks = {c.name for c in load_suite(EX).checks}
     for r in rows:
@@ -358,7 +358,7 @@ def test_verdicts_survive_torch_thread_count(tmp_path):
 
 def test_a_worker_forked_while_the_run_is_cancelled_is_killed():
     """Ctrl-C while a worker is being forked: kill_all misses it, so spawn kills it when it returns."""
-    from autograder._engine import _TrackedLauncher
+    from autograder.engine.run import _TrackedLauncher
 
     class FakeProc:
         def __init__(self) -> None:

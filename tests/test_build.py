@@ -14,10 +14,11 @@ import textwrap
 import pytest
 from test_i18n import ENGLISH_WORDS, glossary, prose_words
 
-from autograder import _cmd_build, _engine, _notebook, _otter, _public, _stubs
+from autograder import _cmd_build, _notebook, _otter, _public, _stubs
 from autograder.core import i18n as _i18n
 from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.core.protocol import reference_key
+from autograder.engine import run as _engine
 from autograder.student import instructions_es
 from autograder.submissions import loader as _loader
 

@@ -22,8 +22,9 @@ import pytest
 from conftest import SOLUTIONS, make_submission
 from test_shards import ONLY, class_of, tapetrace, without_timing
 
-from autograder import _cluster, _report
 from autograder.core.paths import ROOT
+from autograder.reports import report as _report
+from autograder.scaleout import cluster as _cluster
 
 distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (tapetrace[cluster])")
 SEED = 777
@@ -113,7 +114,7 @@ def kill_worker_running(client, prefix: str, timeout: float = HANG) -> tuple[thr
 
 
 def test_dask_is_imported_only_for_a_cluster():
-    code = ("import sys, autograder.cli as c, autograder._cluster\n"
+    code = ("import sys, autograder.cli as c, autograder.scaleout.cluster\n"
             "c.build_parser().parse_args(['grade', 'x', '--cluster', 'local:2'])\n"
             "print(any(m.split('.')[0] in ('dask', 'distributed') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
@@ -316,7 +317,7 @@ def test_sigterm_keeps_what_was_graded_and_stops_the_local_cluster(tmp_path):
 
 def test_hide_list_is_the_submissions_folder(tmp_path):
     subs = [str(make_submission(tmp_path / "class" / f"s{i}", only=["ex09_autograd_tape"])) for i in range(3)]
-    if not hasattr(__import__("autograder._engine", fromlist=["x"]), "_hideable"):
+    if not hasattr(__import__("autograder.engine.run", fromlist=["x"]), "_hideable"):
         pytest.skip("this engine hides each submission's place per task only")
     assert _cluster.hide_list(subs) == [str(tmp_path / "class")]
     many = [f"/nowhere/d{i}/s" for i in range(_cluster.MAX_HIDE + 1)]

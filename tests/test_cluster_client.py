@@ -16,9 +16,11 @@ from typing import Any
 import pytest
 from conftest import SOLUTIONS, make_submission
 
-from autograder import _cluster, _cluster_worker, _fingerprint
 from autograder.core import status as _status
 from autograder.core.paths import ROOT
+from autograder.scaleout import cluster as _cluster
+from autograder.scaleout import cluster_worker as _cluster_worker
+from autograder.scaleout import fingerprint as _fingerprint
 
 distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (tapetrace[cluster])")
 EXS = ["ex01_torch_mlp", "ex09_autograd_tape"]

@@ -22,11 +22,11 @@ import numpy as np
 import pytest
 from conftest import SEED
 
-from autograder import _engine
-from autograder._engine import GradingRun
 from autograder.core import registry as _registry
 from autograder.core import wire as _wire
 from autograder.core.paths import SOLUTIONS
+from autograder.engine import run as _engine
+from autograder.engine.run import GradingRun
 from autograder.workers import compile_cache as _compile_cache
 from autograder.workers import launch as _launch
 

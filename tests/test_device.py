@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from autograder import _engine
 from autograder.core import device as _device
 from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.core.suite import Suite
+from autograder.engine import run as _engine
 
 
 def test_cpu_is_cpu():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from conftest import make_submission
 
-from autograder._engine import GradingRun
+from autograder.engine.run import GradingRun
 
 EX = "ex13_spmd"
 

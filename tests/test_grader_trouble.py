@@ -22,10 +22,11 @@ from pathlib import Path
 import pytest
 from conftest import SEED
 
-from autograder import _engine, cli
-from autograder._engine import GradingRun
+from autograder import cli
 from autograder.core.i18n import render
 from autograder.core.paths import SOLUTIONS
+from autograder.engine import run as _engine
+from autograder.engine.run import GradingRun
 from autograder.workers import envelope as _envelope
 from autograder.workers import watch as _watch
 

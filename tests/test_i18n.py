@@ -157,7 +157,7 @@ def test_a_nested_catalogued_field_is_rendered_in_the_same_language():
 
 def test_a_runtime_error_is_located_in_the_runs_language(tmp_path):
     """The worker sends "at line N" as data; a Spanish run says it in Spanish (no English left in the message)."""
-    from autograder._engine import GradingRun
+    from autograder.engine.run import GradingRun
 
     ex = "ex09_autograd_tape"
     code = (SOLUTIONS / f"{ex}.py").read_text()
@@ -630,8 +630,8 @@ def test_comparison_details_are_translated():
 
 def test_feedback_files_in_spanish():
     """`tapetrace grade --lang es --feedback DIR`: the fixed words of the per-student files are Spanish."""
-    from autograder import _report
     from autograder.core import status as _status
+    from autograder.reports import report as _report
 
     detail = "output: 1 of 3 values off (shape (3,), max abs error 1, max rel error 1, worst at index (2,); " \
              "tolerance atol=1e-05, rtol=0.0001)"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder._engine import GradingRun
 from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
+from autograder.engine.run import GradingRun
 from autograder.submissions import cells as _cells
 from autograder.submissions import loader as _loader
 from autograder.submissions import loadguard as _loadguard

@@ -17,8 +17,8 @@ import pytest
 from conftest import mutant_files, mutant_meta
 
 from autograder import _notebook, _otter
-from autograder._engine import load_suite
 from autograder.core.paths import ROOT, SOLUTIONS
+from autograder.engine.run import load_suite
 
 dill = pytest.importorskip("dill")
 pytest.importorskip("otter")

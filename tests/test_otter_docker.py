@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 from autograder import _notebook, _otter
-from autograder._engine import load_suite
 from autograder.core.paths import ROOT, SOLUTIONS
+from autograder.engine.run import load_suite
 
 pytest.importorskip("otter")
 pytestmark = pytest.mark.slow

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import _report
 from autograder._cmd_report import _exercise_of, from_otter, main, read_inputs
 from autograder.core.paths import EXERCISES
+from autograder.reports import report as _report
 
 CHECKS = {
     "ex01_torch_mlp": [("parameter_shapes_in_order", 2, False), ("forward_matches_reference", 3, False),
@@ -140,7 +140,7 @@ def test_report_page_embeds_nontrivial_plots(tmp_path):
 
 
 def test_heatmap_rates_match_the_data(tmp_path):
-    from autograder._plots import check_stats
+    from autograder.reports.plots import check_stats
 
     results = fake_results(40, seed=3)
     stats = {(s["exercise"], s["check"]): s for s in check_stats(results)}

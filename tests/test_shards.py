@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from conftest import MUTANTS, make_submission
 
-from autograder import _report, _shard
 from autograder.core.paths import ROOT
+from autograder.reports import report as _report
+from autograder.scaleout import shard as _shard
 
 ONLY = "ex01_torch_mlp,ex09_autograd_tape"
 SEED = 4242

@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 from conftest import SEED
 
-from autograder import _engine
-from autograder._engine import GradingRun, jax_cache_dir, schedule
 from autograder.core import registry as _registry
 from autograder.core.paths import EXERCISES, SOLUTIONS
+from autograder.engine import run as _engine
+from autograder.engine.run import GradingRun, jax_cache_dir, schedule
 from autograder.workers import launch as _launch
 
 

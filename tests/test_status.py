@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 from conftest import SEED, make_submission
 
-from autograder import _resume, cli
-from autograder._engine import GradingRun
+from autograder import cli
 from autograder.core import status as _status
 from autograder.core.i18n import render
+from autograder.engine import resume as _resume
+from autograder.engine.run import GradingRun
 
 EX = "ex01_torch_mlp"
 pytestmark = pytest.mark.skipif(importlib.util.find_spec(f"autograder.hidden.{EX}") is None,
@@ -80,7 +81,7 @@ def test_a_merged_row_adds_up_and_keeps_the_weakest_isolation():
 
 # ------------------------------------------------------------------ rows the grader owns
 def test_a_grader_row_blames_nobody_and_keeps_the_reason_for_the_instructor():
-    from autograder._engine import exercise_checks
+    from autograder.engine.run import exercise_checks
 
     row = _status.grader_row(exercise_checks(EX), "grader_error", "reference worker died: SIGKILL\x1b[2J", lang="en")
     assert row["status"] == "grader_error" and row["score"] == 0 and row["max_score"] == 10
@@ -97,7 +98,7 @@ def test_a_grader_row_blames_nobody_and_keeps_the_reason_for_the_instructor():
 
 def test_a_check_that_crashes_makes_the_exercise_the_graders(monkeypatch, tmp_path):
     """A check's own bug (or the reference's) gives no verdict: the exercise is grader_error, 0 points."""
-    from autograder import _engine
+    from autograder.engine import run as _engine
 
     real = _engine.load_suite
 

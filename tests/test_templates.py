@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from autograder import _cmd_build, _notebook, _otter, templates
-from autograder._engine import load_suite
 from autograder.core.i18n import LANGS, section
+from autograder.engine.run import load_suite
 
 PY_TEMPLATES = sorted(p.relative_to(templates.HERE).as_posix() for p in templates.HERE.rglob("*.py")
                       if "__pycache__" not in p.parts and p != templates.HERE / "__init__.py")

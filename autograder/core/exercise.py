@@ -28,7 +28,7 @@ class Exercise:
         frameworks: what its workers import: ``("torch",)``, ``("jax",)`` or ``("torch", "jax")``.
             PyTorch-only exercises are forked as soon as the zygote has torch.
         cost: grading seconds of one submission, reference included (only the order matters:
-            longest first, see ``autograder._engine.schedule``).
+            longest first, see ``autograder.engine.run.schedule``).
         names: the contract: the names a submission defines (a module with none of them is
             "not attempted").
         cpu_devices: host CPU devices JAX gets in this exercise's workers (None: JAX's default).

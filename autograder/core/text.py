@@ -16,7 +16,7 @@ printable, one line and bounded:
 
 Each output then escapes what its own medium gives meaning to: :func:`terminal` (the table, the
 progress line, pytest's summary), :func:`csv_cell` (no live spreadsheet formula); Markdown and HTML in
-``autograder/_report.py``; plots draw with matplotlib's mathtext off (``$\\x$`` is text). Ships with the
+``autograder/reports/report.py``; plots draw with matplotlib's mathtext off (``$\\x$`` is text). Ships with the
 students' runtime (the notebook's self-check reports exceptions too).
 """
 

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder._engine import GradingRun, load_suite
 from autograder.core.paths import ROOT, SOLUTIONS
+from autograder.engine.run import GradingRun, load_suite
 
 ATTACKS = sorted((Path(__file__).parent / "attacks").glob("*.py"))
 CANARY = "ex09_autograd_tape"  # graded beside every attack on another exercise

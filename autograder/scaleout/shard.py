@@ -152,7 +152,7 @@ class Shard:
 
     def write_json(self, results: list[dict[str, Any]], path: str) -> None:
         """Writes the part (also with no result yet: an empty slice is still a part)."""
-        from autograder import _report
+        from autograder.reports import report as _report
 
         mine = set(self.paths)
         data = {PART_KEY: self.manifest(), "results": [r for r in results if r["submission"] in mine]}

@@ -47,10 +47,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from autograder import _engine, _fingerprint
-from autograder._cluster_worker import GradingPlugin, WorkerRefused, _plugin_class, _text, grade_task
-from autograder._engine import GradingRun, read_error, schedule
 from autograder.core.paths import EXERCISES
+from autograder.engine import run as _engine
+from autograder.engine.run import GradingRun, read_error, schedule
+from autograder.scaleout import fingerprint as _fingerprint
+from autograder.scaleout.cluster_worker import GradingPlugin, WorkerRefused, _plugin_class, _text, grade_task
 from autograder.submissions import loader as _loader
 from autograder.submissions import loadguard as _loadguard
 
@@ -273,7 +274,7 @@ class ClusterRun:
         self._scheduler_id = self.client.scheduler_info(n_workers=0).get("id")
 
     def _say(self, text: str) -> None:
-        from autograder import _report
+        from autograder.reports import report as _report
 
         print(f"tapetrace: {_report.terminal_text(text)}", file=sys.stderr, flush=True)
 

@@ -1,10 +1,10 @@
 """The worker side of grading on a Dask cluster: a worker's admission to a run, and the task it grades.
 
-:class:`GradingPlugin` (a ``distributed.WorkerPlugin``, registered by :class:`autograder._cluster.ClusterRun`
+:class:`GradingPlugin` (a ``distributed.WorkerPlugin``, registered by :class:`autograder.scaleout.cluster.ClusterRun`
 under the run's name) examines each worker when the run registers or when the worker joins later: its
 install against the client's fingerprint (``_fingerprint``), the files and an import of the libraries
 grading needs, the device, then the isolation a student's worker obtains there against
-``--require-isolation``. An admitted worker starts its warm :class:`~autograder._engine.GradingRun` and
+``--require-isolation``. An admitted worker starts its warm :class:`~autograder.engine.run.GradingRun` and
 announces a Dask resource named after the run (one unit per thread; every task asks for one, so only
 admitted workers get tasks); a refused one logs why and sends the client an event naming the
 difference. :func:`grade_task` checks again on every task (the run is there, the install unchanged, the
@@ -23,8 +23,8 @@ import logging
 import threading
 from typing import Any
 
-from autograder import _fingerprint
-from autograder._engine import GradingRun
+from autograder.engine.run import GradingRun
+from autograder.scaleout import fingerprint as _fingerprint
 from autograder.submissions import loader as _loader
 
 _RUN_LOCK = threading.Lock()

@@ -125,7 +125,7 @@ def read_json(path: str) -> list[dict[str, Any]]:
     """
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if isinstance(data, dict) and isinstance(data.get("tapetrace_part"), dict):
-        data = data.get("results")  # one shard's part (autograder/_shard.py): its results
+        data = data.get("results")  # one shard's part (autograder/scaleout/shard.py): its results
     items = data if isinstance(data, list) else [data]
     if not all(isinstance(r, dict) and "submission" in r and "exercises" in r for r in items):
         raise ValueError(f"{path} does not hold tapetrace results")
@@ -155,7 +155,7 @@ class Checkpoint:
                  every: float = 2.0, writer: Callable[[list[dict[str, Any]], str], None] | None = None,
                  write_empty: bool = False) -> None:
         self.path = path
-        self.writer = writer or write_json  # a shard writes its part (autograder/_shard.py)
+        self.writer = writer or write_json  # a shard writes its part (autograder/scaleout/shard.py)
         self.write_empty = write_empty
         self.before = list(before)
         self.rank = {p: i for i, p in enumerate(order)}

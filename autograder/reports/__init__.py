@@ -1,0 +1,48 @@
+"""Reports: what a grading run's rows become for people.
+
+Owns the tables and the per-student feedback (``report``) and the instructor's plots (``plots``). Imports
+the core only; imported by the scale-out and the CLI. Names are imported on first use (PEP 562).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
+    "Checkpoint": "report",
+    "DPI": "plots",
+    "PLOTS": "plots",
+    "Progress": "report",
+    "STATUS_WORDS": "report",
+    "check_stats": "plots",
+    "compact_table": "report",
+    "exercise_order": "plots",
+    "feedback_html": "report",
+    "feedback_markdown": "report",
+    "hardest_first": "plots",
+    "merge_callbacks": "report",
+    "read_json": "report",
+    "render_all": "plots",
+    "safe_stem": "report",
+    "shorten": "plots",
+    "summary_line": "report",
+    "table": "report",
+    "terminal_text": "report",
+    "write_csv": "report",
+    "write_feedback": "report",
+    "write_json": "report",
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])

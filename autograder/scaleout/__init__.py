@@ -1,0 +1,51 @@
+"""Scale-out: grading more than one machine's share.
+
+Owns shards and their merge (``shard``), the Dask cluster client (``cluster``) and its worker side
+(``cluster_worker``), and the fingerprint of the grading inputs that every host must share
+(``fingerprint``). Imports the engine, the reports, the workers, the submissions and the core; imported by
+the CLI only. Names are imported on first use (PEP 562).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
+    "ClusterError": "cluster",
+    "ClusterRun": "cluster",
+    "ImportCheck": "fingerprint",
+    "MAX_ATTEMPTS": "cluster",
+    "MAX_HIDE": "cluster",
+    "PATIENCE_ENV": "cluster",
+    "ShardError": "shard",
+    "add_grade_options": "shard",
+    "check_args": "cluster",
+    "derive_seed": "shard",
+    "differences": "fingerprint",
+    "digest": "fingerprint",
+    "factory": "cluster",
+    "file_hashes": "fingerprint",
+    "from_environment": "shard",
+    "hide_list": "cluster",
+    "merge": "shard",
+    "missing_files": "fingerprint",
+    "note": "shard",
+    "parse_spec": "shard",
+    "run_settings": "shard",
+    "select": "shard",
+    "slice_of": "shard",
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])

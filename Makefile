@@ -24,6 +24,7 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports
 
 stubs: $(STAMP)
 	$(VENV)/bin/tapetrace stubs

@@ -3,9 +3,9 @@
 otter imports it by name in its own process, before the submission's notebook reaches a kernel:
 on Gradescope and in ``otter grade``'s image from the zip's ``files/`` (``run_otter.py`` puts it on
 the import path), under ``otter run`` from the installed tapetrace package. It is a trampoline, the
-same in every version: the work is done by the zip's own copy of ``autograder/_otter.py``
+same in every version: the work is done by the zip's own copy of ``autograder/builders/otter.py``
 (``plugin_before_execution``, ``plugin_after_grading``), loaded by path from the autograder folder
-otter unpacked, so the engine that grades is always the zip's. See ``autograder._otter`` for the
+otter unpacked, so the engine that grades is always the zip's. See ``autograder.builders.otter`` for the
 mechanism: the kernel gets an empty notebook, the engine grades the submission file in its sandboxed
 workers, and otter's scores are the engine's.
 """
@@ -23,9 +23,9 @@ BRIDGE = "_tapetrace_otter_bridge"  # the name the zip's test files look the bri
 
 
 def bridge(submission_path: str) -> Any:
-    """The zip's ``_otter`` module, for a submission otter placed in ``AUTOGRADER/submission/``."""
+    """The zip's ``autograder/builders/otter.py`` module, for a submission otter placed in ``AUTOGRADER/submission/``."""
     agdir = os.path.dirname(os.path.dirname(os.path.abspath(submission_path)))
-    path = os.path.join(agdir, "source", "files", "autograder", "_otter.py")
+    path = os.path.join(agdir, "source", "files", "autograder", "builders", "otter.py")
     module = sys.modules.get(BRIDGE)
     if module is not None and getattr(module, "__file__", None) == path:
         return module

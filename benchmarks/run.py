@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from autograder._cmd_grade import available_exercises  # noqa: E402
+from autograder.cli.grade import available_exercises  # noqa: E402
 from autograder.core.paths import EXERCISES, EXERCISES_DIR, SOLUTIONS  # noqa: E402
 from autograder.workers.launch import worker_env  # noqa: E402
 
@@ -172,7 +172,8 @@ def bench_perex(rows: list[dict[str, Any]], exercises: list[str]) -> dict[str, A
 def _real_bridge(tmp: Path, exercises: list[str], seed: int, jobs: int) -> tuple[Path, Path] | None:
     """The project's own otter zip and a student_template notebook filled with the solutions, if built."""
     try:
-        from autograder import _notebook, _otter
+        from autograder.builders import notebook as _notebook
+        from autograder.builders import otter as _otter
     except ImportError:
         return None
     template = ROOT / "student_template" / _notebook.NOTEBOOK

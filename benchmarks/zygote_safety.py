@@ -81,7 +81,7 @@ def compare_launchers(subs: list[str], exercises: list[str], seed: int = 1) -> d
 
 
 if __name__ == "__main__":
-    from autograder._cmd_grade import available_exercises
+    from autograder.cli.grade import available_exercises
     from autograder.core.paths import EXERCISES_DIR, SOLUTIONS
 
     exs = sys.argv[1:] or available_exercises()

@@ -14,7 +14,13 @@ import textwrap
 import pytest
 from test_i18n import ENGLISH_WORDS, glossary, prose_words
 
-from autograder import _cmd_build, _notebook, _otter, _public, _stubs
+from autograder import builders
+from autograder.builders import build as build_module
+from autograder.builders import notebook as _notebook
+from autograder.builders import otter as _otter
+from autograder.builders import public as _public
+from autograder.builders import stubs as _stubs
+from autograder.cli import build as cli_build
 from autograder.core import i18n as _i18n
 from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.core.protocol import reference_key
@@ -28,7 +34,7 @@ LANGS = ("en", "es")
 
 
 def _template(lang: str):
-    return _cmd_build.TEMPLATES[lang]
+    return builders.TEMPLATES[lang]
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +44,7 @@ def notebooks() -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def runtimes(notebooks) -> dict[str, dict[str, bytes]]:
-    return {lang: _cmd_build.zip_members(_notebook.runtime_of(nb)) for lang, nb in notebooks.items()}
+    return {lang: builders.zip_members(_notebook.runtime_of(nb)) for lang, nb in notebooks.items()}
 
 
 @pytest.fixture(scope="module")
@@ -53,26 +59,26 @@ def runtime(runtimes) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def snapshot(runtime) -> dict:
-    return json.loads(runtime[_cmd_build.SNAPSHOT_ARC])
+    return json.loads(runtime[builders.SNAPSHOT_ARC])
 
 
 @pytest.fixture(scope="module")
 def self_study() -> dict[str, bytes]:
     """The files of a self-study build (English), rendered in memory from the committed snapshot."""
-    raw = _cmd_build.committed_snapshot(TEMPLATE)
+    raw = builders.committed_snapshot(TEMPLATE)
     assert raw is not None
-    return _cmd_build.render_template(_cmd_build.present(), raw, "en", self_study=True)
+    return builders.render_template(builders.present(), raw, "en", self_study=True)
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_student_template_is_up_to_date(lang):
-    problems = _cmd_build.stale(lang=lang)
+    problems = builders.stale(lang=lang)
     fix = "tapetrace build" + ("" if lang == "en" else f" --lang {lang} --only template")
     assert not problems, f"{_template(lang)} is stale, run `{fix}`:\n" + "\n".join(problems)
 
 
 def test_cli_check_mode(capsys):
-    assert _cmd_build.main(["--check"]) == 0
+    assert cli_build.main(["--check"]) == 0
     out = capsys.readouterr().out
     assert "student_template/ is up to date" in out and "student_template/es/ is up to date" in out
 
@@ -84,7 +90,7 @@ def test_both_languages_share_the_runtime_and_the_snapshot(runtimes):
 @pytest.mark.parametrize("lang", LANGS)
 def test_notebook_has_every_exercise_in_order(notebooks, lang):
     nb = notebooks[lang]
-    exercises = _cmd_build.present()
+    exercises = builders.present()
     assert nb["metadata"]["tapetrace"]["exercises"] == exercises
     assert nb["metadata"]["tapetrace"]["lang"] == lang and "self_study" not in nb["metadata"]["tapetrace"]
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
@@ -103,7 +109,7 @@ def test_notebook_has_every_exercise_in_order(notebooks, lang):
         if role == "markdown" and ex and _notebook.role_of(nb["cells"][i - 1])[1] != "check":
             assert src.startswith(f"## {ex} — "), src[:80]
             title = (instructions_es.INSTRUCTIONS_ES[ex] if lang == "es" else
-                     _cmd_build.exercise_stub(ex).split('"""')[1]).splitlines()[0].split("—", 1)[1].strip()
+                     builders.exercise_stub(ex).split('"""')[1]).splitlines()[0].split("—", 1)[1].strip()
             assert src.splitlines()[0] == f"## {ex} — {title.rstrip('.')}"
         elif role == "markdown" and ex:  # after the check: hints and the figure, never the solution
             assert f'hint("{ex[:4]}", 2)' in src and f'figure("{ex[:4]}")' in src and "solution(" not in src
@@ -128,7 +134,7 @@ def test_notebook_is_valid_nbformat(notebooks, lang):
 @pytest.mark.parametrize("lang", LANGS)
 def test_loader_reads_the_stubs_back(notebooks, lang):
     sources = _loader.notebook_sources(notebooks[lang])
-    for ex in _cmd_build.present():
+    for ex in builders.present():
         stub = _stubs.stub_source((SOLUTIONS / f"{ex}.py").read_text(), ex)
         stub = instructions_es.localize_stub(stub, ex, lang)
         assert sources[ex] is not None and _notebook.code_cell_source(stub).strip() in sources[ex]
@@ -138,7 +144,7 @@ def test_loader_reads_the_stubs_back(notebooks, lang):
 
 
 def test_fill_with_puts_the_solutions_where_the_loader_finds_them(nb):
-    sols = {ex: (SOLUTIONS / f"{ex}.py").read_text() for ex in _cmd_build.present()}
+    sols = {ex: (SOLUTIONS / f"{ex}.py").read_text() for ex in builders.present()}
     filled = _notebook.fill_with(nb, sols)
     got = _loader.notebook_sources(filled)
     for ex, text in sols.items():
@@ -167,17 +173,17 @@ def test_runtime_holds_only_public_parts(runtime):
         assert "/hidden/" not in name and "solutions" not in name
     modules = {n.removeprefix("autograder/") for n in runtime
                if n.count("/") == 1 or n.split("/")[1] not in ("messages", "student", "exercises", "data")}
-    inits = {f"{m.rsplit('/', 1)[0]}/__init__.py" for m in _cmd_build.RUNTIME_MODULES if "/" in m}
-    assert modules <= {"__init__.py", "_snapshot.json", *_cmd_build.RUNTIME_MODULES, *inits}
+    inits = {f"{m.rsplit('/', 1)[0]}/__init__.py" for m in builders.RUNTIME_MODULES if "/" in m}
+    assert modules <= {"__init__.py", "_snapshot.json", *builders.RUNTIME_MODULES, *inits}
     student = {n.split("/")[-1] for n in runtime if n.startswith("autograder/student/")}
     assert student == {p.name for p in (ROOT / "autograder" / "student").glob("*.py")}
-    assert _cmd_build.SELF_STUDY_ARC not in runtime  # the graded build holds no solutions
+    assert builders.SELF_STUDY_ARC not in runtime  # the graded build holds no solutions
     # each exercise built ships as its whole folder (probes pruned), and nothing of any other
-    for ex in _cmd_build.present():
+    for ex in builders.present():
         folder = {p.name for p in (ROOT / "autograder" / "exercises" / ex).glob("*.py")}
         assert {n.split("/")[-1] for n in runtime if n.startswith(f"autograder/exercises/{ex}/")} == folder
     shipped = {n.split("/")[2] for n in runtime if n.count("/") == 3 and n.startswith("autograder/exercises/")}
-    assert shipped == set(_cmd_build.present())
+    assert shipped == set(builders.present())
 
 
 def _json_strings(value) -> list[str]:
@@ -218,11 +224,11 @@ def _norm(text: str) -> str:
 
 
 def _solution_leaks(texts: dict[str, str]) -> list[str]:
-    """Each solution region (autograder._stubs.solution_regions) found in the texts, unless the stub
+    """Each solution region (autograder.builders.stubs.solution_regions) found in the texts, unless the stub
     already spells it out."""
     texts = {k: _norm(v) for k, v in texts.items()}
     leaks = []
-    for ex in _cmd_build.present():
+    for ex in builders.present():
         solution = (SOLUTIONS / f"{ex}.py").read_text()
         given = _norm(_stubs.stub_source(solution, ex))
         for region in _stubs.solution_regions(solution):
@@ -244,11 +250,11 @@ def test_the_leak_scan_finds_the_solutions_of_a_self_study_build(self_study):
     """Positive control: the same scan on a self-study build finds every solution, inside the runtime
     zip that the set-up cell carries as base64."""
     nb = json.loads(self_study[_notebook.NOTEBOOK])
-    runtime = _cmd_build.zip_members(_notebook.runtime_of(nb))
-    assert _cmd_build.SELF_STUDY_ARC in runtime
+    runtime = builders.zip_members(_notebook.runtime_of(nb))
+    assert builders.SELF_STUDY_ARC in runtime
     leaks = _solution_leaks(_runtime_texts(runtime))
-    for ex in _cmd_build.present():
-        assert any(f"solution of {ex} leaks into runtime:{_cmd_build.SELF_STUDY_ARC}" in x for x in leaks), ex
+    for ex in builders.present():
+        assert any(f"solution of {ex} leaks into runtime:{builders.SELF_STUDY_ARC}" in x for x in leaks), ex
     # and without decoding, base64 and deflate hide them: decoding is what makes the scan meaningful
     assert not _solution_leaks({"raw notebook": self_study[_notebook.NOTEBOOK].decode()})
 
@@ -258,7 +264,7 @@ def test_no_long_solution_line_leaks(notebooks, runtimes, lang):
     """A line of 40+ characters from a solution region, verbatim in student material, is a leak too
     (e.g. a probe re-implementing the answer as a helper); probes ship pruned to the public ones."""
     texts = {k: _norm(v) for k, v in _student_texts(notebooks[lang], runtimes[lang], _template(lang)).items()}
-    for ex in _cmd_build.present():
+    for ex in builders.present():
         solution = (SOLUTIONS / f"{ex}.py").read_text()
         given = _norm(_stubs.stub_source(solution, ex))
         for region in _stubs.solution_regions(solution):
@@ -272,7 +278,7 @@ def test_no_long_solution_line_leaks(notebooks, runtimes, lang):
 
 def test_no_hidden_test_source_leaks(nb, runtime):
     texts = {k: _norm(v) for k, v in _student_texts(nb, runtime).items()}
-    for ex in _cmd_build.present():
+    for ex in builders.present():
         for check in _engine.load_suite(ex).checks:
             if not check.hidden:
                 continue
@@ -284,7 +290,7 @@ def test_no_hidden_test_source_leaks(nb, runtime):
 
 def test_snapshot_covers_every_public_reference_call(snapshot):
     """Replays the public checks on snapshot values alone: every key the notebook will ask for is there."""
-    exercises = _cmd_build.present()
+    exercises = builders.present()
     assert list(snapshot["exercises"]) == exercises
     values = snapshot["values"]
     asked: set[str] = set()
@@ -300,7 +306,7 @@ def test_snapshot_covers_every_public_reference_call(snapshot):
 
     for ex in exercises:
         ref = reference(ex)
-        tests = _public.run_checks(ex, _cmd_build.public_checks(ex), student=lambda p, c, s, kw, _r=ref: _r(p, kw),
+        tests = _public.run_checks(ex, builders.public_checks(ex), student=lambda p, c, s, kw, _r=ref: _r(p, kw),
                                    reference=ref, seed=snapshot["seed"], device={"torch": "cpu", "jax": "cpu"})
         assert all(t["passed"] for t in tests), [t["message"] for t in tests]
     assert asked == set(values)  # nothing recorded that no check asks for
@@ -308,7 +314,7 @@ def test_snapshot_covers_every_public_reference_call(snapshot):
 
 
 def test_snapshot_miss_is_never_a_pass():
-    check = _cmd_build.public_checks(_cmd_build.present()[0])
+    check = builders.public_checks(builders.present()[0])
     tests = _public.run_checks("x", check, student=lambda p, c, s, kw: 0.0,
                                reference=_public.snapshot_reference("x", {}), seed=1,
                                device={"torch": "cpu", "jax": "cpu"})
@@ -317,7 +323,7 @@ def test_snapshot_miss_is_never_a_pass():
 
 
 def test_otter_test_files_carry_no_test_code():
-    for ex in _cmd_build.present():
+    for ex in builders.present():
         suite = _engine.load_suite(ex)
         src = _otter.test_file_source(ex, [(c.name, c.points, c.hidden) for c in suite.checks])
         compile(src, f"{ex}.py", "exec")
@@ -404,7 +410,7 @@ def test_spanish_build_has_no_english_prose(notebooks):
 def test_spanish_stubs_keep_the_code(notebooks):
     en = _loader.notebook_sources(notebooks["en"])
     es = _loader.notebook_sources(notebooks["es"])
-    for ex in _cmd_build.present():
+    for ex in builders.present():
         strip = re.compile(r'""".*?"""|# YOUR CODE HERE|# TU CÓDIGO AQUÍ|raise NotImplementedError\(".*?"\)', re.S)
         assert strip.sub("", en[ex]) == strip.sub("", es[ex]), ex
 
@@ -451,7 +457,7 @@ def test_self_study_build_provides_the_solutions_and_the_graded_build_does_not(t
 
     got = _run_setup(tmp_path / "self-study", self_study)
     assert got["helpers"] == ["check", "figure", "hint", "solution"]
-    ex01 = _cmd_build.present()[0]
+    ex01 = builders.present()[0]
     for region in _stubs.solution_regions((SOLUTIONS / f"{ex01}.py").read_text()):
         assert region.strip() in got["solution"]
     assert "BEGIN SOLUTION" not in got["solution"]
@@ -465,13 +471,13 @@ def test_self_study_build_provides_the_solutions_and_the_graded_build_does_not(t
 
 def test_cli_self_study_and_spanish_options(tmp_path, monkeypatch, capsys):
     """`--self-study` writes its own folder (never student_template/) and no zip; `--lang es` names the zip."""
-    monkeypatch.setattr(_cmd_build, "SELF_STUDY", {"en": tmp_path / "ss", "es": tmp_path / "ss" / "es"})
-    committed = _cmd_build.committed_snapshot(TEMPLATE)
-    monkeypatch.setattr(_cmd_build, "_reusable_snapshot", lambda *a: committed)  # no reference run here
-    assert _cmd_build.main(["--self-study", "--lang", "es"]) == 0
+    monkeypatch.setattr(build_module, "SELF_STUDY", {"en": tmp_path / "ss", "es": tmp_path / "ss" / "es"})
+    committed = builders.committed_snapshot(TEMPLATE)
+    monkeypatch.setattr(build_module, "_reusable_snapshot", lambda *a: committed)  # no reference run here
+    assert cli_build.main(["--self-study", "--lang", "es"]) == 0
     out = capsys.readouterr().out
     assert "tapetrace-autograder" not in out
     nb = json.loads((tmp_path / "ss" / "es" / _notebook.NOTEBOOK).read_text(encoding="utf-8"))
     assert nb["metadata"]["tapetrace"]["lang"] == "es" and nb["metadata"]["tapetrace"]["self_study"]
-    assert _cmd_build.main(["--self-study", "--only", "otter"]) == 2
-    assert _cmd_build.zip_name("es") == "tapetrace-autograder-es.zip" and _cmd_build.zip_name("en") == _otter.ZIP_NAME
+    assert cli_build.main(["--self-study", "--only", "otter"]) == 2
+    assert builders.zip_name("es") == "tapetrace-autograder-es.zip" and builders.zip_name("en") == _otter.ZIP_NAME

@@ -14,7 +14,7 @@ import types
 
 import pytest
 
-from autograder import _public
+from autograder.builders import public as _public
 from autograder.core.paths import EXERCISES
 from autograder.submissions import cells as _cells
 from autograder.submissions import execute as _exec

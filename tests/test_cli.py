@@ -20,7 +20,7 @@ OWN_OPTIONS = {"grade": ["--json", "--shard", "--require-isolation", "--cluster"
 def test_every_command_is_a_module_with_add_parser_and_run():
     assert set(cli.COMMANDS) == set(OWN_OPTIONS)
     for name in cli.COMMANDS:
-        mod = importlib.import_module(f"autograder._cmd_{name}")
+        mod = importlib.import_module(f"autograder.cli.{name}")
         assert callable(mod.add_parser) and callable(mod.run), name
         args = cli.build_parser().parse_args([name, *(["x"] if name in ("grade", "report", "new") else []),
                                               *(["x", "--json", "o.json"] if name == "merge" else [])])
@@ -53,7 +53,7 @@ def test_an_absent_command_module_says_so(monkeypatch, capsys):
     real = importlib.import_module
 
     def fake(name, *a, **kw):
-        if name == "autograder._cmd_figures":
+        if name == "autograder.cli.figures":
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return real(name, *a, **kw)
 

@@ -27,7 +27,9 @@ import pytest
 from conftest import mutant_files, mutant_meta
 from test_i18n import ENGLISH_WORDS, glossary, prose_words
 
-from autograder import _cmd_build, _notebook, _stubs
+from autograder import builders
+from autograder.builders import notebook as _notebook
+from autograder.builders import stubs as _stubs
 from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.student import figures, hints, instructions_es
 
@@ -51,7 +53,7 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(str(p) or ".") != {str(ROO
 
 DUMP = f"""\
 import json, sys
-from autograder import _public
+from autograder.builders import public as _public
 print({MARK!r} + json.dumps({{
     "results": {{k: {{"status": v.status, "tests": v.tests, "device": v.device}} for k, v in _public.RESULTS.items()}},
     "modules": {{k: getattr(m, "__file__", None) for k, m in sys.modules.items() if k.split(".")[0] == "autograder"}},
@@ -115,7 +117,7 @@ def _pick_mutant(exercises: list[str]) -> tuple[str, Path, set[str], dict[str, s
         ex = meta["exercise"]
         if ex not in exercises:
             continue
-        public = {c.name for c in _cmd_build.public_checks(ex)}
+        public = {c.name for c in builders.public_checks(ex)}
         fails = meta["fails"] & public
         if fails:
             candidates.append((fails == public, exercises.index(ex), path.name, ex, path, fails, meta["codes"]))
@@ -150,7 +152,7 @@ def _dump(cell) -> dict:
 @pytest.mark.slow
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_notebook_alone_in_an_empty_folder(tmp_path, lang):
-    template_nb = _cmd_build.TEMPLATES[lang] / _notebook.NOTEBOOK
+    template_nb = builders.TEMPLATES[lang] / _notebook.NOTEBOOK
     src = json.loads(template_nb.read_text(encoding="utf-8"))
     assert src["metadata"]["tapetrace"]["lang"] == lang
     exercises = src["metadata"]["tapetrace"]["exercises"]
@@ -274,7 +276,7 @@ def test_notebook_alone_in_an_empty_folder(tmp_path, lang):
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_check_py_for_students_working_locally(tmp_path, lang):
     """A student template copied elsewhere: `python check.py` checks the .py files with the notebook's checks."""
-    template = _cmd_build.TEMPLATES[lang]
+    template = builders.TEMPLATES[lang]
     exercises = json.loads((template / _notebook.NOTEBOOK).read_text(encoding="utf-8"))["metadata"]["tapetrace"][
         "exercises"]
     solved, untouched = exercises[0], exercises[1]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import _cmd_grade
+from autograder.cli import grade as _cmd_grade
 from autograder.workers import envelope as _envelope
 from autograder.workers.envelope import GIB, MIB, Envelope
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder import _cmd_figures, cli
+from autograder import cli
+from autograder.cli import figures as _cmd_figures
 
 
 def test_figures_writes_a_non_blank_png(tmp_path, capsys):

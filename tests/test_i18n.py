@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from autograder import _stubs
+from autograder.builders import stubs as _stubs
 from autograder.core import i18n as messages
 from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
 from autograder.student import get_language, hints, instructions_es, set_language
@@ -233,7 +233,8 @@ def test_hint_exercises_follow_the_curriculum():
 
 
 def test_one_current_language_for_checks_hints_and_figures(monkeypatch):
-    from autograder import _public, student
+    from autograder import student
+    from autograder.builders import public as _public
     from autograder.core import i18n as _i18n
 
     monkeypatch.setitem(_i18n._STATE, "lang", None)
@@ -415,11 +416,11 @@ def test_notebook_and_figure_texts_match_across_languages():
 def test_notebook_text_matches_the_builders_english():
     """NOTEBOOK_TEXT["en"] carries the builder's English intro/outro (the Spanish translates them):
     when the builder's text changes, this says to update both."""
-    nb = pytest.importorskip("autograder._notebook")
+    nb = pytest.importorskip("autograder.builders.notebook")
     for key, name in (("intro_md", "INTRO"), ("outro_md", "OUTRO")):
         if hasattr(nb, name):
             assert instructions_es.NOTEBOOK_TEXT["en"][key] == getattr(nb, name), (
-                f"autograder/_notebook.py {name} changed: copy it to NOTEBOOK_TEXT['en'][{key!r}] and update the "
+                f"autograder/builders/notebook.py {name} changed: copy it to NOTEBOOK_TEXT['en'][{key!r}] and update the "
                 f"Spanish NOTEBOOK_TEXT['es'][{key!r}]")
 
 

@@ -16,8 +16,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from autograder import _notebook
-from autograder._cmd_build import present
+from autograder.builders import notebook as _notebook
+from autograder.builders.build import present
 from autograder.core.i18n import LANGS
 from autograder.student import instructions_es
 

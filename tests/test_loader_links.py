@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import _notebook
+from autograder.builders import notebook as _notebook
 from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
 from autograder.submissions import loader as _loader
 

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import _cmd_new, _notebook, cli
+from autograder import cli
+from autograder.builders import notebook as _notebook
+from autograder.cli import new as _cmd_new
 from autograder.core.paths import ROOT
 
 TORCH_EX, JAX_EX = "ex14_demo", "ex15_jaxdemo"
@@ -187,7 +189,7 @@ def test_nothing_is_overwritten_unless_forced(tmp_path):
 
 
 def test_the_skeleton_is_filled_and_consistent(tmp_path):
-    from autograder import _stubs
+    from autograder.builders import stubs as _stubs
     from autograder.student.instructions_es import english_sha
 
     for fw, code in ((("torch",), "torch"), (("jax",), "jax"), (("torch", "jax"), "torch")):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from conftest import MUTANTS, mutant_meta
 
-from autograder import _notebook
+from autograder.builders import notebook as _notebook
 from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.engine.run import load_suite
 

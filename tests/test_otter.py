@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import mutant_files, mutant_meta
 
-from autograder import _notebook, _otter
+from autograder.builders import notebook as _notebook
+from autograder.builders import otter as _otter
 from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.engine.run import load_suite
 

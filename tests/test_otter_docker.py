@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import _notebook, _otter
+from autograder.builders import notebook as _notebook
+from autograder.builders import otter as _otter
 from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.engine.run import load_suite
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from autograder._cmd_build import TEMPLATES, present, student_readme
+from autograder.builders.build import TEMPLATES, present, student_readme
 from autograder.core.i18n import LANGS
 from autograder.core.paths import EXERCISES, ROOT
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder._cmd_report import _exercise_of, from_otter, main, read_inputs
+from autograder.cli.report import _exercise_of, from_otter, main, read_inputs
 from autograder.core.paths import EXERCISES
 from autograder.reports import report as _report
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from test_report import fake_results
 
-from autograder._cmd_report import build_report
+from autograder.cli.report import build_report
 from autograder.reports import plots as _plots
 
 MIN_PX = 11.0

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from autograder import _stubs
+from autograder.builders import stubs as _stubs
 from autograder.core.paths import EXERCISES_DIR, ROOT
 
 

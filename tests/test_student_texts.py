@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import _notebook, _public
+from autograder.builders import notebook as _notebook
+from autograder.builders import public as _public
 from autograder.student import hints
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -1,4 +1,4 @@
-"""Programs as files: the templates in autograder/templates/ are valid Python, and the builders render
+"""Programs as files: the templates in autograder/builders/templates/ are valid Python, and the builders render
 exactly them (every slot filled, nothing else changed); the rendered programs run."""
 
 from __future__ import annotations
@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import _cmd_build, _notebook, _otter, templates
+from autograder import builders
+from autograder.builders import notebook as _notebook
+from autograder.builders import otter as _otter
+from autograder.builders import templates
 from autograder.core.i18n import LANGS, section
 from autograder.engine.run import load_suite
 
@@ -45,12 +48,12 @@ def test_every_template_is_python_and_every_part_parses_once_filled(name):
 
 def test_render_fills_exactly_the_slots_of_a_part():
     with pytest.raises(templates.TemplateError, match="slots"):
-        templates.render(_cmd_build.CHECK_PY, doc="d")  # __TEXT__ missing
+        templates.render(builders.CHECK_PY, doc="d")  # __TEXT__ missing
     with pytest.raises(templates.TemplateError, match="slots"):
-        templates.render(_cmd_build.RUNTIME_INIT, version="1", extra="x")
+        templates.render(builders.RUNTIME_INIT, version="1", extra="x")
     with pytest.raises(templates.TemplateError, match="no part"):
         templates.render(_otter.TEST_FILE, "main", exercise="x")
-    assert templates.render(_cmd_build.RUNTIME_INIT, version="9.9").endswith('__version__ = "9.9"\n')
+    assert templates.render(builders.RUNTIME_INIT, version="9.9").endswith('__version__ = "9.9"\n')
     assert templates.string('a "b" \\ c\nñ') == 'a \\"b\\" \\\\ c\\nñ'
     assert ast.literal_eval('"' + templates.string('a "b" \\ c\nñ') + '"') == 'a "b" \\ c\nñ'
 
@@ -80,8 +83,8 @@ def test_setup_cell_is_its_template_filled(lang):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_check_py_is_its_template_filled_and_runs(lang, tmp_path):
-    text = _cmd_build.check_py(lang)
-    assert _pattern(templates.parts(_cmd_build.CHECK_PY)["main"]).fullmatch(text)
+    text = builders.check_py(lang)
+    assert _pattern(templates.parts(builders.CHECK_PY)["main"]).fullmatch(text)
     assert not LEFTOVER.search(text)
     ns: dict = {"__name__": "check", "__file__": str(tmp_path / "check.py")}
     exec(compile(text, "check.py", "exec"), ns)
@@ -96,21 +99,21 @@ def test_check_py_is_its_template_filled_and_runs(lang, tmp_path):
 
 def test_template_modules_import_as_they_stand():
     """The templates are modules (their preamble binds the code slots): tests and tools can import them."""
-    check = importlib.import_module("autograder.templates.check")
+    check = importlib.import_module("autograder.builders.templates.check")
     assert callable(check.main) and callable(check._set_up) and check.TEXT == {}
-    init = importlib.import_module("autograder.templates.runtime_init")
+    init = importlib.import_module("autograder.builders.templates.runtime_init")
     assert init.__version__ == "__VERSION__"
     pytest.importorskip("otter")
-    otter_test = importlib.import_module("autograder.templates.otter_test")
+    otter_test = importlib.import_module("autograder.builders.templates.otter_test")
     assert otter_test.OK_FORMAT is False and otter_test.name == "__EXERCISE__" and callable(otter_test._bridge)
 
 
 def test_runtime_init_is_its_template_filled():
     from autograder import __version__
 
-    members = _cmd_build.runtime_members(_cmd_build.present()[:1])
+    members = builders.runtime_members(builders.present()[:1])
     init = members["autograder/__init__.py"].decode()
-    assert init == templates.path(_cmd_build.RUNTIME_INIT).read_text().replace("__VERSION__", __version__)
+    assert init == templates.path(builders.RUNTIME_INIT).read_text().replace("__VERSION__", __version__)
     ns: dict = {}
     exec(init, ns)
     assert ns["__version__"] == __version__
@@ -120,7 +123,7 @@ def test_otter_test_file_is_its_template_filled_and_loads_in_otter(tmp_path):
     pytest.importorskip("otter")
     from otter.test_files.exception_test import ExceptionTestFile
 
-    ex = _cmd_build.present()[0]
+    ex = builders.present()[0]
     checks = [(c.name, c.points, c.hidden) for c in load_suite(ex).checks]
     text = _otter.test_file_source(ex, checks)
     head, *cases = text.split("\n\n\n@test_case")
@@ -165,7 +168,7 @@ def test_otter_zip_scripts_come_from_the_template_files(tmp_path):
 
 
 def test_device_detection_program_is_a_file():
-    done = subprocess.run([sys.executable, "-c", (_cmd_build.PKG / "_detect_devices.py").read_text()],
+    done = subprocess.run([sys.executable, "-c", (builders.PKG / "core" / "detect_devices.py").read_text()],
                           capture_output=True, text=True, timeout=300)
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert set(got) == {"torch", "jax"} and got["torch"] in ("cpu", "cuda")

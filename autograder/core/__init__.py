@@ -14,12 +14,14 @@ import importlib
 from typing import Any
 
 _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
+    "BEGIN": "paths",
     "Check": "suite",
     "CheckFailure": "suite",
     "Ctx": "suite",
     "DATA_FILE": "data",
     "DeviceError": "device",
     "ELLIPSIS": "text",
+    "END": "paths",
     "EXERCISES": "registry",
     "EXERCISES_DIR": "paths",
     "EXIT_NOT_ALL_GRADED": "status",

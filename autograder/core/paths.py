@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 # derived from the packages in autograder/exercises/ (re-exported for the engine's modules)
@@ -13,6 +14,9 @@ SOLUTIONS = ROOT / "solutions"
 EXERCISES_DIR = ROOT / "exercises"
 HIDDEN = ROOT / "autograder" / "hidden"
 TESTS = ROOT / "tests"
+# The marker lines around a solution's code (the stubs drop what lies between; self-study keeps it).
+BEGIN = re.compile(r"^(\s*)# BEGIN SOLUTION\s*$")
+END = re.compile(r"^\s*# END SOLUTION\s*$")
 
 
 def private_dirs() -> list[str]:

@@ -55,7 +55,7 @@ def exercise_checks(exercise: str, public_only: bool = False) -> list[Check]:
     return [c for c in load_suite(exercise).checks if not public_only or not c.hidden]
 
 
-# Shared with the notebook self-check (autograder/_public.py): one key, one rng, one verdict.
+# Shared with the notebook self-check (autograder/builders/public.py): one key, one rng, one verdict.
 _key = reference_key
 _probe_error = probe_error
 

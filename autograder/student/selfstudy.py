@@ -78,7 +78,7 @@ def solutions_payload(solutions_dir: Path, exercises: list[str] | tuple[str, ...
         UTF-8 JSON ``{exercise: {"en": source, "es": source}}``: each solution without its
         ``# BEGIN/END SOLUTION`` marker lines; the Spanish one with Spanish docstrings.
     """
-    from autograder._stubs import BEGIN, END
+    from autograder.core.paths import BEGIN, END
     from autograder.student.instructions_es import localize_stub
 
     out = {}

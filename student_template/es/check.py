@@ -36,7 +36,7 @@ def _set_up():
 
 def main(argv):
     _set_up()
-    from autograder import _public
+    from autograder.builders import public as _public
 
     for exercise in _public.snapshot()["exercises"]:
         if argv and not any(exercise == a or exercise.startswith(a + "_") for a in argv):

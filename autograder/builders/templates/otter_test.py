@@ -1,4 +1,4 @@
-"""One exercise's otter test file: ``autograder._otter.test_file_source`` writes the ``file`` part, then
+"""One exercise's otter test file: ``autograder.builders.otter.test_file_source`` writes the ``file`` part, then
 the ``case`` part once per check (after two blank lines).
 
 Slots: ``__EXERCISE__`` (string content); in a case, ``__CHECK__`` (string content), ``__POINTS__``
@@ -30,7 +30,7 @@ name = "__EXERCISE__"
 def _bridge():
     here = _os.getcwd()
     for base in (_os.path.join(here, _os.pardir, "source", "files"),):
-        path = _os.path.abspath(_os.path.join(base, "autograder", "_otter.py"))
+        path = _os.path.abspath(_os.path.join(base, "autograder", "builders", "otter.py"))
         if _os.path.isfile(path):
             module = _sys.modules.get("_tapetrace_otter_bridge")
             if module is None or getattr(module, "__file__", None) != path:

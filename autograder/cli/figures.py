@@ -42,7 +42,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     """Options of ``tapetrace figures``."""
-    from autograder.cli import _Parser
+    from autograder.cli.app import _Parser
 
     return _add_arguments(_Parser(prog="tapetrace figures", description=DESCRIPTION))
 

@@ -1,4 +1,4 @@
-"""``tapetrace stubs``: regenerates exercises/ from solutions/ (autograder/_stubs.py)."""
+"""``tapetrace stubs``: regenerates exercises/ from solutions/ (autograder/builders/stubs.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Writes the stubs; prints each file written."""
-    from autograder import _stubs
+    from autograder.builders import stubs as _stubs
 
     for path in _stubs.write_stubs():
         print(f"wrote {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")

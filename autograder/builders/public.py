@@ -78,9 +78,9 @@ set_language = _i18n.set_language  # the language of the checks (and of hints an
 # --------------------------------------------------------------------------- snapshot and data
 @cache
 def snapshot() -> dict[str, Any]:
-    """The build-time snapshot shipped beside this module (seed, exercises, reference values)."""
+    """The build-time snapshot shipped in the runtime (seed, exercises, reference values)."""
     try:
-        raw = pkgutil.get_data(__package__, SNAPSHOT)
+        raw = pkgutil.get_data("autograder", SNAPSHOT)  # autograder/_snapshot.json, beside the package's __init__
     except OSError:
         raw = None
     if not raw:

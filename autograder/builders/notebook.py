@@ -36,7 +36,7 @@ import re
 import textwrap
 from typing import Any
 
-from autograder import templates
+from autograder.builders import templates
 from autograder.core.i18n import LANGS, render
 from autograder.student.instructions_es import NOTEBOOK_TEXT
 
@@ -47,7 +47,7 @@ FORMAT = 1
 _SETUP_CALL = re.compile(r'_tapetrace_setup\("([0-9a-f]{64})", "([A-Za-z0-9+/=]*)"\)')
 
 # The set-up cell: its comment lines (language-specific: UI text "setup.comments") + the code of
-# autograder/templates/setup_cell.py (the same in every build).
+# autograder/builders/templates/setup_cell.py (the same in every build).
 SETUP_TEMPLATE = "setup_cell.py"
 # What the set-up cell defines in the notebook, and where each comes from inside _tapetrace_setup.
 HELPERS = (("check", "_public.check"), ("hint", "hints.hint"), ("figure", "figures.notebook_figure"))
@@ -297,7 +297,7 @@ def build(exercises: list[dict[str, Any]], runtime: bytes, meta: dict[str, Any],
     Args:
         exercises: in order, dicts with ``name``, ``doc`` (docstring, in ``lang``), ``code`` (stub code,
             localized), ``public_points`` and ``total_points``.
-        runtime: the public runtime zip (see ``_cmd_build``).
+        runtime: the public runtime zip (see :mod:`autograder.builders.runtime`).
         meta: extra notebook-level ``tapetrace`` metadata (digest, exercises).
         lang: ``"en"`` or ``"es"``: every text of the notebook, and the language the set-up cell sets.
         self_study: the self-study edition (``solution`` defined, a paragraph on it per exercise).

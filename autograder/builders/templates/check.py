@@ -1,4 +1,4 @@
-"""``check.py`` of the student template: ``autograder._cmd_build.check_py`` writes the part below.
+"""``check.py`` of the student template: ``autograder.builders.build.check_py`` writes the part below.
 
 Slots: ``__DOC__`` (its docstring, in the template's language) and ``__TEXT__`` (a dict literal: the
 "check_py." UI texts of autograder/messages/notebook.py). It runs the notebook's set-up cell (which
@@ -36,7 +36,7 @@ def _set_up():
 
 def main(argv):
     _set_up()
-    from autograder import _public
+    from autograder.builders import public as _public
 
     for exercise in _public.snapshot()["exercises"]:
         if argv and not any(exercise == a or exercise.startswith(a + "_") for a in argv):

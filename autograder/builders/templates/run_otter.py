@@ -2,7 +2,7 @@
 containers (``tapetrace build`` writes this file in place of otter's own).
 
 It runs before otter is imported, as root, in the container that grades one submission, and does what
-otter's runner would otherwise get wrong before the tapetrace plugin can act (``autograder._otter.before_otter``):
+otter's runner would otherwise get wrong before the tapetrace plugin can act (``autograder.builders.otter.before_otter``):
 
 - ``submission_metadata.json`` becomes a JSON object when it is empty or unreadable (``otter grade``'s
   image ``touch``es an empty one, and otter's runner ``json.load``s it whenever a plugin is named);
@@ -30,8 +30,8 @@ _sys.path.insert(0, _os.path.join(_SOURCE, "files"))
 
 
 def _bridge():
-    """The zip's ``autograder/_otter.py``, loaded by path (its top level imports the standard library only)."""
-    path = _os.path.join(_SOURCE, "files", "autograder", "_otter.py")
+    """The zip's ``autograder/builders/otter.py``, loaded by path (its top level imports the standard library only)."""
+    path = _os.path.join(_SOURCE, "files", "autograder", "builders", "otter.py")
     spec = _ilu.spec_from_file_location("_tapetrace_otter_bridge", path)
     module = _ilu.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -1,9 +1,9 @@
 """The ``tapetrace`` command: assembles one argparse subparser per subcommand and dispatches.
 
-Each subcommand lives in ``autograder/_cmd_<name>.py``, next to what it drives, and exposes
+Each subcommand lives in ``autograder/cli/<name>.py``, a thin module over the layer it drives, and exposes
 ``add_parser(sub) -> ArgumentParser`` (its subparser and options, ``func`` set to its ``run``)
 and ``run(args) -> int`` (its body; the exit status). So ``tapetrace build --help`` lists
-build's own options. Adding a subcommand (e.g. ``tapetrace new``) is writing ``_cmd_new.py``
+build's own options. Adding a subcommand (e.g. ``tapetrace new``) is writing ``cli/new.py``
 with those two functions and naming it in :data:`COMMANDS`.
 """
 
@@ -14,7 +14,7 @@ import importlib
 import os
 import sys
 
-# Subcommands in the order `tapetrace --help` lists them: autograder/_cmd_<name>.py each.
+# Subcommands in the order `tapetrace --help` lists them: autograder/cli/<name>.py each.
 COMMANDS: tuple[str, ...] = ("grade", "merge", "stubs", "build", "report", "figures", "new")
 
 
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p.commands = {}  # name -> its subparser (for its own one-line errors)
     for name in COMMANDS:
-        module = f"autograder._cmd_{name}"
+        module = f"autograder.cli.{name}"
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as err:

@@ -1,6 +1,6 @@
 """``tapetrace new exNN_name``: the skeleton of a new exercise, in the places an exercise lives.
 
-It renders the templates of ``autograder/templates/new/`` (real Python files, linted by ruff) into::
+It renders the templates of ``autograder/builders/templates/new/`` (real Python files, linted by ruff) into::
 
     solutions/exNN_name.py               the reference: instructions (module docstring), one function
     exercises/exNN_name.py               its stub (the stub generator's output)
@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from autograder import templates
+from autograder.builders import templates
 from autograder.exercises import FRAMEWORKS, PACKAGE_NAME
 
 TEMPLATES = "new"
@@ -90,7 +90,7 @@ def plan(root: Path, name: str, *, title: str | None = None, title_es: str | Non
     Raises:
         NewError: a bad name, its number taken by another exercise, or (without ``force``) an existing one.
     """
-    from autograder import _stubs
+    from autograder.builders import stubs as _stubs
     from autograder.core.registry import REGISTRY
     from autograder.student.instructions_es import english_sha
 

@@ -7,13 +7,10 @@ indentation (nbgrader's clear-solutions, otter assign's ``...``).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from autograder.core.paths import EXERCISES, EXERCISES_DIR, SOLUTIONS
+from autograder.core.paths import BEGIN, END, EXERCISES, EXERCISES_DIR, SOLUTIONS
 
-BEGIN = re.compile(r"^(\s*)# BEGIN SOLUTION\s*$")
-END = re.compile(r"^\s*# END SOLUTION\s*$")
 HEADER = "# Generated from solutions/{name}.py by `tapetrace stubs`: edit the solution, not this file.\n"
 
 

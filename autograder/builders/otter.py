@@ -22,7 +22,7 @@ How a submission is graded (mechanism: an otter plugin, :class:`autograder.otter
    every file of the submission folder but the submission itself out of the way (a zip's
    ``otter/`` or ``json.py`` would otherwise shadow modules in the kernel, whose working folder it
    is), grades the submission file with the zip's engine in a fresh process
-   (``python -m autograder._otter grade``: the same sandboxed workers, timeouts and verdicts as
+   (``python -m autograder.builders.otter grade``: the same sandboxed workers, timeouts and verdicts as
    ``tapetrace grade``), writes the result to a root-only file, and hands otter an **empty
    notebook**. So the kernel runs otter's own cells and the test files, never a student cell —
    whatever the notebook holds (cells above or instead of the set-up cell, edited or removed
@@ -71,7 +71,7 @@ _MEMO: dict[str, dict[str, Any]] = {}
 # =========================================================================== grading side
 def _base() -> str:
     """The folder holding this copy of the ``autograder`` package (and ``solutions/``)."""
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # autograder/builders/
 
 
 def submission_path(folder: str) -> str:
@@ -111,7 +111,7 @@ def _grade_in_subprocess(base: str, submission: str, settings: dict[str, Any]) -
     out = os.path.join(out_dir, "result.json")
     env = dict(os.environ, PYTHONPATH=base, PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTHONSTARTUP", None)
-    cmd = [sys.executable, "-m", "autograder._otter", "grade", os.path.abspath(submission), "--out", out]
+    cmd = [sys.executable, "-m", "autograder.builders.otter", "grade", os.path.abspath(submission), "--out", out]
     limit = float(settings["total_timeout"])
     try:
         proc = subprocess.Popen(cmd, cwd=base, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -311,7 +311,7 @@ OTTER_DEADLINE = 540.0
 
 
 def grade_main(submission: str, out: str) -> int:
-    """``python -m autograder._otter grade SUBMISSION --out JSON``: the engine over the submission."""
+    """``python -m autograder.builders.otter grade SUBMISSION --out JSON``: the engine over the submission."""
     from autograder.core.paths import ROOT
     from autograder.engine.run import GradingRun
     from autograder.sandbox import isolate as _sandbox
@@ -558,7 +558,7 @@ def note_pdf(text: str, width: int = 88) -> bytes:
 
 
 # =========================================================================== build side
-TEST_FILE = "otter_test.py"  # autograder/templates/: the file part, then a case part per check
+TEST_FILE = "otter_test.py"  # autograder/builders/templates/: the file part, then a case part per check
 
 
 def test_file_source(exercise: str, checks: list[tuple[str, float, bool]]) -> str:
@@ -568,7 +568,7 @@ def test_file_source(exercise: str, checks: list[tuple[str, float, bool]]) -> st
     Tests" summary reports them truthfully right away; with only hidden cases it would say "All test
     cases passed!" for every exercise, whatever the scores.
     """
-    from autograder import templates
+    from autograder.builders import templates
 
     text = templates.render(TEST_FILE, "file", exercise=templates.string(exercise))
     for name, points, hidden in checks:
@@ -621,7 +621,7 @@ def _chdir(path: Path) -> Iterator[None]:
 
 def _copy_engine(target: Path, exercises: list[str]) -> None:
     """The engine package without caches, with only the given exercises' packages and hidden suites."""
-    src = Path(__file__).resolve().parent
+    src = Path(__file__).resolve().parents[1]  # autograder/ (this module is autograder/builders/otter.py)
     from autograder.core.registry import EXERCISES
 
     known = set(EXERCISES)
@@ -631,7 +631,7 @@ def _copy_engine(target: Path, exercises: list[str]) -> None:
             return rel.parts[1] in exercises
         if rel.parts[0] == "hidden":  # hidden/<exercise>.py
             return rel.stem not in known or rel.stem in exercises
-        if rel.parts[:2] == ("templates", "new"):  # the skeleton `tapetrace new` writes: nothing here runs it
+        if rel.parts[:3] == ("builders", "templates", "new"):  # the skeleton `tapetrace new` writes: nothing here runs it
             return False
         return True
 
@@ -709,7 +709,7 @@ def build_zip(out: Path, exercises: list[str], *, timeout: float = 30.0, device:
     return out
 
 
-# autograder/templates/: the zip's run_otter.py; appended to setup.sh
+# autograder/builders/templates/: the zip's run_otter.py; appended to setup.sh
 RUN_OTTER = "run_otter.py"
 SETUP_TAIL = "otter_setup.sh"
 # otter 7's setup.sh installs LaTeX and pandoc when `cat otter_config.json | jq -e '[.pdf, .token] | any'`
@@ -729,19 +729,19 @@ def setup_script(otter_setup: str) -> str:
     Raises:
         RuntimeError: otter's script does not have the shape this build knows (another otter version).
     """
-    from autograder import templates
+    from autograder.builders import templates
 
     text, tools = PDF_TOOLS.subn(NO_PDF_TOOLS, otter_setup)
     text, browser = PDF_BROWSER.subn("", text)
     if (tools, browser) != (1, 1):
         raise RuntimeError("otter's setup.sh has no PDF block or browser install where otter-grader 7.0.0 has them: "
-                           "update autograder._otter.PDF_TOOLS / PDF_BROWSER for this otter version")
+                           "update autograder.builders.otter.PDF_TOOLS / PDF_BROWSER for this otter version")
     return text.rstrip("\n") + "\n\n" + templates.path(SETUP_TAIL).read_text(encoding="utf-8")
 
 
 def _adjust_zip(path: Path) -> None:
     """The zip's ``run_otter.py`` becomes the template's; ``setup.sh`` becomes :func:`setup_script`'s."""
-    from autograder import templates
+    from autograder.builders import templates
 
     run_otter = templates.path(RUN_OTTER).read_bytes()
     with zipfile.ZipFile(path) as zf:
@@ -758,8 +758,8 @@ def _adjust_zip(path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m autograder._otter grade SUBMISSION --out JSON`` (used by the test files)."""
-    parser = argparse.ArgumentParser(prog="python -m autograder._otter")
+    """``python -m autograder.builders.otter grade SUBMISSION --out JSON`` (used by the test files)."""
+    parser = argparse.ArgumentParser(prog="python -m autograder.builders.otter")
     sub = parser.add_subparsers(dest="command", required=True)
     g = sub.add_parser("grade", help="grade one submission with this package's settings")
     g.add_argument("submission")

@@ -1,4 +1,4 @@
-"""The notebook's set-up cell: ``autograder._notebook.setup_source`` writes its comment lines, then this.
+"""The notebook's set-up cell: ``autograder.builders.notebook.setup_source`` writes its comment lines, then this.
 
 Slots: ``__RUNTIMEFILE__`` (the runtime zip's file name), ``__LANG__`` and ``__DAMAGED__`` (the message
 of a damaged cell), string contents; ``__SHA256__`` and ``__DATA__``: the runtime zip's sha256 and its
@@ -26,7 +26,8 @@ def _tapetrace_setup(sha256, data):
     sys.path_importer_cache.pop(path, None)
     getattr(zipimport, "_zip_directory_cache", {}).pop(path, None)
     importlib.invalidate_caches()
-    from autograder import _public, student
+    from autograder import student
+    from autograder.builders import public as _public
     from autograder.student import figures, hints
     from autograder.student import devices
     devices.ensure_host_devices()  # before JAX starts: 8 CPU devices for ex13's meshes

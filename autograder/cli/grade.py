@@ -1,6 +1,6 @@
 """``tapetrace grade``: its options and its body (validate everything first, then grade).
 
-``add_parser(sub)`` adds the subcommand to the CLI's subparsers (autograder/cli.py); ``run(args)``
+``add_parser(sub)`` adds the subcommand to the CLI's subparsers (autograder/cli/app.py); ``run(args)``
 grades with :class:`autograder.engine.run.GradingRun` (or a Dask cluster) and writes the outputs,
 also after Ctrl-C. Exit status: GRADING.md (0 when every row was graded; 2 with a one-line reason when
 it could not run; 3 when some exercise is the grader's ``grader_error``/``ungraded``; 130 when interrupted).

@@ -1,0 +1,94 @@
+"""Builders: what students and instructors receive.
+
+Owns the student template (``build``: the notebook, stubs, ``check.py``, READMEs; ``notebook``: writing the
+notebook), the notebook's public runtime (``runtime``: what ships and that it stands alone; ``public``: the
+in-notebook runner of the public checks; ``snapshot``: the reference's results they compare with), the
+otter autograder zip (``otter``), the stubs (``stubs``) and the file templates (``templates``). Imports the
+engine, the workers, the sandbox, the submissions, the content packages, probing and the core; imported by
+the CLI only. Names are imported on first use (PEP 562).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
+    "BuildError": "runtime",
+    "CHECK_PY": "build",
+    "CPU_TORCH_INDEX": "otter",
+    "CheckResult": "public",
+    "DIST": "build",
+    "NOTEBOOK": "notebook",
+    "PKG": "runtime",
+    "PLUGIN": "otter",
+    "PUBLIC_SEED": "snapshot",
+    "RESULT_ENV": "otter",
+    "RUNTIME_FILE": "notebook",
+    "RUNTIME_INIT": "runtime",
+    "RUNTIME_MODULES": "runtime",
+    "RUN_OTTER": "otter",
+    "SELF_STUDY_ARC": "runtime",
+    "SETTINGS": "otter",
+    "SETUP_TAIL": "otter",
+    "SETUP_TEMPLATE": "notebook",
+    "SNAPSHOT_ARC": "snapshot",
+    "StubError": "stubs",
+    "TEMPLATES": "build",
+    "TEST_FILE": "otter",
+    "ZIP_NAME": "otter",
+    "after_otter": "otter",
+    "before_otter": "otter",
+    "build_template": "build",
+    "build_zip": "otter",
+    "check_py": "build",
+    "code_cell_source": "notebook",
+    "committed_snapshot": "build",
+    "docstring_markdown": "notebook",
+    "dumps": "notebook",
+    "exercise_stub": "build",
+    "expected_stubs": "stubs",
+    "fill_with": "notebook",
+    "graded_module": "public",
+    "graded_view": "public",
+    "instructions": "notebook",
+    "notebook_json": "public",
+    "otter_check": "otter",
+    "present": "build",
+    "public_checks": "snapshot",
+    "render_template": "build",
+    "requirements": "otter",
+    "role_of": "notebook",
+    "run_checks": "public",
+    "runtime_members": "runtime",
+    "runtime_of": "notebook",
+    "set_language": "public",
+    "setup_cell": "notebook",
+    "setup_source": "notebook",
+    "snapshot_reference": "public",
+    "solution_regions": "stubs",
+    "source_of": "notebook",
+    "stale": "build",
+    "strip_submission": "otter",
+    "stub_source": "stubs",
+    "student_readme": "build",
+    "submission_path": "otter",
+    "test_file_source": "otter",
+    "without_runtime": "notebook",
+    "write_stubs": "stubs",
+    "zip_members": "runtime",
+    "zip_name": "build",
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])

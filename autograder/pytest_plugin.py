@@ -195,7 +195,7 @@ class HiddenSuite(pytest.File):
         self.exercise = exercise
 
     def collect(self) -> list[CheckItem]:
-        from autograder.engine.run import load_suite
+        from autograder.hidden import load_suite
 
         public_only = self.config.getoption("tapetrace_public_only")
         return [CheckItem.from_parent(self, name=c.name, check=c) for c in load_suite(self.exercise).checks

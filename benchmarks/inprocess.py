@@ -44,7 +44,8 @@ def main() -> None:
 
     from autograder.core.paths import SOLUTIONS
     from autograder.core.suite import Ctx, Fail, GraderBug, StudentProblem
-    from autograder.engine.run import _key, _probe_error, load_suite
+    from autograder.engine.run import _key, _probe_error
+    from autograder.hidden import load_suite
     from autograder.probing import tools as _probing
     from autograder.workers import worker as _worker
     from autograder.workers.zygote import PRELOAD

@@ -78,7 +78,8 @@ def _two_passes(exercises: list[str], seed: int, mode: str) -> dict:
     it runs).
     """
     from autograder.core.paths import SOLUTIONS
-    from autograder.engine.run import CACHE_ENV, GradingRun
+    from autograder.engine.jaxcache import CACHE_ENV
+    from autograder.engine.run import GradingRun
 
     saved = os.environ.get(CACHE_ENV)
     os.environ[CACHE_ENV] = "run" if mode == "lent" else "off"

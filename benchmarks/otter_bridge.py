@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder.engine.run import load_suite  # noqa: E402
+from autograder.hidden import load_suite  # noqa: E402
 
 TEST_FILE = '''\
 OK_FORMAT = False

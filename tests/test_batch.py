@@ -289,7 +289,7 @@ def test_nothing_lost_under_load(tmp_path):
     rows = json.loads(out.read_text())
     assert [r["submission"] for r in rows] == [str(s) for s in subs]
     assert all(EX in r["exercises"] and r["exercises"][EX]["tests"] for r in rows)
-    from autograder.engine.run import load_suite
+    from autograder.hidden import load_suite
 
     checks = {c.name for c in load_suite(EX).checks}
     for r in rows:

@@ -14,7 +14,7 @@ import textwrap
 import pytest
 from test_i18n import ENGLISH_WORDS, glossary, prose_words
 
-from autograder import builders
+from autograder import builders, hidden
 from autograder.builders import build as build_module
 from autograder.builders import notebook as _notebook
 from autograder.builders import otter as _otter
@@ -279,7 +279,7 @@ def test_no_long_solution_line_leaks(notebooks, runtimes, lang):
 def test_no_hidden_test_source_leaks(nb, runtime):
     texts = {k: _norm(v) for k, v in _student_texts(nb, runtime).items()}
     for ex in builders.present():
-        for check in _engine.load_suite(ex).checks:
+        for check in hidden.load_suite(ex).checks:
             if not check.hidden:
                 continue
             body = _norm(inspect.getsource(check.fn).split(":", 1)[1])  # skip the def line
@@ -324,7 +324,7 @@ def test_snapshot_miss_is_never_a_pass():
 
 def test_otter_test_files_carry_no_test_code():
     for ex in builders.present():
-        suite = _engine.load_suite(ex)
+        suite = hidden.load_suite(ex)
         src = _otter.test_file_source(ex, [(c.name, c.points, c.hidden) for c in suite.checks])
         compile(src, f"{ex}.py", "exec")
         assert "OK_FORMAT = False" in src

@@ -25,7 +25,7 @@ from conftest import SEED
 from autograder.core import registry as _registry
 from autograder.core import wire as _wire
 from autograder.core.paths import SOLUTIONS
-from autograder.engine import run as _engine
+from autograder.engine.jaxcache import CACHE_ENV
 from autograder.engine.run import GradingRun
 from autograder.workers import compile_cache as _compile_cache
 from autograder.workers import launch as _launch
@@ -83,7 +83,7 @@ def test_a_student_spec_names_no_cache_and_only_jax_exercises_borrow(monkeypatch
     monkeypatch.setattr(_launch, "Worker", _Fake)
     torch_only = sorted(_registry.TORCH_ONLY)[0]
     for choice in (str(tmp_path / "c"), "off"):
-        monkeypatch.setenv(_engine.CACHE_ENV, choice)
+        monkeypatch.setenv(CACHE_ENV, choice)
         seen.clear()
         run = GradingRun(device="cpu", seed=1, launcher="spawn")
         try:
@@ -114,7 +114,7 @@ def test_a_student_spec_names_no_cache_and_only_jax_exercises_borrow(monkeypatch
 def test_a_run_lends_the_references_programs_and_grades_alike(monkeypatch, tmp_path, choice):
     """ex08's checks compile the same programs on both sides (at the same shapes): with a cache, students'
     workers borrow them; without one, nothing is lent; the grade is the same."""
-    monkeypatch.setenv(_engine.CACHE_ENV, choice)
+    monkeypatch.setenv(CACHE_ENV, choice)
     sub = tmp_path / "sub"
     sub.mkdir()
     ex = "ex08_jax_transforms"
@@ -228,7 +228,7 @@ def test_a_student_cannot_list_or_read_the_cache_folder_with_one_layer_left_out(
     # outside /tmp (a namespaced worker's /tmp is a private tmpfs anyway), like ~/.cache/tapetrace
     cache = Path(tempfile.mkdtemp(prefix="tapetrace-cache-test-", dir="/var/tmp"))
     request.addfinalizer(lambda: shutil.rmtree(cache, ignore_errors=True))
-    monkeypatch.setenv(_engine.CACHE_ENV, str(cache))
+    monkeypatch.setenv(CACHE_ENV, str(cache))
     ex = "ex06_per_example_grads"
     probe = (f"import os as _os\n_found = []\nfor _d in ({str(cache)!r},):\n"
              "    try:\n        _found += _os.listdir(_d)\n    except OSError:\n        pass\n"

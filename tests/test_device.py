@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
+from autograder import hidden
 from autograder.core import device as _device
 from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.core.suite import Suite
-from autograder.engine import run as _engine
 
 
 def test_cpu_is_cpu():
@@ -69,7 +69,7 @@ def test_json_records_devices_and_precision(run):
 
 
 def test_accelerator_only_check_is_reported_not_skipped(run, monkeypatch):
-    real = _engine.load_suite
+    real = hidden.load_suite
 
     def with_gpu_check(exercise):
         base = real(exercise)
@@ -81,7 +81,7 @@ def test_accelerator_only_check_is_reported_not_skipped(run, monkeypatch):
 
         return suite
 
-    monkeypatch.setattr(_engine, "load_suite", with_gpu_check)
+    monkeypatch.setattr(hidden, "load_suite", with_gpu_check)
     res = run.grade([str(SOLUTIONS)], only=["ex01_torch_mlp"])[0]["exercises"]["ex01_torch_mlp"]
     test = next(t for t in res["tests"] if t["name"] == "cuda_only_check")
     assert test["passed"] is False and test["score"] == 0 and test["code"] == "NOT_ON_DEVICE"

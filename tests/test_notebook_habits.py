@@ -17,7 +17,7 @@ from conftest import MUTANTS, mutant_meta
 
 from autograder.builders import notebook as _notebook
 from autograder.core.paths import ROOT, SOLUTIONS
-from autograder.engine.run import load_suite
+from autograder.hidden import load_suite
 
 TEMPLATE = ROOT / "student_template" / _notebook.NOTEBOOK
 EX01, EX02, EX03, EX06, EX09, EX10 = ("ex01_torch_mlp", "ex02_torch_training", "ex03_torch_cnn",

@@ -19,7 +19,7 @@ from conftest import mutant_files, mutant_meta
 from autograder.builders import notebook as _notebook
 from autograder.builders import otter as _otter
 from autograder.core.paths import ROOT, SOLUTIONS
-from autograder.engine.run import load_suite
+from autograder.hidden import load_suite
 
 dill = pytest.importorskip("dill")
 pytest.importorskip("otter")

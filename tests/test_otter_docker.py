@@ -28,7 +28,7 @@ import pytest
 from autograder.builders import notebook as _notebook
 from autograder.builders import otter as _otter
 from autograder.core.paths import ROOT, SOLUTIONS
-from autograder.engine.run import load_suite
+from autograder.hidden import load_suite
 
 pytest.importorskip("otter")
 pytestmark = pytest.mark.slow

@@ -9,7 +9,7 @@ import pytest
 from conftest import MUTANTS, make_submission, mutant_files, mutant_meta, valid_files
 
 from autograder.core.paths import EXERCISES, EXERCISES_DIR, SOLUTIONS
-from autograder.engine.run import load_suite
+from autograder.hidden import load_suite
 
 PRESENT = [ex for ex in EXERCISES if (SOLUTIONS / f"{ex}.py").exists()
            and importlib.util.find_spec(f"autograder.hidden.{ex}") is not None]

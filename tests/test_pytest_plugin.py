@@ -19,7 +19,7 @@ import pytest
 from conftest import MUTANTS, SEED, make_submission, mutant_meta
 
 from autograder.core.paths import EXERCISES, EXERCISES_DIR, ROOT, SOLUTIONS
-from autograder.engine.run import load_suite
+from autograder.hidden import load_suite
 
 EXS = ["ex01_torch_mlp", "ex05_jit_train_step", "ex08_jax_transforms", "ex09_autograd_tape"]
 K = " or ".join(ex[:4] for ex in EXS)

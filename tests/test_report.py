@@ -16,9 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder.cli.report import _exercise_of, from_otter, main, read_inputs
+from autograder.cli.report import main
 from autograder.core.paths import EXERCISES
 from autograder.reports import report as _report
+from autograder.reports.summary import _exercise_of, from_otter, read_inputs
 
 CHECKS = {
     "ex01_torch_mlp": [("parameter_shapes_in_order", 2, False), ("forward_matches_reference", 3, False),

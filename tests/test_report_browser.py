@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from test_report import fake_results
 
-from autograder.cli.report import build_report
 from autograder.reports import plots as _plots
+from autograder.reports.summary import build_report
 
 MIN_PX = 11.0
 PROBE = """<script>

@@ -26,7 +26,8 @@ from conftest import SEED
 from autograder.core import registry as _registry
 from autograder.core.paths import EXERCISES, SOLUTIONS
 from autograder.engine import run as _engine
-from autograder.engine.run import GradingRun, jax_cache_dir, schedule
+from autograder.engine.jaxcache import CACHE_ENV, jax_cache_dir
+from autograder.engine.run import GradingRun, schedule
 from autograder.workers import launch as _launch
 
 
@@ -139,12 +140,12 @@ def test_xla_accepts_the_worker_flags():
 
 
 def test_cache_dir_choices_and_pruning(tmp_path, monkeypatch):
-    monkeypatch.setenv(_engine.CACHE_ENV, "run")
+    monkeypatch.setenv(CACHE_ENV, "run")
     path, own = jax_cache_dir(str(tmp_path))
     assert own and os.path.isdir(path)
     os.rmdir(path)
     persistent = tmp_path / "cache"
-    monkeypatch.setenv(_engine.CACHE_ENV, str(persistent))
+    monkeypatch.setenv(CACHE_ENV, str(persistent))
     path, own = jax_cache_dir(str(tmp_path))
     assert not own and path == str(persistent)
     for i in range(10):  # 10 entries of 100 bytes, oldest first
@@ -159,7 +160,7 @@ def test_cache_dir_choices_and_pruning(tmp_path, monkeypatch):
 
 def test_cache_persists_and_a_rerun_loads_instead_of_compiling(tmp_path, monkeypatch):
     cache = tmp_path / "jax-cache"
-    monkeypatch.setenv(_engine.CACHE_ENV, str(cache))
+    monkeypatch.setenv(CACHE_ENV, str(cache))
     sub = tmp_path / "sub"
     sub.mkdir()
     ex = "ex08_jax_transforms"

@@ -20,6 +20,7 @@ from conftest import SEED, make_submission
 from autograder import cli
 from autograder.core import status as _status
 from autograder.core.i18n import render
+from autograder.core.suite import GraderBug
 from autograder.engine import resume as _resume
 from autograder.engine.run import GradingRun
 
@@ -98,21 +99,21 @@ def test_a_grader_row_blames_nobody_and_keeps_the_reason_for_the_instructor():
 
 def test_a_check_that_crashes_makes_the_exercise_the_graders(monkeypatch, tmp_path):
     """A check's own bug (or the reference's) gives no verdict: the exercise is grader_error, 0 points."""
-    from autograder.engine import run as _engine
+    from autograder import hidden
 
-    real = _engine.load_suite
+    real = hidden.load_suite
 
     def broken_suite(exercise):
         suite = real(exercise)
         check = suite.checks[-1]
 
         def crash(ctx):
-            raise _engine.GraderBug("reference worker for ex01 died: killed by SIGKILL")
+            raise GraderBug("reference worker for ex01 died: killed by SIGKILL")
 
         monkeypatch.setattr(check, "fn", crash)
         return suite
 
-    monkeypatch.setattr(_engine, "load_suite", broken_suite)
+    monkeypatch.setattr(hidden, "load_suite", broken_suite)
     run = GradingRun(device="cpu", timeout=60, seed=SEED)
     try:
         res = run.grade([str(make_submission(tmp_path / "s", only=[EX]))], only=[EX])[0]

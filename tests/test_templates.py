@@ -20,7 +20,7 @@ from autograder.builders import notebook as _notebook
 from autograder.builders import otter as _otter
 from autograder.builders import templates
 from autograder.core.i18n import LANGS, section
-from autograder.engine.run import load_suite
+from autograder.hidden import load_suite
 
 PY_TEMPLATES = sorted(p.relative_to(templates.HERE).as_posix() for p in templates.HERE.rglob("*.py")
                       if "__pycache__" not in p.parts and p != templates.HERE / "__init__.py")

@@ -675,7 +675,7 @@ def build_zip(out: Path, exercises: list[str], *, timeout: float = 30.0, device:
     import otter.generate
 
     from autograder.core.paths import SOLUTIONS
-    from autograder.engine.run import load_suite
+    from autograder.hidden import load_suite
 
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -34,7 +34,7 @@ SNAPSHOT_INPUTS = ("core/protocol.py", "core/suite.py", "core/wire.py", "core/da
 
 def public_checks(exercise: str) -> list[Any]:
     """The public checks of an exercise, validated against the hidden suite."""
-    from autograder.engine.run import load_suite
+    from autograder.hidden import load_suite
 
     suite = importlib.import_module(f"autograder.{EXERCISE_PACKAGES}.{exercise}.public").suite
     checks = list(suite.checks)
@@ -53,7 +53,7 @@ def public_checks(exercise: str) -> list[Any]:
 
 
 def _totals(exercises: list[str]) -> dict[str, dict[str, Any]]:
-    from autograder.engine.run import load_suite
+    from autograder.hidden import load_suite
 
     out = {}
     for ex in exercises:

@@ -18,12 +18,9 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "STUB": "new",
     "available_exercises": "grade",
     "build_parser": "app",
-    "build_report": "report",
-    "from_otter": "report",
     "function_name": "new",
     "main": "app",
     "plan": "new",
-    "read_inputs": "report",
     "train_both": "figures",
     "write": "new",
 }

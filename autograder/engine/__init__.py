@@ -13,13 +13,12 @@ import importlib
 from typing import Any
 
 _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
-    "CACHE_ENV": "run",
+    "CACHE_ENV": "jaxcache",
     "ExerciseGrading": "run",
     "GradingRun": "run",
     "ResumeRefused": "resume",
     "exercise_checks": "run",
-    "jax_cache_dir": "run",
-    "load_suite": "run",
+    "jax_cache_dir": "jaxcache",
     "merge": "resume",
     "plan": "resume",
     "read_error": "run",

@@ -10,11 +10,9 @@ depend only on the run's seed).
 
 from __future__ import annotations
 
-import importlib
 import os
 import secrets
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -22,53 +20,38 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from autograder import hidden  # hidden.load_suite: one place to find (and, in tests, replace) a suite
 from autograder.core import device as _device
 from autograder.core import registry as _registry
 from autograder.core import status as _status
 from autograder.core.i18n import render
-from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS, private_dirs
-from autograder.core.protocol import check_rng, probe_error, reference_key
+from autograder.core.paths import EXERCISES, private_dirs
+from autograder.core.protocol import probe_error, reference_key
 from autograder.core.registry import JAX_ONLY
-from autograder.core.suite import INTERNAL_ERROR, Check, Ctx, GraderBug, StudentProblem, Suite, result_of, run_check
-from autograder.core.text import NAME_CHARS, clean
+from autograder.core.suite import Check
+from autograder.core.text import clean
+from autograder.engine.exercise import ExerciseGrading
+from autograder.engine.jaxcache import jax_cache_dir
+from autograder.engine.outcomes import DEADLINE_MARGIN, DeadlineReached, GradingCancelled
+from autograder.engine.reading import _hideable, read_all, read_error
+from autograder.engine.reference import ReferenceBank
 from autograder.sandbox import quota as _quota
 from autograder.submissions import loader as _loader
-from autograder.submissions import loadguard as _loadguard
 from autograder.workers import compile_cache as _compile_cache
 from autograder.workers import envelope as _envelope
 from autograder.workers import launch as _launch
 
-MAX_TIMEOUTS_PER_EXERCISE = 3
-DEFAULT_MEM_BYTES = _envelope.DEFAULT_WORKER_BYTES  # a student worker's address-space cap with room to spare
-# Seconds before a run's deadline at which what is still being graded is stopped (``ungraded``), so the
-# results are written in time.
-DEADLINE_MARGIN = 5.0
-
-
-def load_suite(exercise: str) -> Suite:
-    """The hidden suite of one exercise."""
-    return importlib.import_module(f"autograder.hidden.{exercise}").suite
-
 
 def exercise_checks(exercise: str, public_only: bool = False) -> list[Check]:
     """The checks a run grades of one exercise (the public ones only with ``public_only``)."""
-    return [c for c in load_suite(exercise).checks if not public_only or not c.hidden]
+    return [c for c in hidden.load_suite(exercise).checks if not public_only or not c.hidden]
 
 
 # Shared with the notebook self-check (autograder/builders/public.py): one key, one rng, one verdict.
 _key = reference_key
+
+
 _probe_error = probe_error
-
-
-def _hideable(path: str, tmp: str) -> list[str]:
-    """What of a submission's place to hide from students: its folder (other students' work) if hiding
-    it breaks nothing, else the submission itself."""
-    path = os.path.abspath(path)
-    parent = os.path.dirname(path)
-    needed = [str(ROOT), tmp, sys.prefix, sys.base_prefix, os.path.expanduser("~")]
-    if any(n == parent or n.startswith(parent.rstrip(os.sep) + os.sep) for n in needed):
-        return [path]
-    return [parent]
 
 
 def schedule(exercises: list[str]) -> list[str]:
@@ -81,168 +64,6 @@ def schedule(exercises: list[str]) -> list[str]:
     exercise's ``META.cost`` (autograder/exercises/<exercise>/__init__.py).
     """
     return sorted(exercises, key=lambda ex: (ex not in JAX_ONLY, -_registry.cost(ex)))
-
-
-CACHE_ENV = "TAPETRACE_JAX_CACHE"
-CACHE_MAX_BYTES = 1 << 30  # pruned (oldest first) to half of this when a run starts above it
-
-
-def jax_cache_dir(tmp: str) -> tuple[str | None, bool]:
-    """The JAX compilation cache of a run: (directory or None, whether it is the run's own).
-
-    By default it persists across runs in ``~/.cache/tapetrace/jax-compile``: programs that do not
-    depend on the seed (dataset training, Flax inits, probe helpers) and every program of a re-run
-    with the same ``--seed`` (``--resume``, a regrade) load instead of compiling. JAX keys entries by
-    the program, its compile options, the XLA flags and the jax/jaxlib versions, so one directory
-    serves every version and device. Only reference workers read and write it (trusted code); no
-    student's worker can read it (0700, hidden by the sandbox): the grader lends it, one program at
-    a time, only the programs it names by key (``_compile_cache``), and nothing a student sends is
-    ever written there. Outside /tmp on purpose: a student's worker covers /tmp with a private tmpfs.
-
-    ``TAPETRACE_JAX_CACHE=run`` gives each run a fresh directory (deleted at the end);
-    ``TAPETRACE_JAX_CACHE=/some/dir`` puts the persistent one elsewhere; ``TAPETRACE_JAX_CACHE=off``
-    keeps none (every worker compiles all it runs, and nothing is lent).
-    """
-    choice = os.environ.get(CACHE_ENV, "")
-    if choice == "off":
-        return None, False
-    base = os.path.join(os.path.expanduser("~"), ".cache", "tapetrace")
-    if choice != "run":
-        path = choice or os.path.join(base, "jax-compile")
-        try:
-            os.makedirs(path, mode=0o700, exist_ok=True)
-            _prune(path)
-            return path, False
-        except OSError:
-            pass
-    try:
-        os.makedirs(base, exist_ok=True)
-        return tempfile.mkdtemp(prefix="jax-", dir=base), True
-    except OSError:
-        return os.path.join(tmp, "jax-cache"), True
-
-
-def _prune(path: str) -> None:
-    """Keeps the persistent cache under :data:`CACHE_MAX_BYTES` (oldest entries go first)."""
-    entries = []
-    with os.scandir(path) as it:
-        for e in it:
-            if e.is_file(follow_symlinks=False):
-                st = e.stat(follow_symlinks=False)
-                entries.append((st.st_mtime, st.st_size, e.path))
-    total = sum(size for _, size, _ in entries)
-    if total <= CACHE_MAX_BYTES:
-        return
-    for _, size, p in sorted(entries):
-        if total <= CACHE_MAX_BYTES // 2:
-            break
-        try:
-            os.unlink(p)
-            total -= size
-        except OSError:
-            pass
-
-
-def read_all(paths: list[str], timeout: float) -> list[_loader.Submission | Exception]:
-    """Every submission read in a child process under the reading budget (``_loadguard``), in order; a
-    submission that cannot be read is its exception (its rows say why), never the end of the batch."""
-    subs: list[_loader.Submission | Exception] = []
-    with _loadguard.Reader(_loadguard.read_seconds(timeout)) as reader:
-        for p in paths:
-            try:
-                subs.append(reader.load(p))
-            except _loader.SubmissionError as err:
-                subs.append(err)
-            except Exception as err:  # noqa: BLE001
-                subs.append(_loader.SubmissionError(f"{type(err).__name__}: {err}"))
-    return subs
-
-
-def read_error(err: Exception) -> str | dict[str, Any]:
-    """What an unreadable submission's rows say: a catalogued text over the reading budget (rendered in the
-    run's language), else the loader's words."""
-    if isinstance(err, _loadguard.ReadBudgetExceeded):
-        return {"key": err.key, **err.fields}
-    return str(err)
-def _with_death(err: GraderBug, death: dict[str, Any] | None) -> GraderBug:
-    """``err`` carrying how the reference's worker died (its stderr tail goes to the instructor's log)."""
-    err.death = death  # type: ignore[attr-defined]
-    return err
-
-
-def _oom_words(death: dict[str, Any] | None) -> str:
-    return " (killed by the kernel's OOM killer: the container's memory ran out)" if death and death.get("oom") else ""
-
-
-class ReferenceBank:
-    """Reference workers (one per exercise, never touched by student code) + cache."""
-
-    def __init__(self, run: GradingRun) -> None:
-        self._run = run
-        self._workers: dict[str, _launch.Worker] = {}
-        self._locks = {ex: threading.Lock() for ex in EXERCISES}
-        self._cache: dict[str, Any] = {}
-
-    def call(self, exercise: str, probe: str, kwargs: dict[str, Any]) -> Any:
-        key = _key(exercise, probe, kwargs)
-        if key in self._cache:
-            return self._cache[key]
-        with self._locks[exercise]:
-            if key in self._cache:
-                return self._cache[key]
-            for _attempt in range(2):
-                worker = self._workers.get(exercise)
-                if worker is None or not worker.alive:
-                    worker = self._run.start_worker(exercise, str(SOLUTIONS / f"{exercise}.py"), "reference")
-                    if worker.status.get("status") != "loaded":
-                        st = worker.status
-                        raise _with_death(GraderBug(f"reference for {exercise} did not load: {st.get('code')} "
-                                                    f"{st.get('fields', {})}{_oom_words(st.get('death'))}"),
-                                          st.get("death"))
-                    self._workers[exercise] = worker
-                try:
-                    resp = worker.call(probe, kwargs, self._run.timeout * 4)
-                    break
-                except _launch.WorkerDied as err:
-                    self._workers.pop(exercise, None)
-                    last = err
-            else:
-                raise _with_death(GraderBug(f"reference worker for {exercise} died: {last}{_oom_words(last.death)}"),
-                                  last.death)
-            if not resp.get("ok"):
-                raise GraderBug(f"reference probe {probe} failed: {resp}")
-            self._cache[key] = resp["value"]
-            return resp["value"]
-
-    def close(self) -> None:
-        _launch.close_all(list(self._workers.values()))
-        self._workers.clear()
-
-    def retire(self, exercise: str) -> None:
-        """Closes the reference worker of ``exercise`` (its results stay cached): memory for the others."""
-        with self._locks[exercise]:
-            worker = self._workers.pop(exercise, None)
-        if worker is not None:
-            worker.close()
-
-    def retire_all_but(self, exercise: str) -> None:
-        """Closes every reference worker but ``exercise`` 's (before grading it alone)."""
-        for ex in list(self._workers):
-            if ex != exercise:
-                self.retire(ex)
-
-
-class GradingCancelled(Exception):
-    """The run was cancelled (Ctrl-C): no new worker starts."""
-
-
-class DeadlineReached(GradingCancelled):
-    """The run's deadline came: what is still being graded is ``ungraded``."""
-
-
-class GradersTrouble(GraderBug):
-    """A worker's death or start failure that may be the grader's (the container's memory, load, a start
-    that failed): the exercise is graded again, alone; after that it is ``grader_error`` if still the grader's."""
 
 
 class _TrackedLauncher:
@@ -650,255 +471,3 @@ class GradingRun:
         res["launcher"] = self.launcher.kind
         if getattr(self, "envelope", None) is not None:  # (a Dask cluster's rows come from its workers)
             res["envelope"] = _envelope.as_json(self.envelope, self.plan, self.jobs)
-
-
-class ExerciseGrading:
-    """One exercise of one submission being graded: its student worker, its checks' contexts and results.
-
-    :meth:`GradingRun.grade_exercise` is :meth:`open`, :meth:`run` for each of :attr:`checks`,
-    :meth:`close` and :meth:`summary`; the pytest plugin (``autograder/pytest_plugin.py``) drives the
-    same steps one check per test item, running the verdict in its own frame (:meth:`refusal`,
-    :meth:`ctx`, then :meth:`record`).
-
-    Args:
-        run: the grading run (device, seed, timeout, launcher, reference bank).
-        sub: the loaded submission.
-        exercise: the exercise's name, e.g. ``"ex05_jit_train_step"``.
-    """
-
-    def __init__(self, run: GradingRun, sub: _loader.Submission, exercise: str, final: bool = True) -> None:
-        self._t0 = time.monotonic()
-        self.final = final
-        self.retry: str | None = None  # (not final) why this attempt stopped: graded again, alone
-        self.trouble: str | None = None  # the grader's trouble met (its reason, for grader_reason)
-        self.log: list[str] = []  # for the instructor: how workers died, their stderr tails
-        self.grading_run = run
-        self.sub = sub
-        self.exercise = exercise
-        self.lang = run.lang
-        suite = load_suite(exercise)
-        self.checks: list[Check] = [c for c in suite.checks if not run.public_only or not c.hidden]
-        self.max_score = float(sum(c.points for c in self.checks))
-        self.tests: list[dict[str, Any]] = []
-        self.timeouts = 0
-        self._worker: _launch.Worker | None = None
-        self._src_path = ""
-        self._hide: list[str] = []
-        self._observed: dict[str, int] | None = None
-
-    def _result(self, status: str, tests: list[dict[str, Any]], message: str) -> dict[str, Any]:
-        out = {"score": float(sum(t["score"] for t in tests)), "max_score": self.max_score,
-               "status": status, "message": message, "tests": tests,
-               "seconds": round(time.monotonic() - self._t0, 3)}
-        if self.log:
-            out["instructor_log"] = list(self.log)
-        return out
-
-    # ----------------------------------------------------------- the grader's trouble or the student's
-    def death_trouble(self, death: dict[str, Any] | None, what: str) -> str | None:
-        """Whether a student's worker that died (``death``: ``_launch.Worker.death``) is the grader's trouble.
-
-        The rules (README, "Whose trouble"): a worker the kernel's OOM killer took (SIGKILL while its
-        OOM-kill counter rose) is the grader's: the worker stayed under its own memory cap (beyond it, the
-        student's code gets a MemoryError), so the container's memory ran out for the grader's sake. Any
-        other death, on a first attempt, may be the machine's (a signal under load, a worker that could not
-        start): the exercise is graded again, alone; on that second attempt the same death is the student's.
-
-        Returns:
-            The reason (for ``grader_reason``), or None when the death is the student's.
-        """
-        if death is None:
-            return None
-        self._note_death(death, what)
-        env = self.grading_run.envelope
-        if death.get("oom"):
-            limit = (f"the container's memory limit ({env.memory_bytes / 2**20:.0f} MiB)" if env.memory_bytes
-                     else f"the machine's memory ({env.usable_memory / 2**30:.1f} GiB)")
-            return (f"{what}: the student's worker was killed by the kernel's OOM killer while under its own memory "
-                    f"cap: {limit} ran out; raise it, or grade with fewer --jobs")
-        if not self.final:
-            return f"{what}: the student's worker died ({death.get('how')})"
-        return None
-
-    def _note_death(self, death: dict[str, Any], what: str) -> None:
-        """Keeps how a worker died and its stderr tail for the instructor (``instructor_log``, never a student's)."""
-        tail = str(death.get("stderr") or "").strip()
-        oom = " (the OOM killer's)" if death.get("oom") else ""
-        self.log.append(_status.clean_reason(f"{what}: worker died, {death.get('how')}{oom}"
-                                             + (f"; its stderr:\n{tail}" if tail else ""), limit=8000))
-
-    def graders_trouble(self, reason: str) -> dict[str, Any]:
-        """The row of an exercise stopped by the grader's trouble: marked ``retry`` on a first attempt
-        (graded again, alone), else ``grader_error``."""
-        self.trouble = self.trouble or reason
-        row = self.grading_run.graders_row(self.exercise, "grader_error", reason)
-        if self.log:
-            row["instructor_log"] = list(self.log)
-        if not self.final:
-            self.retry = reason
-            row["retry"] = reason
-        return row
-
-    def _zero(self, status: str, message: str, code: str) -> dict[str, Any]:
-        tests = [{"name": c.name, "score": 0.0, "max_score": c.points, "passed": False,
-                  "hidden": c.hidden, "message": message, "code": code} for c in self.checks]
-        return self._result(status, tests, message)
-
-    def open(self) -> dict[str, Any] | None:
-        """Writes the student's source to a private scratch and loads it in a sandboxed worker.
-
-        Returns:
-            None when the exercise loaded (its checks can run), else the exercise's final result,
-            every check at 0 with the reason: refused file, missing file, grader error, or the
-            load's failure (syntax, exception, timeout... with its status).
-        """
-        run, exercise = self.grading_run, self.exercise
-        if exercise in self.sub.refused:
-            name, kind = self.sub.refused[exercise]
-            if kind in ("FILE_TOO_LARGE", "FILE_UNREADABLE"):  # this exercise's file only: the others are graded
-                msg = render(kind, self.lang, name=clean(name, NAME_CHARS),
-                             limit=f"{_loader.MAX_SOURCE_BYTES // 1024**2} MB")
-                return self._zero("unreadable", msg, kind)
-            msg = render("REFUSED_FILE", self.lang, name=clean(name, NAME_CHARS), what=render(kind, self.lang))
-            return self._zero("error", msg, "REFUSED_FILE")
-        source = self.sub.sources.get(exercise)
-        if source is None:
-            msg = render("MISSING_FILE", self.lang, exercise=exercise)
-            return self._zero("missing", msg, "MISSING_FILE")
-        scratch_src = os.path.join(run.tmp, f"src-{next(run._scratch_ids)}")
-        os.makedirs(scratch_src, mode=0o700)  # other students' workers must not read it
-        self._src_path = os.path.join(scratch_src, f"{exercise}.py")
-        with open(self._src_path, "w", encoding="utf-8") as fh:
-            fh.write(source)
-        self._hide = _hideable(self.sub.path, run.tmp)
-        # Load once up front: load failures decide the exercise's status.
-        try:
-            first = run.start_worker(exercise, self._src_path, "student", self._hide)
-        except GradingCancelled:
-            raise
-        except Exception as err:  # noqa: BLE001 - the run goes on; no worker is the grader's trouble
-            return self.graders_trouble(clean(f"no worker could start: {type(err).__name__}: {err}"))
-        st = first.status
-        if first.isolation:  # sent by the sandbox before the student's code ran; the code's own word never counts
-            run._note_isolation(first.isolation)
-        trouble = self.death_trouble(st.get("death"), "loading the submission's code")
-        if trouble:
-            first.close()
-            return self.graders_trouble(trouble)
-        if st.get("status") != "loaded":
-            status = st.get("status", "crashed")
-            msg = render(st.get("code", "LOAD_CRASHED"), self.lang, **st.get("fields", {}))
-            first.close()
-            return self._zero(status, msg, st.get("code", "LOAD_CRASHED"))
-        self._worker = first
-        return None
-
-    def _student_call(self, probe: str, call: str, scale: float, kwargs: dict[str, Any]) -> Any:
-        run = self.grading_run
-        worker = self._worker
-        if worker is None or not worker.alive:
-            worker = run.start_worker(self.exercise, self._src_path, "student", self._hide)
-            self._worker = worker
-            st = worker.status
-            self._raise_if_graders(st.get("death"), "loading the submission's code again")
-            if st.get("status") != "loaded":
-                raise StudentProblem(st.get("code", "LOAD_CRASHED"), **st.get("fields", {}))
-        self._observed = None
-        try:
-            resp = worker.call(probe, kwargs, run.timeout * scale)
-            self._observed = self._observation(worker)
-        except _launch.WorkerDied as err:
-            if err.kind == "timeout":
-                self.timeouts += 1
-                raise StudentProblem("CALL_TIMEOUT", call=call, timeout=run.timeout * scale) from None
-            if err.kind == "broken":
-                raise StudentProblem("WORKER_PROTOCOL", how=err.how) from None
-            if err.kind == "limit":
-                raise StudentProblem(err.how, **_quota.describe()) from None
-            self._raise_if_graders(err.death, f"`{call}`")
-            raise StudentProblem("CALL_CRASHED", call=call, how=err.how) from None
-        if resp.get("ok"):
-            return resp["value"]
-        raise _probe_error(resp, call, run.mem_bytes)
-
-    @staticmethod
-    def _observation(worker: _launch.Worker) -> dict[str, int] | None:
-        """What the grader saw of a worker's last call: ``{"programs": n, "distinct": k}``, the
-        compiled programs it asked for (None: a worker that asks for none, e.g. PyTorch's)."""
-        if not worker.borrows:  # what the grader asked of it, never what its status says
-            return None
-        return {"programs": len(worker.asked), "distinct": len(set(worker.asked))}
-
-    def observed(self) -> dict[str, int] | None:
-        """:meth:`_observation` of the student's last probe call (None before one answered)."""
-        return self._observed
-
-    def _raise_if_graders(self, death: dict[str, Any] | None, what: str) -> None:
-        """Raises :class:`GradersTrouble` when a death is (or, on a first attempt, may be) the grader's."""
-        trouble = self.death_trouble(death, what)
-        if trouble:
-            self.trouble = self.trouble or trouble
-            raise GradersTrouble(trouble)
-
-    def _reference_call(self, probe: str, kwargs: dict[str, Any]) -> Any:
-        try:
-            return self.grading_run.reference.call(self.exercise, probe, kwargs)
-        except GraderBug as err:
-            death = getattr(err, "death", None)
-            if death:
-                self._note_death(death, f"the reference's probe {probe}")
-            self.trouble = self.trouble or f"the reference: {err}"
-            raise
-
-    def ctx(self, check: Check) -> Ctx:
-        """The context of one check: its seeded rng, the student's worker (timeouts scaled), the reference."""
-        run = self.grading_run
-        return Ctx(rng=check_rng(run.seed, self.exercise, check.name), seed=run.seed, device=run.device,
-                   student=lambda p, c, s, kw, _scale=check.timeout_scale: self._student_call(p, c, s * _scale, kw),
-                   reference=self._reference_call, observed=self.observed)
-
-    def refusal(self, check: Check) -> tuple[str, dict[str, Any]] | None:
-        """Why ``check`` must not run now (``(key, fields)``: a device it needs, the spent timeout budget), or None."""
-        run = self.grading_run
-        if check.needs and not _device.satisfies(run.device, check.needs):
-            return "NOT_ON_DEVICE", {"device": _device.describe(run.device), "needs": check.needs}
-        if self.timeouts >= MAX_TIMEOUTS_PER_EXERCISE:
-            return "BUDGET_EXHAUSTED", {"budget": run.timeout * MAX_TIMEOUTS_PER_EXERCISE}
-        return None
-
-    def record(self, check: Check, error: BaseException | None,
-               skip: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-        """Keeps the result of a check that ended with ``error`` (None: it passed) or was refused (``skip``)."""
-        test = result_of(check, error, lang=self.lang, skip=skip)
-        self.tests.append(test)
-        return test
-
-    def run(self, check: Check) -> dict[str, Any]:
-        """Runs one check (after :meth:`open` returned None) and keeps its result; never raises."""
-        skip = self.refusal(check)
-        if skip is not None:
-            return self.record(check, None, skip)
-        test = run_check(check, self.ctx(check), lang=self.lang)
-        self.tests.append(test)
-        if test["code"] == INTERNAL_ERROR and not self.final:  # maybe the grader's trouble: again, alone
-            self.retry = self.trouble or f"{check.name}: {test['message']}"
-        return test
-
-    def close(self) -> None:
-        """Stops the student's worker (idempotent)."""
-        if self._worker is not None:
-            self._worker.close()
-            self._worker = None
-
-    def summary(self) -> dict[str, Any]:
-        """The exercise's result (GRADING.md) from the checks run so far: status ``graded``."""
-        tests = self.tests
-        broken = [t for t in tests if t["code"] == INTERNAL_ERROR]
-        if broken:  # a check (or the reference) failed on the grader's side: no verdict is a grade
-            return self.graders_trouble(self.trouble or f"{broken[0]['name']}: {broken[0]['message']}")
-        failed = [t for t in tests if not t["passed"]]
-        if failed and all(t["code"] == "NOT_ATTEMPTED" for t in failed) and len(failed) == len(tests):
-            message = render("EXERCISE_NOT_ATTEMPTED", self.lang)
-        else:
-            message = failed[0]["message"] if failed else ""
-        return self._result("graded", tests, message)

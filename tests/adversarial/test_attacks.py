@@ -27,7 +27,8 @@ from pathlib import Path
 import pytest
 
 from autograder.core.paths import ROOT, SOLUTIONS
-from autograder.engine.run import GradingRun, load_suite
+from autograder.engine.run import GradingRun
+from autograder.hidden import load_suite
 
 ATTACKS = sorted((Path(__file__).parent / "attacks").glob("*.py"))
 CANARY = "ex09_autograd_tape"  # graded beside every attack on another exercise

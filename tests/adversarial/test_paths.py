@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from autograder.core.paths import ROOT, SOLUTIONS
-from autograder.engine.run import load_suite
+from autograder.hidden import load_suite
 
 ATTACKS = Path(__file__).parent / "attacks"
 ONLY = ["ex01_torch_mlp", "ex04_jax_mlp", "ex09_autograd_tape"]

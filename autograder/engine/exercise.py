@@ -1,0 +1,278 @@
+"""Grading one (submission, exercise): the student's worker, each hidden check's verdict on what the
+student's and the reference's probes measured, retries and the rows.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+from autograder import hidden  # hidden.load_suite: one place to find (and, in tests, replace) a suite
+from autograder.core import device as _device
+from autograder.core import status as _status
+from autograder.core.i18n import render
+from autograder.core.protocol import check_rng
+from autograder.core.protocol import probe_error as _probe_error
+from autograder.core.suite import INTERNAL_ERROR, Check, Ctx, GraderBug, StudentProblem, result_of, run_check
+from autograder.core.text import NAME_CHARS, clean
+from autograder.engine.reading import _hideable
+from autograder.sandbox import quota as _quota
+from autograder.submissions import loader as _loader
+from autograder.workers import launch as _launch
+
+if TYPE_CHECKING:
+    from autograder.engine.run import GradingRun
+from autograder.engine.outcomes import MAX_TIMEOUTS_PER_EXERCISE, GradersTrouble, GradingCancelled
+
+
+class ExerciseGrading:
+    """One exercise of one submission being graded: its student worker, its checks' contexts and results.
+
+    :meth:`GradingRun.grade_exercise` is :meth:`open`, :meth:`run` for each of :attr:`checks`,
+    :meth:`close` and :meth:`summary`; the pytest plugin (``autograder/pytest_plugin.py``) drives the
+    same steps one check per test item, running the verdict in its own frame (:meth:`refusal`,
+    :meth:`ctx`, then :meth:`record`).
+
+    Args:
+        run: the grading run (device, seed, timeout, launcher, reference bank).
+        sub: the loaded submission.
+        exercise: the exercise's name, e.g. ``"ex05_jit_train_step"``.
+    """
+
+    def __init__(self, run: GradingRun, sub: _loader.Submission, exercise: str, final: bool = True) -> None:
+        self._t0 = time.monotonic()
+        self.final = final
+        self.retry: str | None = None  # (not final) why this attempt stopped: graded again, alone
+        self.trouble: str | None = None  # the grader's trouble met (its reason, for grader_reason)
+        self.log: list[str] = []  # for the instructor: how workers died, their stderr tails
+        self.grading_run = run
+        self.sub = sub
+        self.exercise = exercise
+        self.lang = run.lang
+        suite = hidden.load_suite(exercise)
+        self.checks: list[Check] = [c for c in suite.checks if not run.public_only or not c.hidden]
+        self.max_score = float(sum(c.points for c in self.checks))
+        self.tests: list[dict[str, Any]] = []
+        self.timeouts = 0
+        self._worker: _launch.Worker | None = None
+        self._src_path = ""
+        self._hide: list[str] = []
+        self._observed: dict[str, int] | None = None
+
+    def _result(self, status: str, tests: list[dict[str, Any]], message: str) -> dict[str, Any]:
+        out = {"score": float(sum(t["score"] for t in tests)), "max_score": self.max_score,
+               "status": status, "message": message, "tests": tests,
+               "seconds": round(time.monotonic() - self._t0, 3)}
+        if self.log:
+            out["instructor_log"] = list(self.log)
+        return out
+
+    # ----------------------------------------------------------- the grader's trouble or the student's
+    def death_trouble(self, death: dict[str, Any] | None, what: str) -> str | None:
+        """Whether a student's worker that died (``death``: ``_launch.Worker.death``) is the grader's trouble.
+
+        The rules (README, "Whose trouble"): a worker the kernel's OOM killer took (SIGKILL while its
+        OOM-kill counter rose) is the grader's: the worker stayed under its own memory cap (beyond it, the
+        student's code gets a MemoryError), so the container's memory ran out for the grader's sake. Any
+        other death, on a first attempt, may be the machine's (a signal under load, a worker that could not
+        start): the exercise is graded again, alone; on that second attempt the same death is the student's.
+
+        Returns:
+            The reason (for ``grader_reason``), or None when the death is the student's.
+        """
+        if death is None:
+            return None
+        self._note_death(death, what)
+        env = self.grading_run.envelope
+        if death.get("oom"):
+            limit = (f"the container's memory limit ({env.memory_bytes / 2**20:.0f} MiB)" if env.memory_bytes
+                     else f"the machine's memory ({env.usable_memory / 2**30:.1f} GiB)")
+            return (f"{what}: the student's worker was killed by the kernel's OOM killer while under its own memory "
+                    f"cap: {limit} ran out; raise it, or grade with fewer --jobs")
+        if not self.final:
+            return f"{what}: the student's worker died ({death.get('how')})"
+        return None
+
+    def _note_death(self, death: dict[str, Any], what: str) -> None:
+        """Keeps how a worker died and its stderr tail for the instructor (``instructor_log``, never a student's)."""
+        tail = str(death.get("stderr") or "").strip()
+        oom = " (the OOM killer's)" if death.get("oom") else ""
+        self.log.append(_status.clean_reason(f"{what}: worker died, {death.get('how')}{oom}"
+                                             + (f"; its stderr:\n{tail}" if tail else ""), limit=8000))
+
+    def graders_trouble(self, reason: str) -> dict[str, Any]:
+        """The row of an exercise stopped by the grader's trouble: marked ``retry`` on a first attempt
+        (graded again, alone), else ``grader_error``."""
+        self.trouble = self.trouble or reason
+        row = self.grading_run.graders_row(self.exercise, "grader_error", reason)
+        if self.log:
+            row["instructor_log"] = list(self.log)
+        if not self.final:
+            self.retry = reason
+            row["retry"] = reason
+        return row
+
+    def _zero(self, status: str, message: str, code: str) -> dict[str, Any]:
+        tests = [{"name": c.name, "score": 0.0, "max_score": c.points, "passed": False,
+                  "hidden": c.hidden, "message": message, "code": code} for c in self.checks]
+        return self._result(status, tests, message)
+
+    def open(self) -> dict[str, Any] | None:
+        """Writes the student's source to a private scratch and loads it in a sandboxed worker.
+
+        Returns:
+            None when the exercise loaded (its checks can run), else the exercise's final result,
+            every check at 0 with the reason: refused file, missing file, grader error, or the
+            load's failure (syntax, exception, timeout... with its status).
+        """
+        run, exercise = self.grading_run, self.exercise
+        if exercise in self.sub.refused:
+            name, kind = self.sub.refused[exercise]
+            if kind in ("FILE_TOO_LARGE", "FILE_UNREADABLE"):  # this exercise's file only: the others are graded
+                msg = render(kind, self.lang, name=clean(name, NAME_CHARS),
+                             limit=f"{_loader.MAX_SOURCE_BYTES // 1024**2} MB")
+                return self._zero("unreadable", msg, kind)
+            msg = render("REFUSED_FILE", self.lang, name=clean(name, NAME_CHARS), what=render(kind, self.lang))
+            return self._zero("error", msg, "REFUSED_FILE")
+        source = self.sub.sources.get(exercise)
+        if source is None:
+            msg = render("MISSING_FILE", self.lang, exercise=exercise)
+            return self._zero("missing", msg, "MISSING_FILE")
+        scratch_src = os.path.join(run.tmp, f"src-{next(run._scratch_ids)}")
+        os.makedirs(scratch_src, mode=0o700)  # other students' workers must not read it
+        self._src_path = os.path.join(scratch_src, f"{exercise}.py")
+        with open(self._src_path, "w", encoding="utf-8") as fh:
+            fh.write(source)
+        self._hide = _hideable(self.sub.path, run.tmp)
+        # Load once up front: load failures decide the exercise's status.
+        try:
+            first = run.start_worker(exercise, self._src_path, "student", self._hide)
+        except GradingCancelled:
+            raise
+        except Exception as err:  # noqa: BLE001 - the run goes on; no worker is the grader's trouble
+            return self.graders_trouble(clean(f"no worker could start: {type(err).__name__}: {err}"))
+        st = first.status
+        if first.isolation:  # sent by the sandbox before the student's code ran; the code's own word never counts
+            run._note_isolation(first.isolation)
+        trouble = self.death_trouble(st.get("death"), "loading the submission's code")
+        if trouble:
+            first.close()
+            return self.graders_trouble(trouble)
+        if st.get("status") != "loaded":
+            status = st.get("status", "crashed")
+            msg = render(st.get("code", "LOAD_CRASHED"), self.lang, **st.get("fields", {}))
+            first.close()
+            return self._zero(status, msg, st.get("code", "LOAD_CRASHED"))
+        self._worker = first
+        return None
+
+    def _student_call(self, probe: str, call: str, scale: float, kwargs: dict[str, Any]) -> Any:
+        run = self.grading_run
+        worker = self._worker
+        if worker is None or not worker.alive:
+            worker = run.start_worker(self.exercise, self._src_path, "student", self._hide)
+            self._worker = worker
+            st = worker.status
+            self._raise_if_graders(st.get("death"), "loading the submission's code again")
+            if st.get("status") != "loaded":
+                raise StudentProblem(st.get("code", "LOAD_CRASHED"), **st.get("fields", {}))
+        self._observed = None
+        try:
+            resp = worker.call(probe, kwargs, run.timeout * scale)
+            self._observed = self._observation(worker)
+        except _launch.WorkerDied as err:
+            if err.kind == "timeout":
+                self.timeouts += 1
+                raise StudentProblem("CALL_TIMEOUT", call=call, timeout=run.timeout * scale) from None
+            if err.kind == "broken":
+                raise StudentProblem("WORKER_PROTOCOL", how=err.how) from None
+            if err.kind == "limit":
+                raise StudentProblem(err.how, **_quota.describe()) from None
+            self._raise_if_graders(err.death, f"`{call}`")
+            raise StudentProblem("CALL_CRASHED", call=call, how=err.how) from None
+        if resp.get("ok"):
+            return resp["value"]
+        raise _probe_error(resp, call, run.mem_bytes)
+
+    @staticmethod
+    def _observation(worker: _launch.Worker) -> dict[str, int] | None:
+        """What the grader saw of a worker's last call: ``{"programs": n, "distinct": k}``, the
+        compiled programs it asked for (None: a worker that asks for none, e.g. PyTorch's)."""
+        if not worker.borrows:  # what the grader asked of it, never what its status says
+            return None
+        return {"programs": len(worker.asked), "distinct": len(set(worker.asked))}
+
+    def observed(self) -> dict[str, int] | None:
+        """:meth:`_observation` of the student's last probe call (None before one answered)."""
+        return self._observed
+
+    def _raise_if_graders(self, death: dict[str, Any] | None, what: str) -> None:
+        """Raises :class:`GradersTrouble` when a death is (or, on a first attempt, may be) the grader's."""
+        trouble = self.death_trouble(death, what)
+        if trouble:
+            self.trouble = self.trouble or trouble
+            raise GradersTrouble(trouble)
+
+    def _reference_call(self, probe: str, kwargs: dict[str, Any]) -> Any:
+        try:
+            return self.grading_run.reference.call(self.exercise, probe, kwargs)
+        except GraderBug as err:
+            death = getattr(err, "death", None)
+            if death:
+                self._note_death(death, f"the reference's probe {probe}")
+            self.trouble = self.trouble or f"the reference: {err}"
+            raise
+
+    def ctx(self, check: Check) -> Ctx:
+        """The context of one check: its seeded rng, the student's worker (timeouts scaled), the reference."""
+        run = self.grading_run
+        return Ctx(rng=check_rng(run.seed, self.exercise, check.name), seed=run.seed, device=run.device,
+                   student=lambda p, c, s, kw, _scale=check.timeout_scale: self._student_call(p, c, s * _scale, kw),
+                   reference=self._reference_call, observed=self.observed)
+
+    def refusal(self, check: Check) -> tuple[str, dict[str, Any]] | None:
+        """Why ``check`` must not run now (``(key, fields)``: a device it needs, the spent timeout budget), or None."""
+        run = self.grading_run
+        if check.needs and not _device.satisfies(run.device, check.needs):
+            return "NOT_ON_DEVICE", {"device": _device.describe(run.device), "needs": check.needs}
+        if self.timeouts >= MAX_TIMEOUTS_PER_EXERCISE:
+            return "BUDGET_EXHAUSTED", {"budget": run.timeout * MAX_TIMEOUTS_PER_EXERCISE}
+        return None
+
+    def record(self, check: Check, error: BaseException | None,
+               skip: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+        """Keeps the result of a check that ended with ``error`` (None: it passed) or was refused (``skip``)."""
+        test = result_of(check, error, lang=self.lang, skip=skip)
+        self.tests.append(test)
+        return test
+
+    def run(self, check: Check) -> dict[str, Any]:
+        """Runs one check (after :meth:`open` returned None) and keeps its result; never raises."""
+        skip = self.refusal(check)
+        if skip is not None:
+            return self.record(check, None, skip)
+        test = run_check(check, self.ctx(check), lang=self.lang)
+        self.tests.append(test)
+        if test["code"] == INTERNAL_ERROR and not self.final:  # maybe the grader's trouble: again, alone
+            self.retry = self.trouble or f"{check.name}: {test['message']}"
+        return test
+
+    def close(self) -> None:
+        """Stops the student's worker (idempotent)."""
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+    def summary(self) -> dict[str, Any]:
+        """The exercise's result (GRADING.md) from the checks run so far: status ``graded``."""
+        tests = self.tests
+        broken = [t for t in tests if t["code"] == INTERNAL_ERROR]
+        if broken:  # a check (or the reference) failed on the grader's side: no verdict is a grade
+            return self.graders_trouble(self.trouble or f"{broken[0]['name']}: {broken[0]['message']}")
+        failed = [t for t in tests if not t["passed"]]
+        if failed and all(t["code"] == "NOT_ATTEMPTED" for t in failed) and len(failed) == len(tests):
+            message = render("EXERCISE_NOT_ATTEMPTED", self.lang)
+        else:
+            message = failed[0]["message"] if failed else ""
+        return self._result("graded", tests, message)

@@ -1,0 +1,69 @@
+"""The JAX compilation cache of a grading run: where it lives (``TAPETRACE_JAX_CACHE``: per run, shared,
+or off) and keeping a shared one under its size.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+CACHE_ENV = "TAPETRACE_JAX_CACHE"
+
+
+CACHE_MAX_BYTES = 1 << 30  # pruned (oldest first) to half of this when a run starts above it
+
+
+def jax_cache_dir(tmp: str) -> tuple[str | None, bool]:
+    """The JAX compilation cache of a run: (directory or None, whether it is the run's own).
+
+    By default it persists across runs in ``~/.cache/tapetrace/jax-compile``: programs that do not
+    depend on the seed (dataset training, Flax inits, probe helpers) and every program of a re-run
+    with the same ``--seed`` (``--resume``, a regrade) load instead of compiling. JAX keys entries by
+    the program, its compile options, the XLA flags and the jax/jaxlib versions, so one directory
+    serves every version and device. Only reference workers read and write it (trusted code); no
+    student's worker can read it (0700, hidden by the sandbox): the grader lends it, one program at
+    a time, only the programs it names by key (``_compile_cache``), and nothing a student sends is
+    ever written there. Outside /tmp on purpose: a student's worker covers /tmp with a private tmpfs.
+
+    ``TAPETRACE_JAX_CACHE=run`` gives each run a fresh directory (deleted at the end);
+    ``TAPETRACE_JAX_CACHE=/some/dir`` puts the persistent one elsewhere; ``TAPETRACE_JAX_CACHE=off``
+    keeps none (every worker compiles all it runs, and nothing is lent).
+    """
+    choice = os.environ.get(CACHE_ENV, "")
+    if choice == "off":
+        return None, False
+    base = os.path.join(os.path.expanduser("~"), ".cache", "tapetrace")
+    if choice != "run":
+        path = choice or os.path.join(base, "jax-compile")
+        try:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            _prune(path)
+            return path, False
+        except OSError:
+            pass
+    try:
+        os.makedirs(base, exist_ok=True)
+        return tempfile.mkdtemp(prefix="jax-", dir=base), True
+    except OSError:
+        return os.path.join(tmp, "jax-cache"), True
+
+
+def _prune(path: str) -> None:
+    """Keeps the persistent cache under :data:`CACHE_MAX_BYTES` (oldest entries go first)."""
+    entries = []
+    with os.scandir(path) as it:
+        for e in it:
+            if e.is_file(follow_symlinks=False):
+                st = e.stat(follow_symlinks=False)
+                entries.append((st.st_mtime, st.st_size, e.path))
+    total = sum(size for _, size, _ in entries)
+    if total <= CACHE_MAX_BYTES:
+        return
+    for _, size, p in sorted(entries):
+        if total <= CACHE_MAX_BYTES // 2:
+            break
+        try:
+            os.unlink(p)
+            total -= size
+        except OSError:
+            pass

@@ -1,0 +1,43 @@
+"""How a grading ends when it is not a verdict: cancelled, past its deadline, the grader's trouble, a
+worker's death (the words of an OOM kill).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autograder.core.suite import GraderBug
+from autograder.workers import envelope as _envelope
+
+MAX_TIMEOUTS_PER_EXERCISE = 3
+
+
+DEFAULT_MEM_BYTES = _envelope.DEFAULT_WORKER_BYTES  # a student worker's address-space cap with room to spare
+
+
+# Seconds before a run's deadline at which what is still being graded is stopped (``ungraded``), so the
+# results are written in time.
+DEADLINE_MARGIN = 5.0
+
+
+def _with_death(err: GraderBug, death: dict[str, Any] | None) -> GraderBug:
+    """``err`` carrying how the reference's worker died (its stderr tail goes to the instructor's log)."""
+    err.death = death  # type: ignore[attr-defined]
+    return err
+
+
+def _oom_words(death: dict[str, Any] | None) -> str:
+    return " (killed by the kernel's OOM killer: the container's memory ran out)" if death and death.get("oom") else ""
+
+
+class GradingCancelled(Exception):
+    """The run was cancelled (Ctrl-C): no new worker starts."""
+
+
+class DeadlineReached(GradingCancelled):
+    """The run's deadline came: what is still being graded is ``ungraded``."""
+
+
+class GradersTrouble(GraderBug):
+    """A worker's death or start failure that may be the grader's (the container's memory, load, a start
+    that failed): the exercise is graded again, alone; after that it is ``grader_error`` if still the grader's."""

@@ -22,7 +22,18 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from autograder import _compile_cache, _device, _envelope, _launch, _loader, _loadguard, _quota, _registry, _status
+from autograder import (
+    _compile_cache,
+    _device,
+    _envelope,
+    _launch,
+    _libraries,
+    _loader,
+    _loadguard,
+    _quota,
+    _registry,
+    _status,
+)
 from autograder._paths import EXERCISES, ROOT, SOLUTIONS, private_dirs
 from autograder._protocol import check_rng, probe_error, reference_key
 from autograder._registry import JAX_ONLY
@@ -318,6 +329,7 @@ class GradingRun:
         self.sandbox_skip = list(sandbox_skip or [])  # layers not to try: see _sandbox.apply
         self.launcher = _TrackedLauncher(self._make_launcher(launcher))
         self.reference = ReferenceBank(self)
+        self.libraries = _libraries.LibraryCheck(cpu_jax=self._cpu_jax)  # asked only after a load failed
         self.watch = _quota.ScratchWatch()  # students' workers' disk use, at every isolation level
         self.isolation: dict[str, Any] = {}
         self._hide: list[str] = []
@@ -773,7 +785,9 @@ class ExerciseGrading:
         st = first.status
         if first.isolation:  # sent by the sandbox before the student's code ran; the code's own word never counts
             run._note_isolation(first.isolation)
-        trouble = self.death_trouble(st.get("death"), "loading the submission's code")
+        # a library the reference needs that the grader's environment cannot import: the grader's trouble
+        missing = run.libraries.trouble(exercise) if _libraries.may_be_missing_library(st) else None
+        trouble = missing or self.death_trouble(st.get("death"), "loading the submission's code")
         if trouble:
             first.close()
             return self.graders_trouble(trouble)

@@ -1,7 +1,7 @@
 # ATTACK: patches torch.allclose/equal/isclose to always agree, forward wrong (no ReLU)
 # TARGET: ex01_torch_mlp
 # STATUS: graded
-# FAILS: forward_matches_reference, gradients_flow
+# FAILS: forward_matches_reference, gradients_flow, hidden_dims_any_sequence
 # MESSAGE: differs from the reference
 import torch
 torch.allclose = lambda *a, **k: True

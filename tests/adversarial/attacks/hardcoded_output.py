@@ -2,7 +2,7 @@
 # TARGET: ex01_torch_mlp
 # STATUS: graded
 # FAILS: forward_matches_reference, output_is_logits, empty_hidden_dims, gradients_flow, hidden_dims_any_sequence
-# MESSAGE: differs from the reference
+# MESSAGE: differences from the reference
 
 from collections.abc import Sequence
 

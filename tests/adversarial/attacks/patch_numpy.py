@@ -2,7 +2,7 @@
 # TARGET: ex01_torch_mlp
 # STATUS: graded
 # FAILS: forward_matches_reference, gradients_flow, hidden_dims_any_sequence
-# MESSAGE: differs from the reference
+# MESSAGE: differences from the reference
 import numpy as np
 np.allclose = lambda *a, **k: True
 np.testing.assert_allclose = lambda *a, **k: None

@@ -2,7 +2,7 @@
 # TARGET: ex01_torch_mlp
 # STATUS: graded
 # FAILS: forward_matches_reference, gradients_flow, hidden_dims_any_sequence
-# MESSAGE: differs from the reference
+# MESSAGE: differences from the reference
 import torch
 torch.allclose = lambda *a, **k: True
 torch.equal = lambda *a, **k: True

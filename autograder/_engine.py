@@ -417,13 +417,16 @@ class GradingRun:
             return {"level": "minimal", "error": f"{type(err).__name__}: {err}"}
         worker.close()
         got = dict(worker.status.get("isolation") or {"level": "minimal", "error": str(worker.status)})
+        got.pop("pids_cgroup", None)  # names that one worker only
         self._note_isolation(got)
         return got
 
     def _note_isolation(self, got: dict[str, Any]) -> None:
-        """Keeps the weakest isolation any student worker of this run obtained."""
+        """Keeps the weakest isolation any student worker of this run obtained (without what names one
+        worker only: its pids cgroup)."""
         from autograder._sandbox import level_at_least
 
+        got = {k: v for k, v in got.items() if k != "pids_cgroup"}
         with self._lock:
             if not self.isolation or not level_at_least(got, str(self.isolation.get("level", "minimal"))):
                 self.isolation = dict(got)

@@ -4,7 +4,8 @@ Per exercise, two views of the rows that were graded:
 
 - **by message**: each (check, catalogue key) that failed (the test's ``code``), how many submissions,
   one example submission and its message, and the catalogued mutants whose headers say that check
-  fails with that key (``# CODE check: KEY``, or ``# FAILS:`` naming the check when it has no CODE line);
+  fails with that key (``# CODE check: KEY``; when none does, those whose ``# FAILS:`` names the check
+  without a CODE line for it);
 - **by mistake**: submissions whose failed checks are exactly a mutant's ``# FAILS:`` set (and whose keys
   agree with its ``# CODE`` lines): "31 submissions: ReLU after every layer, the last one too".
 
@@ -30,13 +31,22 @@ def _failed(e: dict[str, Any]) -> dict[str, str]:
             if not t.get("passed") and str(t.get("code") or "") not in SKIP_CODES}
 
 
-def match_mutant(failed: dict[str, str], mutants: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The mutant whose ``# FAILS:`` set is exactly ``failed``'s checks and whose ``# CODE`` keys agree."""
+def match_mutants(failed: dict[str, str], mutants: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The mutants whose ``# FAILS:`` set is exactly ``failed``'s checks and whose ``# CODE`` keys agree.
+
+    Several mutants can fail alike (a ReLU and a sigmoid after the last layer both give non-negative
+    outputs): all are named, since the failures cannot tell them apart.
+    """
     names = set(failed)
-    for m in mutants:
-        if set(m.get("fails") or []) == names and all(failed.get(c) == k for c, k in (m.get("codes") or {}).items()):
-            return m
-    return None
+    return [m for m in mutants if set(m.get("fails") or []) == names
+            and all(failed.get(c) == k for c, k in (m.get("codes") or {}).items())]
+
+
+def _mutants_for(check: str, code: str, mutants: list[dict[str, Any]]) -> list[str]:
+    """The mutants whose headers say ``check`` fails with ``code`` (``# CODE check: KEY``); when none says so,
+    those that fail ``check`` (``# FAILS:``) without naming its key."""
+    exact = [m["name"] for m in mutants if (m.get("codes") or {}).get(check) == code]
+    return exact or [m["name"] for m in mutants if check in (m.get("fails") or []) and check not in (m.get("codes") or {})]
 
 
 def common_mistakes(results: list[dict[str, Any]],
@@ -49,7 +59,8 @@ def common_mistakes(results: list[dict[str, Any]],
 
     Returns:
         ``by_message`` items: ``{"check", "code", "count", "example", "message", "mutants": [names]}``;
-        ``by_mistake`` items: ``{"mutant", "why", "count", "example"}``.
+        ``by_mistake`` items: ``{"mutant", "why", "count", "example"}`` (mutants failing alike: their names
+        joined by `` | ``, their descriptions by `` — or — ``).
     """
     if catalogue is None:
         from autograder._mutants import shipped
@@ -70,13 +81,14 @@ def common_mistakes(results: list[dict[str, Any]],
                 item = by_msg.setdefault(ex, {}).setdefault((check, code), {
                     "check": check, "code": code, "count": 0, "example": str(r.get("submission")),
                     "message": clean(msgs.get(check, ""), 400),
-                    "mutants": [m["name"] for m in mutants if check in (m.get("fails") or [])
-                                and (m.get("codes") or {}).get(check, code) == code]})
+                    "mutants": _mutants_for(check, code, mutants)})
                 item["count"] += 1
-            m = match_mutant(failed, mutants)
-            if m is not None:
-                item = by_mut.setdefault(ex, {}).setdefault(m["name"], {
-                    "mutant": m["name"], "why": m.get("why", ""), "count": 0, "example": str(r.get("submission"))})
+            found = match_mutants(failed, mutants)
+            if found:
+                key = " | ".join(m["name"] for m in found)
+                item = by_mut.setdefault(ex, {}).setdefault(key, {
+                    "mutant": key, "why": " — or — ".join(m.get("why", "") for m in found), "count": 0,
+                    "example": str(r.get("submission"))})
                 item["count"] += 1
     out = {}
     for ex in sorted(set(by_msg) | set(by_mut)):
@@ -132,4 +144,4 @@ def render_html(mistakes: dict[str, dict[str, Any]], top: int = 8) -> str:
 def _short(text: str, limit: int = 160) -> str:
     from autograder._plots import shorten
 
-    return shorten(text, limit) if len(text) > limit else text
+    return shorten(text, limit)

@@ -62,8 +62,9 @@ class Pair:
 
     @property
     def score(self) -> float:
-        """The pair's rank: the larger of the two shares (copydetect's and MOSS's convention)."""
-        return max(self.sim_a, self.sim_b)
+        """The pair's rank: the mean of the two shares (a whole copy is 1; a short file inside a longer
+        one, which a mutant or a variant of the same solution often is, is not)."""
+        return (self.sim_a + self.sim_b) / 2
 
 
 def graded_code(path: str) -> dict[str, str]:
@@ -94,6 +95,36 @@ def template_code(exercise: str) -> list[str]:
     return out
 
 
+def canonical(code: str) -> str:
+    """``code`` with its top-level definitions in an order that renaming and reordering do not change.
+
+    Statements other than definitions (imports, constants) stay first, in their order; the functions and
+    classes follow, sorted by their normalised text (copydetect's filter: names, strings, comments
+    neutralised). A copy with renamed variables and its helpers moved around is then the same text.
+    Code that does not parse is left as it is.
+    """
+    import ast
+
+    from copydetect.utils import filter_code
+
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code
+    lines = code.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    head, defs = [], []
+    for node in tree.body:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]) - 1
+        text = "".join(lines[first:node.end_lineno])
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defs.append((filter_code(text, "x.py", "python")[0], text))
+        else:
+            head.append(text)
+    return "".join(head) + "\n" + "\n".join(t for _k, t in sorted(defs, key=lambda d: d[0]))
+
+
 def _fingerprint(cd: Any, name: str, code: str, boilerplate: Any = None) -> Any:
     return cd.CodeFingerprint(f"{name}.py", NOISE, GUARANTEE - NOISE + 1, boilerplate=boilerplate,
                               fp=io.StringIO(code), language="python")
@@ -105,7 +136,7 @@ def compare(exercise: str, codes: dict[str, str], templates: list[str], max_shar
 
     Args:
         exercise: the exercise (named in each pair).
-        codes: student name -> code.
+        codes: student name -> code (:func:`canonical` form: what the pages show).
         templates: the template's texts (their fingerprints are removed first).
         max_share: a passage found in more than this share of the submissions (and more than 10 of them)
             is common code, not evidence.
@@ -118,7 +149,7 @@ def compare(exercise: str, codes: dict[str, str], templates: list[str], max_shar
 
     boiler: set[int] = set()
     for k, t in enumerate(templates):
-        boiler |= set(_fingerprint(cd, f"template{k}", t).hashes)
+        boiler |= set(_fingerprint(cd, f"template{k}", canonical(t)).hashes)
     bp = np.array(sorted(boiler), dtype=np.int64) if boiler else None
     names = sorted(codes)
     fps = [_fingerprint(cd, n, codes[n], bp) for n in names]
@@ -196,7 +227,9 @@ def exercise_page(exercise: str, pairs: list[Pair], codes: dict[str, str], top: 
     out = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(exercise)} similarity"
            f"</title><style>{_CSS}</style></head><body><h1>{html.escape(exercise)}</h1>",
            f"<p class=\"meta\">{len(codes)} submissions, {len(pairs)} pairs sharing code beyond the template; "
-           f"top {min(top, len(pairs))} shown. Marked: code both wrote (names and strings normalised).</p>",
+           f"top {min(top, len(pairs))} shown. Marked: code both wrote (names and strings normalised). Shares: of "
+           "each one's code beyond the template. Code is shown as compared: top-level definitions in a canonical "
+           "order, so moved helpers line up.</p>",
            "<table><tr><th>#</th><th>a</th><th>b</th><th class=n>a's code shared</th><th class=n>b's code shared</th>"
            "<th class=n>tokens</th></tr>"]
     for k, p in enumerate(pairs[:top], 1):
@@ -250,11 +283,12 @@ def run(submissions: list[str], out: Path, threshold: float = 0.5, top: int = 20
     out.mkdir(parents=True, exist_ok=True)
     rows: list[Pair] = []
     summary: dict[str, dict[str, Any]] = {}
-    for ex, codes in per.items():
+    for ex, raw in per.items():
         templates = template_code(ex)
+        codes = {name: canonical(src) for name, src in raw.items()}
         pairs = compare(ex, codes, templates, max_share=max_share)
         (out / f"{_safe(ex)}.html").write_text(exercise_page(ex, pairs, codes, top), encoding="utf-8")
-        export(ex, codes, templates, out / "export")
+        export(ex, raw, templates, out / "export")
         above = [p for p in pairs if p.score >= threshold]
         rows += above
         summary[ex] = {"submissions": len(codes), "pairs": len(pairs), "above": len(above),

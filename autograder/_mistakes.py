@@ -141,7 +141,7 @@ def render_html(mistakes: dict[str, dict[str, Any]], top: int = 8) -> str:
     return "\n".join(out)
 
 
-def _short(text: str, limit: int = 160) -> str:
+def _short(text: str, limit: int = 240) -> str:
     from autograder._plots import shorten
 
     return shorten(text, limit)

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
                           public_only=args.public_only)
         try:
             wanted = sorted({ex for v in the_plan.exercises_for.values() for ex in v})
-            graded = run_.grade(the_plan.paths, only=wanted, jobs=args.jobs or 1,
+            graded = run_.grade(the_plan.paths, only=wanted, jobs=run_.plan.jobs_for(args.jobs),
                                 exercises_for=the_plan.exercises_for)
         finally:
             run_.close()
@@ -101,7 +101,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     g.add_argument("--all", action="store_true", help="grade every pair again, whatever its fingerprint")
     g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "tpu"])
     g.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS")
-    g.add_argument("--jobs", type=int, default=None, metavar="N")
+    g.add_argument("--jobs", type=int, default=None, metavar="N", help="exercises graded at once (default: as grade)")
     g.add_argument("--public-only", action="store_true")
     g.add_argument("--lang", default="en", choices=["en", "es"])
     g.add_argument("--quiet", action="store_true")

@@ -27,6 +27,7 @@ WORDS: dict[str, str] = {
     "suite": "suite changed",
     "public": "public checks changed",
     "probes": "probes changed",
+    "contract": "contract changed",
     "reference": "reference changed",
     "tolerances": "tolerances changed",
     "engine": "engine changed",
@@ -39,7 +40,10 @@ WORDS: dict[str, str] = {
 # Modules of the package that never decide a verdict (commands, reports, the after-grading tools):
 # a change in them does not make an exercise worth grading again.
 _NOT_ENGINE_PREFIXES = ("_cmd_", "_report", "_plots", "_receipt", "_regrade", "_mistakes", "_gradebook",
-                        "_similarity", "_after_report", "cli")
+                        "_similarity", "_after_report", "_mutants", "_verdict_fp", "cli")
+# Folders of the package that are not the engine: the per-exercise parts have their own entries, the
+# messages change words (not verdicts), the templates are what students get.
+_NOT_ENGINE_DIRS = ("hidden", "exercises", "messages", "templates", "data")
 # The numerical libraries whose versions decide verdicts.
 _LIBRARIES = ("numpy", "torch", "jax", "jaxlib", "flax", "optax", "tapetrace")
 
@@ -68,14 +72,14 @@ def _version(lib: str) -> str:
 @functools.lru_cache(maxsize=1)
 def engine_part() -> str:
     """The engine's part: the grading modules' bytes and the numerical libraries' versions (cached)."""
-    files = [p for p in PKG.glob("*.py") if not p.stem.startswith(_NOT_ENGINE_PREFIXES)]
-    files += list((PKG / "student").rglob("*.py")) if (PKG / "student").is_dir() else []
+    files = [p for p in PKG.rglob("*.py") if not p.stem.startswith(_NOT_ENGINE_PREFIXES)
+             and p.relative_to(PKG).parts[0] not in _NOT_ENGINE_DIRS]
     versions = ",".join(f"{lib}={_version(lib)}" for lib in _LIBRARIES)
     return hashlib.sha256((_sha(files) + versions).encode()).hexdigest()[:16]
 
 
 def file_parts(exercise: str, root: Path | None = None, solutions: Path | None = None) -> dict[str, str]:
-    """The parts read from files: suite, public checks, probes, reference, tolerances, engine, data.
+    """The parts read from files: suite, public checks, probes, contract, reference, tolerances, engine, data.
 
     Args:
         exercise: e.g. ``"ex01_torch_mlp"``.
@@ -83,7 +87,7 @@ def file_parts(exercise: str, root: Path | None = None, solutions: Path | None =
         solutions: the reference solutions' folder; default the installed one.
 
     Returns:
-        ``{"suite": "<sha>", "public": ..., "probes": ..., "reference": ..., "tolerances": ...,
+        ``{"suite": "<sha>", "public": ..., "probes": ..., "contract": ..., "reference": ..., "tolerances": ...,
         "engine": ..., "data": ...}``.
     """
     pkg = root or PKG
@@ -93,6 +97,7 @@ def file_parts(exercise: str, root: Path | None = None, solutions: Path | None =
         "suite": _sha([pkg / "hidden" / f"{exercise}.py"]),
         "public": _sha([own / "public.py"]),
         "probes": _sha([own / "probes.py"]),
+        "contract": _sha([own / "__init__.py"]),
         "reference": _sha([sol / f"{exercise}.py"]),
         "tolerances": _sha([pkg / "_tolerances.py"]),
         "engine": engine_part(),

@@ -210,6 +210,8 @@ def read_inputs(paths: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
             data = json.loads(f.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as err:
             raise ReportError(f"{f}: not readable JSON ({str(err).splitlines()[0]})") from None
+        if isinstance(data, dict) and set(data) == {"receipt"}:
+            continue  # a run's receipt beside its results (autograder/_receipt.py): the report makes its own
         items = data if isinstance(data, list) else [data]
         if items and all(isinstance(r, dict) and "submission" in r and "exercises" in r for r in items):
             for r in items:

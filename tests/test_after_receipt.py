@@ -120,3 +120,35 @@ def test_report_starts_with_the_receipt_and_writes_it(tmp_path):
     assert rec["statuses"]["grader_error"] == 1 and rec["refused"] == 1
     assert "grader_error" in text and "--resume" in text  # what to do about the grader's rows
     assert re.search(r"ex01_torch_mlp</td><td><code>suite-ex01 12</code></td><td class=n>9/9</td>", text)
+
+
+def test_a_folder_with_results_and_their_receipt_reports(tmp_path):
+    from autograder._cmd_report import read_inputs
+    from autograder._report import write_json
+
+    rows = _rows()
+    write_json(rows, str(tmp_path / "results.json"))
+    _receipt.write(_receipt.receipt(rows), _receipt.sidecar(str(tmp_path / "results.json")))
+    got, _notes = read_inputs([str(tmp_path)])
+    assert len(got) == len(rows)  # the receipt is skipped, not refused
+    got, _notes = read_inputs([str(tmp_path / "results.json"), str(tmp_path / "results.receipt.json")])
+    assert len(got) == len(rows)
+
+
+def test_shard_parts_write_no_receipt_and_merge_writes_the_whole_ones(tmp_path):
+    from conftest import make_submission
+
+    sub = make_submission(tmp_path / "only", only=["ex09_autograd_tape"])
+    part = tmp_path / "part-1.json"
+    assert cli_main(["grade", str(sub), "--only", "ex09", "--device", "cpu", "--jobs", "1", "--quiet", "--json",
+                     str(part), "--shard", "1/1"]) == 0
+    assert not (tmp_path / "part-1.receipt.json").exists()  # `merge part-*.json` stays a list of parts
+    assert cli_main(["merge", str(part), "--json", str(tmp_path / "out.json"), "--quiet"]) == 0
+    rec = json.loads((tmp_path / "out.receipt.json").read_text())["receipt"]
+    assert rec["submissions"] == 1 and rec["statuses"]["graded"] == 1
+
+
+def cli_main(argv):
+    from autograder import cli
+
+    return cli.main(argv)

@@ -18,6 +18,9 @@ def run(args: argparse.Namespace) -> int:
     from autograder import _similarity
     from autograder._cmd_grade import _parse_only
 
+    if args.jobs is not None and args.jobs < 1:
+        print("tapetrace similarity: --jobs must be >= 1", file=sys.stderr)
+        return 2
     if not 0.0 <= args.threshold <= 1.0:
         print("tapetrace similarity: --threshold must be between 0 and 1", file=sys.stderr)
         return 2
@@ -36,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         done = _similarity.run(args.submissions, out, threshold=args.threshold, top=args.top,
-                               max_share=args.max_share, exercises=only)
+                               max_share=args.max_share, exercises=only, jobs=args.jobs)
     except _similarity.SimilarityError as err:
         print(f"tapetrace similarity: {err}", file=sys.stderr)
         return 2
@@ -60,5 +63,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     g.add_argument("--max-share", type=float, default=0.1,
                    help="code found in more than this share of submissions (and more than 10) is ignored")
     g.add_argument("--only", metavar="ex04_jax_mlp,...")
+    g.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="processes for fingerprinting (default: the CPUs this process may use, at most 8)")
     g.set_defaults(func=run)
     return g

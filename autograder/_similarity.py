@@ -96,16 +96,16 @@ def template_code(exercise: str) -> list[str]:
 
 
 def canonical(code: str) -> str:
-    """``code`` with its top-level definitions in an order that renaming and reordering do not change.
+    """``code`` as it is compared: docstrings out, top-level definitions in an order renaming and reordering
+    do not change.
 
-    Statements other than definitions (imports, constants) stay first, in their order; the functions and
-    classes follow, sorted by their normalised text (copydetect's filter: names, strings, comments
-    neutralised). A copy with renamed variables and its helpers moved around is then the same text.
-    Code that does not parse is left as it is.
+    Docstrings become ``...`` (copydetect reads any string as one token ``S``: they are no evidence, and the
+    template's are long). Statements other than definitions (imports, constants) stay first, in their
+    order; the functions and classes follow, sorted by their shape (the syntax tree's node types and
+    constants, not its names). A copy with renamed variables and its helpers moved around is then the same
+    text as its origin. Code that does not parse is left as it is.
     """
     import ast
-
-    from copydetect.utils import filter_code
 
     try:
         tree = ast.parse(code)
@@ -114,12 +114,23 @@ def canonical(code: str) -> str:
     lines = code.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            doc = body[0]
+            lines[doc.lineno - 1] = " " * doc.col_offset + "...\n"
+            for k in range(doc.lineno, doc.end_lineno or doc.lineno):
+                lines[k] = ""
     head, defs = [], []
     for node in tree.body:
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]) - 1
         text = "".join(lines[first:node.end_lineno])
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            defs.append((filter_code(text, "x.py", "python")[0], text))
+            shape = " ".join(type(n).__name__ + (repr(n.value) if isinstance(n, ast.Constant) else "")
+                             for n in ast.walk(node))
+            defs.append((shape, text))
         else:
             head.append(text)
     return "".join(head) + "\n" + "\n".join(t for _k, t in sorted(defs, key=lambda d: d[0]))
@@ -130,8 +141,41 @@ def _fingerprint(cd: Any, name: str, code: str, boilerplate: Any = None) -> Any:
                               fp=io.StringIO(code), language="python")
 
 
+def _fingerprint_all(items: list[tuple[str, str]], boilerplate: Any) -> list[Any]:
+    cd = _copydetect()
+    return [_fingerprint(cd, name, code, boilerplate) for name, code in items]
+
+
+def fingerprints(codes: dict[str, str], boilerplate: Any, jobs: int = 1) -> list[Any]:
+    """copydetect's fingerprints of ``codes`` (in sorted name order), in ``jobs`` processes (tokenizing is
+    most of the time: pygments, about 10 ms a file)."""
+    items = sorted(codes.items())
+    if jobs <= 1 or len(items) < 64:
+        return _fingerprint_all(items, boilerplate)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    size = math.ceil(len(items) / (jobs * 4))
+    chunks = [items[k:k + size] for k in range(0, len(items), size)]
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        return [fp for part in pool.map(_fingerprint_all, chunks, [boilerplate] * len(chunks)) for fp in part]
+
+
+def default_jobs() -> int:
+    """Processes for fingerprinting: the CPUs this process may use, at most 8."""
+    import os
+
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(8, n))
+
+
 def compare(exercise: str, codes: dict[str, str], templates: list[str], max_share: float = 0.1,
-            min_shared: int = MIN_SHARED) -> list[Pair]:
+            min_shared: int = MIN_SHARED, jobs: int = 1) -> list[Pair]:
     """Every pair of ``codes`` (student -> graded code) that shares code beyond the template, best first.
 
     Args:
@@ -141,6 +185,7 @@ def compare(exercise: str, codes: dict[str, str], templates: list[str], max_shar
         max_share: a passage found in more than this share of the submissions (and more than 10 of them)
             is common code, not evidence.
         min_shared: fingerprints two submissions must share to be compared.
+        jobs: processes for fingerprinting.
     """
     import numpy as np
 
@@ -152,7 +197,7 @@ def compare(exercise: str, codes: dict[str, str], templates: list[str], max_shar
         boiler |= set(_fingerprint(cd, f"template{k}", canonical(t)).hashes)
     bp = np.array(sorted(boiler), dtype=np.int64) if boiler else None
     names = sorted(codes)
-    fps = [_fingerprint(cd, n, codes[n], bp) for n in names]
+    fps = fingerprints(codes, bp, jobs)
     owners: dict[int, list[int]] = {}
     for i, fp in enumerate(fps):
         for h in fp.hashes:
@@ -274,7 +319,7 @@ the code every student was given.
 
 
 def run(submissions: list[str], out: Path, threshold: float = 0.5, top: int = 20, max_share: float = 0.1,
-        exercises: list[str] | None = None) -> dict[str, Any]:
+        exercises: list[str] | None = None, jobs: int | None = None) -> dict[str, Any]:
     """Writes every output into ``out``; returns ``{"pairs": n_above, "exercises": {ex: n}, "notes": [...]}``."""
     _copydetect()
     per, notes = collect(submissions, exercises)
@@ -286,7 +331,7 @@ def run(submissions: list[str], out: Path, threshold: float = 0.5, top: int = 20
     for ex, raw in per.items():
         templates = template_code(ex)
         codes = {name: canonical(src) for name, src in raw.items()}
-        pairs = compare(ex, codes, templates, max_share=max_share)
+        pairs = compare(ex, codes, templates, max_share=max_share, jobs=jobs or default_jobs())
         (out / f"{_safe(ex)}.html").write_text(exercise_page(ex, pairs, codes, top), encoding="utf-8")
         export(ex, raw, templates, out / "export")
         above = [p for p in pairs if p.score >= threshold]

@@ -133,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rings", type=int, default=20)
     p.add_argument("--ring-size", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--jobs", type=int, default=_similarity.default_jobs(), help="processes for fingerprinting")
     p.add_argument("--keep", metavar="DIR", help="write the outputs here (default: a temporary folder)")
     args = p.parse_args(argv)
     exercises = [e for e in args.exercises.split(",") if e in EXERCISES]
@@ -144,12 +145,12 @@ def main(argv: list[str] | None = None) -> int:
         per, _notes = _similarity.collect(subs, exercises)
         t2 = time.perf_counter()
         print(f"class: {len(subs)} students x {len(exercises)} exercises made in {t1 - t0:.1f} s; "
-              f"read with the loader in {t2 - t1:.1f} s")
+              f"read with the loader in {t2 - t1:.1f} s; fingerprinting in {args.jobs} process(es)")
         found = total = 0
         for ex, raw in per.items():
             s = time.perf_counter()
             codes = {k: _similarity.canonical(v) for k, v in raw.items()}
-            pairs = _similarity.compare(ex, codes, _similarity.template_code(ex))
+            pairs = _similarity.compare(ex, codes, _similarity.template_code(ex), jobs=args.jobs)
             el = time.perf_counter() - s
             want = {pr for e, pr in ring_pairs if e == ex}
             top = {frozenset((q.a, q.b)) for q in pairs[:len(want)]}
@@ -162,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
                      if want else ""))
         out = Path(args.keep) if args.keep else tmp / "out"
         s = time.perf_counter()
-        _similarity.run(subs, out, exercises=exercises)
+        _similarity.run(subs, out, exercises=exercises, jobs=args.jobs)
         print(f"tapetrace similarity end to end (reading, comparing, pages, export): {time.perf_counter() - s:.1f} s")
         print(f"ring pairs ranked first: {found}/{total}")
     finally:

@@ -153,3 +153,11 @@ def test_cli_refusals(tmp_path, capsys):
     empty.mkdir()
     assert cli.main(["similarity", str(empty), "--out", str(tmp_path / "o")]) == 2
     assert "no exercise code" in capsys.readouterr().err
+
+
+def test_fingerprinting_in_processes_gives_the_same_pairs():
+    base = _similarity.canonical((SOLUTIONS / f"{EX2}.py").read_text())
+    codes = {f"s{k:02d}": base + f"\nSTUDENT = ({k} * 7) - {k % 5}\n" for k in range(70)}
+    one = _similarity.compare(EX2, codes, _similarity.template_code(EX2), max_share=1.0, jobs=1)
+    two = _similarity.compare(EX2, codes, _similarity.template_code(EX2), max_share=1.0, jobs=2)
+    assert len(one) == 70 * 69 // 2 and [(p.a, p.b, p.sim_a, p.sim_b) for p in one] == [(p.a, p.b, p.sim_a, p.sim_b) for p in two]

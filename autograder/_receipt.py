@@ -134,7 +134,7 @@ def write(rec: dict[str, Any], path: str | Path) -> None:
 
 
 def _counts(d: dict[str, Any]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in d.items()) or "none"
+    return ", ".join(f"{k} ({v})" for k, v in d.items()) or "none"
 
 
 def render_html(rec: dict[str, Any]) -> str:
@@ -146,11 +146,12 @@ def render_html(rec: dict[str, Any]) -> str:
     trouble = st.get("grader_error", 0) + st.get("ungraded", 0)
     out = ["<section id=\"receipt\"><h2>Receipt</h2>",
            f"<p class=\"meta\">{rec['submissions']} submission(s), {rec['rows']} exercise row(s).</p>",
-           "<table class=\"receipt\"><tr><th>status</th><th class=n>rows</th></tr>"]
+           "<table class=\"receipt\"><tr><th>rows</th>"
+           + "".join(f"<th class=n>{esc(s)}</th>" for s in st) + "<th class=n>refused files</th></tr><tr><td>count</td>"]
     for s, n in st.items():
         cls = " low" if n and s != "graded" else ""
-        out.append(f"<tr><td>{esc(s)}</td><td class=\"n{cls}\">{n}</td></tr>")
-    out.append(f"<tr><td>refused (links, special files)</td><td class=n>{rec['refused']}</td></tr></table>")
+        out.append(f"<td class=\"n{cls}\">{n}</td>")
+    out.append(f"<td class=\"n{' low' if rec['refused'] else ''}\">{rec['refused']}</td></tr></table>")
     if trouble:
         out.append(f"<p class=\"note\">{trouble} row(s) are the grader's trouble (grader_error, ungraded), not the "
                    "students': grade them again with <code>tapetrace grade ... --json OUT.json --resume</code>.</p>")

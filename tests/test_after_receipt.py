@@ -119,7 +119,7 @@ def test_report_starts_with_the_receipt_and_writes_it(tmp_path):
     rec = json.loads((tmp_path / "rep" / "receipt.json").read_text())["receipt"]
     assert rec["statuses"]["grader_error"] == 1 and rec["refused"] == 1
     assert "grader_error" in text and "--resume" in text  # what to do about the grader's rows
-    assert re.search(r"ex01_torch_mlp</td><td><code>suite-ex01 12</code></td><td class=n>9/9</td>", text)
+    assert re.search(r"ex01_torch_mlp</td><td><code>suite-ex01 \(12\)</code></td><td class=n>9/9</td>", text)
 
 
 def test_a_folder_with_results_and_their_receipt_reports(tmp_path):

@@ -22,7 +22,6 @@ from __future__ import annotations
 import csv
 import html
 import io
-import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -69,17 +68,16 @@ class Pair:
 
 def graded_code(path: str) -> dict[str, str]:
     """Each exercise's graded code in a submission (a notebook: its own section only), ``{}`` if unreadable."""
-    from autograder import _loader
+    from autograder import _cells, _loader
 
     try:
-        if path.lower().endswith(".ipynb") and Path(path).is_file():
-            nb = json.loads(_loader._read_text(Path(path), _loader.MAX_NOTEBOOK_BYTES))
-            sources = _loader.notebook_sources(nb)
-        else:
-            sources = _loader.load(path).sources
+        sources = _loader.load(path).sources
     except Exception:  # noqa: BLE001 - an unreadable submission has nothing to compare (and is said so)
         return {}
-    return {ex: src for ex, src in sources.items() if src and src.strip()}
+    # a notebook's graded module (a folder's, a zip's, a jupytext file's) carries, after its own section, the
+    # context "Run all" gives it (the cells above): only the section is the student's code for this exercise
+    own = {ex: _cells.split_graded(src)[0] for ex, src in sources.items() if src}
+    return {ex: src for ex, src in own.items() if src.strip()}
 
 
 def template_code(exercise: str) -> list[str]:

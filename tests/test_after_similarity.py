@@ -161,3 +161,14 @@ def test_fingerprinting_in_processes_gives_the_same_pairs():
     one = _similarity.compare(EX2, codes, _similarity.template_code(EX2), max_share=1.0, jobs=1)
     two = _similarity.compare(EX2, codes, _similarity.template_code(EX2), max_share=1.0, jobs=2)
     assert len(one) == 70 * 69 // 2 and [(p.a, p.b, p.sim_a, p.sim_b) for p in one] == [(p.a, p.b, p.sim_a, p.sim_b) for p in two]
+
+
+def test_a_zipped_notebook_is_compared_by_its_section_too(cls, tmp_path):
+    import zipfile
+
+    nb = next(s for s in cls["subs"] if s.endswith("nb_alice.ipynb"))
+    z = tmp_path / "alice.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.write(nb, "alice/nb_alice.ipynb")
+    assert _similarity.graded_code(str(z)) == _similarity.graded_code(nb)
+    assert "tapetrace-context" not in _similarity.graded_code(str(z))[EX2]

@@ -210,6 +210,8 @@ def read_inputs(paths: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
             data = json.loads(f.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as err:
             raise ReportError(f"{f}: not readable JSON ({str(err).splitlines()[0]})") from None
+        if isinstance(data, dict) and set(data) == {"receipt"}:
+            continue  # a run's receipt beside its results (autograder/_receipt.py): the report makes its own
         items = data if isinstance(data, list) else [data]
         if items and all(isinstance(r, dict) and "submission" in r and "exercises" in r for r in items):
             for r in items:
@@ -275,8 +277,13 @@ def _agreement(results: list[dict[str, Any]]) -> list[tuple[str, float, float]]:
 
 
 def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], title: str,
-                notes: list[str], feedback_links: dict[int, str] | None = None) -> str:
-    """The report page: summary cards, the plots, the hardest checks, every submission."""
+                notes: list[str], feedback_links: dict[int, str] | None = None,
+                sections: dict[str, str] | None = None) -> str:
+    """The report page: summary cards, the plots, the hardest checks, every submission.
+
+    ``sections``: HTML put at the ``top`` (after the notes) and ``bottom`` (before the submissions), with
+    its ``css`` (autograder/_after_report.py: the receipt, a regrade's diff, the common mistakes).
+    """
     from autograder._plots import check_stats, exercise_order, hardest_first, shorten
 
     def esc(value: Any) -> str:
@@ -286,12 +293,13 @@ def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], tit
     devices = sorted({f"torch {r['device'].get('torch')}, jax {r['device'].get('jax')}"
                       for r in results if r.get("device")})
     out = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>",
-           f"<style>{_CSS}</style></head><body><h1>{esc(title)}</h1>",
+           f"<style>{_CSS}{(sections or {}).get('css', '')}</style></head><body><h1>{esc(title)}</h1>",
            f"<div class=\"meta\">generated {esc(time.strftime('%Y-%m-%d %H:%M'))}"
            + (f" · seed {esc(', '.join(seeds))}" if seeds else "")
            + (f" · {esc('; '.join(devices))}" if devices else "") + "</div>"]
     for n in notes:
         out.append(f"<p class=\"note\">{esc(n)}</p>")
+    out.append((sections or {}).get("top", ""))
     out.append("<div class=\"cards\">" + "".join(f"<div class=\"card\">{esc(k)}<b>{esc(v)}</b></div>"
                                                  for k, v in _stats_cards(results)) + "</div>")
     for name, caption in plots:
@@ -322,6 +330,7 @@ def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], tit
             out.append(f"<tr><td>{esc(n)}</td><td class=n>{a:.1f}%</td>"
                        f"<td class=\"n{' low' if abs(a - b) >= 0.01 else ''}\">{b:.1f}%</td></tr>")
         out.append("</table>")
+    out.append((sections or {}).get("bottom", ""))
     exs = exercise_order(results)
     out.append(f"<details{' open' if len(results) <= 60 else ''}><summary>All {len(results)} submissions"
                "</summary><table><tr><th>submission</th><th>source</th><th class=n>total</th>"
@@ -365,9 +374,10 @@ def write_summary_csv(results: list[dict[str, Any]], path: Path) -> None:
 
 def build_report(results: list[dict[str, Any]], out: Path, title: str = "tapetrace grading report",
                  notes: list[str] | None = None, feedback: str | None = None, feedback_format: str = "html",
-                 lang: str = "en") -> Path:
-    """Writes the PNG plots, ``index.html``, ``summary.csv`` (and feedback files) into ``out``."""
-    from autograder import _plots, _report
+                 lang: str = "en", regrade: dict[str, Any] | None = None) -> Path:
+    """Writes the PNG plots, ``index.html``, ``summary.csv``, ``receipt.json``, ``mistakes.csv`` (and feedback
+    files, and ``regrade.csv`` with a regrade's diff) into ``out``."""
+    from autograder import _after_report, _plots, _report
 
     out.mkdir(parents=True, exist_ok=True)
     graded = [r for r in results if r.get("exercises")]
@@ -389,8 +399,9 @@ def build_report(results: list[dict[str, Any]], out: Path, title: str = "tapetra
             except ValueError:
                 links[i] = os.path.relpath(target, out.resolve())
     write_summary_csv(graded, out / "summary.csv")
+    sections = _after_report.write(results, out, regrade)
     page = out / "index.html"
-    _report._atomic_write(page, render_html(graded, plots, title, notes, links))
+    _report._atomic_write(page, render_html(graded, plots, title, notes, links, sections))
     return page
 
 
@@ -419,6 +430,7 @@ def _add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--feedback", metavar="DIR", help="also write per-student feedback files into DIR")
     p.add_argument("--feedback-format", default="html", choices=["md", "html", "both"])
     p.add_argument("--lang", default="en", choices=["en", "es"])
+    p.add_argument("--regrade", metavar="DIFF.json", help="show a regrade's diff (tapetrace regrade's NEW.diff.json)")
     return p
 
 
@@ -435,7 +447,16 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         results, notes = read_inputs(args.inputs)
-        page = build_report(results, out, args.title, notes, args.feedback, args.feedback_format, args.lang)
+        regrade = None
+        if getattr(args, "regrade", None):
+            from autograder._after_report import read_regrade
+
+            try:
+                regrade = read_regrade(args.regrade)
+            except (OSError, ValueError) as err:
+                raise ReportError(f"--regrade: {str(err).splitlines()[0]}") from None
+        page = build_report(results, out, args.title, notes, args.feedback, args.feedback_format, args.lang,
+                            regrade=regrade)
     except ReportError as err:
         print(f"tapetrace report: {err}", file=sys.stderr)
         return 2

@@ -657,6 +657,9 @@ class GradingRun:
         res["launcher"] = self.launcher.kind
         if getattr(self, "envelope", None) is not None:  # (a Dask cluster's rows come from its workers)
             res["envelope"] = _envelope.as_json(self.envelope, self.plan, self.jobs)
+        from autograder import _verdict_fp
+
+        _verdict_fp.stamp(res, getattr(self, "public_only", False))  # what decides each verdict (regrade)
 
 
 class ExerciseGrading:

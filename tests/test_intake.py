@@ -174,7 +174,7 @@ def test_a_worker_sending_a_malformed_status_is_killed_at_once(mode):
 
 def test_a_worker_sending_a_malformed_response_is_killed_at_once():
     worker = _launch.Worker(RogueLauncher("bad_response"), SPEC, load_timeout=30)
-    assert worker.status == {"status": "loaded", "missing": []}
+    assert worker.status == {"status": "loaded", "missing": [], "borrowing": False}
     with pytest.raises(_launch.WorkerDied) as died:
         worker.call("forward", {}, timeout=30)
     assert died.value.kind == "broken"

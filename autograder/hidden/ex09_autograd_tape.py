@@ -48,4 +48,4 @@ def manual_grads_returns_floats(ctx: Ctx) -> None:
     if not got["is_tuple"] or got["length"] != 3:
         raise Fail("EX09_NOT_TUPLE", got=got["container"], length=got["length"])
     if not got["all_float"]:
-        raise Fail("EX09_NOT_FLOATS", got=", ".join(got["item_types"]))
+        raise Fail("EX09_NOT_FLOATS", got=", ".join(f"`{t}`" for t in got["item_types"]))

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from autograder._probing import DEVICE, ProbeFail, get, torch_to_np, type_name
+from autograder._probing import DEVICE, ProbeFail, get, instance_of, torch_to_np, type_name
 
 # Bound before any student code loads.
 _from_numpy = torch.from_numpy
@@ -26,7 +26,7 @@ def _build(mod: Any, args: list | dict) -> torch.nn.Module:
     """``CNN(*args)``, or ``CNN(**args)`` for a dict (the constructor called by keyword)."""
     model = get(mod, "CNN")(**args) if isinstance(args, dict) else get(mod, "CNN")(*args)
     if not isinstance(model, _Module):
-        raise ProbeFail("WRONG_TYPE", call="CNN(...)", got=type_name(model), expected="an nn.Module")
+        raise ProbeFail("WRONG_TYPE", call="CNN(...)", got=type_name(model), expected=instance_of("nn.Module"))
     return model
 
 
@@ -119,7 +119,7 @@ def probe_gradients(mod: Any, args: list, params: list[np.ndarray], x: np.ndarra
     model = _loaded(mod, args, params).eval()
     out = model(_x(x))
     if not isinstance(out, _Tensor):
-        raise ProbeFail("WRONG_TYPE", call="CNN.forward", got=type_name(out), expected="a torch.Tensor")
+        raise ProbeFail("WRONG_TYPE", call="CNN.forward", got=type_name(out), expected=instance_of("torch.Tensor"))
     if out.grad_fn is None:
         raise ProbeFail("EX03_NO_GRAPH")
     (out * _x(w)).sum().backward()

@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from autograder._i18n import label
 from autograder._probing import ProbeFail, get, jax_converter, jax_to_np, tree_to_np, type_name
 
 # Bound at import, before student code could patch jax/numpy.
@@ -200,7 +201,7 @@ def probe_accuracy(mod: Any, params: dict, x: np.ndarray, y: np.ndarray) -> floa
     if type(got) in (float, _float64):
         return float(got)
     raise ProbeFail("WRONG_TYPE", call="accuracy(params, x, y)", got=type_name(got),
-                    expected="a Python float (use float(...))")
+                    expected=label("value.python_float_use", use="float(...)"))
 
 
 # ----------------------------------------------------------------------------- init_params
@@ -212,13 +213,13 @@ def _init(mod: Any, dims: list[int], seed: int, kind: str, call: str) -> dict[st
     """Runs init_params and checks the pytree's structure; returns numpy leaves."""
     out = get(mod, "init_params")(list(dims), _key(seed, kind))
     if type(out) is not dict or set(out) != {"W", "b"}:
-        got = f"keys {sorted(map(str, out))}" if isinstance(out, dict) else type_name(out)
+        got = label("value.keys", keys=str(sorted(map(str, out)))) if isinstance(out, dict) else type_name(out)
         raise ProbeFail("EX04_INIT_STRUCTURE", call=call, got=got)
     res = {}
     for name in ("W", "b"):
         seq = out[name]
         if type(seq) not in (list, tuple) or len(seq) != len(dims) - 1:
-            got = f"{len(seq)} arrays" if type(seq) in (list, tuple) else type_name(seq)
+            got = label("value.arrays", n=len(seq)) if type(seq) in (list, tuple) else type_name(seq)
             raise ProbeFail("EX04_INIT_LAYERS", call=call, name=name, got=got, n=len(dims) - 1)
         res[name] = [jax_to_np(a, f'{call}["{name}"][{i}]') for i, a in enumerate(seq)]
     return res

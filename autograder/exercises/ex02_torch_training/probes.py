@@ -150,7 +150,7 @@ def probe_bce(mod: Any, logits: np.ndarray, targets: np.ndarray, grad: bool = Fa
         out.backward()
         if z.grad is None:
             raise ProbeFail("EX02_BCE_NO_GRAPH")
-        result["grad"] = torch_to_np(z.grad, "gradient of bce_with_logits")
+        result["grad"] = torch_to_np(z.grad, "logits.grad")
     return result
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from autograder._i18n import label
 from autograder._probing import DEVICE, ProbeFail, get, instance_of, torch_to_np, type_name
 
 # Bound before any student code loads.
@@ -70,9 +71,9 @@ def probe_outputs(mod: Any, args: list, params: list[np.ndarray], x: np.ndarray,
     xt = _x(x)
     _manual_seed(seed)
     model.eval()
-    evals = [_run(model, xt, "CNN.forward (eval mode)") for _ in range(2)]
+    evals = [_run(model, xt, "CNN(...).eval().forward") for _ in range(2)]
     model.train()
-    trains = [_run(model, xt, "CNN.forward (train mode)") for _ in range(2)]
+    trains = [_run(model, xt, "CNN(...).train().forward") for _ in range(2)]
     return {"eval": evals, "train": trains}
 
 
@@ -107,7 +108,7 @@ def probe_last_linear_input(mod: Any, args: list, params: list[np.ndarray], x: n
                 model(xt)
             if not seen:
                 raise ProbeFail("EX03_LAST_LINEAR")
-            out[mode] = torch_to_np(seen[-1], "input of the last Linear")
+            out[mode] = torch_to_np(seen[-1], label("ex03.call.last_linear_input"))
     finally:
         handle.remove()
     return out

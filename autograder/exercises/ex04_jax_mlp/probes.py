@@ -165,7 +165,7 @@ def probe_forward_purity(mod: Any, params1: dict, x1: np.ndarray, params2: dict,
     out["second"] = jax_to_np(f(p2, xb), "mlp_forward(params2, x2)")
     if touched():
         return out
-    out["again"] = jax_to_np(f(p1, xa), "mlp_forward(params1, x1) (second call)")
+    out["again"] = jax_to_np(f(p1, xa), label("ex04.call.second"))
     if touched():
         return out
     try:

@@ -31,6 +31,10 @@ EN = {
     "EX05_UPDATE_NO_PARAMS": "`step` calls optimizer.update(grads, opt_state) without params: optimizers such as optax.adamw, add_decayed_weights or lamb need the current params — call optimizer.update(grads, opt_state, params) (right for every optax optimizer)",
     "EX05_FIT_NO_MAKE_TRAIN_STEP": "`fit` never called make_train_step: build the step with make_train_step(loss_fn, optimizer) and call it `steps` times",
     "EX05_FIT_OPTIMIZER": "the optimizer `fit` gives make_train_step does not update like optax.adam(learning_rate) (another optimizer, a weight decay, other betas or another learning rate): create it with optax.adam(learning_rate)",
+    "ex05.what.fit_optimizer": "the optimizer `fit` gives `make_train_step`",
+    "ex05.call.step_with": '`step(...)` made with `{opt}`',
+    "ex05.call.four_times": '`step(params, opt_state, x, y)`, called 4 times',
+    "ex05.call.new_batch": '`step(params, opt_state, x, y)` with a new batch size',
 }
 
 ES = {
@@ -53,15 +57,19 @@ ES = {
     "EX05_FIT_RETRACES": "fit trazó la pérdida {traces} veces o más en {steps} pasos (un paso compilado: {most} como mucho): construye el paso una vez con make_train_step antes del bucle y reutilízalo (no dentro del bucle, no sin jit)",
     "EX05_FIT_ACCURACY": "tras fit({steps} pasos) la exactitud de validación es {acc}, por debajo de {bar}: usa optax.adam(learning_rate), actualiza params y opt_state con el resultado de cada paso y entrena con (x, y) completos",
     "ex05.what.step_losses_sgd": 'las pérdidas que devuelve `step` (`optax.sgd`)',
-    "ex05.what.params_sgd": 'los params tras 2 pasos (`optax.sgd`)',
+    "ex05.what.params_sgd": 'los parámetros tras 2 pasos (`optax.sgd`)',
     "ex05.what.fit_losses_adam": 'las pérdidas que devuelve `fit` (5 pasos de Adam)',
-    "ex05.what.fit_params": 'los params que devuelve `fit`',
+    "ex05.what.fit_params": 'los parámetros que devuelve `fit`',
     "ex05.what.losses_with": 'las pérdidas de 3 pasos con `{opt}`',
-    "ex05.what.params_with": 'los params tras 3 pasos con `{opt}`',
+    "ex05.what.params_with": 'los parámetros tras 3 pasos con `{opt}`',
     "ex05.what.fit_first": 'las 5 primeras pérdidas de `fit`',
     "ex05.what.fit_losses": 'las pérdidas que devuelve `fit`',
     "EX05_FIT_PROGRAMS": "fit compiló {programs} programas en {steps} pasos (un paso compilado: de 1 a {most}): construye el paso una vez con make_train_step antes del bucle y reutilízalo (no dentro del bucle, no sin jit)",
     "EX05_UPDATE_NO_PARAMS": "`step` llama a optimizer.update(grads, opt_state) sin params: optimizadores como optax.adamw, add_decayed_weights o lamb necesitan los parámetros actuales — llama a optimizer.update(grads, opt_state, params) (correcto con cualquier optimizador de optax)",
     "EX05_FIT_NO_MAKE_TRAIN_STEP": "`fit` nunca llamó a make_train_step: construye el paso con make_train_step(loss_fn, optimizer) y llámalo `steps` veces",
     "EX05_FIT_OPTIMIZER": "el optimizador que `fit` pasa a make_train_step no actualiza como optax.adam(learning_rate) (otro optimizador, un decaimiento de pesos, otras betas u otra tasa de aprendizaje): créalo con optax.adam(learning_rate)",
+    "ex05.what.fit_optimizer": "el optimizador que `fit` pasa a `make_train_step`",
+    "ex05.call.step_with": '`step(...)` creado con `{opt}`',
+    "ex05.call.four_times": '`step(params, opt_state, x, y)`, llamado 4 veces',
+    "ex05.call.new_batch": '`step(params, opt_state, x, y)` con un tamaño de lote nuevo',
 }

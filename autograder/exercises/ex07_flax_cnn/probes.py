@@ -222,7 +222,7 @@ def probe_train(mod: Any, num_classes: int, params: dict, xs: list[np.ndarray], 
         xj, yj = _asarray(x), _asarray(y)
         variables, opt_state, loss = _call_step(step, variables, opt_state, xj, yj)
         losses.append(_loss_float(loss))
-        params_np = _plain(variables, "the params returned by step")
+        params_np = _plain(variables, "step(params, opt_state, x, y)[0]")
         if loss_at is not None:
             losses_after.append(float(_np_array(loss_at(_tree_map(_asarray, params_np), xj, yj))))
     return {"losses": losses, "params": params_np, "loss_after_update": losses_after}
@@ -256,7 +256,7 @@ def probe_fit_digits(mod: Any, params: dict, steps: int, learning_rate: float,
         variables, opt_state, loss = _call_step(fast, variables, opt_state, x_train, y_train)
         losses.append(loss)
     losses_f = [_loss_float(v) for v in losses]
-    params_np = _plain(variables, "the params returned by step")
+    params_np = _plain(variables, "step(params, opt_state, x, y)[0]")
     logits = _np_array(_jit(model.apply)(_tree_map(_asarray, params_np), x_val))
     acc = float((logits.argmax(axis=1) == y_val).mean()) if np.isfinite(logits).all() else 0.0
     return {"val_acc": acc, "first_loss": losses_f[0], "last_loss": losses_f[-1]}
@@ -351,4 +351,4 @@ def probe_train_any(mod: Any, hidden: int, num_classes: int, params: dict, xs: l
         variables, opt_state, loss = run_without_params_check(_call_step, step, variables, opt_state, _asarray(x),
                                                               _asarray(y), key="EX07_UPDATE_NO_PARAMS")
         losses.append(_loss_float(loss))
-    return {"losses": losses, "params": _plain(variables, "the params returned by step")}
+    return {"losses": losses, "params": _plain(variables, "step(params, opt_state, x, y)[0]")}

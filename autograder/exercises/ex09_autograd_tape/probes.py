@@ -118,9 +118,9 @@ def probe_repeated(mod: Any, kind: str, seed: int) -> list[list[str]]:
     fn = get(mod, "backward_graph")
     roots, leaves = _build(kind, seed)
     first = _names(fn(roots[0]), "backward_graph(t)")
-    again = _names(fn(roots[0]), "backward_graph(t) (a second call on the same t)")
+    again = _names(fn(roots[0]), text("ex09.call.again"))
     rebuilt, _ = _build(kind, seed, leaves)
-    new = _names(fn(rebuilt[0]), "backward_graph(t) (a new graph over the same leaves)")
+    new = _names(fn(rebuilt[0]), text("ex09.call.rebuilt"))
     return [first, again, new]
 
 

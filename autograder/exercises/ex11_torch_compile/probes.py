@@ -121,7 +121,7 @@ def probe_clip_grad(mod: Any, x: np.ndarray, max_norm: float, w: np.ndarray) -> 
     (out * _tensor(w)).sum().backward()
     if xt.grad is None:
         raise ProbeFail("EX11_CLIP_DETACHED")
-    return {"grad": torch_to_np(xt.grad, "the gradient of clip_by_norm")}
+    return {"grad": torch_to_np(xt.grad, label("ex11.call.clip_grad"))}
 
 
 def probe_clip_fullgraph(mod: Any, x: np.ndarray, max_norm: float) -> dict[str, Any]:
@@ -189,7 +189,7 @@ def probe_graph_report(mod: Any, fn: str, x: np.ndarray, extra: list[float]) -> 
     """``graph_report(GRAPH_FNS[fn], x, *extra)`` as ``[graph_count, graph_break_count]``."""
     report = get(mod, "graph_report")
     _fresh()
-    call = f"graph_report(fn, *args) for {fn}"
+    call = label("ex11.call.graph_report", fn=fn)
     out = report(GRAPH_FNS[fn], _tensor(x), *[float(v) for v in extra])
     if type(out) not in (tuple, list) or len(out) != 2:
         got = label("value.items", name=type(out).__name__, n=len(out)) if type(out) in (tuple, list) else type_name(out)
@@ -228,7 +228,7 @@ def probe_any_batch(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ba
                         expected=label("ex11.value.compiled_model"))
     outs, graphs = [], []
     for x in xs:
-        call = f"compile_for_any_batch(model, backend)(x) with a batch of {len(x)}"
+        call = label("ex11.call.any_batch", n=len(x))
         out = compiled(_tensor(x))
         if not isinstance(out, _Tensor):
             raise ProbeFail("WRONG_TYPE", call=call, got=type_name(out), expected=instance_of("torch.Tensor"))

@@ -255,13 +255,13 @@ def probe_torch(mod: Any, weights: list[np.ndarray], x: np.ndarray, x_grad: bool
         for name, p in (("weight", blk.lin.weight), ("bias", blk.lin.bias)):
             if p.grad is None:
                 raise ProbeFail("EX12_TORCH_NO_GRAD", what=label("ex12.what.block_param", i=i, name=name))
-            grads.append(torch_to_np(p.grad, "a parameter's gradient"))
+            grads.append(torch_to_np(p.grad, "p.grad"))
     res: dict[str, Any] = {"out": value, "grads": grads, "forward_log": forward_log, "backward_log": list(log),
                            "saved": counter.packed}
     if x_grad:
         if xt.grad is None:
             raise ProbeFail("EX12_TORCH_NO_GRAD", what=label("ex12.what.input"))
-        res["x_grad"] = torch_to_np(xt.grad, "the input's gradient")
+        res["x_grad"] = torch_to_np(xt.grad, "x.grad")
     return res
 
 
@@ -313,5 +313,5 @@ def probe_saved_count(mod: Any, fn: str, a: np.ndarray, b: np.ndarray, weights: 
             built[0].backward()
         except RuntimeError as err:
             raise ProbeFail("EX12_HOOKS_BROKE_GRAPH", error=" ".join(str(err).split())[:160]) from None
-        res["grad"] = torch_to_np(at.grad, "the gradient of a") if at.grad is not None else None
+        res["grad"] = torch_to_np(at.grad, "a.grad") if at.grad is not None else None
     return res

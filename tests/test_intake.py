@@ -200,3 +200,20 @@ def test_escapes_in_a_type_name_never_reach_a_record():
     message = probe_error(resp, "MLP.forward", 2**30).message("en")
     assert "\x1b" not in message and "\n" not in message and "\r" not in message
     assert len(message) <= _text.RECORD_CHARS  # one line: it can forge no line of otter's output
+
+
+def test_a_probe_names_types_with_labels_rendered_in_the_runs_language():
+    """A probe's ``got``/``expected`` are catalogued labels (plain data): they cross the wire, cleaned, and the
+    grader renders them in Spanish; a label of no catalogued key, or nested too deep, is a broken protocol."""
+    fields = {"call": "fit(...)[1]", "got": {"key": "value.holding", "container": "list",
+                                             "item": {"key": "value.object", "name": "int\x1b[2J"}},
+              "expected": {"key": "value.list_of_floats"}}
+    resp = _intake.response({"ok": False, "kind": "fail", "code": "WRONG_TYPE", "fields": fields})
+    assert "\x1b" not in json.dumps(resp)
+    message = probe_error(resp, "fit(...)", 2**30).message("es")
+    assert message.startswith("`fit(...)[1]` devolvió un `list` que contiene un objeto `int"), message
+    assert "una lista de floats de Python" in message
+    for bad in ({"key": "not.a.key"}, {"key": "WRONG_TYPE"}, {"key": "value.object", "name": [1]},
+                {"key": "value.holding", "item": {"key": "value.holding", "item": {"key": "value.object"}}}):
+        with pytest.raises(_wire.WireError, match="broken protocol"):
+            _intake.response({"ok": False, "kind": "fail", "code": "WRONG_TYPE", "fields": {"got": bad}})

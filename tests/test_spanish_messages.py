@@ -15,6 +15,7 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from autograder import messages
@@ -186,3 +187,65 @@ def test_every_what_label_is_translated():
     all catalogued now: none is left, none is tracked as debt."""
     english, _ = _problems()
     assert not [e for e in english if " what=" in e], english
+
+
+def test_optimizer_labels_are_code():
+    """What ``autograder._families`` names an optimizer by is code, shown as is in both languages."""
+    from autograder import _families
+
+    rng = np.random.default_rng(0)
+    specs = [("optax", s) for s in _families.optax_needing_params(rng)]
+    specs += [("optax", {"name": n}) for n in ("sgd", "momentum", "adam")]
+    specs += [("torch", s) for s in _families.torch_optimizers(rng, ("sgd_momentum", *_families.TORCH_OTHERS))]
+    for lib, spec in specs:
+        text = _families.optax_label(spec) if lib == "optax" else _families.torch_label(spec)
+        assert _is_code(text) and not _prose(text), text
+
+
+def test_a_label_in_a_code_slot_stands_for_the_code_span():
+    """``WRONG_TYPE`` shows ``call`` as code (`` `{call}` ``): a label there marks its own code instead."""
+    from autograder._i18n import label
+
+    msg = messages.render("CALL_TIMEOUT", "es", call=label("ex11.call.stale_with", opt="torch.optim.AdamW(...)"),
+                          timeout=3)
+    assert msg.startswith("`step(x, y)` con `torch.optim.AdamW(...)` y gradientes ya acumulados en los parámetros "
+                          "no terminó"), msg
+    assert messages.render("CALL_TIMEOUT", "es", call="f(x)", timeout=3).startswith("`f(x)` no terminó")
+
+
+# Words of English prose a Spanish message must not show (besides test_i18n's), among those the labels use
+# ("float", "array" are the catalogue's Spanish too).
+PROSE = ENGLISH_WORDS | {"after", "steps", "losses", "parameters", "gradients", "gradient", "returned", "already",
+                         "holding", "leaf", "pair", "items", "called", "times", "gives", "list", "calls",
+                         "function", "tuple", "scalar", "loss", "key", "model"}
+# Mutants whose messages carry what probes and hidden checks name in words: types and expected values of
+# WRONG_TYPE, the labels of calls with stale gradients and of optimizer families.
+SPANISH_MUTANTS = ["ex02_torch_training/evaluate_returns_tensors", "ex02_torch_training/train_step_zero_grad_after_step",
+                   "ex04_jax_mlp/accuracy_jax_array", "ex05_jit_train_step/fit_losses_not_floats",
+                   "ex05_jit_train_step/update_without_params", "ex09_autograd_tape/returns_list",
+                   "ex09_autograd_tape/returns_tensors", "ex10_bridge/to_jax_numpy_leaves"]
+
+
+@pytest.fixture(scope="module")
+def spanish_run():
+    from conftest import SEED
+
+    from autograder._engine import GradingRun
+
+    run = GradingRun(device="cpu", seed=SEED, lang="es")
+    yield run
+    run.close()
+
+
+@pytest.mark.parametrize("case", SPANISH_MUTANTS)
+def test_a_mutant_graded_in_spanish_reads_no_english(spanish_run, tmp_path, case):
+    """Graded with ``--lang es``, each failing test's message is all Spanish (code aside)."""
+    from conftest import MUTANTS, make_submission
+
+    ex = case.split("/")[0]
+    sub = make_submission(tmp_path / "sub", {ex: (MUTANTS / f"{case}.py").read_text()}, only=[ex])
+    res = spanish_run.grade([str(sub)], only=[ex])[0]["exercises"][ex]
+    failed = [t["message"] for t in res["tests"] if not t["passed"]]
+    assert failed, res
+    english = {m: sorted(set(prose_words(m)) & PROSE) for m in failed}
+    assert not any(english.values()), english

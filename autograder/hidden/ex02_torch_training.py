@@ -124,20 +124,20 @@ def evaluate_uses_eval_mode_and_no_grad(ctx: Ctx) -> None:
         raise Fail("EX02_EVAL_GRAD")
 
 
-def _settings_text(got: dict, want: dict) -> str:
-    """``AdamW with betas=(0.9, 0.95), weight_decay=0.1``: the class, and the settings that differ from the
-    reference's (the student's values only: what their code chose)."""
+def _settings_text(got: dict, want: dict) -> str | dict:
+    """``torch.optim.AdamW`` with ``betas=(0.9, 0.95), weight_decay=0.1``: the class, and the settings that differ
+    from the reference's (the student's values only: what their code chose); code, or a label where it takes words."""
     text = f"torch.optim.{got['type']}"
     gs, ws = got["settings"], want["settings"]
     if len(gs) != len(ws):
-        return f"{text} with {len(gs)} parameter groups"
+        return label("ex02.value.groups", cls=text, n=len(gs))
     diffs = []
     for g, w in zip(gs, ws, strict=True):
         for k in sorted(set(g) | set(w)):
             if g.get(k) != w.get(k) and k in g:
                 v = g[k]
                 diffs.append(f"{k}={tuple(v) if isinstance(v, list) else v}")
-    return f"{text} with {', '.join(dict.fromkeys(diffs))}" if diffs else text
+    return label("ex02.value.settings", cls=text, settings=", ".join(dict.fromkeys(diffs))) if diffs else f"`{text}`"
 
 
 def judge_fit_optimizer(got: list[dict], want: list[dict], epochs: int) -> None:

@@ -38,6 +38,8 @@ EN = {
     "ex02.what.params_two_steps": 'the parameters after two calls of `train_step`',
     "ex02.what.losses_two_steps_with": 'the losses returned by two calls of `train_step` with `{opt}`',
     "ex02.what.params_two_steps_with": 'the parameters after two calls of `train_step` with `{opt}`',
+    "ex02.value.groups": '`{cls}` with {n} parameter groups',
+    "ex02.value.settings": '`{cls}` with `{settings}`',
 }
 
 ES = {
@@ -78,4 +80,6 @@ ES = {
     "ex02.what.params_two_steps": 'los parámetros tras dos llamadas a `train_step`',
     "ex02.what.losses_two_steps_with": 'las pérdidas que devuelven dos llamadas a `train_step` con `{opt}`',
     "ex02.what.params_two_steps_with": 'los parámetros tras dos llamadas a `train_step` con `{opt}`',
+    "ex02.value.groups": '`{cls}` con {n} grupos de parámetros',
+    "ex02.value.settings": '`{cls}` con `{settings}`',
 }

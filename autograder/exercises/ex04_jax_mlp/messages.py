@@ -28,6 +28,11 @@ EN = {
     "ex04.call.several": '`mlp_forward`, called several times',
     "ex04.value.typed_key_differs": 'different shapes, or different params for the same typed key',
     "ex04.call.second": '`mlp_forward(params1, x1)`, called a second time',
+    "ex04.what.keys_changed": 'the keys of the `params` dict',
+    "ex04.what.replaced": '`{code}` (replaced by another object)',
+    "ex04.what.length_changed": '`{code}` (its length changed from {old} to {new})',
+    "ex04.what.replaced_by_tracer": '`{code}` (replaced by a tracer)',
+    "ex04.what.replaced_by_value": '`{code}` (replaced by another value)',
 }
 
 ES = {
@@ -58,4 +63,9 @@ ES = {
     "ex04.call.several": '`mlp_forward`, llamada varias veces',
     "ex04.value.typed_key_differs": 'formas distintas, o parámetros distintos con la misma clave tipada',
     "ex04.call.second": '`mlp_forward(params1, x1)`, llamada por segunda vez',
+    "ex04.what.keys_changed": 'las claves del dict `params`',
+    "ex04.what.replaced": '`{code}` (sustituido por otro objeto)',
+    "ex04.what.length_changed": '`{code}` (su longitud pasó de {old} a {new})',
+    "ex04.what.replaced_by_tracer": '`{code}` (sustituido por un trazador)',
+    "ex04.what.replaced_by_value": '`{code}` (sustituido por otro valor)',
 }

@@ -81,20 +81,20 @@ class _ForwardSwapped:
             del self.mod.mlp_forward
 
 
-def _unchanged(params: dict, snapshot: tuple) -> str:
-    """'' when ``params`` still holds exactly the same containers and arrays, else what changed."""
+def _unchanged(params: dict, snapshot: tuple) -> str | dict[str, Any]:
+    """'' when ``params`` still holds exactly the same containers and arrays, else a label of what changed."""
     d, w_list, b_list, w_items, b_items = snapshot
     if type(params) is not dict or set(params) != {"W", "b"}:
-        return "the params dict's keys"
+        return label("ex04.what.keys_changed")
     for name, lst, items in (("W", w_list, w_items), ("b", b_list, b_items)):
         if params[name] is not lst:
-            return f'params["{name}"] (replaced by another object)'
+            return label("ex04.what.replaced", code=f'params["{name}"]')
         if len(lst) != len(items):
-            return f'params["{name}"] (its length changed from {len(items)} to {len(lst)})'
+            return label("ex04.what.length_changed", code=f'params["{name}"]', old=len(items), new=len(lst))
         for i, (a, b) in enumerate(zip(lst, items)):
             if a is not b:
-                kind = "a tracer" if isinstance(a, _Tracer) else "another value"
-                return f'params["{name}"][{i}] (replaced by {kind})'
+                key = "ex04.what.replaced_by_tracer" if isinstance(a, _Tracer) else "ex04.what.replaced_by_value"
+                return label(key, code=f'params["{name}"][{i}]')
     return ""
 
 

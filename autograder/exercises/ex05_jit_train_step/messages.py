@@ -35,6 +35,10 @@ EN = {
     "ex05.call.step_with": '`step(...)` made with `{opt}`',
     "ex05.call.four_times": '`step(params, opt_state, x, y)`, called 4 times',
     "ex05.call.new_batch": '`step(params, opt_state, x, y)` with a new batch size',
+    "ex05.what.keys_changed": '`{code}` (its keys changed)',
+    "ex05.what.replaced": '`{code}` (replaced)',
+    "ex05.what.length_changed": '`{code}` (its length changed)',
+    "ex05.what.values_changed": '`{code}` (its values changed)',
 }
 
 ES = {
@@ -72,4 +76,8 @@ ES = {
     "ex05.call.step_with": '`step(...)` creado con `{opt}`',
     "ex05.call.four_times": '`step(params, opt_state, x, y)`, llamado 4 veces',
     "ex05.call.new_batch": '`step(params, opt_state, x, y)` con un tamaño de lote nuevo',
+    "ex05.what.keys_changed": '`{code}` (cambiaron sus claves)',
+    "ex05.what.replaced": '`{code}` (sustituido)',
+    "ex05.what.length_changed": '`{code}` (cambió su longitud)',
+    "ex05.what.values_changed": '`{code}` (cambiaron sus valores)',
 }

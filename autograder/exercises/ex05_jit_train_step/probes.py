@@ -154,7 +154,8 @@ def _snapshot(tree: Any) -> Any:
     return (tree, None)
 
 
-def _changed(snap: Any, path: str) -> str:
+def _changed(snap: Any, path: str) -> str | dict[str, Any]:
+    """'' when the pytree under ``path`` is intact, else a label of what changed (its keys, a container)."""
     obj, kids = snap
     if kids is None:
         if isinstance(obj, _Array) and obj.is_deleted():
@@ -162,19 +163,19 @@ def _changed(snap: Any, path: str) -> str:
         return ""
     if isinstance(kids, dict):
         if set(obj) != set(kids):
-            return f"{path} (its keys changed)"
+            return label("ex05.what.keys_changed", code=path)
         for k, v in kids.items():
             if obj[k] is not v[0]:
-                return f"{path}[{k!r}] (replaced)"
+                return label("ex05.what.replaced", code=f"{path}[{k!r}]")
             msg = _changed(v, f"{path}[{k!r}]")
             if msg:
                 return msg
         return ""
     if len(obj) != len(kids):
-        return f"{path} (its length changed)"
+        return label("ex05.what.length_changed", code=path)
     for i, v in enumerate(kids):
         if obj[i] is not v[0]:
-            return f"{path}[{i}] (replaced)"
+            return label("ex05.what.replaced", code=f"{path}[{i}]")
         msg = _changed(v, f"{path}[{i}]")
         if msg:
             return msg
@@ -196,7 +197,7 @@ def probe_no_mutation(mod: Any, params: dict, x: np.ndarray, y: np.ndarray, opt:
     if not changed:
         after = tree_to_np(p, "params")
         same = all(_np_equal(u, v) for u, v in zip(_leaves(before), _leaves(after)))
-        changed = "" if same else "params (values changed)"
+        changed = "" if same else label("ex05.what.values_changed", code="params")
     if changed:
         return {"changed": changed, "same_twice": False}
     p2, _, l2 = _unpack(step(p, s, xs, ys), call)

@@ -94,7 +94,7 @@ def describe_shapes(tree: Any, prefix: str = "") -> str:
     """``Conv_0/kernel (3, 3, 1, 16), ...`` for a nested dict of shape lists."""
     if isinstance(tree, dict):
         parts = [describe_shapes(v, f"{prefix}{k}/") for k, v in tree.items()]
-        return ", ".join(p for p in parts if p) or f"{prefix.rstrip('/') or 'params'} (empty)"
+        return ", ".join(p for p in parts if p) or f"{prefix.rstrip('/') or 'params'} {{}}"
     return f"{prefix.rstrip('/')} {tuple(tree)}"
 
 

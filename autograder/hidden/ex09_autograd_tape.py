@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from autograder._i18n import label
 from autograder._suite import Ctx, Fail, Suite
 from autograder.exercises.ex09_autograd_tape.public import _seeds, compare_graphs, random_points
 from autograder.exercises.ex09_autograd_tape.public import suite as _public
@@ -26,7 +27,7 @@ def graph_repeated_calls(ctx: Ctx) -> None:
     seed = _seeds(ctx, 1)[0]
     got, want = ctx.both("repeated", call="backward_graph(t)", kind="tree", seed=seed)
     compare_graphs(got[:1], want[:1], "backward_graph(t)")
-    for g, w, which in zip(got[1:], want[1:], ("a second call on the same t", "a new graph over the same leaves"),
+    for g, w, which in zip(got[1:], want[1:], (label("ex09.which.again"), label("ex09.which.rebuilt")),
                            strict=True):
         if g != w:
             key = "EX09_STATE_FEWER" if len(g) < len(w) else "EX09_STATE_MORE"

@@ -190,9 +190,9 @@ def probe_max_pool_forward(mod: Any, num_classes: int, params: dict, x: np.ndarr
 def probe_to_nhwc(mod: Any, x: np.ndarray, as_jax: bool) -> np.ndarray:
     """``to_nhwc(x)`` on a numpy or JAX input; the result must be a jax.Array."""
     fn = get(mod, "to_nhwc")
-    kind = "a JAX array" if as_jax else "a numpy array"
+    kind = "jnp" if as_jax else "np"  # the input, as code: to_nhwc(jnp.asarray(x)) with x of that shape
     out = fn(_asarray(x) if as_jax else _np_array(x, copy=True))
-    return jax_to_np(out, f"to_nhwc({kind} {tuple(x.shape)})")
+    return jax_to_np(out, f"to_nhwc({kind}.zeros({tuple(x.shape)}))")
 
 
 def _loss_at(model: nn.Module) -> Any:

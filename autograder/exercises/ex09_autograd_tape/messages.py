@@ -17,6 +17,8 @@ EN = {
     "EX09_NOT_FLOATS": "`manual_grads` returned items of types {got}: return Python floats (`float(...)` or `.item()`), not tensors or arrays",
     "ex09.call.again": '`backward_graph(t)`, called again on the same `t`',
     "ex09.call.rebuilt": '`backward_graph(t)` on a new graph over the same leaves',
+    "ex09.which.again": "on a second call on the same `t`",
+    "ex09.which.rebuilt": "on a new graph over the same leaves",
 }
 
 ES = {
@@ -36,4 +38,6 @@ ES = {
     "EX09_NOT_FLOATS": "`manual_grads` devolvió elementos de tipos {got}: devuelve floats de Python (`float(...)` o `.item()`), no tensores ni arrays",
     "ex09.call.again": '`backward_graph(t)`, llamada otra vez con el mismo `t`',
     "ex09.call.rebuilt": '`backward_graph(t)` con un grafo nuevo sobre las mismas hojas',
+    "ex09.which.again": "en una segunda llamada con el mismo `t`",
+    "ex09.which.rebuilt": "con un grafo nuevo sobre las mismas hojas",
 }

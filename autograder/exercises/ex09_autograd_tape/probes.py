@@ -217,5 +217,5 @@ def probe_manual_tape(mod: Any, points: list[list[float]]) -> dict[str, Any]:
         for owner, attr, original in reversed(patched):
             setattr(owner, attr, original)
     if next(events) and not used:  # the labels were emptied (the list is reachable from its frame): not the count
-        used.append("autograd (and the probe's record of it was erased)")
+        used.append("autograd")  # the record of which API was erased
     return {"used": sorted(set(used))}

@@ -19,6 +19,8 @@ EN = {
     "ex09.call.rebuilt": '`backward_graph(t)` on a new graph over the same leaves',
     "ex09.which.again": "on a second call on the same `t`",
     "ex09.which.rebuilt": "on a new graph over the same leaves",
+    "ex09.used.tape": "a tensor with requires_grad=True: an operation recorded on the tape",
+    "ex09.used.erased": "autograd, and the probe's record of it was erased",
 }
 
 ES = {
@@ -40,4 +42,6 @@ ES = {
     "ex09.call.rebuilt": '`backward_graph(t)` con un grafo nuevo sobre las mismas hojas',
     "ex09.which.again": "en una segunda llamada con el mismo `t`",
     "ex09.which.rebuilt": "con un grafo nuevo sobre las mismas hojas",
+    "ex09.used.tape": "un tensor con requires_grad=True: una operación grabada en la cinta",
+    "ex09.used.erased": "autograd, y el registro que guardaba la sonda fue borrado",
 }

@@ -200,7 +200,7 @@ def probe_manual_tape(mod: Any, points: list[list[float]]) -> dict[str, Any]:
 
     def pack(t: Any) -> Any:
         next(events)
-        used.append("a tensor with requires_grad=True (an operation recorded on the tape)")
+        used.append("<tape>")  # a tensor with requires_grad=True: an operation recorded on the tape
         return t
 
     patched = _tripwires(mod, used, events)
@@ -217,5 +217,5 @@ def probe_manual_tape(mod: Any, points: list[list[float]]) -> dict[str, Any]:
         for owner, attr, original in reversed(patched):
             setattr(owner, attr, original)
     if next(events) and not used:  # the labels were emptied (the list is reachable from its frame): not the count
-        used.append("autograd")  # the record of which API was erased
+        used.append("<erased>")
     return {"used": sorted(set(used))}

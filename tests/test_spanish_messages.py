@@ -4,8 +4,11 @@ or a catalogued label (``autograder._i18n.label``), rendered in the run's langua
 A check's message is a catalogued template (both languages: ``tests/test_i18n.py``) filled with fields.
 This reads every place where a check or a probe fills one — ``Fail``, ``StudentProblem``, ``ProbeFail``,
 ``ctx.assert_close``, the ``call=`` of ``ctx.both``/``ctx.student``, and the ``what`` a check hands to
-its own helper — and renders what it puts there in Spanish: a string literal must be code (no prose
-words), a label must render with no English word left.
+its own helper or a probe helper (``tree_to_np(p, call)``), by position or keyword, following a name to
+the values assigned to it — and renders what it puts there in Spanish: a string literal must be code (no
+prose words), a label must render with no English word left. No English phrase is tolerated (issue 29: 88
+were, in probes and hidden suites). Then it grades mutants with ``lang="es"`` and reads their messages:
+what a probe sends from the worker (a type, an expected value) must arrive as a label and render in Spanish.
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ ES = {
     "ex11.what.clip_grad_below": 'el gradiente de `clip_by_norm` con ||x|| por debajo de max_norm',
     "EX11_CLIP_GRAD_ZERO": "el gradiente de `clip_by_norm` en x = 0 es nan o inf, aunque su valor ahí es correcto: cerca de cero la función es la identidad, así que su gradiente debe ser el que llega — dividir entre ||x||, la raíz cuadrada de una suma de cuadrados o torch.where (que deriva las dos ramas) fallan en cero; escribe la escala de modo que nada se divida entre una norma menor que max_norm",
     "EX11_STALE_GRADS": "`step` deja entrar en su actualización los gradientes que ya estaban en los parámetros cuando se le llamó: los pone a cero demasiado tarde (p. ej. después de optimizer.step()), lo que solo funciona mientras empiecen en cero — llama a optimizer.zero_grad() al principio del paso, antes de backward()",
-    "ex11.value.compiled_model": "un invocable (el modelo compilado)",
+    "ex11.value.compiled_model": "un objeto invocable (el modelo compilado)",
     "ex11.call.step_from": '`step(x, y)` de `compiled_train_step(..., backend="{backend}")`',
     "ex11.call.clip_grad_zero": 'el gradiente de `clip_by_norm(zeros, max_norm)`',
     "ex11.what.clip_grad_zero": 'el gradiente de `clip_by_norm` en cero',

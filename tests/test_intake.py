@@ -217,3 +217,19 @@ def test_a_probe_names_types_with_labels_rendered_in_the_runs_language():
                 {"key": "value.holding", "item": {"key": "value.holding", "item": {"key": "value.object"}}}):
         with pytest.raises(_wire.WireError, match="broken protocol"):
             _intake.response({"ok": False, "kind": "fail", "code": "WRONG_TYPE", "fields": {"got": bad}})
+
+
+def test_the_worker_sends_a_probes_labels_as_data_and_anything_else_as_text():
+    from autograder._i18n import label
+    from autograder._probing import type_name
+    from autograder._worker import _plain_field
+
+    class Odd:
+        def __str__(self) -> str:
+            return "odd"
+
+    got = type_name([1])
+    assert _plain_field(got) == got == {"key": "value.object", "name": "list"}
+    nested = label("value.holding", container="list", item=got)
+    assert _plain_field(nested) == nested
+    assert _plain_field(Odd()) == "odd" and _plain_field({"a": 1}) == "{'a': 1}" and _plain_field(3) == 3

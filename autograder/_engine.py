@@ -177,6 +177,13 @@ def _oom_words(death: dict[str, Any] | None) -> str:
     return " (killed by the kernel's OOM killer: the container's memory ran out)" if death and death.get("oom") else ""
 
 
+def _call_words(call: str | dict[str, Any]) -> str:
+    """A check's ``call`` for the instructor's log: code in backticks, or its label's English text."""
+    if isinstance(call, str):
+        return f"`{call}`"
+    return render(str(call.get("key")), "en", **{k: v for k, v in call.items() if k != "key"})
+
+
 class ReferenceBank:
     """Reference workers (one per exercise, never touched by student code) + cache."""
 
@@ -805,7 +812,7 @@ class ExerciseGrading:
         self._worker = first
         return None
 
-    def _student_call(self, probe: str, call: str, scale: float, kwargs: dict[str, Any]) -> Any:
+    def _student_call(self, probe: str, call: str | dict[str, Any], scale: float, kwargs: dict[str, Any]) -> Any:
         run = self.grading_run
         worker = self._worker
         if worker is None or not worker.alive:
@@ -827,7 +834,7 @@ class ExerciseGrading:
                 raise StudentProblem("WORKER_PROTOCOL", how=err.how) from None
             if err.kind == "limit":
                 raise StudentProblem(err.how, **_quota.describe()) from None
-            self._raise_if_graders(err.death, f"`{call}`")
+            self._raise_if_graders(err.death, _call_words(call))
             raise StudentProblem("CALL_CRASHED", call=call, how=err.how) from None
         if resp.get("ok"):
             return resp["value"]

@@ -352,7 +352,7 @@ def grade_main(submission: str, out: str) -> int:
             print(f"tapetrace: {run.plan.refuse}", file=sys.stderr)
         elif wanted != "minimal" and not _sandbox.level_at_least(iso, wanted):
             res = {"error": f"student code would run with {iso.get('level')} isolation here, below the {wanted} "
-                            "level this autograder requires (require_isolation in its settings)",
+                            "level this autograder requires (`tapetrace build --require-isolation`)",
                    "message": render("ISOLATION_TOO_LOW", settings["lang"], level=iso.get("level"), wanted=wanted),
                    "isolation": iso}
         else:

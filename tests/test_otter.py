@@ -363,7 +363,7 @@ def test_a_refusal_tells_the_student_in_the_zips_language_and_the_log_says_why(w
         assert "256 MiB" in res["error"] and "--memory" in res["error"]  # the setting to raise, for the log
         assert res["message"] == render("MACHINE_TOO_SMALL", "es")
     else:
-        assert "require_isolation" in res["error"]
+        assert "--require-isolation" in res["error"]
         assert res["message"] == render("ISOLATION_TOO_LOW", "es", level="container", wanted="full")
     monkeypatch.setenv(_otter.RESULT_ENV, str(out))
     with pytest.raises(AssertionError) as failed:

@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo setup lint stubs build clean bench
+.PHONY: test demo setup lint stubs build clean bench docs
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,8 +33,12 @@ build: $(STAMP)
 	$(VENV)/bin/tapetrace build
 	$(VENV)/bin/tapetrace build --lang es --only template
 
+# the documentation site (mkdocs.yml, docs/) into site/; warnings (broken links, anchors, nav) fail it
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) dist build *.egg-info
+	rm -rf $(VENV) dist build site *.egg-info

@@ -41,9 +41,9 @@ def record_probes(launcher: str, subs: list[str], exercises: list[str], seed: in
     calls: dict[tuple, str] = {}
     orig_init, orig_call = _launch.Worker.__init__, _launch.Worker.call
 
-    def init(self, launcher_obj, spec, load_timeout, *rest):
+    def init(self, launcher_obj, spec, load_timeout, *rest, **options):
         self._tag = (spec["role"], spec["exercise"])
-        orig_init(self, launcher_obj, spec, load_timeout, *rest)
+        orig_init(self, launcher_obj, spec, load_timeout, *rest, **options)
 
     def call(self, probe, kwargs, t):
         resp = orig_call(self, probe, kwargs, t)

@@ -100,7 +100,7 @@ def alive(pid: int) -> bool:
     ["grade", "solutions", "--only", "ex99"],
     ["grade", "solutions", "--timeout", "-1"],
     ["grade", "solutions", "--resume"],
-    ["grade", "solutions", "--json", "no/such/folder/out.json"],
+    ["grade", "solutions", "--json", "solutions"],  # a folder, not a file (a missing folder is created)
     ["grade", "solutions", "--csv", "solutions"],
     ["grade", "solutions", "--device", "quantum"],
     ["report"],

@@ -14,7 +14,10 @@ OWN_OPTIONS = {"grade": ["--json", "--shard", "--require-isolation", "--cluster"
                "build": ["--check", "--self-study", "--refresh-snapshot", "--gpu-torch", "--hide-results"],
                "report": ["--out", "--title", "--feedback-format", "RESULTS"],
                "figures": ["--epochs", "--lr", "--dpi"],
-               "new": ["exNN_name", "--title", "--frameworks", "--force"]}
+               "new": ["exNN_name", "--title", "--frameworks", "--force"],
+               "regrade": ["OLD.json", "--json", "--all", "SUBMISSION"],
+               "gradebook": ["--out", "--format", "--roster"],
+               "similarity": ["--out", "--threshold", "--top", "SUBMISSION"]}
 
 
 def test_every_command_is_a_module_with_add_parser_and_run():
@@ -22,8 +25,10 @@ def test_every_command_is_a_module_with_add_parser_and_run():
     for name in cli.COMMANDS:
         mod = importlib.import_module(f"autograder.cli.{name}")
         assert callable(mod.add_parser) and callable(mod.run), name
-        args = cli.build_parser().parse_args([name, *(["x"] if name in ("grade", "report", "new") else []),
-                                              *(["x", "--json", "o.json"] if name == "merge" else [])])
+        args = cli.build_parser().parse_args([name, *(["x"] if name in ("grade", "report", "new", "similarity")
+                                                      else []),
+                                              *(["x", "--json", "o.json"] if name in ("merge", "regrade") else []),
+                                              *(["x", "--out", "o.csv"] if name == "gradebook" else [])])
         assert args.func is mod.run
 
 

@@ -76,9 +76,10 @@ def test_a_student_spec_names_no_cache_and_only_jax_exercises_borrow(monkeypatch
     seen: list[tuple[dict, object]] = []
 
     class _Fake:
-        def __init__(self, launcher, spec, timeout, lender=None) -> None:
+        def __init__(self, launcher, spec, timeout, lender=None, **_options) -> None:
             seen.append((spec, lender))
-            self.status = {"status": "loaded"}
+            self.status = {"status": "loaded", "missing": []}
+            self.isolation = None
 
     monkeypatch.setattr(_launch, "Worker", _Fake)
     torch_only = sorted(_registry.TORCH_ONLY)[0]
@@ -164,7 +165,7 @@ class _Requester:
 
 def test_a_worker_that_floods_requests_and_reads_nothing_times_out(lender):
     worker = _launch.Worker(_Requester(reads=False), {}, 5.0, lender)
-    assert worker.status == {"status": "loaded"}
+    assert worker.status["status"] == "loaded", worker.status
     outcome: list[object] = []
 
     def call() -> None:

@@ -24,9 +24,10 @@ from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
 ATTACKS = ROOT / "tests" / "adversarial" / "attacks"
 IMAGE = "tapetrace-envelope:test"
 # grades with the plan's worker cap raised far beyond the container (a misplanned envelope): the kernel's
-# OOM killer then stops a student's allocation before its cap does
-UNCAPPED = ("import sys; from autograder.workers import envelope as e; e.BASE_BYTES = e.REFERENCE_BYTES = 0; "
-            "e.MIN_WORKER_BYTES = e.DEFAULT_WORKER_BYTES = 8 * 2**30; "
+# OOM killer then stops a student's allocation before its cap does. Only the cap: the least a worker needs
+# (MIN_WORKER_BYTES) stays, or the plan would refuse the container before grading anything.
+UNCAPPED = ("import sys; from autograder import _envelope as e; e.BASE_BYTES = e.REFERENCE_BYTES = 0; "
+            "e.DEFAULT_WORKER_BYTES = 8 * 2**30; e.Plan.worker_memory_at = lambda self, jobs: 8 * 2**30; "
             "from autograder import cli; sys.exit(cli.main(sys.argv[1:]))")
 
 
@@ -108,14 +109,15 @@ def test_a_container_too_small_for_one_exercise_is_refused_before_grading(image,
     assert not out.exists()
 
 
-BALLOON = "import numpy as _np\n_BALLOON = _np.ones(900 * 2**20, dtype=_np.uint8)  # touched: 900 MiB resident\n"
+BALLOON = "\nimport numpy as _np\n_BALLOON = _np.ones(900 * 2**20, dtype=_np.uint8)  # touched: 900 MiB resident\n"
 
 
 def test_a_worker_the_oom_killer_takes_is_the_graders_not_the_students(image, work):
     """A misplanned cap (far beyond the container): the kernel's OOM killer, not the cap, stops the worker; the
     grader sees the kill (the cgroup's OOM counter rose), grades the exercise again alone, and reports it as
     its own trouble with the setting to raise."""
-    sub = _folder(work, "sub", {"ex09_autograd_tape": BALLOON + (SOLUTIONS / "ex09_autograd_tape.py").read_text(),
+    # the balloon after the solution: it begins with `from __future__ import annotations`, which must come first
+    sub = _folder(work, "sub", {"ex09_autograd_tape": (SOLUTIONS / "ex09_autograd_tape.py").read_text() + BALLOON,
                                 "ex01_torch_mlp": (SOLUTIONS / "ex01_torch_mlp.py").read_text()})
     out = work / "r.json"
     rc, err = _in_container(image, work, "640m", "1", f"{sub} --only ex01,ex09 --device cpu --json {out}",

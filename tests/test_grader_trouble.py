@@ -1,4 +1,4 @@
-"""Never blame a student for the grader's trouble (README, "Whose trouble").
+"""Never blame a student for the grader's trouble (docs/instructors/time-and-memory.md, "Whose trouble").
 
 An OOM kill caused by the container's memory, the reference's worker dying mid-probe (SIGABRT), a worker
 that cannot start: the exercise is graded again, alone, and if the trouble stays it is ``grader_error`` with

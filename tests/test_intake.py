@@ -177,7 +177,7 @@ def test_a_worker_sending_a_malformed_status_is_killed_at_once(mode):
 
 def test_a_worker_sending_a_malformed_response_is_killed_at_once():
     worker = _launch.Worker(RogueLauncher("bad_response"), SPEC, load_timeout=30)
-    assert worker.status == {"status": "loaded", "missing": []}
+    assert worker.status == {"status": "loaded", "missing": [], "borrowing": False}
     with pytest.raises(_launch.WorkerDied) as died:
         worker.call("forward", {}, timeout=30)
     assert died.value.kind == "broken"
@@ -203,3 +203,36 @@ def test_escapes_in_a_type_name_never_reach_a_record():
     message = probe_error(resp, "MLP.forward", 2**30).message("en")
     assert "\x1b" not in message and "\n" not in message and "\r" not in message
     assert len(message) <= _text.RECORD_CHARS  # one line: it can forge no line of otter's output
+
+
+def test_a_probe_names_types_with_labels_rendered_in_the_runs_language():
+    """A probe's ``got``/``expected`` are catalogued labels (plain data): they cross the wire, cleaned, and the
+    grader renders them in Spanish; a label of no catalogued key, or nested too deep, is a broken protocol."""
+    fields = {"call": "fit(...)[1]", "got": {"key": "value.holding", "container": "list",
+                                             "item": {"key": "value.object", "name": "int\x1b[2J"}},
+              "expected": {"key": "value.list_of_floats"}}
+    resp = _intake.response({"ok": False, "kind": "fail", "code": "WRONG_TYPE", "fields": fields})
+    assert "\x1b" not in json.dumps(resp)
+    message = probe_error(resp, "fit(...)", 2**30).message("es")
+    assert message.startswith("`fit(...)[1]` devolvió un `list` que contiene un objeto `int"), message
+    assert "una lista de floats de Python" in message
+    for bad in ({"key": "not.a.key"}, {"key": "WRONG_TYPE"}, {"key": "value.object", "name": [1]},
+                {"key": "value.holding", "item": {"key": "value.holding", "item": {"key": "value.object"}}}):
+        with pytest.raises(_wire.WireError, match="broken protocol"):
+            _intake.response({"ok": False, "kind": "fail", "code": "WRONG_TYPE", "fields": {"got": bad}})
+
+
+def test_the_worker_sends_a_probes_labels_as_data_and_anything_else_as_text():
+    from autograder.core.i18n import label
+    from autograder.probing.tools import type_name
+    from autograder.workers.worker import _plain_field
+
+    class Odd:
+        def __str__(self) -> str:
+            return "odd"
+
+    got = type_name([1])
+    assert _plain_field(got) == got == {"key": "value.object", "name": "list"}
+    nested = label("value.holding", container="list", item=got)
+    assert _plain_field(nested) == nested
+    assert _plain_field(Odd()) == "odd" and _plain_field({"a": 1}) == "{'a': 1}" and _plain_field(3) == 3

@@ -333,3 +333,41 @@ def test_before_otter_fixes_metadata_and_turns_pdfs_and_zips_off(tmp_path):
     (ag / "source" / "otter_config.json").write_text("{}")
     assert _otter.before_otter(str(ag)) == ({}, {"notes": [], "restore": []})
     assert json.loads((ag / "submission_metadata.json").read_text()) == real
+
+
+@pytest.mark.parametrize("why", ["too_small", "isolation"])
+def test_a_refusal_tells_the_student_in_the_zips_language_and_the_log_says_why(why, tmp_path, monkeypatch, capsys):
+    """The engine grades nothing (a container too small for one exercise, or isolation below the zip's
+    require_isolation): each case shows the catalogued message in the zip's language, never blaming the
+    student; the log has the reason and the setting to raise, and never says 'graded'."""
+    from autograder.core.i18n import render
+    from autograder.engine import GradingRun
+    from autograder.workers import envelope as _envelope
+
+    mib = 2**20
+    box = _envelope.Envelope(memory_bytes=(256 if why == "too_small" else 8192) * mib,
+                             machine_memory_bytes=16384 * mib, cpu_quota=0.5, cpus=2, cgroup="v2")
+    monkeypatch.setattr(_envelope, "_CURRENT", box)
+    settings = {"seed": 1, "salt": "s", "device": "cpu", "timeout": 30, "lang": "es", "jobs": 1,
+                "exercises": ["ex01_torch_mlp"], "require_isolation": "full"}
+    monkeypatch.setattr(_otter, "_read_settings", lambda base: (settings, b""))
+    monkeypatch.setattr(_otter, "_lock_private", lambda base: None)
+    monkeypatch.setattr(GradingRun, "measure_isolation", lambda self: {"level": "container"})
+    monkeypatch.setattr(GradingRun, "grade", lambda *a, **k: pytest.fail("a refused run graded"))
+    sub = tmp_path / "submission.ipynb"
+    sub.write_text(_notebook.dumps(_template()), encoding="utf-8")
+    out = tmp_path / "result.json"
+    assert _otter.grade_main(str(sub), str(out)) == 0
+    res = json.loads(out.read_text())
+    assert "exercises" not in res and res["isolation"] == {"level": "container"}
+    if why == "too_small":
+        assert "256 MiB" in res["error"] and "--memory" in res["error"]  # the setting to raise, for the log
+        assert res["message"] == render("MACHINE_TOO_SMALL", "es")
+    else:
+        assert "--require-isolation" in res["error"]
+        assert res["message"] == render("ISOLATION_TOO_LOW", "es", level="container", wanted="full")
+    monkeypatch.setenv(_otter.RESULT_ENV, str(out))
+    with pytest.raises(AssertionError) as failed:
+        _otter.otter_check("ex01_torch_mlp", "forward_matches_reference")
+    assert str(failed.value) == res["message"] and str(failed.value).startswith("sin corregir:")
+    assert "no por tu código" in str(failed.value)

@@ -96,7 +96,7 @@ def _totals() -> dict[str, float]:
 
 @pytest.fixture(scope="module")
 def zip_path(tmp_path_factory) -> Path:
-    """The zip as the README's `tapetrace build` writes it (default settings)."""
+    """The zip as `tapetrace build` writes it (docs/instructors/index.md) (default settings)."""
     return _otter.build_zip(tmp_path_factory.mktemp("ag") / _otter.ZIP_NAME, _exercises())
 
 
@@ -120,7 +120,7 @@ def _pickle_forge() -> bytes:
 
 
 def otter_grade(zip_path: Path, out: Path, *paths: Path, options: tuple[str, ...] = ()) -> dict[str, dict[str, str]]:
-    """The README's `otter grade` (one container at a time); final_grades.csv by file name."""
+    """The `otter grade` of docs/instructors/otter.md (one container at a time); final_grades.csv by file name."""
     out.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run([sys.executable, "-m", "otter", "grade", "-n", NAME, "-a", str(zip_path), "-o", str(out),
                            "--image", BASE_IMAGE, "--containers", "1", *options, *map(str, paths)],

@@ -4,6 +4,7 @@ every exercise and cite no path outside the clone."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -15,22 +16,39 @@ RANGE = re.compile(r"`(ex\d\d\w*)\.py` … `(ex\d\d\w*)\.py`")
 OUTSIDE = re.compile(r"(?<![.\w])\.\./[\w./-]+")
 
 
-def _texts() -> dict[str, str]:
-    out = {"README.md": (ROOT / "README.md").read_text(encoding="utf-8")}
-    out.update({f"docs/{p.name}": p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").rglob("*.md"))})
+def _texts() -> dict[str, tuple[str, Path]]:
+    """Each text by name, with the folder its relative paths start from."""
+    out = {"README.md": ((ROOT / "README.md").read_text(encoding="utf-8"), ROOT)}
+    out.update({str(p.relative_to(ROOT)): (p.read_text(encoding="utf-8"), p.parent)
+                for p in sorted((ROOT / "docs").rglob("*.md"))})
     for lang in LANGS:
-        out[f"student README ({lang})"] = student_readme(lang)
         path = TEMPLATES[lang] / "README.md"
-        out[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
+        out[f"student README ({lang})"] = (student_readme(lang), path.parent)
+        out[str(path.relative_to(ROOT))] = (path.read_text(encoding="utf-8"), path.parent)
     return out
+
+
+def _outside(text: str, folder: Path) -> list[str]:
+    """The `../` paths of ``text`` that lead out of the clone from ``folder`` (a docs page may link
+    `../security.md` from docs/instructors/; `../shared/...` from anywhere leaves the clone)."""
+    root = ROOT.resolve()
+    return [m for m in OUTSIDE.findall(text)
+            if not (folder / m).resolve().is_relative_to(root)]
 
 
 @pytest.mark.parametrize("name", list(_texts()))
 def test_a_readme_names_every_exercise_and_only_paths_of_the_clone(name):
-    text = _texts()[name]
+    text, folder = _texts()[name]
     for first, last in RANGE.findall(text):
         assert (first, last) == (EXERCISES[0], EXERCISES[-1]), f"{name}: `{first}.py` … `{last}.py`"
-    assert not OUTSIDE.findall(text), f"{name} cites paths outside the clone: {OUTSIDE.findall(text)}"
+    assert not _outside(text, folder), f"{name} cites paths outside the clone: {_outside(text, folder)}"
+
+
+def test_outside_paths_are_judged_from_the_page_folder():
+    docs = ROOT / "docs" / "instructors"
+    assert _outside("see [it](../security.md)", docs) == []
+    assert _outside("see ../shared/GRADING.md", ROOT) == ["../shared/GRADING.md"]
+    assert _outside("see ../../../shared/GRADING.md", docs) == ["../../../shared/GRADING.md"]
 
 
 def test_the_student_readme_follows_the_exercises_built():

@@ -24,7 +24,8 @@ from autograder.reports.summary import _exercise_of, from_otter, read_inputs
 CHECKS = {
     "ex01_torch_mlp": [("parameter_shapes_in_order", 2, False), ("forward_matches_reference", 3, False),
                        ("output_is_logits", 1, True), ("empty_hidden_dims", 1, True),
-                       ("works_on_any_device", 1, True), ("gradients_flow", 2, True)],
+                       ("works_on_any_device", 1, True), ("gradients_flow", 1.5, True),
+                       ("hidden_dims_any_sequence", 0.5, True)],
     "ex04_jax_mlp": [("forward_public", 4, False), ("bce_stable", 3, True), ("init_keys", 3, True)],
     "ex07_flax_cnn": [("channels_last", 5, False), ("train_step", 5, True)],
 }
@@ -43,7 +44,8 @@ OTTER_RESULTS = {
                    "        Error at line 45 in test ex01_torch_mlp:\n              _check('empty_hidden_dims')\n"
                    "        AssertionError: `MLP(d, [], k).forward` raised IndexError: list index out of range\n\n"
                    "    works_on_any_device result:\n        \u2705 Test case passed\n\n"
-                   "    gradients_flow result:\n        \u2705 Test case passed"},
+                   "    gradients_flow result:\n        \u2705 Test case passed\n\n"
+                   "    hidden_dims_any_sequence result:\n        \u2705 Test case passed"},
     ]
 }
 
@@ -267,7 +269,7 @@ def test_otter_variants():
                              "output": "ex01_torch_mlp results: All test cases passed!"}]}
     r = from_otter(all_passed, "bob")
     assert all(t["passed"] for t in r["exercises"]["ex01_torch_mlp"]["tests"])
-    assert len(r["exercises"]["ex01_torch_mlp"]["tests"]) == 6
+    assert len(r["exercises"]["ex01_torch_mlp"]["tests"]) == len(CHECKS["ex01_torch_mlp"])
     # one otter test per check, named after the exercise and the check
     per_check = {"tests": [{"name": "ex01_torch_mlp: gradients_flow", "score": 0, "max_score": 2,
                             "output": "AssertionError: gradients differ"},

@@ -76,7 +76,7 @@ def test_no_text_cites_a_document_students_do_not_have():
 
 
 def test_ex09_texts_do_not_state_the_derivative():
-    """The README promises that neither a message nor a hint gives the answer: here, the derivatives."""
+    """docs/students.md promises that neither a message nor a hint gives the answer: here, the derivatives."""
     answer = re.compile(r"dh/dw\s*=\s*x|dL/dh\s*=\s*2|2\s*\(\s*w\s*\*?\s*x\s*\+\s*b\s*\)\s*[·*]\s*x|dL/dw\s*=\s*2")
     found = [f"{k}: {m.group(0)!r}" for k, v in _all_texts().items() for m in [answer.search(v)] if m]
     assert not found, "\n".join(found)

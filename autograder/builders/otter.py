@@ -206,7 +206,11 @@ def plugin_before_execution(plugin: Any, notebook: Any) -> Any:
     os.environ[RESULT_ENV] = path
     plugin.tapetrace_result = path
     level = (res.get("isolation") or {}).get("level", "unknown")
-    print(f"tapetrace: graded {os.path.basename(submission)} with the engine in {base} ({level} isolation)")
+    name = os.path.basename(submission)
+    if "error" in res:  # (the engine's refusal, or its own failure: nothing of the submission was graded)
+        print(f"tapetrace: NOT graded {name} with the engine in {base} ({level} isolation): {res['error']}")
+    else:
+        print(f"tapetrace: graded {name} with the engine in {base} ({level} isolation)")
     return nbformat.v4.new_notebook(metadata={
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"}})
@@ -249,8 +253,8 @@ def otter_check(exercise: str, check: str) -> None:
         AssertionError: with the engine's student-safe message when it failed.
     """
     res = results()
-    if "error" in res:
-        raise AssertionError(f"not graded: {res['error']}")
+    if "error" in res:  # the student's message (in the zip's language) when the engine wrote one
+        raise AssertionError(res.get("message") or f"not graded: {res['error']}")
     ex = (res.get("exercises") or {}).get(exercise)
     if ex is None:
         raise AssertionError(f"{exercise} was not graded")
@@ -312,8 +316,9 @@ OTTER_DEADLINE = 540.0
 
 def grade_main(submission: str, out: str) -> int:
     """``python -m autograder.builders.otter grade SUBMISSION --out JSON``: the engine over the submission."""
+    from autograder.core.i18n import render
     from autograder.core.paths import ROOT
-    from autograder.engine.run import GradingRun
+    from autograder.engine import GradingRun
     from autograder.sandbox import isolate as _sandbox
     from autograder.workers import envelope as _envelope
 
@@ -343,12 +348,13 @@ def grade_main(submission: str, out: str) -> int:
         print(f"tapetrace: {_sandbox.describe(iso)}", file=sys.stderr)
         print(f"tapetrace: {run.envelope.describe()}", file=sys.stderr)
         if run.plan.refuse:  # the container cannot hold one exercise at a time: say so, grade nothing
-            res = {"error": "the grading machine is too small for this autograder; your instructor can see why in "
-                            "the log", "envelope": _envelope.as_record(run.envelope)}
+            res = {"error": run.plan.refuse, "message": render("MACHINE_TOO_SMALL", settings["lang"]),
+                   "envelope": _envelope.as_record(run.envelope), "isolation": iso}
             print(f"tapetrace: {run.plan.refuse}", file=sys.stderr)
         elif wanted != "minimal" and not _sandbox.level_at_least(iso, wanted):
-            res = {"error": f"this grading machine gives student code only {iso.get('level')} isolation, below the "
-                            f"{wanted} level this autograder requires; your instructor can see why in the log",
+            res = {"error": f"student code would run with {iso.get('level')} isolation here, below the {wanted} "
+                            "level this autograder requires (`tapetrace build --require-isolation`)",
+                   "message": render("ISOLATION_TOO_LOW", settings["lang"], level=iso.get("level"), wanted=wanted),
                    "isolation": iso}
         else:
             path = _without_outputs(submission)

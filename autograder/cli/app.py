@@ -15,7 +15,8 @@ import os
 import sys
 
 # Subcommands in the order `tapetrace --help` lists them: autograder/cli/<name>.py each.
-COMMANDS: tuple[str, ...] = ("grade", "merge", "stubs", "build", "report", "figures", "new")
+COMMANDS: tuple[str, ...] = ("grade", "merge", "stubs", "build", "report", "figures", "new", "regrade",
+                             "gradebook", "similarity")
 
 
 def _exit_error(msg: str) -> int:

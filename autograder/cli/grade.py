@@ -284,6 +284,12 @@ def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[s
     try:
         if args.json and (all_results or checkpoint.write_empty):
             checkpoint.writer(all_results, args.json)
+            if checkpoint.writer is _report.write_json:  # a whole run (a shard's part: merge writes it)
+                from autograder.reports import (
+                    receipt as _receipt,  # the run's receipt beside the results (OUT.receipt.json)
+                )
+
+                _receipt.write(_receipt.receipt(all_results), _receipt.sidecar(args.json))
         if args.csv:
             _report.write_csv(all_results, args.csv)
         if args.feedback:

@@ -21,6 +21,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         if results:
             _report.write_json(results, args.json)
+            from autograder.reports import receipt as _receipt  # the whole run's receipt (the parts write none)
+
+            _receipt.write(_receipt.receipt(results), _receipt.sidecar(args.json))
         if args.csv:
             _report.write_csv(results, args.csv)
     except OSError as err:

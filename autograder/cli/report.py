@@ -45,6 +45,7 @@ def _add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--feedback", metavar="DIR", help="also write per-student feedback files into DIR")
     p.add_argument("--feedback-format", default="html", choices=["md", "html", "both"])
     p.add_argument("--lang", default="en", choices=["en", "es"])
+    p.add_argument("--regrade", metavar="DIFF.json", help="show a regrade's diff (tapetrace regrade's NEW.diff.json)")
     return p
 
 
@@ -61,7 +62,16 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         results, notes = read_inputs(args.inputs)
-        page = build_report(results, out, args.title, notes, args.feedback, args.feedback_format, args.lang)
+        regrade = None
+        if getattr(args, "regrade", None):
+            from autograder.reports.after import read_regrade
+
+            try:
+                regrade = read_regrade(args.regrade)
+            except (OSError, ValueError) as err:
+                raise ReportError(f"--regrade: {str(err).splitlines()[0]}") from None
+        page = build_report(results, out, args.title, notes, args.feedback, args.feedback_format, args.lang,
+                            regrade=regrade)
     except ReportError as err:
         print(f"tapetrace report: {err}", file=sys.stderr)
         return 2

@@ -107,7 +107,8 @@ def render(key: str, lang: str = "en", _depth: int = 0, **fields: object) -> str
     A template whose fields are missing or malformed comes back unformatted rather than raising. A
     field that is itself a catalogued text, ``{"key": KEY, **its_fields}`` (:func:`label`; what a
     worker sends, as plain data, for "at line N of your code"), is rendered first, in the same
-    language (its own label fields too, a few levels deep).
+    language (its own label fields too, a few levels deep); where the template puts that field in a
+    code span (`` `{call}` ``), the label's text replaces the span (it marks its own code).
     """
     template = catalogue(lang).get(key) or catalogue("en").get(key)
     if template is None:
@@ -116,6 +117,9 @@ def render(key: str, lang: str = "en", _depth: int = 0, **fields: object) -> str
         if isinstance(value, dict) and isinstance(value.get("key"), str):
             inner = {k: v for k, v in value.items() if k != "key" and (_depth < 3 or not isinstance(v, dict))}
             fields[name] = render(value["key"], lang, _depth + 1, **inner)
+            # a label where the template shows code (`{call}`) stands for the whole code span: its own
+            # text marks its code ("`step(x, y)` with `torch.optim.AdamW(...)`"), never prose in backticks
+            template = template.replace(f"`{{{name}}}`", f"{{{name}}}")
     if lang != "en" and isinstance(fields.get("detail"), str):
         from autograder.core.compare import localize_detail  # its comparison sentences, in this language
 

@@ -122,9 +122,13 @@ class Ctx:
         self._reference = reference
         self._observed = observed
 
-    def student(self, probe: str, call: str | None = None, timeout_scale: float = 1.0,
+    def student(self, probe: str, call: str | dict[str, Any] | None = None, timeout_scale: float = 1.0,
                 **kwargs: Any) -> Any:
-        """Runs a probe on the student's code; raises StudentProblem when it cannot."""
+        """Runs a probe on the student's code; raises StudentProblem when it cannot.
+
+        ``call`` names the call in messages: code (a ``str``) or, where it takes words, a catalogued label
+        (:func:`autograder.core.i18n.label`) whose text marks its own code.
+        """
         return self._student(probe, call or probe, timeout_scale, kwargs)
 
     def observed(self) -> dict[str, int] | None:
@@ -138,7 +142,7 @@ class Ctx:
         """Runs a probe on the reference solution (cached per grading run)."""
         return self._reference(probe, kwargs)
 
-    def both(self, probe: str, call: str | None = None, timeout_scale: float = 1.0,
+    def both(self, probe: str, call: str | dict[str, Any] | None = None, timeout_scale: float = 1.0,
              **kwargs: Any) -> tuple[Any, Any]:
         """``(student, reference)`` results of the same probe on the same inputs."""
         # the reference first: a grader bug is reported before the student's code is run. Not both at

@@ -16,6 +16,7 @@ from autograder.core.protocol import check_rng
 from autograder.core.protocol import probe_error as _probe_error
 from autograder.core.suite import INTERNAL_ERROR, Check, Ctx, GraderBug, StudentProblem, result_of, run_check
 from autograder.core.text import NAME_CHARS, clean
+from autograder.engine import libraries
 from autograder.engine.reading import _hideable
 from autograder.sandbox import quota as _quota
 from autograder.submissions import loader as _loader
@@ -25,6 +26,12 @@ if TYPE_CHECKING:
     from autograder.engine.run import GradingRun
 from autograder.engine.outcomes import MAX_TIMEOUTS_PER_EXERCISE, GradersTrouble, GradingCancelled
 
+
+def _call_words(call: str | dict[str, Any]) -> str:
+    """A check's ``call`` for the instructor's log: code in backticks, or its label's English text."""
+    if isinstance(call, str):
+        return f"`{call}`"
+    return render(str(call.get("key")), "en", **{k: v for k, v in call.items() if k != "key"})
 
 class ExerciseGrading:
     """One exercise of one submission being graded: its student worker, its checks' contexts and results.
@@ -155,7 +162,9 @@ class ExerciseGrading:
         st = first.status
         if first.isolation:  # sent by the sandbox before the student's code ran; the code's own word never counts
             run._note_isolation(first.isolation)
-        trouble = self.death_trouble(st.get("death"), "loading the submission's code")
+        # a library the reference needs that the grader's environment cannot import: the grader's trouble
+        missing = run.libraries.trouble(exercise) if libraries.may_be_missing_library(st) else None
+        trouble = missing or self.death_trouble(st.get("death"), "loading the submission's code")
         if trouble:
             first.close()
             return self.graders_trouble(trouble)
@@ -167,7 +176,7 @@ class ExerciseGrading:
         self._worker = first
         return None
 
-    def _student_call(self, probe: str, call: str, scale: float, kwargs: dict[str, Any]) -> Any:
+    def _student_call(self, probe: str, call: str | dict[str, Any], scale: float, kwargs: dict[str, Any]) -> Any:
         run = self.grading_run
         worker = self._worker
         if worker is None or not worker.alive:
@@ -189,7 +198,7 @@ class ExerciseGrading:
                 raise StudentProblem("WORKER_PROTOCOL", how=err.how) from None
             if err.kind == "limit":
                 raise StudentProblem(err.how, **_quota.describe()) from None
-            self._raise_if_graders(err.death, f"`{call}`")
+            self._raise_if_graders(err.death, _call_words(call))
             raise StudentProblem("CALL_CRASHED", call=call, how=err.how) from None
         if resp.get("ok"):
             return resp["value"]

@@ -30,6 +30,7 @@ from autograder.core.protocol import probe_error, reference_key
 from autograder.core.registry import JAX_ONLY
 from autograder.core.suite import Check
 from autograder.core.text import clean
+from autograder.engine import libraries
 from autograder.engine.exercise import ExerciseGrading
 from autograder.engine.jaxcache import jax_cache_dir
 from autograder.engine.outcomes import DEADLINE_MARGIN, DeadlineReached, GradingCancelled
@@ -147,6 +148,7 @@ class GradingRun:
         self.sandbox_skip = list(sandbox_skip or [])  # layers not to try: see _sandbox.apply
         self.launcher = _TrackedLauncher(self._make_launcher(launcher))
         self.reference = ReferenceBank(self)
+        self.libraries = libraries.LibraryCheck(cpu_jax=self._cpu_jax)  # asked only after a load failed
         self.watch = _quota.ScratchWatch()  # students' workers' disk use, at every isolation level
         self.isolation: dict[str, Any] = {}
         self._hide: list[str] = []
@@ -234,13 +236,16 @@ class GradingRun:
             return {"level": "minimal", "error": f"{type(err).__name__}: {err}"}
         worker.close()
         got = dict(worker.status.get("isolation") or {"level": "minimal", "error": str(worker.status)})
+        got.pop("pids_cgroup", None)  # names that one worker only
         self._note_isolation(got)
         return got
 
     def _note_isolation(self, got: dict[str, Any]) -> None:
-        """Keeps the weakest isolation any student worker of this run obtained."""
+        """Keeps the weakest isolation any student worker of this run obtained (without what names one
+        worker only: its pids cgroup)."""
         from autograder.sandbox.isolate import level_at_least
 
+        got = {k: v for k, v in got.items() if k != "pids_cgroup"}
         with self._lock:
             if not self.isolation or not level_at_least(got, str(self.isolation.get("level", "minimal"))):
                 self.isolation = dict(got)
@@ -471,3 +476,6 @@ class GradingRun:
         res["launcher"] = self.launcher.kind
         if getattr(self, "envelope", None) is not None:  # (a Dask cluster's rows come from its workers)
             res["envelope"] = _envelope.as_json(self.envelope, self.plan, self.jobs)
+        from autograder.core import verdict_fp as _verdict_fp
+
+        _verdict_fp.stamp(res, getattr(self, "public_only", False))  # what decides each verdict (regrade)

@@ -51,7 +51,7 @@ def bce_stable_for_large_logits(ctx: Ctx) -> None:
     for spot, (sign, target) in zip(spots, [(1, 0), (1, 1), (-1, 0), (-1, 1)]):
         flat_z[spot] = sign * ctx.rng.uniform(5e3, 1e4)
         flat_y[spot] = target
-    got, want = ctx.both("bce", call="bce_with_logits(logits, targets) with |logits| up to 1e4", grad=True, **case)
+    got, want = ctx.both("bce", call=label("ex02.call.bce_large"), grad=True, **case)
     if not np.all(np.isfinite(got["loss"])):
         raise Fail("EX02_BCE_OVERFLOW")
     ctx.assert_close(got["loss"], want["loss"], kind="exact", what=label("ex02.what.bce_large"))
@@ -124,20 +124,20 @@ def evaluate_uses_eval_mode_and_no_grad(ctx: Ctx) -> None:
         raise Fail("EX02_EVAL_GRAD")
 
 
-def _settings_text(got: dict, want: dict) -> str:
-    """``AdamW with betas=(0.9, 0.95), weight_decay=0.1``: the class, and the settings that differ from the
-    reference's (the student's values only: what their code chose)."""
+def _settings_text(got: dict, want: dict) -> str | dict:
+    """``torch.optim.AdamW`` with ``betas=(0.9, 0.95), weight_decay=0.1``: the class, and the settings that differ
+    from the reference's (the student's values only: what their code chose); code, or a label where it takes words."""
     text = f"torch.optim.{got['type']}"
     gs, ws = got["settings"], want["settings"]
     if len(gs) != len(ws):
-        return f"{text} with {len(gs)} parameter groups"
+        return label("ex02.value.groups", cls=text, n=len(gs))
     diffs = []
     for g, w in zip(gs, ws, strict=True):
         for k in sorted(set(g) | set(w)):
             if g.get(k) != w.get(k) and k in g:
                 v = g[k]
                 diffs.append(f"{k}={tuple(v) if isinstance(v, list) else v}")
-    return f"{text} with {', '.join(dict.fromkeys(diffs))}" if diffs else text
+    return label("ex02.value.settings", cls=text, settings=", ".join(dict.fromkeys(diffs))) if diffs else f"`{text}`"
 
 
 def judge_fit_optimizer(got: list[dict], want: list[dict], epochs: int) -> None:
@@ -212,7 +212,7 @@ def train_step_clears_old_gradients(ctx: Ctx) -> None:
     # gradients of the size of a real one (the BCE's are O(0.1-1)): far beyond any tolerance after lr x
     stale = [ctx.rng.standard_normal(p.shape).astype(np.float32) for p in case["params"]]
     spec = torch_optimizers(ctx.rng, ("sgd_momentum",))[0]
-    call = "train_step(model, optimizer, x, y, loss_fn) with gradients already on the parameters"
+    call = label("ex02.call.stale")
     got, want = ctx.both("train_step_with", call=call, optimizer=spec, steps=2, stale=stale, **case)
     if close(ctx, got["params"], want["params"], "step") and close(ctx, got["losses"], want["losses"], "step"):
         return
@@ -220,7 +220,7 @@ def train_step_clears_old_gradients(ctx: Ctx) -> None:
                                  optimizer=spec, steps=2, **case)
     if close(ctx, fresh["params"], fresh_want["params"], "step"):
         raise Fail("EX02_STALE_GRADS")
-    ctx.assert_close(got["params"], want["params"], kind="step", what="parameters after two train_step calls")
+    ctx.assert_close(got["params"], want["params"], kind="step", what=label("ex02.what.params_two_steps"))
 
 
 @suite.check(points=0.5)
@@ -233,6 +233,6 @@ def train_step_any_optimizer(ctx: Ctx) -> None:
         got, want = ctx.both("train_step_with", call=f"train_step(model, {opt_label}, x, y, loss_fn)",
                              optimizer=spec, steps=2, **case)
         ctx.assert_close(got["losses"], want["losses"], kind="step",
-                         what=f"losses returned by two train_step calls with {opt_label}")
+                         what=label("ex02.what.losses_two_steps_with", opt=opt_label))
         ctx.assert_close(got["params"], want["params"], kind="step",
-                         what=f"parameters after two train_step calls with {opt_label}")
+                         what=label("ex02.what.params_two_steps_with", opt=opt_label))

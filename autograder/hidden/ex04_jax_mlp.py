@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from autograder.core.compare import first_difference
+from autograder.core.i18n import label
 from autograder.core.suite import Ctx, Fail, StudentProblem, Suite
 from autograder.core.tolerances import tolerance
 from autograder.exercises.ex04_jax_mlp.public import inputs, labels, params, scale_logits, shared_batch, shared_dims
@@ -39,10 +40,10 @@ def forward_under_transforms(ctx: Ctx) -> None:
     case = {"params": params(ctx.rng, d), "x": inputs(ctx.rng, n, d[0]),
             "w": ctx.rng.standard_normal((n, d[-1])).astype(np.float32)}
     try:
-        got, want = ctx.both("forward_transforms", call="mlp_forward under jit/vmap/grad", **case)
+        got, want = ctx.both("forward_transforms", call=label("ex04.call.transforms"), **case)
     except StudentProblem as err:
         if err.key == "CALL_EXCEPTION" and "Tracer" in str(err.fields.get("error", "")):
-            raise Fail("EX04_NOT_TRACEABLE", transform="a JAX transformation",
+            raise Fail("EX04_NOT_TRACEABLE", transform=label("ex04.value.a_transform"),
                        error=err.fields.get("error", "")) from None
         raise
     ctx.assert_close(got["eager"], want["eager"], kind="forward", what="mlp_forward(params, x)", framework="jax")
@@ -66,7 +67,7 @@ def forward_is_pure(ctx: Ctx) -> None:
             "params2": params(ctx.rng, d2), "x2": inputs(ctx.rng, n, d2[0]),
             "init_dims": init_dims, "seed": _seed(ctx)}
     try:
-        got, want = ctx.both("forward_purity", call="mlp_forward (called several times)", **case)
+        got, want = ctx.both("forward_purity", call=label("ex04.call.several"), **case)
     except StudentProblem as err:
         if err.key == "CALL_EXCEPTION" and str(err.fields.get("error", "")).startswith("NameError"):
             raise Fail("EX04_GLOBAL_NAME", error=err.fields["error"]) from None
@@ -153,7 +154,7 @@ def init_params_he_statistics(ctx: Ctx) -> None:
     stats = ctx.student("init_stats", call="init_params(layer_dims, key)", layer_dims=d, seed=_seed(ctx))
     if len(stats) != len(d) - 1:
         raise Fail("EX04_INIT_LAYERS", call="init_params(layer_dims, key)", name="W",
-                   got=f"{len(stats)} arrays", n=len(d) - 1)
+                   got=label("value.arrays", n=len(stats)), n=len(d) - 1)
     big = [(i, s) for i, s in enumerate(stats) if s["n"] >= _BIG]
     if len(big) != len(stats):
         raise Fail("EX04_W_SHAPES", dims=d, got=[tuple(s["shape"]) for s in stats])
@@ -189,4 +190,4 @@ def init_params_keys(ctx: Ctx) -> None:
         i, j = got["shared_layers"][0]
         raise Fail("EX04_LAYERS_SHARE_KEY", i=i, j=j)
     if not got["typed_shapes_ok"] or not got["typed_same"]:
-        raise Fail("EX04_TYPED_KEY", error="different shapes or different params for the same typed key")
+        raise Fail("EX04_TYPED_KEY", error=label("ex04.value.typed_key_differs"))

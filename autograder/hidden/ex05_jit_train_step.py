@@ -51,7 +51,7 @@ def step_any_optimizer(ctx: Ctx) -> None:
     case = small_case(ctx.rng)
     for opt, lr, label in (("momentum", float(ctx.rng.uniform(0.02, 0.1)), "optax.sgd(lr, momentum=0.9)"),
                            ("adam", float(ctx.rng.uniform(0.005, 0.05)), "optax.adam(lr)")):
-        got, want = ctx.both("steps", call=f"step(...) made with {label}", opt=opt, lr=lr, n_steps=3, **case)
+        got, want = ctx.both("steps", call=text("ex05.call.step_with", opt=label), opt=opt, lr=lr, n_steps=3, **case)
         check_losses(ctx, got["losses"], want["losses"], text("ex05.what.losses_with", opt=label))
         ctx.assert_close(got["params"], want["params"], kind="steps", what=text("ex05.what.params_with", opt=label),
                          framework="jax")
@@ -87,7 +87,7 @@ def compiles_once(ctx: Ctx) -> None:
     grader sees one program compiled, on the first call only."""
     case = _trace_case(ctx)
     order = "aaaa"
-    got = _traces(ctx, case, order, "step(params, opt_state, x, y), called 4 times")
+    got = _traces(ctx, case, order, text("ex05.call.four_times"))
     _same_shape_cached(got)
     upd = got["update"]
     if upd[0] == 0:
@@ -103,7 +103,7 @@ def one_trace_per_new_shape(ctx: Ctx) -> None:
     probe's loss and, as compiled programs, by the grader)."""
     case = _trace_case(ctx)
     order = "aaaabba"
-    got = _traces(ctx, case, order, "step(params, opt_state, x, y) with a new batch size")
+    got = _traces(ctx, case, order, text("ex05.call.new_batch"))
     _same_shape_cached(got)
     loss = got["loss"]
     per = loss[0]
@@ -158,9 +158,9 @@ def step_optimizers_needing_params(ctx: Ctx) -> None:
     case = small_case(ctx.rng)
     for spec in optax_needing_params(ctx.rng):
         label = optax_label(spec)
-        got, want = ctx.both("steps_family", call=f"step(...) made with {label}", optimizer=spec, n_steps=3, **case)
-        check_losses(ctx, got["losses"], want["losses"], f"the losses of 3 steps with {label}")
-        ctx.assert_close(got["params"], want["params"], kind="steps", what=f"params after 3 steps with {label}",
+        got, want = ctx.both("steps_family", call=text("ex05.call.step_with", opt=label), optimizer=spec, n_steps=3, **case)
+        check_losses(ctx, got["losses"], want["losses"], text("ex05.what.losses_with", opt=label))
+        ctx.assert_close(got["params"], want["params"], kind="steps", what=text("ex05.what.params_with", opt=label),
                          framework="jax")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.core.compare import first_difference
+from autograder.core.i18n import label
 from autograder.core.suite import Ctx, Fail, StudentProblem, Suite
 from autograder.core.tolerances import tolerance
 from autograder.exercises.ex06_per_example_grads.public import bce_case, per_example_tree, softmax_case, torch_case
@@ -31,7 +32,7 @@ def per_example_grads_vectorised(ctx: Ctx) -> None:
         mine = ctx.student("per_example", call="per_example_grads(bce_loss, params, x, y)", loss="bce",
                            params=small["params"], x=x, y=y)
         ctx.assert_close(out, mine, kind="step", framework="jax",
-                         what=f"jax.jit(per_example_grads).lower(...).compile() for N={x.shape[0]}")
+                         what=label("ex06.what.compiled_n", n=x.shape[0]))
     progs = [read_program(text) for text in got["programs"]]
     callbacks = sorted({c for p in progs for c in p.callbacks})
     if callbacks:
@@ -129,7 +130,7 @@ def clip_and_average_zero_gradient(ctx: Ctx) -> None:
     max_norm = float(ctx.rng.uniform(0.5, 2.0))
     n = int(ctx.rng.integers(6, 12))
     per_example = _zero_example(per_example_tree(ctx.rng, shapes, n, max_norm), int(ctx.rng.integers(n)))
-    call = "clip_and_average(per_example, max_norm) with an all-zero example"
+    call = label("ex06.call.zero_example")
     got, want = ctx.both("clip", call=call, per_example=per_example, max_norm=max_norm)
     if not all(np.isfinite(np.asarray(leaf)).all() for leaf in _leaves(got)):
         raise Fail("EX06_CLIP_ZERO_NORM")

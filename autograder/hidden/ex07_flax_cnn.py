@@ -124,7 +124,7 @@ def train_step_sgd(ctx: Ctx) -> None:
     xs = [case["x"], images(ctx.rng, n)]
     ys = [_labels(ctx.rng, n, k) for _ in xs]
     opt = {"name": "sgd", "learning_rate": float(ctx.rng.uniform(0.05, 0.2)), "momentum": 0.9}
-    _judge_steps(ctx, "make_flax_train_step(model, optax.sgd(...)): 2 steps", "step", n,
+    _judge_steps(ctx, label("ex07.call.sgd_steps"), "step", n,
                  num_classes=None, params=case["params"], xs=xs, ys=ys, opt=opt)
 
 
@@ -147,7 +147,7 @@ def train_step_adam(ctx: Ctx) -> None:
     xs = [case["x"], images(ctx.rng, n), images(ctx.rng, n), scale * images(ctx.rng, n)]
     ys = [_labels(ctx.rng, n, k) for _ in xs]
     opt = {"name": "adam", "learning_rate": float(ctx.rng.uniform(1e-3, 1e-2))}
-    _judge_steps(ctx, "make_flax_train_step(model, optax.adam(...)): 4 steps, the last with large logits", "steps",
+    _judge_steps(ctx, label("ex07.call.adam_steps"), "steps",
                  n, num_classes=None, params=case["params"], xs=xs, ys=ys, opt=opt)
 
 
@@ -195,7 +195,7 @@ def learns_digits(ctx: Ctx) -> None:
     shapes = ctx.both("param_shapes", call="FlaxCNN(num_classes=10).init", num_classes=10, n=2)
     diagnose_params(shapes[0]["variables"], shapes[1]["variables"])
     params = draw_params(ctx.rng, shapes[1]["variables"], bias_scale=0.0)
-    got = ctx.student("fit_digits", call=f"{DIGITS_STEPS} steps of make_flax_train_step on digits",
+    got = ctx.student("fit_digits", call=label("ex07.call.digits", n=DIGITS_STEPS),
                       params=params, steps=DIGITS_STEPS, learning_rate=DIGITS_LR, n_train=DIGITS_TRAIN)
     if not np.isfinite(got["last_loss"]):
         raise Fail("NONFINITE", what=label("ex07.what.digits_loss"))
@@ -214,10 +214,11 @@ def _mlp_case(ctx: Ctx, num_classes: int, n: int, steps: int) -> dict:
             "ys": [_labels(ctx.rng, n, num_classes) for _ in range(steps)]}
 
 
-def _judge_any(ctx: Ctx, got: dict, want: dict, what: str) -> None:
-    ctx.assert_close(got["losses"], want["losses"], kind="steps", what=f"the losses returned by step ({what})",
+def _judge_any(ctx: Ctx, got: dict, want: dict, how: dict) -> None:
+    """Losses and params of the step against the reference's; ``how``: a label saying with what it ran."""
+    ctx.assert_close(got["losses"], want["losses"], kind="steps", what=label("ex07.what.any_losses", how=how),
                      framework="jax")
-    ctx.assert_close(got["params"], want["params"], kind="steps", what=f"the params returned by step ({what})",
+    ctx.assert_close(got["params"], want["params"], kind="steps", what=label("ex07.what.any_params", how=how),
                      framework="jax")
 
 
@@ -242,14 +243,14 @@ def train_step_any_model_and_classes(ctx: Ctx) -> None:
     n = int(ctx.rng.integers(8, 25))
     opt = {"name": "momentum", "lr": float(ctx.rng.uniform(0.05, 0.2))}
     case, ten = _mlp_case(ctx, k, n, steps=2), _mlp_case(ctx, 10, n, steps=2)
-    outcome = _trains_like_reference(ctx, case, opt, f"make_flax_train_step(a model with {k} classes, optimizer)")
+    outcome = _trains_like_reference(ctx, case, opt, label("ex07.call.classes", k=k))
     if outcome is None:
         return
-    if _trains_like_reference(ctx, ten, opt, "make_flax_train_step(a model with 10 classes, optimizer)") is None:
+    if _trains_like_reference(ctx, ten, opt, label("ex07.call.classes", k=10)) is None:
         raise Fail("EX07_STEP_FIXED_CLASSES", k=k)
     if isinstance(outcome, StudentProblem):
         raise outcome
-    _judge_any(ctx, *outcome, f"another model, {k} classes")
+    _judge_any(ctx, *outcome, label("ex07.how.other_model", k=k))
 
 
 @suite.check(points=0.5)
@@ -258,6 +259,6 @@ def train_step_optimizers_needing_params(ctx: Ctx) -> None:
     with add_decayed_weights, LAMB (2 steps each on a small classifier of 10 classes, as the reference)."""
     case = _mlp_case(ctx, 10, int(ctx.rng.integers(8, 25)), steps=2)
     for spec in optax_needing_params(ctx.rng):
-        label = optax_label(spec)
-        got, want = ctx.both("train_any", call=f"make_flax_train_step(model, {label})", optimizer=spec, **case)
-        _judge_any(ctx, got, want, label)
+        opt_label = optax_label(spec)
+        got, want = ctx.both("train_any", call=f"make_flax_train_step(model, {opt_label})", optimizer=spec, **case)
+        _judge_any(ctx, got, want, label("ex07.how.optimizer", opt=opt_label))

@@ -25,7 +25,7 @@ def jax_arrays_are_copies(ctx: Ctx) -> None:
     dims = mlp_dims(ctx.rng)
     x = inputs(ctx.rng, dims, n=32)
     y = (ctx.rng.random((32, dims[-1])) < 0.5).astype(np.float32)
-    got = ctx.student("to_jax_then_train", call="torch_mlp_to_jax(model), then training the model",
+    got = ctx.student("to_jax_then_train", call=label("ex10.call.then_train"),
                       dims=dims, weights=torch_weights(ctx.rng, dims), x=x, y=y, steps=3)
     if got["torch_changed"] == 0.0:
         raise GraderBug("training did not change the torch model")
@@ -139,7 +139,7 @@ def conv_kernel_to_hwio(ctx: Ctx) -> None:
 def same_start_trains_alike(ctx: Ctx) -> None:
     """One start moved by your bridge: reference PyTorch and JAX loops agree on the first losses, both reach 0.9."""
     params = jax_params(ctx.rng, TRAIN_DIMS, bias_scale=0.0)
-    got, want = ctx.both("train_both", call="the bridge, then 300 epochs in PyTorch and in JAX",
+    got, want = ctx.both("train_both", call=label("ex10.call.train_both", epochs=EPOCHS),
                          dims=TRAIN_DIMS, params=params, seed=int(ctx.rng.integers(2**31 - 1)),
                          epochs=EPOCHS, lr=LR, head=HEAD)
     ctx.assert_close(got["torch_head"], want["torch_head"], kind="steps",

@@ -32,7 +32,7 @@ def clip_gradient(ctx: Ctx) -> None:
     for above in (True, False):
         case = clip_case(ctx.rng, above=above)
         w = ctx.rng.standard_normal(case["x"].shape).astype(np.float32)
-        got, want = ctx.both("clip_grad", call="clip_by_norm(x, max_norm), differentiated", w=w, **case)
+        got, want = ctx.both("clip_grad", call=label("ex11.call.clip_grad"), w=w, **case)
         side = "above" if above else "below"
         ctx.assert_close(got["grad"], want["grad"], kind="step",
                          what=label(f"ex11.what.clip_grad_{side}"))
@@ -66,7 +66,7 @@ def compiled_step_captures_once(ctx: Ctx) -> None:
     case = step_case(ctx.rng, CAPTURE_STEPS)
     lr = float(ctx.rng.uniform(0.2, 0.5))
     kwargs = {"opt": "sgd_plain", "lr": lr, "backend": "eager", **case}
-    got = ctx.student("train_compiles", call='step(x, y) from compiled_train_step(..., backend="eager")', **kwargs)
+    got = ctx.student("train_compiles", call=label("ex11.call.step_from", backend="eager"), **kwargs)
     graphs, flags, compiles = got["graphs"], got["loss_compiled"], got["compiles"]
     if graphs[0] == 0:
         raise Fail("EX11_STEP_NOT_COMPILED")
@@ -91,10 +91,10 @@ def clip_gradient_at_zero(ctx: Ctx) -> None:
     case = clip_case(ctx.rng, above=False)
     case["x"] = np.zeros_like(case["x"])
     w = ctx.rng.standard_normal(case["x"].shape).astype(np.float32)
-    got, want = ctx.both("clip_grad", call="clip_by_norm(zeros, max_norm), differentiated", w=w, **case)
+    got, want = ctx.both("clip_grad", call=label("ex11.call.clip_grad_zero"), w=w, **case)
     if not np.isfinite(got["grad"]).all():
         raise Fail("EX11_CLIP_GRAD_ZERO")
-    ctx.assert_close(got["grad"], want["grad"], kind="step", what="the gradient of clip_by_norm at zero")
+    ctx.assert_close(got["grad"], want["grad"], kind="step", what=label("ex11.what.clip_grad_zero"))
 
 
 def _stale(rng: np.random.Generator, params: list[np.ndarray]) -> list[np.ndarray]:
@@ -114,13 +114,13 @@ def compiled_step_clears_old_gradients(ctx: Ctx) -> None:
     for spec in torch_optimizers(ctx.rng, ("sgd_momentum", "adamw")):
         opt_label = torch_label(spec)
         kwargs = {"optimizer": spec, "backend": "eager", **case}
-        got, want = ctx.both("train_with", call=f"step(x, y) with {opt_label}, gradients already on the parameters",
+        got, want = ctx.both("train_with", call=label("ex11.call.stale_with", opt=opt_label),
                              stale=stale, **kwargs)
         if ctx.difference(got["state"], want["state"], kind="steps") is None:
-            check_step_losses(ctx, got["losses"], want["losses"], f"the losses returned by 3 steps with {opt_label}")
+            check_step_losses(ctx, got["losses"], want["losses"], label("ex11.what.losses_with", opt=opt_label))
             continue
-        fresh, fresh_want = ctx.both("train_with", call=f"step(x, y) with {opt_label}", **kwargs)
+        fresh, fresh_want = ctx.both("train_with", call=label("ex11.call.step_with", opt=opt_label), **kwargs)
         if ctx.difference(fresh["state"], fresh_want["state"], kind="steps") is None:
             raise Fail("EX11_STALE_GRADS")
         ctx.assert_close(got["state"], want["state"], kind="steps",
-                         what=f"the model's parameters after 3 steps with {opt_label}")
+                         what=label("ex11.what.params_with", opt=opt_label))

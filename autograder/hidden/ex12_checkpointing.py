@@ -26,7 +26,7 @@ def ckpt_grads_jit(ctx: Ctx) -> None:
     """Under jax.jit, the logits and the gradients of a squared error match the reference (2 and 3 layers)."""
     for layers in (2, 3):
         case = mlp_case(ctx.rng, layers)
-        got, want = ctx.both("grads", call="jax.jit(jax.grad(loss through checkpointed_mlp_forward))", **case)
+        got, want = ctx.both("grads", call=label("ex12.call.jit_grad"), **case)
         ctx.assert_close(got["jit"], want["jit"], kind="forward", what=label("ex12.what.jit_logits", n=layers),
                          framework="jax")
         ctx.assert_close(got["grads"], want["grads"], kind="step", what=label("ex12.what.grads", n=layers),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder.core.i18n import label
 from autograder.core.suite import Ctx, Fail, StudentProblem, Suite
 from autograder.exercises.ex13_spmd.public import case_seed, check_layout, dp_compare, mesh_sizes, pdml_call
 from autograder.exercises.ex13_spmd.public import suite as _public
@@ -42,7 +43,7 @@ def dp_step_replicated(ctx: Ctx) -> None:
 def dp_step_splits_batch(ctx: Ctx) -> None:
     """On meshes of 2 or more devices, the loss is computed on batch / mesh-size rows per device."""
     for n in [m for m in mesh_sizes(ctx) if m > 1]:
-        got = ctx.student("dp_step", call=f"step(params, opt_state, x, y) on a mesh of {n}", seed=case_seed(ctx), n=n)
+        got = ctx.student("dp_step", call=label("ex13.call.step_mesh", n=n), seed=case_seed(ctx), n=n)
         if not got["rows"]:
             raise Fail("EX13_LOSS_NOT_TRACED")
         if any(r != got["batch"] // n for r in got["rows"]):
@@ -54,7 +55,7 @@ def dp_step_compiles_once(ctx: Ctx) -> None:
     """Repeated calls with the same shapes trace the loss once, on every mesh size; on the largest, the grader
     also sees one program compiled, on the first call only."""
     for n in mesh_sizes(ctx):
-        got = ctx.student("dp_step", call=f"step(params, opt_state, x, y), called repeatedly on {n} device(s)",
+        got = ctx.student("dp_step", call=label("ex13.call.step_repeated", n=n),
                           seed=case_seed(ctx), n=n)
         traces = got["traces"]
         if traces[0] == 0:
@@ -63,11 +64,11 @@ def dp_step_compiles_once(ctx: Ctx) -> None:
             raise Fail("EX13_RETRACES", calls=len(traces), traces=traces[-1])
     # the grader's own count, on the largest mesh: one program on the first call, none after
     n = max(mesh_sizes(ctx))
-    ctx.student("dp_open", call=f"data_parallel_step(loss_fn, optimizer, mesh) on {n} device(s)",
+    ctx.student("dp_open", call=label("ex13.call.on_devices", code="data_parallel_step(loss_fn, optimizer, mesh)", n=n),
                 seed=case_seed(ctx), n=n)
     compiled = []
     for _ in range(3):
-        ctx.student("dp_call", call=f"step(params, opt_state, x, y), called repeatedly on {n} device(s)")
+        ctx.student("dp_call", call=label("ex13.call.step_repeated", n=n))
         compiled.append(programs(ctx))
     compiled_once_per_shape(compiled, [n] * len(compiled), what="step", where="data_parallel_step")
 
@@ -88,9 +89,10 @@ def pdml_shard_map_pmean(ctx: Ctx) -> None:
             raise Fail("EX13_PDML_NOT_REPLICATED", n=n, got=got["placement"]["devices"])
 
 
-def _dp_results(ctx: Ctx, got: dict, want: dict, what: str) -> None:
-    ctx.assert_close(got["losses"], want["losses"], kind="step", framework="jax", what=f"the losses of {what}")
-    ctx.assert_close(got["params"], want["params"], kind="step", framework="jax", what=f"the params after {what}")
+def _dp_results(ctx: Ctx, got: dict, want: dict, how: dict) -> None:
+    """Losses and params against the reference's; ``how``: a label naming the steps that ran."""
+    ctx.assert_close(got["losses"], want["losses"], kind="step", framework="jax", what=label("ex13.what.losses_of", how=how))
+    ctx.assert_close(got["params"], want["params"], kind="step", framework="jax", what=label("ex13.what.params_after", how=how))
 
 
 @suite.check(points=0.5)
@@ -99,10 +101,10 @@ def dp_step_optimizers_needing_params(ctx: Ctx) -> None:
     (AdamW, a chain with add_decayed_weights, LAMB): on the largest mesh here, the reference's losses and params."""
     n = max(mesh_sizes(ctx))
     for spec in optax_needing_params(ctx.rng):
-        label = optax_label(spec)
-        got, want = ctx.both("dp_step_with", call=f"step(...) from data_parallel_step(loss_fn, {label}, mesh)",
+        opt_label = optax_label(spec)
+        got, want = ctx.both("dp_step_with", call=label("ex13.call.step_from", opt=opt_label, mesh="mesh"),
                              seed=case_seed(ctx), n=n, optimizer=spec)
-        _dp_results(ctx, got, want, f"3 steps with {label} on {n} device(s)")
+        _dp_results(ctx, got, want, label("ex13.how.steps_with", opt=opt_label, n=n))
 
 
 AUTO_MESH = "Mesh(devices, ('data',))"
@@ -126,17 +128,17 @@ def works_on_auto_mesh(ctx: Ctx) -> None:
     n = max(mesh_sizes(ctx))
     rows = 8 * int(ctx.rng.integers(1, 5))
     x = ctx.rng.standard_normal((rows, int(ctx.rng.integers(2, 6)))).astype(np.float32)
-    got, _ = _on_auto(ctx, "shard", f"shard_batch(x, {AUTO_MESH}) on {n} device(s)", x=x, n=n)
+    got, _ = _on_auto(ctx, "shard", label("ex13.call.on_devices", code=f"shard_batch(x, {AUTO_MESH})", n=n), x=x, n=n)
     if got["value"].shape != x.shape or ctx.difference(got["value"], x, kind="exact", framework="jax"):
         raise Fail("EX13_SHARD_VALUES")
     check_layout(got, n, rows)
-    got, want = _on_auto(ctx, "dp_step_with", f"step(...) from data_parallel_step(loss_fn, optimizer, {AUTO_MESH})",
+    got, want = _on_auto(ctx, "dp_step_with", label("ex13.call.step_from", opt="optimizer", mesh=AUTO_MESH),
                          seed=case_seed(ctx), n=n)
-    _dp_results(ctx, got, want, f"3 data-parallel steps on an Auto mesh of {n} device(s)")
+    _dp_results(ctx, got, want, label("ex13.how.auto_steps", n=n))
     if not got["placement"]["ok"]:
         raise Fail("EX13_NOT_REPLICATED" if got["placement"]["replicated"] else "EX13_PARAMS_SPLIT", n=n,
                    got=got["placement"]["devices"])
     got, want = _on_auto(ctx, "pdml_with", f"per_device_mean_loss(loss_fn, params, x, y, {AUTO_MESH})",
                          seed=case_seed(ctx), n=n)
     ctx.assert_close(got["value"], want["value"], kind="step", framework="jax",
-                     what=f"per_device_mean_loss on an Auto mesh of {n} device(s)")
+                     what=label("ex13.what.pdml_auto", n=n))

@@ -56,6 +56,9 @@ def optax_label(spec: dict[str, Any]) -> str:
     raise ValueError(name)
 
 
+ADAPTIVE_EPS = 1e-3  # torch's adaptive optimizers in the families (see torch_optimizers)
+
+
 def torch_optimizers(rng: np.random.Generator, names: tuple[str, ...] = TORCH_OTHERS) -> list[dict[str, Any]]:
     """One spec per name (``sgd_momentum``, ``adam``, ``adamw``, ``rmsprop``), hyperparameters drawn."""
     out = []
@@ -63,7 +66,10 @@ def torch_optimizers(rng: np.random.Generator, names: tuple[str, ...] = TORCH_OT
         if name == "sgd_momentum":
             out.append({"name": name, "lr": float(rng.uniform(0.05, 0.2))})
         elif name in ("adam", "adamw", "rmsprop"):
-            spec: dict[str, Any] = {"name": name, "lr": float(rng.uniform(5e-3, 3e-2))}
+            # eps well above float noise: a parameter whose true gradient is zero (a bias before a BatchNorm)
+            # gets only rounding noise, which Adam and RMSprop would scale up to steps of size lr, so that
+            # the bits of the machine (threads, device) and not the student's code decided the verdict
+            spec: dict[str, Any] = {"name": name, "lr": float(rng.uniform(5e-3, 3e-2)), "eps": ADAPTIVE_EPS}
             if name == "adamw":
                 spec["weight_decay"] = float(rng.uniform(0.05, 0.2))
             out.append(spec)
@@ -74,6 +80,6 @@ def torch_optimizers(rng: np.random.Generator, names: tuple[str, ...] = TORCH_OT
 
 def torch_label(spec: dict[str, Any]) -> str:
     """How the optimizer of ``spec`` is written with ``torch.optim`` (for messages)."""
-    return {"sgd_momentum": "torch.optim.SGD(params, lr, momentum=0.9)", "adam": "torch.optim.Adam(params, lr)",
-            "adamw": "torch.optim.AdamW(params, lr, betas=(0.9, 0.95), weight_decay=...)",
-            "rmsprop": "torch.optim.RMSprop(params, lr)"}[spec["name"]]
+    return {"sgd_momentum": "torch.optim.SGD(params, lr, momentum=0.9)", "adam": "torch.optim.Adam(params, lr, eps=1e-3)",
+            "adamw": "torch.optim.AdamW(params, lr, betas=(0.9, 0.95), weight_decay=..., eps=1e-3)",
+            "rmsprop": "torch.optim.RMSprop(params, lr, eps=1e-3)"}[spec["name"]]

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from autograder.core.i18n import label
 from autograder.core.suite import CheckFailure
 
 _np_asarray = np.asarray
@@ -43,14 +44,24 @@ def get(mod: Any, name: str) -> Any:
         raise ProbeFail("MISSING_NAME", name=name) from None
 
 
-def type_name(x: Any) -> str:
-    """Student-safe description of an object's type."""
+def qualified_type(x: Any) -> str:
+    """The name of an object's type, as code (``list``, ``torch.Tensor``, ``mymodule.Net``)."""
     t = type(x)
     mod = t.__module__
-    name = t.__qualname__ if mod in ("builtins", "__main__") else f"{mod}.{t.__qualname__}"
+    return t.__qualname__ if mod in ("builtins", "__main__") else f"{mod}.{t.__qualname__}"
+
+
+def type_name(x: Any) -> dict[str, Any]:
+    """Student-safe description of an object's type: a catalogued label ("a `list`", "un objeto `list`")
+    the grader renders in the run's language (:func:`autograder.core.i18n.label`)."""
     if isinstance(x, np.ndarray):
-        return f"a numpy array {tuple(x.shape)}"
-    return f"a `{name}`"
+        return label("value.numpy_array", shape=str(tuple(x.shape)))
+    return label("value.object", name=qualified_type(x))
+
+
+def instance_of(code: str) -> dict[str, Any]:
+    """"a `code`" (an instance of a type named in code), in the run's language."""
+    return label("value.an" if code[:1].lower() in "aeiou" or code.startswith("nn.") else "value.a", code=code)
 
 
 def _torch():
@@ -63,7 +74,7 @@ def torch_to_np(x: Any, call: str) -> np.ndarray:
     """A torch tensor (any device, any grad state) as a float/int numpy array."""
     torch = _torch()
     if not isinstance(x, torch.Tensor):
-        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(x), expected="a torch.Tensor")
+        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(x), expected=instance_of("torch.Tensor"))
     t = torch.Tensor.detach(x)
     t = torch.Tensor.cpu(t)
     if t.dtype == torch.bfloat16:
@@ -108,7 +119,7 @@ def jax_to_np(x: Any, call: str, allow_numpy: bool = False) -> np.ndarray:
         return _np_array(x, copy=True)
     if allow_numpy and type(x) is np.ndarray:
         return _np_array(x, copy=True)
-    raise ProbeFail("WRONG_TYPE", call=call, got=type_name(x), expected="a jax.Array")
+    raise ProbeFail("WRONG_TYPE", call=call, got=type_name(x), expected=instance_of("jax.Array"))
 
 
 def tree_to_np(tree: Any, call: str, allow_numpy: bool = False) -> Any:
@@ -117,8 +128,8 @@ def tree_to_np(tree: Any, call: str, allow_numpy: bool = False) -> Any:
         out = {}
         for k, v in tree.items():
             if not isinstance(k, str):
-                raise ProbeFail("WRONG_TYPE", call=call, got=f"a dict key {type_name(k)}",
-                                expected="str keys")
+                raise ProbeFail("WRONG_TYPE", call=call, got=label("value.dict_key", name=qualified_type(k)),
+                                expected=label("value.str_keys"))
             out[k] = tree_to_np(v, call, allow_numpy)
         return out
     if type(tree) in (list, tuple):
@@ -152,7 +163,7 @@ def to_float(x: Any, call: str, strict: bool = True) -> float:
                 return float(torch.Tensor.item(torch.Tensor.detach(x)))
         except ImportError:
             pass
-    raise ProbeFail("WRONG_TYPE", call=call, got=type_name(x), expected="a Python float")
+    raise ProbeFail("WRONG_TYPE", call=call, got=type_name(x), expected=label("value.python_float"))
 
 
 def _subjaxprs(value: Any) -> list[Any]:

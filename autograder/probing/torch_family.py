@@ -36,12 +36,13 @@ def torch_optimizer(spec: dict[str, Any], params: Any) -> torch.optim.Optimizer:
         return _SGD(params, lr=lr)
     if name == "sgd_momentum":
         return _SGD(params, lr=lr, momentum=0.9)
+    eps = float(spec.get("eps", 1e-8))
     if name == "adam":
-        return _Adam(params, lr=lr)
+        return _Adam(params, lr=lr, eps=eps)
     if name == "adamw":
-        return _AdamW(params, lr=lr, betas=(0.9, 0.95), weight_decay=float(spec["weight_decay"]))
+        return _AdamW(params, lr=lr, betas=(0.9, 0.95), weight_decay=float(spec["weight_decay"]), eps=eps)
     if name == "rmsprop":
-        return _RMSprop(params, lr=lr)
+        return _RMSprop(params, lr=lr, eps=eps)
     raise ValueError(name)
 
 

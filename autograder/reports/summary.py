@@ -200,6 +200,8 @@ def read_inputs(paths: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
             data = json.loads(f.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as err:
             raise ReportError(f"{f}: not readable JSON ({str(err).splitlines()[0]})") from None
+        if isinstance(data, dict) and set(data) == {"receipt"}:
+            continue  # a run's receipt beside its results (autograder/_receipt.py): the report makes its own
         items = data if isinstance(data, list) else [data]
         if items and all(isinstance(r, dict) and "submission" in r and "exercises" in r for r in items):
             for r in items:
@@ -265,8 +267,13 @@ def _agreement(results: list[dict[str, Any]]) -> list[tuple[str, float, float]]:
 
 
 def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], title: str,
-                notes: list[str], feedback_links: dict[int, str] | None = None) -> str:
-    """The report page: summary cards, the plots, the hardest checks, every submission."""
+                notes: list[str], feedback_links: dict[int, str] | None = None,
+                sections: dict[str, str] | None = None) -> str:
+    """The report page: summary cards, the plots, the hardest checks, every submission.
+
+    ``sections``: HTML put at the ``top`` (after the notes) and ``bottom`` (before the submissions), with
+    its ``css`` (autograder/_after_report.py: the receipt, a regrade's diff, the common mistakes).
+    """
     from autograder.reports.plots import check_stats, exercise_order, hardest_first, shorten
 
     def esc(value: Any) -> str:
@@ -276,12 +283,13 @@ def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], tit
     devices = sorted({f"torch {r['device'].get('torch')}, jax {r['device'].get('jax')}"
                       for r in results if r.get("device")})
     out = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>",
-           f"<style>{_CSS}</style></head><body><h1>{esc(title)}</h1>",
+           f"<style>{_CSS}{(sections or {}).get('css', '')}</style></head><body><h1>{esc(title)}</h1>",
            f"<div class=\"meta\">generated {esc(time.strftime('%Y-%m-%d %H:%M'))}"
            + (f" · seed {esc(', '.join(seeds))}" if seeds else "")
            + (f" · {esc('; '.join(devices))}" if devices else "") + "</div>"]
     for n in notes:
         out.append(f"<p class=\"note\">{esc(n)}</p>")
+    out.append((sections or {}).get("top", ""))
     out.append("<div class=\"cards\">" + "".join(f"<div class=\"card\">{esc(k)}<b>{esc(v)}</b></div>"
                                                  for k, v in _stats_cards(results)) + "</div>")
     for name, caption in plots:
@@ -312,6 +320,7 @@ def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], tit
             out.append(f"<tr><td>{esc(n)}</td><td class=n>{a:.1f}%</td>"
                        f"<td class=\"n{' low' if abs(a - b) >= 0.01 else ''}\">{b:.1f}%</td></tr>")
         out.append("</table>")
+    out.append((sections or {}).get("bottom", ""))
     exs = exercise_order(results)
     out.append(f"<details{' open' if len(results) <= 60 else ''}><summary>All {len(results)} submissions"
                "</summary><table><tr><th>submission</th><th>source</th><th class=n>total</th>"
@@ -355,8 +364,10 @@ def write_summary_csv(results: list[dict[str, Any]], path: Path) -> None:
 
 def build_report(results: list[dict[str, Any]], out: Path, title: str = "tapetrace grading report",
                  notes: list[str] | None = None, feedback: str | None = None, feedback_format: str = "html",
-                 lang: str = "en") -> Path:
-    """Writes the PNG plots, ``index.html``, ``summary.csv`` (and feedback files) into ``out``."""
+                 lang: str = "en", regrade: dict[str, Any] | None = None) -> Path:
+    """Writes the PNG plots, ``index.html``, ``summary.csv``, ``receipt.json``, ``mistakes.csv`` (and feedback
+    files, and ``regrade.csv`` with a regrade's diff) into ``out``."""
+    from autograder.reports import after as _after_report
     from autograder.reports import plots as _plots
     from autograder.reports import report as _report
 
@@ -380,6 +391,7 @@ def build_report(results: list[dict[str, Any]], out: Path, title: str = "tapetra
             except ValueError:
                 links[i] = os.path.relpath(target, out.resolve())
     write_summary_csv(graded, out / "summary.csv")
+    sections = _after_report.write(results, out, regrade)
     page = out / "index.html"
-    _report._atomic_write(page, render_html(graded, plots, title, notes, links))
+    _report._atomic_write(page, render_html(graded, plots, title, notes, links, sections))
     return page

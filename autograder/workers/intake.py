@@ -5,8 +5,8 @@ A student's worker runs the student's code, which can write anything to the work
 frame's size, depth and number of values before parsing it; this module then accepts only the
 messages a worker really sends, with the fields the grader reads, and cleans every string in them
 once (:func:`autograder.core.text.clean`): exception type names, messages, function names, catalogued
-fields. Anything else is a broken protocol (:class:`autograder.core.wire.WireError`): the grader kills
-that worker at once and its exercise, or its test, scores 0 (``autograder/workers/launch.py``).
+fields and labels. Anything else is a broken protocol (:class:`autograder.core.wire.WireError`): the grader kills
+that worker at once and its exercise, or its test, scores 0 (``autograder/_launch.py``).
 
 What is not checked here: a successful probe's ``value`` (plain data the checks judge, already
 bounded by the wire) and the compile cache's requests (``autograder/workers/compile_cache.py``).
@@ -31,7 +31,7 @@ RESERVED = frozenset({"GRADER_ERROR", "INTERNAL_ERROR", "UNREADABLE", "BUDGET_EX
                       "READ_TIMEOUT", "READ_MEMORY", "READ_FAILED"})
 _KEY = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
 _FIELD = re.compile(r"[a-z_][a-z0-9_]{0,31}")
-_NESTED_KEY = re.compile(r"where\.[a-z_]{1,32}")
+_NESTED_KEY = re.compile(r"[a-z][a-z0-9_]{0,31}(\.[a-z0-9_]{1,32}){1,2}")  # a label's key: dotted, lower case
 MAX_FIELDS = 16
 MAX_NAMES = 64
 
@@ -61,14 +61,38 @@ def _where(value: Any) -> str | dict[str, Any]:
     """``where``: plain text, or the catalogued "at line N" (``{"key": "where.line_code", ...}``)."""
     if value is None or isinstance(value, str):
         return clean(value or "", MESSAGE_CHARS)
-    value = _object(value, "where")
+    return _label(value, "where")
+
+
+def _label(value: Any, what: str, depth: int = 0) -> dict[str, Any]:
+    """A catalogued text a probe puts into a message's field (:func:`autograder.core.i18n.label`):
+    ``{"key": KEY, **fields}`` whose key is a dotted catalogue key (``where.line``, ``value.object``,
+    ``ex05.call.fit_losses``), its fields scalars, texts (cleaned) or, one level down, another label."""
+    from autograder.core.i18n import catalogue
+
+    value = _object(value, what)
     key = value.get("key")
-    if not isinstance(key, str) or not _NESTED_KEY.fullmatch(key):
-        raise _fail("where names no catalogued text")
-    line = value.get("line", 0)
-    out: dict[str, Any] = {"key": key, "line": line if isinstance(line, int) and not isinstance(line, bool) else 0}
-    if "code" in value:
-        out["code"] = clean(value["code"], NAME_CHARS)
+    if not isinstance(key, str) or not _NESTED_KEY.fullmatch(key) or key not in catalogue("en"):
+        raise _fail(f"{what} names no catalogued text")
+    if len(value) > MAX_FIELDS:
+        raise _fail("too many fields")
+    out: dict[str, Any] = {"key": key}
+    for name, v in value.items():
+        if name == "key":
+            continue
+        if not isinstance(name, str) or not _FIELD.fullmatch(name):
+            raise _fail("a field name that is not an identifier")
+        if isinstance(v, dict) and depth < 1:
+            out[name] = _label(v, name, depth + 1)
+        elif isinstance(v, bool) or v is None or isinstance(v, (int, float)):
+            out[name] = v
+        elif isinstance(v, str):
+            out[name] = clean(v, NAME_CHARS if name == "code" else MESSAGE_CHARS)
+        else:
+            raise _fail(f"field {name} of {what} is a {type(v).__name__}")
+    if key.startswith("where.") and "line" in out:  # "at line N": a line number, never text
+        line = out["line"]
+        out["line"] = line if isinstance(line, int) and not isinstance(line, bool) else 0
     return out
 
 
@@ -83,8 +107,10 @@ def _fields(value: Any) -> dict[str, Any]:
     for name, v in value.items():
         if not isinstance(name, str) or not _FIELD.fullmatch(name):
             raise _fail("a field name that is not an identifier")
-        if isinstance(v, dict) or name == "where":
+        if name == "where":
             out[name] = _where(v)
+        elif isinstance(v, dict):
+            out[name] = _label(v, name)
         elif isinstance(v, bool) or v is None:
             out[name] = v
         elif isinstance(v, (int, float)):

@@ -632,4 +632,5 @@ def close_all(workers: list[Worker], grace: float = 0.5) -> None:
         w.proc.kill()
         if w._watch is not None:
             w._watch.remove(w)  # and what it wrote goes now, not at the end of the run
-        _quota.release_cgroup(w.isolation or (w.status.get("isolation") if isinstance(w.status, dict) else None))
+        status = getattr(w, "status", None)  # none yet when it died before its load status came
+        _quota.release_cgroup(w.isolation or (status.get("isolation") if isinstance(status, dict) else None))

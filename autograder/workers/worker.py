@@ -195,6 +195,17 @@ def _faults_to_stderr() -> None:
         faulthandler.enable(all_threads=False)  # the thread that died
 
 
+def _plain_field(value: Any, depth: int = 0) -> Any:
+    """A probe's message field as plain data for the wire: a number, a text, or a catalogued label
+    (``{"key": ..., **fields}``, :func:`autograder.core.i18n.label`, a level deep) the grader renders in the
+    run's language; anything else as its ``str``."""
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if type(value) is dict and type(value.get("key")) is str and depth < 2:
+        return {str(k): _plain_field(v, depth + 1) for k, v in value.items()}
+    return str(value)
+
+
 def _run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[str, Any]:
     from autograder.probing.tools import ProbeFail
 
@@ -207,7 +218,7 @@ def _run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[st
         value = fn(mod, **req.get("kwargs", {}))
     except ProbeFail as err:
         return {"ok": False, "kind": "fail", "code": err.code,
-                "fields": {k: str(v) for k, v in err.fields.items()}}
+                "fields": {k: _plain_field(v) for k, v in err.fields.items()}}
     except NotImplementedError as err:
         d = _describe(err, path)
         if is_stub_raise(err, path):

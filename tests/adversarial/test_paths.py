@@ -68,7 +68,8 @@ def _expected() -> dict[str, dict[str, tuple[str, float, str]]]:
     out = {
         "protocol": {**full, "ex01_torch_mlp": ("crashed", 0.0, "does not accept"),
                      "ex04_jax_mlp": ("crashed", 0.0, "does not accept")},
-        "forged": dict(full),
+        # patching the grader's own code (here autograder.core.wire.send) is refused: every check scores 0
+        "forged": {**full, "ex01_torch_mlp": ("graded", 0.0, "the grader's own code")},
         "escapes": {**full, "ex01_torch_mlp": ("graded", _points("ex01_torch_mlp", {"parameter_shapes_in_order"}),
                                                "\\x1b]52")},
         "oversized": {**full, "ex04_jax_mlp": ("unreadable", 0.0, "larger than")},

@@ -7,13 +7,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from autograder.probing.tools import DEVICE, ProbeFail, get, torch_to_np, type_name
+from autograder.probing.tools import DEVICE, ProbeFail, get, instance_of, torch_to_np, type_name
 
 
 def _build(mod: Any, input_dim: int, hidden_dims: list[int], output_dim: int) -> torch.nn.Module:
     model = get(mod, "MLP")(input_dim, list(hidden_dims), output_dim)
     if not isinstance(model, torch.nn.Module):
-        raise ProbeFail("WRONG_TYPE", call="MLP(...)", got=type_name(model), expected="an nn.Module")
+        raise ProbeFail("WRONG_TYPE", call="MLP(...)", got=type_name(model), expected=instance_of("nn.Module"))
     return model
 
 
@@ -55,7 +55,7 @@ def probe_gradients(mod: Any, input_dim: int, hidden_dims: list[int], output_dim
     model = model.to(device)
     out = model(torch.from_numpy(x).to(device))
     if not isinstance(out, torch.Tensor):
-        raise ProbeFail("WRONG_TYPE", call="MLP.forward", got=type_name(out), expected="a torch.Tensor")
+        raise ProbeFail("WRONG_TYPE", call="MLP.forward", got=type_name(out), expected=instance_of("torch.Tensor"))
     if out.grad_fn is None:
         raise ProbeFail("EX01_NO_GRAPH")
     (out * torch.from_numpy(w).to(device)).sum().backward()
@@ -77,7 +77,7 @@ def probe_meta_device(mod: Any, input_dim: int, hidden_dims: list[int], output_d
             raise
         raise ProbeFail("EX01_FIXED_DEVICE", error=" ".join(str(err).split())[:160]) from None
     if not isinstance(out, torch.Tensor):
-        raise ProbeFail("WRONG_TYPE", call="MLP.forward", got=type_name(out), expected="a torch.Tensor")
+        raise ProbeFail("WRONG_TYPE", call="MLP.forward", got=type_name(out), expected=instance_of("torch.Tensor"))
     return {"device": str(out.device.type), "shape": list(out.shape)}
 
 
@@ -86,7 +86,7 @@ def probe_forward_sequence(mod: Any, input_dim: int, hidden_dims: list[int], out
     """:func:`probe_forward` with ``hidden_dims`` given as a tuple (the contract's ``Sequence[int]``)."""
     model = get(mod, "MLP")(input_dim, tuple(int(h) for h in hidden_dims), output_dim)
     if not isinstance(model, torch.nn.Module):
-        raise ProbeFail("WRONG_TYPE", call="MLP(...)", got=type_name(model), expected="an nn.Module")
+        raise ProbeFail("WRONG_TYPE", call="MLP(...)", got=type_name(model), expected=instance_of("nn.Module"))
     load_params(model, params, "MLP.parameters()")
     device = DEVICE["torch"]
     model = model.to(device)

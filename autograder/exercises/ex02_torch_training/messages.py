@@ -33,6 +33,13 @@ EN = {
     "EX02_FIT_OPTIMIZER": "`fit` trains with {got}: the exercise fixes the optimizer to torch.optim.Adam(model.parameters(), lr=lr) with Adam's default settings (another optimizer, betas or weight decay trains to other losses)",
     "EX02_FIT_OPTIMIZER_PARAMS": "the optimizer `fit` steps does not hold exactly the model's parameters: create it with torch.optim.Adam(model.parameters(), lr=lr)",
     "EX02_FIT_STEPS": "`fit(..., epochs={epochs})` stepped the optimizer {got} times: make one full-batch train_step (one optimizer step) per epoch",
+    "ex02.call.bce_large": '`bce_with_logits(logits, targets)` with |logits| up to 1e4',
+    "ex02.call.stale": '`train_step(model, optimizer, x, y, loss_fn)` with gradients already on the parameters',
+    "ex02.what.params_two_steps": 'the parameters after two calls of `train_step`',
+    "ex02.what.losses_two_steps_with": 'the losses returned by two calls of `train_step` with `{opt}`',
+    "ex02.what.params_two_steps_with": 'the parameters after two calls of `train_step` with `{opt}`',
+    "ex02.value.groups": '`{cls}` with {n} parameter groups',
+    "ex02.value.settings": '`{cls}` with `{settings}`',
 }
 
 ES = {
@@ -68,4 +75,11 @@ ES = {
     "EX02_FIT_OPTIMIZER": "`fit` entrena con {got}: el ejercicio fija el optimizador, torch.optim.Adam(model.parameters(), lr=lr) con los valores por defecto de Adam (otro optimizador, otras betas o un decaimiento de pesos llevan a otras pérdidas)",
     "EX02_FIT_OPTIMIZER_PARAMS": "el optimizador con el que `fit` da los pasos no contiene exactamente los parámetros del modelo: créalo con torch.optim.Adam(model.parameters(), lr=lr)",
     "EX02_FIT_STEPS": "`fit(..., epochs={epochs})` dio {got} pasos con el optimizador: haz un train_step con el lote completo (un paso del optimizador) por época",
+    "ex02.call.bce_large": '`bce_with_logits(logits, targets)` con |logits| de hasta 1e4',
+    "ex02.call.stale": '`train_step(model, optimizer, x, y, loss_fn)` con gradientes ya acumulados en los parámetros',
+    "ex02.what.params_two_steps": 'los parámetros tras dos llamadas a `train_step`',
+    "ex02.what.losses_two_steps_with": 'las pérdidas que devuelven dos llamadas a `train_step` con `{opt}`',
+    "ex02.what.params_two_steps_with": 'los parámetros tras dos llamadas a `train_step` con `{opt}`',
+    "ex02.value.groups": '`{cls}` con {n} grupos de parámetros',
+    "ex02.value.settings": '`{cls}` con `{settings}`',
 }

@@ -18,7 +18,8 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from autograder.probing.tools import DEVICE, ProbeFail, get, torch_to_np, type_name
+from autograder.core.i18n import label
+from autograder.probing.tools import DEVICE, ProbeFail, get, instance_of, torch_to_np, type_name
 from autograder.probing.torch_family import StepRecorder, put_gradients, torch_optimizer
 
 # Bound before any student code loads.
@@ -149,7 +150,7 @@ def probe_bce(mod: Any, logits: np.ndarray, targets: np.ndarray, grad: bool = Fa
         out.backward()
         if z.grad is None:
             raise ProbeFail("EX02_BCE_NO_GRAPH")
-        result["grad"] = torch_to_np(z.grad, "gradient of bce_with_logits")
+        result["grad"] = torch_to_np(z.grad, "logits.grad")
     return result
 
 
@@ -215,7 +216,7 @@ def probe_evaluate(mod: Any, params: list[np.ndarray], x: np.ndarray, y: np.ndar
     (loss, bad_loss), (acc, bad_acc) = _lenient_float(out[0]), _lenient_float(out[1])
     result.update(loss=loss, accuracy=acc)
     if bad_loss or bad_acc:
-        result["bad_return"] = f"a pair ({bad_loss or 'a float'}, {bad_acc or 'a float'})"
+        result["bad_return"] = label("value.pair", first=bad_loss or instance_of("float"), second=bad_acc or instance_of("float"))
     return result
 
 

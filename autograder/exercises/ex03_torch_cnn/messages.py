@@ -15,6 +15,7 @@ EN = {
     "EX03_DEFAULT_DROPOUT": "`CNN()` in train() mode zeroes a fraction {got} of the hidden units, expected about {p}: keep the default dropout=0.3 and pass it to nn.Dropout",
     "ex03.what.forward_batch": '`CNN.forward` on a batch of {n}',
     "EX03_KEYWORDS": "`{call}` raised {error}: keep the constructor's parameter names, num_classes and dropout, so that callers can pass them by keyword",
+    "ex03.call.last_linear_input": 'the input of the last `nn.Linear`',
 }
 
 ES = {
@@ -32,4 +33,5 @@ ES = {
     "EX03_DEFAULT_DROPOUT": "`CNN()` en modo train() anula una fracción {got} de las unidades ocultas, se esperaba alrededor de {p}: conserva el valor por defecto dropout=0.3 y pásalo a nn.Dropout",
     "ex03.what.forward_batch": '`CNN.forward` con un lote de {n}',
     "EX03_KEYWORDS": "`{call}` lanzó {error}: conserva los nombres de los parámetros del constructor, num_classes y dropout, para que se puedan pasar por nombre",
+    "ex03.call.last_linear_input": 'la entrada de la última `nn.Linear`',
 }

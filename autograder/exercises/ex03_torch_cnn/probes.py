@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from autograder.probing.tools import DEVICE, ProbeFail, get, torch_to_np, type_name
+from autograder.core.i18n import label
+from autograder.probing.tools import DEVICE, ProbeFail, get, instance_of, torch_to_np, type_name
 
 # Bound before any student code loads.
 _from_numpy = torch.from_numpy
@@ -26,7 +27,7 @@ def _build(mod: Any, args: list | dict) -> torch.nn.Module:
     """``CNN(*args)``, or ``CNN(**args)`` for a dict (the constructor called by keyword)."""
     model = get(mod, "CNN")(**args) if isinstance(args, dict) else get(mod, "CNN")(*args)
     if not isinstance(model, _Module):
-        raise ProbeFail("WRONG_TYPE", call="CNN(...)", got=type_name(model), expected="an nn.Module")
+        raise ProbeFail("WRONG_TYPE", call="CNN(...)", got=type_name(model), expected=instance_of("nn.Module"))
     return model
 
 
@@ -70,9 +71,9 @@ def probe_outputs(mod: Any, args: list, params: list[np.ndarray], x: np.ndarray,
     xt = _x(x)
     _manual_seed(seed)
     model.eval()
-    evals = [_run(model, xt, "CNN.forward (eval mode)") for _ in range(2)]
+    evals = [_run(model, xt, "CNN(...).eval().forward") for _ in range(2)]
     model.train()
-    trains = [_run(model, xt, "CNN.forward (train mode)") for _ in range(2)]
+    trains = [_run(model, xt, "CNN(...).train().forward") for _ in range(2)]
     return {"eval": evals, "train": trains}
 
 
@@ -107,7 +108,7 @@ def probe_last_linear_input(mod: Any, args: list, params: list[np.ndarray], x: n
                 model(xt)
             if not seen:
                 raise ProbeFail("EX03_LAST_LINEAR")
-            out[mode] = torch_to_np(seen[-1], "input of the last Linear")
+            out[mode] = torch_to_np(seen[-1], label("ex03.call.last_linear_input"))
     finally:
         handle.remove()
     return out
@@ -119,7 +120,7 @@ def probe_gradients(mod: Any, args: list, params: list[np.ndarray], x: np.ndarra
     model = _loaded(mod, args, params).eval()
     out = model(_x(x))
     if not isinstance(out, _Tensor):
-        raise ProbeFail("WRONG_TYPE", call="CNN.forward", got=type_name(out), expected="a torch.Tensor")
+        raise ProbeFail("WRONG_TYPE", call="CNN.forward", got=type_name(out), expected=instance_of("torch.Tensor"))
     if out.grad_fn is None:
         raise ProbeFail("EX03_NO_GRAPH")
     (out * _x(w)).sum().backward()

@@ -23,6 +23,16 @@ EN = {
     "EX04_GLOBAL_NAME": "mlp_forward relies on a global that is not defined ({error}): use only its arguments params and x (the number of layers is len(params[\"W\"]))",
     "EX04_BCE_UNSTABLE": "`{call}` is wrong for logits of size 1e3..1e4 ({detail}): clipping or log(sigmoid(z)) loses precision — use the stable form max(z, 0) - z*y + log1p(exp(-|z|))",
     "EX04_BCE_GRAD": "the gradient of bce_loss is wrong for logits of size 1e3..1e4 ({detail}): jnp.where with an exp that overflows in the unused branch gives nan gradients — use max(z, 0) - z*y + log1p(exp(-|z|)) on all elements",
+    "ex04.call.transforms": '`mlp_forward` under `jax.jit`, `jax.vmap` and `jax.grad`',
+    "ex04.value.a_transform": 'a JAX transformation (`jax.jit`, `jax.vmap` or `jax.grad`)',
+    "ex04.call.several": '`mlp_forward`, called several times',
+    "ex04.value.typed_key_differs": 'different shapes, or different params for the same typed key',
+    "ex04.call.second": '`mlp_forward(params1, x1)`, called a second time',
+    "ex04.what.keys_changed": 'the keys of the `params` dict',
+    "ex04.what.replaced": '`{code}` (replaced by another object)',
+    "ex04.what.length_changed": '`{code}` (its length changed from {old} to {new})',
+    "ex04.what.replaced_by_tracer": '`{code}` (replaced by a tracer)',
+    "ex04.what.replaced_by_value": '`{code}` (replaced by another value)',
 }
 
 ES = {
@@ -48,4 +58,14 @@ ES = {
     "EX04_GLOBAL_NAME": "mlp_forward depende de una global que no está definida ({error}): usa solo sus argumentos params y x (el número de capas es len(params[\"W\"]))",
     "EX04_BCE_UNSTABLE": "`{call}` es incorrecta con logits de tamaño 1e3..1e4 ({detail}): recortar probabilidades o log(sigmoid(z)) pierde precisión — usa la forma estable max(z, 0) - z*y + log1p(exp(-|z|))",
     "EX04_BCE_GRAD": "el gradiente de bce_loss es incorrecto con logits de tamaño 1e3..1e4 ({detail}): jnp.where con un exp que desborda en la rama no usada da gradientes nan — usa max(z, 0) - z*y + log1p(exp(-|z|)) en todos los elementos",
+    "ex04.call.transforms": '`mlp_forward` bajo `jax.jit`, `jax.vmap` y `jax.grad`',
+    "ex04.value.a_transform": 'una transformación de JAX (`jax.jit`, `jax.vmap` o `jax.grad`)',
+    "ex04.call.several": '`mlp_forward`, llamada varias veces',
+    "ex04.value.typed_key_differs": 'formas distintas, o parámetros distintos con la misma clave tipada',
+    "ex04.call.second": '`mlp_forward(params1, x1)`, llamada por segunda vez',
+    "ex04.what.keys_changed": 'las claves del dict `params`',
+    "ex04.what.replaced": '`{code}` (sustituido por otro objeto)',
+    "ex04.what.length_changed": '`{code}` (su longitud pasó de {old} a {new})',
+    "ex04.what.replaced_by_tracer": '`{code}` (sustituido por un trazador)',
+    "ex04.what.replaced_by_value": '`{code}` (sustituido por otro valor)',
 }

@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from autograder.core.i18n import label
 from autograder.probing.tools import ProbeFail, get, jax_converter, jax_to_np, tree_to_np, type_name
 
 # Bound at import, before student code could patch jax/numpy.
@@ -80,20 +81,20 @@ class _ForwardSwapped:
             del self.mod.mlp_forward
 
 
-def _unchanged(params: dict, snapshot: tuple) -> str:
-    """'' when ``params`` still holds exactly the same containers and arrays, else what changed."""
+def _unchanged(params: dict, snapshot: tuple) -> str | dict[str, Any]:
+    """'' when ``params`` still holds exactly the same containers and arrays, else a label of what changed."""
     d, w_list, b_list, w_items, b_items = snapshot
     if type(params) is not dict or set(params) != {"W", "b"}:
-        return "the params dict's keys"
+        return label("ex04.what.keys_changed")
     for name, lst, items in (("W", w_list, w_items), ("b", b_list, b_items)):
         if params[name] is not lst:
-            return f'params["{name}"] (replaced by another object)'
+            return label("ex04.what.replaced", code=f'params["{name}"]')
         if len(lst) != len(items):
-            return f'params["{name}"] (its length changed from {len(items)} to {len(lst)})'
+            return label("ex04.what.length_changed", code=f'params["{name}"]', old=len(items), new=len(lst))
         for i, (a, b) in enumerate(zip(lst, items)):
             if a is not b:
-                kind = "a tracer" if isinstance(a, _Tracer) else "another value"
-                return f'params["{name}"][{i}] (replaced by {kind})'
+                key = "ex04.what.replaced_by_tracer" if isinstance(a, _Tracer) else "ex04.what.replaced_by_value"
+                return label(key, code=f'params["{name}"][{i}]')
     return ""
 
 
@@ -164,7 +165,7 @@ def probe_forward_purity(mod: Any, params1: dict, x1: np.ndarray, params2: dict,
     out["second"] = jax_to_np(f(p2, xb), "mlp_forward(params2, x2)")
     if touched():
         return out
-    out["again"] = jax_to_np(f(p1, xa), "mlp_forward(params1, x1) (second call)")
+    out["again"] = jax_to_np(f(p1, xa), label("ex04.call.second"))
     if touched():
         return out
     try:
@@ -200,7 +201,7 @@ def probe_accuracy(mod: Any, params: dict, x: np.ndarray, y: np.ndarray) -> floa
     if type(got) in (float, _float64):
         return float(got)
     raise ProbeFail("WRONG_TYPE", call="accuracy(params, x, y)", got=type_name(got),
-                    expected="a Python float (use float(...))")
+                    expected=label("value.python_float_use", use="float(...)"))
 
 
 # ----------------------------------------------------------------------------- init_params
@@ -212,13 +213,13 @@ def _init(mod: Any, dims: list[int], seed: int, kind: str, call: str) -> dict[st
     """Runs init_params and checks the pytree's structure; returns numpy leaves."""
     out = get(mod, "init_params")(list(dims), _key(seed, kind))
     if type(out) is not dict or set(out) != {"W", "b"}:
-        got = f"keys {sorted(map(str, out))}" if isinstance(out, dict) else type_name(out)
+        got = label("value.keys", keys=str(sorted(map(str, out)))) if isinstance(out, dict) else type_name(out)
         raise ProbeFail("EX04_INIT_STRUCTURE", call=call, got=got)
     res = {}
     for name in ("W", "b"):
         seq = out[name]
         if type(seq) not in (list, tuple) or len(seq) != len(dims) - 1:
-            got = f"{len(seq)} arrays" if type(seq) in (list, tuple) else type_name(seq)
+            got = label("value.arrays", n=len(seq)) if type(seq) in (list, tuple) else type_name(seq)
             raise ProbeFail("EX04_INIT_LAYERS", call=call, name=name, got=got, n=len(dims) - 1)
         res[name] = [jax_to_np(a, f'{call}["{name}"][{i}]') for i, a in enumerate(seq)]
     return res

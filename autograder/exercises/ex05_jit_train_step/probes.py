@@ -18,8 +18,9 @@ import numpy as np
 import optax
 
 from autograder.core import data as _data
+from autograder.core.i18n import label
 from autograder.probing.optax_family import init_state, optax_optimizer, run_without_params_check
-from autograder.probing.tools import ProbeFail, get, jax_converter, to_float, tree_to_np, type_name
+from autograder.probing.tools import ProbeFail, get, instance_of, jax_converter, to_float, tree_to_np, type_name
 
 # Bound at import, before student code could patch jax/optax/numpy.
 _asarray = jax_converter()
@@ -107,15 +108,15 @@ def _counter() -> dict[str, int]:
 
 def _unpack(out: Any, call: str) -> tuple[Any, Any, Any]:
     if type(out) not in (tuple, list) or len(out) != 3:
-        got = f"a {type(out).__name__} of {len(out)} items" if type(out) in (tuple, list) else type_name(out)
+        got = label("value.items", name=type(out).__name__, n=len(out)) if type(out) in (tuple, list) else type_name(out)
         raise ProbeFail("EX05_STEP_RETURNS", call=call, got=got)
     return out[0], out[1], out[2]
 
 
 def _scalar(loss: Any, call: str) -> float:
     if isinstance(loss, _Array) and loss.shape != ():
-        raise ProbeFail("WRONG_TYPE", call=call, got=f"an array of shape {tuple(loss.shape)}",
-                        expected="a scalar loss")
+        raise ProbeFail("WRONG_TYPE", call=call, got=label("value.array_shape", shape=str(tuple(loss.shape))),
+                        expected=label("value.scalar_loss"))
     return to_float(loss, call, strict=False)
 
 
@@ -123,7 +124,7 @@ def _step_fn(mod: Any, loss_fn: Any, opt: Any) -> Any:
     step = get(mod, "make_train_step")(loss_fn, opt)
     if not callable(step):
         raise ProbeFail("WRONG_TYPE", call="make_train_step(loss_fn, optimizer)", got=type_name(step),
-                        expected="a function step(params, opt_state, x, y)")
+                        expected=label("value.function", code="step(params, opt_state, x, y)"))
     return step
 
 
@@ -141,7 +142,7 @@ def probe_steps(mod: Any, params: dict, x: np.ndarray, y: np.ndarray, opt: str, 
     for _ in range(n_steps):
         p, s, loss = _unpack(step(p, s, xs, ys), call)
         losses.append(_scalar(loss, call))
-    return {"losses": losses, "params": tree_to_np(p, "the params returned by step")}
+    return {"losses": losses, "params": tree_to_np(p, "step(params, opt_state, x, y)[0]")}
 
 
 def _snapshot(tree: Any) -> Any:
@@ -153,7 +154,8 @@ def _snapshot(tree: Any) -> Any:
     return (tree, None)
 
 
-def _changed(snap: Any, path: str) -> str:
+def _changed(snap: Any, path: str) -> str | dict[str, Any]:
+    """'' when the pytree under ``path`` is intact, else a label of what changed (its keys, a container)."""
     obj, kids = snap
     if kids is None:
         if isinstance(obj, _Array) and obj.is_deleted():
@@ -161,19 +163,19 @@ def _changed(snap: Any, path: str) -> str:
         return ""
     if isinstance(kids, dict):
         if set(obj) != set(kids):
-            return f"{path} (its keys changed)"
+            return label("ex05.what.keys_changed", code=path)
         for k, v in kids.items():
             if obj[k] is not v[0]:
-                return f"{path}[{k!r}] (replaced)"
+                return label("ex05.what.replaced", code=f"{path}[{k!r}]")
             msg = _changed(v, f"{path}[{k!r}]")
             if msg:
                 return msg
         return ""
     if len(obj) != len(kids):
-        return f"{path} (its length changed)"
+        return label("ex05.what.length_changed", code=path)
     for i, v in enumerate(kids):
         if obj[i] is not v[0]:
-            return f"{path}[{i}] (replaced)"
+            return label("ex05.what.replaced", code=f"{path}[{i}]")
         msg = _changed(v, f"{path}[{i}]")
         if msg:
             return msg
@@ -195,7 +197,7 @@ def probe_no_mutation(mod: Any, params: dict, x: np.ndarray, y: np.ndarray, opt:
     if not changed:
         after = tree_to_np(p, "params")
         same = all(_np_equal(u, v) for u, v in zip(_leaves(before), _leaves(after)))
-        changed = "" if same else "params (values changed)"
+        changed = "" if same else label("ex05.what.values_changed", code="params")
     if changed:
         return {"changed": changed, "same_twice": False}
     p2, _, l2 = _unpack(step(p, s, xs, ys), call)
@@ -230,15 +232,15 @@ def probe_fit(mod: Any, params: dict, steps: int, learning_rate: float, return_p
         raise ProbeFail("EX05_FIT_RETURNS", got=type_name(out))
     final, losses = out
     if type(losses) not in (list, tuple):
-        raise ProbeFail("WRONG_TYPE", call="the losses returned by fit", got=type_name(losses),
-                        expected="a list of Python floats")
+        raise ProbeFail("WRONG_TYPE", call="fit(...)[1]", got=type_name(losses),
+                        expected=label("value.list_of_floats"))
     vals = []
     for i, v in enumerate(losses):
         if type(v) not in (float, _float64):
             raise ProbeFail("WRONG_TYPE", call=f"fit(...) losses[{i}]", got=type_name(v),
-                            expected="a Python float (append float(loss))")
+                            expected=label("value.python_float_use", use="float(loss)"))
         vals.append(float(v))
-    final_np = tree_to_np(final, "the params returned by fit")
+    final_np = tree_to_np(final, "fit(...)[0]")
     try:
         z = _np_array(_eval_forward(_to_params(final_np), _asarray(data["x_val"])))[:, 0]
     except Exception as err:  # noqa: BLE001 - a wrong structure is reported, not raised
@@ -316,7 +318,7 @@ def probe_steps_family(mod: Any, params: dict, x: np.ndarray, y: np.ndarray, opt
         out = run_without_params_check(step, p, s, xs, ys, key="EX05_UPDATE_NO_PARAMS")
         p, s, loss = _unpack(out, call)
         losses.append(_scalar(loss, call))
-    return {"losses": losses, "params": tree_to_np(p, "the params returned by step")}
+    return {"losses": losses, "params": tree_to_np(p, "step(params, opt_state, x, y)[0]")}
 
 
 def probe_fit_optimizer(mod: Any, params: dict, steps: int, learning_rate: float, probe_params: dict,
@@ -349,13 +351,13 @@ def probe_fit_optimizer(mod: Any, params: dict, steps: int, learning_rate: float
         raise ProbeFail("EX05_FIT_NO_MAKE_TRAIN_STEP")
     opt = seen[-1]
     if not isinstance(opt, _GT):
-        raise ProbeFail("WRONG_TYPE", call="the optimizer fit gives make_train_step", got=type_name(opt),
-                        expected="an optax.GradientTransformation")
+        raise ProbeFail("NOT_A", what=label("ex05.what.fit_optimizer"), got=type_name(opt),
+                        expected=instance_of("optax.GradientTransformation"))
     p = {k: _asarray(v) for k, v in probe_params.items()}
     state = opt.init(p)
     updates = []
     for g in grads:
         u, state = opt.update({k: _asarray(v) for k, v in g.items()}, state, p)
         p = _apply_updates(p, u)
-        updates.append(tree_to_np(u, "the optimizer's updates"))
+        updates.append(tree_to_np(u, "optimizer.update(grads, opt_state, params)[0]"))
     return {"made": len(seen), "updates": updates}

@@ -11,6 +11,8 @@ EN = {
     "EX06_TORCH_PARAMS_CHANGED": "torch_per_example_grads changed the model's parameters ({names}: values or requires_grad) — pass detached copies `{{n: p.detach() for n, p in model.named_parameters()}}` to functional_call and never modify the model",
     "EX06_TORCH_LOOP": "model.forward ran {calls} times for a batch of {n}: that is a loop over the examples — use torch.func.vmap(torch.func.grad(f), in_dims=(None, 0, 0)) with functional_call, so the model runs once on the whole batch",
     "EX06_CLIP_ZERO_NORM": "`clip_and_average` returns nan/inf when one example's gradient is all zeros (its norm is 0, e.g. a dead ReLU): a form that divides by the norm gives 0/0 there — scale example i by 1 / max(1, norm_i / max_norm), which is 1 for every norm below max_norm, 0 included",
+    "ex06.what.compiled_n": '`jax.jit(per_example_grads).lower(...).compile()` for N = {n}',
+    "ex06.call.zero_example": '`clip_and_average(per_example, max_norm)` with an all-zero example',
 }
 
 ES = {
@@ -24,4 +26,6 @@ ES = {
     "EX06_TORCH_PARAMS_CHANGED": "torch_per_example_grads modificó los parámetros del modelo ({names}: valores o requires_grad) — pasa copias desacopladas `{{n: p.detach() for n, p in model.named_parameters()}}` a functional_call y nunca modifiques el modelo",
     "EX06_TORCH_LOOP": "model.forward se ejecutó {calls} veces para un lote de {n}: es un bucle sobre los ejemplos — usa torch.func.vmap(torch.func.grad(f), in_dims=(None, 0, 0)) con functional_call, para que el modelo se ejecute una sola vez sobre todo el lote",
     "EX06_CLIP_ZERO_NORM": "`clip_and_average` devuelve nan/inf cuando el gradiente de un ejemplo es todo ceros (su norma es 0, p. ej. una ReLU muerta): una forma que divide entre la norma da 0/0 ahí — escala el ejemplo i por 1 / max(1, norm_i / max_norm), que vale 1 para toda norma menor que max_norm, 0 incluida",
+    "ex06.what.compiled_n": '`jax.jit(per_example_grads).lower(...).compile()` con N = {n}',
+    "ex06.call.zero_example": '`clip_and_average(per_example, max_norm)` con un ejemplo todo a ceros',
 }

@@ -16,11 +16,14 @@ import numpy as np
 import torch
 from torch import nn
 
+from autograder.core.i18n import label
 from autograder.probing.tools import (
     DEVICE,
     ProbeFail,
     get,
+    instance_of,
     jax_converter,
+    qualified_type,
     torch_to_np,
     tree_to_np,
     type_name,
@@ -179,11 +182,11 @@ def _torch_setup(loss: str, params: list[np.ndarray], x: np.ndarray,
 def _torch_result(out: Any) -> dict[str, np.ndarray]:
     call = "torch_per_example_grads"
     if not isinstance(out, dict):
-        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(out), expected="a dict {name: Tensor}")
+        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(out), expected=instance_of("dict[str, torch.Tensor]"))
     result = {}
     for k, v in out.items():
         if not isinstance(k, str):
-            raise ProbeFail("WRONG_TYPE", call=call, got=f"a dict key {type_name(k)}", expected="str keys")
+            raise ProbeFail("WRONG_TYPE", call=call, got=label("value.dict_key", name=qualified_type(k)), expected=label("value.str_keys"))
         result[k] = torch_to_np(v, call)
     return result
 

@@ -11,8 +11,18 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from autograder.core.i18n import label
 from autograder.probing.optax_family import init_state, optax_optimizer, run_without_params_check
-from autograder.probing.tools import FAST_RUN, ProbeFail, get, jax_converter, jax_to_np, type_name
+from autograder.probing.tools import (
+    FAST_RUN,
+    ProbeFail,
+    get,
+    instance_of,
+    jax_converter,
+    jax_to_np,
+    qualified_type,
+    type_name,
+)
 
 # Bound at import, before the student's module can patch anything.
 _asarray = jax_converter()
@@ -38,7 +48,7 @@ def _build(mod: Any, num_classes: int | None) -> nn.Module:
     call = "FlaxCNN()" if num_classes is None else f"FlaxCNN(num_classes={num_classes})"
     model = cls() if num_classes is None else cls(num_classes=num_classes)
     if not isinstance(model, _Module):
-        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(model), expected="a flax.linen.Module")
+        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(model), expected=instance_of("flax.linen.Module"))
     return model
 
 
@@ -48,12 +58,12 @@ def _shape_tree(tree: Any, call: str) -> Any:
         out = {}
         for k, v in tree.items():
             if not isinstance(k, str):
-                raise ProbeFail("WRONG_TYPE", call=call, got=f"a dict key {type_name(k)}", expected="str keys")
+                raise ProbeFail("WRONG_TYPE", call=call, got=label("value.dict_key", name=qualified_type(k)), expected=label("value.str_keys"))
             out[k] = _shape_tree(v, call)
         return out
     if isinstance(tree, _ShapeDtypeStruct):
         return [int(s) for s in tree.shape]
-    raise ProbeFail("WRONG_TYPE", call=call, got=type_name(tree), expected="a dict of arrays")
+    raise ProbeFail("WRONG_TYPE", call=call, got=type_name(tree), expected=label("value.dict_of_arrays"))
 
 
 def _abstract_init(model: nn.Module, n: int) -> tuple[Any, Any]:
@@ -84,7 +94,7 @@ def describe_shapes(tree: Any, prefix: str = "") -> str:
     """``Conv_0/kernel (3, 3, 1, 16), ...`` for a nested dict of shape lists."""
     if isinstance(tree, dict):
         parts = [describe_shapes(v, f"{prefix}{k}/") for k, v in tree.items()]
-        return ", ".join(p for p in parts if p) or f"{prefix.rstrip('/') or 'params'} (empty)"
+        return ", ".join(p for p in parts if p) or f"{prefix.rstrip('/') or 'params'} {{}}"
     return f"{prefix.rstrip('/')} {tuple(tree)}"
 
 
@@ -110,7 +120,7 @@ def _plain(tree: Any, call: str) -> Any:
         out = {}
         for k, v in tree.items():
             if not isinstance(k, str):
-                raise ProbeFail("WRONG_TYPE", call=call, got=f"a dict key {type_name(k)}", expected="str keys")
+                raise ProbeFail("WRONG_TYPE", call=call, got=label("value.dict_key", name=qualified_type(k)), expected=label("value.str_keys"))
             out[k] = _plain(v, call)
         return out
     return jax_to_np(tree, call)
@@ -122,16 +132,16 @@ def _loss_float(loss: Any) -> float:
         return loss
     if isinstance(loss, _Array) and loss.shape == ():
         return float(_np_array(loss))
-    got = f"a loss of shape {tuple(loss.shape)}" if isinstance(loss, _Array) else type_name(loss)
+    got = label("value.loss_shape", shape=str(tuple(loss.shape))) if isinstance(loss, _Array) else type_name(loss)
     raise ProbeFail("WRONG_TYPE", call="step(params, opt_state, x, y)", got=got,
-                    expected="a scalar loss (the mean over the batch) as its third item")
+                    expected=label("ex07.value.third_loss"))
 
 
 def _call_step(step: Any, variables: Any, opt_state: Any, x: jax.Array, y: jax.Array) -> tuple[Any, Any, Any]:
     res = step(variables, opt_state, x, y)
     if not isinstance(res, tuple) or len(res) != 3:
         raise ProbeFail("WRONG_TYPE", call="step(params, opt_state, x, y)", got=type_name(res),
-                        expected="a tuple (params, opt_state, loss)")
+                        expected=label("value.tuple", code="(params, opt_state, loss)"))
     return res
 
 
@@ -146,7 +156,7 @@ def probe_param_shapes(mod: Any, num_classes: int | None, n: int) -> dict[str, A
     call = "FlaxCNN().init" if num_classes is None else f"FlaxCNN(num_classes={num_classes}).init"
     out, variables = _abstract_init(_build(mod, num_classes), n)
     if not isinstance(out, _ShapeDtypeStruct):
-        raise ProbeFail("WRONG_TYPE", call=call.replace(".init", "(x)"), got=type_name(out), expected="a jax.Array")
+        raise ProbeFail("WRONG_TYPE", call=call.replace(".init", "(x)"), got=type_name(out), expected=instance_of("jax.Array"))
     return {"variables": _shape_tree(variables, call), "out": [int(s) for s in out.shape]}
 
 
@@ -180,9 +190,9 @@ def probe_max_pool_forward(mod: Any, num_classes: int, params: dict, x: np.ndarr
 def probe_to_nhwc(mod: Any, x: np.ndarray, as_jax: bool) -> np.ndarray:
     """``to_nhwc(x)`` on a numpy or JAX input; the result must be a jax.Array."""
     fn = get(mod, "to_nhwc")
-    kind = "a JAX array" if as_jax else "a numpy array"
+    kind = "jnp" if as_jax else "np"  # the input, as code: to_nhwc(jnp.asarray(x)) with x of that shape
     out = fn(_asarray(x) if as_jax else _np_array(x, copy=True))
-    return jax_to_np(out, f"to_nhwc({kind} {tuple(x.shape)})")
+    return jax_to_np(out, f"to_nhwc({kind}.zeros({tuple(x.shape)}))")
 
 
 def _loss_at(model: nn.Module) -> Any:
@@ -212,7 +222,7 @@ def probe_train(mod: Any, num_classes: int, params: dict, xs: list[np.ndarray], 
         xj, yj = _asarray(x), _asarray(y)
         variables, opt_state, loss = _call_step(step, variables, opt_state, xj, yj)
         losses.append(_loss_float(loss))
-        params_np = _plain(variables, "the params returned by step")
+        params_np = _plain(variables, "step(params, opt_state, x, y)[0]")
         if loss_at is not None:
             losses_after.append(float(_np_array(loss_at(_tree_map(_asarray, params_np), xj, yj))))
     return {"losses": losses, "params": params_np, "loss_after_update": losses_after}
@@ -246,7 +256,7 @@ def probe_fit_digits(mod: Any, params: dict, steps: int, learning_rate: float,
         variables, opt_state, loss = _call_step(fast, variables, opt_state, x_train, y_train)
         losses.append(loss)
     losses_f = [_loss_float(v) for v in losses]
-    params_np = _plain(variables, "the params returned by step")
+    params_np = _plain(variables, "step(params, opt_state, x, y)[0]")
     logits = _np_array(_jit(model.apply)(_tree_map(_asarray, params_np), x_val))
     acc = float((logits.argmax(axis=1) == y_val).mean()) if np.isfinite(logits).all() else 0.0
     return {"val_acc": acc, "first_loss": losses_f[0], "last_loss": losses_f[-1]}
@@ -341,4 +351,4 @@ def probe_train_any(mod: Any, hidden: int, num_classes: int, params: dict, xs: l
         variables, opt_state, loss = run_without_params_check(_call_step, step, variables, opt_state, _asarray(x),
                                                               _asarray(y), key="EX07_UPDATE_NO_PARAMS")
         losses.append(_loss_float(loss))
-    return {"losses": losses, "params": _plain(variables, "the params returned by step")}
+    return {"losses": losses, "params": _plain(variables, "step(params, opt_state, x, y)[0]")}

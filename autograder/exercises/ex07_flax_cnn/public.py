@@ -15,7 +15,7 @@ def describe_shapes(tree: object, prefix: str = "") -> str:
     """``Conv_0/kernel (3, 3, 1, 16), ...`` for a nested dict of shape lists."""
     if isinstance(tree, dict):
         parts = [describe_shapes(v, f"{prefix}{k}/") for k, v in tree.items()]
-        return ", ".join(p for p in parts if p) or f"{prefix.rstrip('/') or 'variables'} (empty)"
+        return ", ".join(p for p in parts if p) or f"{prefix.rstrip('/') or 'variables'} {{}}"
     return f"{prefix.rstrip('/')} {tuple(tree)}"
 
 

@@ -16,6 +16,7 @@ EN = {
     "EX08_NUMPY_RNG": "dropout uses numpy's global random generator (np.random was drawn from or re-seeded): JAX has no global random state — draw the mask with jax.random.bernoulli(key, 1 - rate, x.shape)",
     "ex08.what.at_points": '`{call}` at x = {x}',
     "ex08.what.for_keys": '`{call}` for {n} keys',
+    "ex08.what.compiled_keys": '`jax.jit(coin_net).lower(...).compile()` for {n} keys',
 }
 
 ES = {
@@ -34,4 +35,5 @@ ES = {
     "EX08_NUMPY_RNG": "dropout usa el generador aleatorio global de numpy (se extrajo de np.random o se volvió a sembrar): JAX no tiene estado aleatorio global — obtén la máscara con jax.random.bernoulli(key, 1 - rate, x.shape)",
     "ex08.what.at_points": '`{call}` en x = {x}',
     "ex08.what.for_keys": '`{call}` con {n} claves',
+    "ex08.what.compiled_keys": '`jax.jit(coin_net).lower(...).compile()` con {n} claves',
 }

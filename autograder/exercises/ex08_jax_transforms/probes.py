@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from autograder.core.i18n import label
 from autograder.probing.tools import ProbeFail, get, jax_converter, jax_to_np, to_float, type_name
 
 # Bound at import, before student code can patch anything.
@@ -185,7 +186,7 @@ def probe_count_ops(mod: Any, cases: list[list[Any]]) -> list[int]:
     for name, args in cases:
         v = fn(OPS[name], *[_asarray(a) for a in args])
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise ProbeFail("WRONG_TYPE", call=f"count_ops({name}, ...)", got=type_name(v), expected="a Python int")
+            raise ProbeFail("WRONG_TYPE", call=f"count_ops({name}, ...)", got=type_name(v), expected=label("value.python_int"))
         out.append(int(v))
     return out
 

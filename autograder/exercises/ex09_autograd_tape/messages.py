@@ -15,6 +15,12 @@ EN = {
     "EX09_USED_AUTOGRAD": "`manual_grads` used autodiff ({used}): compute the three derivatives from the closed form with the chain rule, on plain floats — use autograd only in a scratch cell to check your answer",
     "EX09_NOT_TUPLE": "`manual_grads` returned {got} with {length} item(s): return a tuple `(dL_dw, dL_dx, dL_db)`",
     "EX09_NOT_FLOATS": "`manual_grads` returned items of types {got}: return Python floats (`float(...)` or `.item()`), not tensors or arrays",
+    "ex09.call.again": '`backward_graph(t)`, called again on the same `t`',
+    "ex09.call.rebuilt": '`backward_graph(t)` on a new graph over the same leaves',
+    "ex09.which.again": "on a second call on the same `t`",
+    "ex09.which.rebuilt": "on a new graph over the same leaves",
+    "ex09.used.tape": "a tensor with requires_grad=True: an operation recorded on the tape",
+    "ex09.used.erased": "autograd, and the probe's record of it was erased",
 }
 
 ES = {
@@ -32,4 +38,10 @@ ES = {
     "EX09_USED_AUTOGRAD": "`manual_grads` usó diferenciación automática ({used}): calcula las tres derivadas con la forma cerrada y la regla de la cadena, sobre floats de Python — usa autograd solo en una celda aparte para comprobar tu respuesta",
     "EX09_NOT_TUPLE": "`manual_grads` devolvió {got} con {length} elemento(s): devuelve una tupla `(dL_dw, dL_dx, dL_db)`",
     "EX09_NOT_FLOATS": "`manual_grads` devolvió elementos de tipos {got}: devuelve floats de Python (`float(...)` o `.item()`), no tensores ni arrays",
+    "ex09.call.again": '`backward_graph(t)`, llamada otra vez con el mismo `t`',
+    "ex09.call.rebuilt": '`backward_graph(t)` con un grafo nuevo sobre las mismas hojas',
+    "ex09.which.again": "en una segunda llamada con el mismo `t`",
+    "ex09.which.rebuilt": "con un grafo nuevo sobre las mismas hojas",
+    "ex09.used.tape": "un tensor con requires_grad=True: una operación grabada en la cinta",
+    "ex09.used.erased": "autograd, y el registro que guardaba la sonda fue borrado",
 }

@@ -19,7 +19,8 @@ from typing import Any
 
 import torch
 
-from autograder.probing.tools import DEVICE, ProbeFail, get, to_float, type_name
+from autograder.core.i18n import label as text
+from autograder.probing.tools import DEVICE, ProbeFail, get, instance_of, qualified_type, to_float, type_name
 
 # Bound at import, before student code can patch anything.
 _randn = torch.randn
@@ -94,11 +95,11 @@ def _build(kind: str, seed: int, leaves: dict[str, Any] | None = None) -> tuple[
 def _names(value: Any, call: str) -> list[str]:
     """The student's list of names, checked to be plain strings."""
     if type(value) is not list:
-        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(value), expected="a list of str")
+        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(value), expected=instance_of("list[str]"))
     for item in value:
         if type(item) is not str:
-            raise ProbeFail("WRONG_TYPE", call=call, got=f"a list holding {type_name(item)}",
-                            expected="a list of str (type(node).__name__)")
+            raise ProbeFail("WRONG_TYPE", call=call, got=text("value.holding", container="list", item=type_name(item)),
+                            expected=text("value.a_use", code="list[str]", use="type(node).__name__"))
     return [str(s) for s in value]
 
 
@@ -117,9 +118,9 @@ def probe_repeated(mod: Any, kind: str, seed: int) -> list[list[str]]:
     fn = get(mod, "backward_graph")
     roots, leaves = _build(kind, seed)
     first = _names(fn(roots[0]), "backward_graph(t)")
-    again = _names(fn(roots[0]), "backward_graph(t) (a second call on the same t)")
+    again = _names(fn(roots[0]), text("ex09.call.again"))
     rebuilt, _ = _build(kind, seed, leaves)
-    new = _names(fn(rebuilt[0]), "backward_graph(t) (a new graph over the same leaves)")
+    new = _names(fn(rebuilt[0]), text("ex09.call.rebuilt"))
     return [first, again, new]
 
 
@@ -131,7 +132,7 @@ def probe_manual_grads(mod: Any, points: list[list[float]]) -> list[list[float]]
         res = fn(float(w), float(x), float(b))
         if not isinstance(res, (tuple, list)) or len(res) != 3:
             raise ProbeFail("WRONG_TYPE", call="manual_grads(w, x, b)", got=type_name(res),
-                            expected="a tuple of 3 floats (dL/dw, dL/dx, dL/db)")
+                            expected=text("value.tuple_floats", n=3, code="(dL/dw, dL/dx, dL/db)"))
         out.append([to_float(v, "manual_grads(w, x, b)", strict=False) for v in res])
     return out
 
@@ -141,7 +142,7 @@ def probe_manual_types(mod: Any, point: list[float]) -> dict[str, Any]:
     res = get(mod, "manual_grads")(*(float(v) for v in point))
     items = list(res) if isinstance(res, (tuple, list)) else []
     return {"container": type_name(res), "is_tuple": type(res) is tuple, "length": len(items),
-            "item_types": [type_name(v) for v in items],
+            "item_types": [qualified_type(v) for v in items],
             "all_float": bool(items) and all(isinstance(v, float) for v in items)}
 
 
@@ -199,7 +200,7 @@ def probe_manual_tape(mod: Any, points: list[list[float]]) -> dict[str, Any]:
 
     def pack(t: Any) -> Any:
         next(events)
-        used.append("a tensor with requires_grad=True (an operation recorded on the tape)")
+        used.append("<tape>")  # a tensor with requires_grad=True: an operation recorded on the tape
         return t
 
     patched = _tripwires(mod, used, events)
@@ -216,5 +217,5 @@ def probe_manual_tape(mod: Any, points: list[list[float]]) -> dict[str, Any]:
         for owner, attr, original in reversed(patched):
             setattr(owner, attr, original)
     if next(events) and not used:  # the labels were emptied (the list is reachable from its frame): not the count
-        used.append("autograd (and the probe's record of it was erased)")
+        used.append("<erased>")
     return {"used": sorted(set(used))}

@@ -30,6 +30,8 @@ EN = {
     "EX10_MODEL_KIND": "`{call}` raised {error} for an MLP that is not an nn.Sequential ({model}): the bridge must work for any torch MLP — find its nn.Linear layers with model.modules() instead of iterating over the model, indexing it or naming its attributes",
     "EX10_MODEL_KIND_COUNT": "`{call}` found {got} nn.Linear layers in an MLP that is not an nn.Sequential ({model}), which has {expected}: model.children() sees only the top level — model.modules() finds the nested ones too, in order",
     "EX10_MODEL_KIND_WRONG": "`{call}` is wrong for an MLP that is not an nn.Sequential ({model}): {detail} — take the nn.Linear layers in model.modules() order, whatever their names and nesting",
+    "ex10.call.then_train": '`torch_mlp_to_jax(model)`, then training the model',
+    "ex10.call.train_both": 'the bridge, then {epochs} epochs in PyTorch and in JAX',
 }
 
 ES = {
@@ -62,4 +64,6 @@ ES = {
     "EX10_MODEL_KIND": "`{call}` lanzó {error} con un MLP que no es un nn.Sequential ({model}): el puente debe funcionar con cualquier MLP de torch — busca sus capas nn.Linear con model.modules() en lugar de recorrer el modelo, indexarlo o nombrar sus atributos",
     "EX10_MODEL_KIND_COUNT": "`{call}` encontró {got} capas nn.Linear en un MLP que no es un nn.Sequential ({model}) y que tiene {expected}: model.children() solo ve el primer nivel — model.modules() encuentra también las anidadas, en orden",
     "EX10_MODEL_KIND_WRONG": "`{call}` es incorrecto con un MLP que no es un nn.Sequential ({model}): {detail} — toma las capas nn.Linear en el orden de model.modules(), sean cuales sean sus nombres y su anidamiento",
+    "ex10.call.then_train": '`torch_mlp_to_jax(model)` y después el entrenamiento del modelo',
+    "ex10.call.train_both": 'el puente y después {epochs} épocas en PyTorch y en JAX',
 }

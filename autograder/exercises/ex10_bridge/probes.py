@@ -20,11 +20,14 @@ import torch
 from flax import linen
 
 from autograder.core import data as _data
+from autograder.core.i18n import label
 from autograder.probing.tools import (
     DEVICE,
     ProbeFail,
     get,
+    instance_of,
     jax_converter,
+    qualified_type,
     torch_to_np,
     tree_to_np,
     type_name,
@@ -153,12 +156,13 @@ def _torch_x(x: np.ndarray) -> torch.Tensor:
 def _student_tree(value: Any, call: str) -> dict:
     """Checks the shape of the pytree (dict with lists "W" and "b" of jax arrays)."""
     if not isinstance(value, dict):
-        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(value), expected='a dict {"W": [...], "b": [...]}')
+        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(value), expected=instance_of('{"W": [...], "b": [...]}'))
     if set(value) != {"W", "b"} or not all(type(value[k]) in (list, tuple) for k in ("W", "b")):
-        raise ProbeFail("EX10_TREE", call=call, got=", ".join(f"{k!r}: {type_name(v)}" for k, v in value.items()))
+        raise ProbeFail("EX10_TREE", call=call, got=", ".join(f"{k!r}: `{qualified_type(v)}`" for k, v in value.items()))
     for leaf in [*value["W"], *value["b"]]:
         if not isinstance(leaf, _JaxArray):
-            raise ProbeFail("WRONG_TYPE", call=call, got=type_name(leaf), expected="jax.Array leaves (jnp.array(...))")
+            raise ProbeFail("WRONG_TYPE", call=call, got=type_name(leaf),
+                            expected=label("value.leaves", code="jax.Array", use="jnp.array(...)"))
     return {"W": list(value["W"]), "b": list(value["b"])}
 
 
@@ -359,7 +363,7 @@ def probe_conv(mod: Any, weight: np.ndarray, bias: np.ndarray, x: np.ndarray) ->
     kernel = get(mod, "torch_conv_to_flax")(conv.weight)
     if not isinstance(kernel, _JaxArray):
         raise ProbeFail("WRONG_TYPE", call="torch_conv_to_flax(conv.weight)", got=type_name(kernel),
-                        expected="a jax.Array (HWIO)")
+                        expected=label("value.a_use", code="jax.Array", use="HWIO"))
     flax_out = None
     if tuple(kernel.shape) == (kh, kw, i, o):
         layer = linen.Conv(features=o, kernel_size=(kh, kw), padding="SAME")

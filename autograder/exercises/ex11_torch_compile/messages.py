@@ -27,6 +27,17 @@ EN = {
     "ex11.what.clip_grad_below": 'the gradient of `clip_by_norm` with ||x|| below max_norm',
     "EX11_CLIP_GRAD_ZERO": "the gradient of `clip_by_norm` at x = 0 is nan or inf, while its value there is right: near zero the function is the identity, so its gradient must be the incoming one — dividing by ||x||, the square root of a sum of squares, or torch.where (which differentiates both branches) breaks at zero; write the scale so that nothing divides by a norm below max_norm",
     "EX11_STALE_GRADS": "`step` lets gradients that were already on the parameters when it was called into its update: it zeroes them too late (e.g. after optimizer.step()), which is right only while they start at zero — call optimizer.zero_grad() at the start of the step, before backward()",
+    "ex11.value.compiled_model": "a callable (the compiled model)",
+    "ex11.call.step_from": '`step(x, y)` from `compiled_train_step(..., backend="{backend}")`',
+    "ex11.call.clip_grad_zero": 'the gradient of `clip_by_norm(zeros, max_norm)`',
+    "ex11.what.clip_grad_zero": 'the gradient of `clip_by_norm` at zero',
+    "ex11.call.stale_with": '`step(x, y)` with `{opt}`, gradients already on the parameters',
+    "ex11.call.step_with": '`step(x, y)` with `{opt}`',
+    "ex11.what.losses_with": 'the losses returned by 3 steps with `{opt}`',
+    "ex11.what.params_with": "the model's parameters after 3 steps with `{opt}`",
+    "ex11.call.graph_report": '`graph_report(fn, *args)` for `{fn}`',
+    "ex11.call.any_batch": '`compile_for_any_batch(model, backend)(x)` with a batch of {n}',
+    "ex11.call.clip_grad": 'the gradient of `clip_by_norm`',
 }
 
 ES = {
@@ -56,4 +67,15 @@ ES = {
     "ex11.what.clip_grad_below": 'el gradiente de `clip_by_norm` con ||x|| por debajo de max_norm',
     "EX11_CLIP_GRAD_ZERO": "el gradiente de `clip_by_norm` en x = 0 es nan o inf, aunque su valor ahí es correcto: cerca de cero la función es la identidad, así que su gradiente debe ser el que llega — dividir entre ||x||, la raíz cuadrada de una suma de cuadrados o torch.where (que deriva las dos ramas) fallan en cero; escribe la escala de modo que nada se divida entre una norma menor que max_norm",
     "EX11_STALE_GRADS": "`step` deja entrar en su actualización los gradientes que ya estaban en los parámetros cuando se le llamó: los pone a cero demasiado tarde (p. ej. después de optimizer.step()), lo que solo funciona mientras empiecen en cero — llama a optimizer.zero_grad() al principio del paso, antes de backward()",
+    "ex11.value.compiled_model": "un objeto invocable (el modelo compilado)",
+    "ex11.call.step_from": '`step(x, y)` de `compiled_train_step(..., backend="{backend}")`',
+    "ex11.call.clip_grad_zero": 'el gradiente de `clip_by_norm(zeros, max_norm)`',
+    "ex11.what.clip_grad_zero": 'el gradiente de `clip_by_norm` en cero',
+    "ex11.call.stale_with": '`step(x, y)` con `{opt}` y gradientes ya acumulados en los parámetros',
+    "ex11.call.step_with": '`step(x, y)` con `{opt}`',
+    "ex11.what.losses_with": 'las pérdidas que devuelven 3 pasos con `{opt}`',
+    "ex11.what.params_with": 'los parámetros del modelo tras 3 pasos con `{opt}`',
+    "ex11.call.graph_report": '`graph_report(fn, *args)` con `{fn}`',
+    "ex11.call.any_batch": '`compile_for_any_batch(model, backend)(x)` con un lote de {n}',
+    "ex11.call.clip_grad": 'el gradiente de `clip_by_norm`',
 }

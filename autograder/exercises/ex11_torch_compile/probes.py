@@ -26,7 +26,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from autograder.probing.tools import DEVICE, ProbeFail, get, torch_to_np, type_name
+from autograder.core.i18n import label
+from autograder.probing.tools import DEVICE, ProbeFail, get, instance_of, torch_to_np, type_name
 from autograder.probing.torch_family import put_gradients, torch_optimizer
 
 
@@ -94,7 +95,7 @@ def _error(err: BaseException) -> str:
 # ----------------------------------------------------------------------------- clip_by_norm
 def _clip_out(out: Any, x: torch.Tensor, call: str) -> np.ndarray:
     if not isinstance(out, _Tensor):
-        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(out), expected="a torch.Tensor")
+        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(out), expected=instance_of("torch.Tensor"))
     if tuple(out.shape) != tuple(x.shape):
         raise ProbeFail("EX11_CLIP_SHAPE", got=str(tuple(out.shape)), want=str(tuple(x.shape)))
     return torch_to_np(out, call)
@@ -120,7 +121,7 @@ def probe_clip_grad(mod: Any, x: np.ndarray, max_norm: float, w: np.ndarray) -> 
     (out * _tensor(w)).sum().backward()
     if xt.grad is None:
         raise ProbeFail("EX11_CLIP_DETACHED")
-    return {"grad": torch_to_np(xt.grad, "the gradient of clip_by_norm")}
+    return {"grad": torch_to_np(xt.grad, label("ex11.call.clip_grad"))}
 
 
 def probe_clip_fullgraph(mod: Any, x: np.ndarray, max_norm: float) -> dict[str, Any]:
@@ -188,15 +189,15 @@ def probe_graph_report(mod: Any, fn: str, x: np.ndarray, extra: list[float]) -> 
     """``graph_report(GRAPH_FNS[fn], x, *extra)`` as ``[graph_count, graph_break_count]``."""
     report = get(mod, "graph_report")
     _fresh()
-    call = f"graph_report(fn, *args) for {fn}"
+    call = label("ex11.call.graph_report", fn=fn)
     out = report(GRAPH_FNS[fn], _tensor(x), *[float(v) for v in extra])
     if type(out) not in (tuple, list) or len(out) != 2:
-        got = f"a {type(out).__name__} of {len(out)} items" if type(out) in (tuple, list) else type_name(out)
-        raise ProbeFail("WRONG_TYPE", call=call, got=got, expected="a tuple of two Python ints")
+        got = label("value.items", name=type(out).__name__, n=len(out)) if type(out) in (tuple, list) else type_name(out)
+        raise ProbeFail("WRONG_TYPE", call=call, got=got, expected=label("value.tuple_ints", n=2))
     for v in out:
         if type(v) is not int:
-            raise ProbeFail("WRONG_TYPE", call=call, got=f"a tuple holding {type_name(v)}",
-                            expected="two Python ints (wrap them in int(...))")
+            raise ProbeFail("WRONG_TYPE", call=call, got=label("value.holding", container="tuple", item=type_name(v)),
+                            expected=label("value.ints_use", n=2, use="int(...)"))
     return [int(out[0]), int(out[1])]
 
 
@@ -224,13 +225,13 @@ def probe_any_batch(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ba
     compiled = get(mod, "compile_for_any_batch")(model, backend)
     if not callable(compiled):
         raise ProbeFail("WRONG_TYPE", call="compile_for_any_batch(model, backend)", got=type_name(compiled),
-                        expected="a callable (the compiled model)")
+                        expected=label("ex11.value.compiled_model"))
     outs, graphs = [], []
     for x in xs:
-        call = f"compile_for_any_batch(model, backend)(x) with a batch of {len(x)}"
+        call = label("ex11.call.any_batch", n=len(x))
         out = compiled(_tensor(x))
         if not isinstance(out, _Tensor):
-            raise ProbeFail("WRONG_TYPE", call=call, got=type_name(out), expected="a torch.Tensor")
+            raise ProbeFail("WRONG_TYPE", call=call, got=type_name(out), expected=instance_of("torch.Tensor"))
         outs.append(torch_to_np(out, call))
         graphs.append(_graphs())
     return {"outs": outs, "graphs": graphs}
@@ -288,7 +289,7 @@ def _run_steps(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ys: lis
     step = get(mod, "compiled_train_step")(model, optimizer, _flagged_mse, backend)
     if not callable(step):
         raise ProbeFail("WRONG_TYPE", call="compiled_train_step(model, optimizer, loss_fn, backend)",
-                        got=type_name(step), expected="a function step(x, y)")
+                        got=type_name(step), expected=label("value.function", code="step(x, y)"))
     at_build = counter.calls if counter is not None else 0
     losses, graphs, flags, compiles = [], [], [], []
     for x, y in zip(xs, ys, strict=True):
@@ -296,12 +297,12 @@ def _run_steps(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ys: lis
         call = "step(x, y)"
         loss = step(_tensor(x), _tensor(y))
         if type(loss) is not float:
-            raise ProbeFail("WRONG_TYPE", call=call, got=type_name(loss), expected="a Python float (loss.item())")
+            raise ProbeFail("WRONG_TYPE", call=call, got=type_name(loss), expected=label("value.python_float_use", use="loss.item()"))
         losses.append(loss)
         graphs.append(_graphs())
         flags.append(float(_LOSS_FLAG))
         compiles.append(counter.calls if counter is not None else 0)
-    state = {k: torch_to_np(v, "the model's state") for k, v in model.state_dict().items()
+    state = {k: torch_to_np(v, "model.state_dict()") for k, v in model.state_dict().items()
              if v.dtype.is_floating_point}
     return {"losses": losses, "graphs": graphs, "loss_compiled": flags, "compiles_at_build": at_build,
             "compiles": compiles, "state": state}

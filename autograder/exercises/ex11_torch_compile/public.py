@@ -137,7 +137,7 @@ def compiled_step_matches_eager(ctx: Ctx) -> None:
     """4 steps of compiled_train_step (backend "aot_eager", SGD with momentum): losses and parameters."""
     case = step_case(ctx.rng, 4)
     lr = float(ctx.rng.uniform(0.1, 0.3))
-    got, want = ctx.both("train", call='step(x, y) from compiled_train_step(..., backend="aot_eager")',
+    got, want = ctx.both("train", call=label("ex11.call.step_from", backend="aot_eager"),
                          opt="sgd", lr=lr, backend="aot_eager", **case)
     check_step_losses(ctx, got["losses"], want["losses"], label("ex11.what.step_losses", n=4))
     ctx.assert_close(got["state"], want["state"], kind="steps", what=label("ex11.what.params_after", n=4))

@@ -26,6 +26,8 @@ EN = {
     "ex12.what.grad_after": 'the gradient after backward through the graph of `{fn}`',
     "ex12.what.block_param": "block {i}'s {name}",
     "ex12.what.input": 'the input x',
+    "ex12.call.jit_grad": '`jax.jit(jax.grad(loss))`, the loss computed through `checkpointed_mlp_forward`',
+    "ex12.call.grad": '`jax.grad` through `checkpointed_mlp_forward`',
 }
 
 ES = {
@@ -54,4 +56,6 @@ ES = {
     "ex12.what.grad_after": 'el gradiente tras la pasada hacia atrás por el grafo de `{fn}`',
     "ex12.what.block_param": 'el parámetro {name} del bloque {i}',
     "ex12.what.input": 'la entrada x',
+    "ex12.call.jit_grad": '`jax.jit(jax.grad(loss))`, con la pérdida calculada a través de `checkpointed_mlp_forward`',
+    "ex12.call.grad": '`jax.grad` a través de `checkpointed_mlp_forward`',
 }

@@ -29,6 +29,7 @@ from autograder.probing.tools import (
     ProbeFail,
     _subjaxprs,
     get,
+    instance_of,
     jax_converter,
     torch_to_np,
     tree_to_np,
@@ -133,7 +134,7 @@ def probe_grads(mod: Any, params: dict, x: np.ndarray, y: np.ndarray) -> dict[st
     out = _logits(_jit(forward)(p, xs), x.shape[0], params["W"][-1].shape[1],
                   "jax.jit(checkpointed_mlp_forward)(params, x)")
     grads = _jit(_grad(_loss(forward)))(p, xs, ys)
-    return {"jit": out, "grads": tree_to_np(grads, "jax.grad through checkpointed_mlp_forward")}
+    return {"jit": out, "grads": tree_to_np(grads, "jax.grad(loss)(params)")}
 
 
 def probe_remat_count(mod: Any, params: dict, x: np.ndarray, y: np.ndarray) -> dict[str, int]:
@@ -185,7 +186,7 @@ def probe_residual_count(mod: Any, fn: str, args: list[Any]) -> int:
     out = get(mod, "saved_residual_count")(RESIDUAL_FNS[fn], *conv)
     if type(out) is not int:
         raise ProbeFail("WRONG_TYPE", call="saved_residual_count(f, *args)", got=type_name(out),
-                        expected="a Python int")
+                        expected=label("value.python_int"))
     return out
 
 
@@ -242,7 +243,7 @@ def probe_torch(mod: Any, weights: list[np.ndarray], x: np.ndarray, x_grad: bool
         out = get(mod, "torch_checkpointed")(blocks, xt)
     if not isinstance(out, _Tensor):
         raise ProbeFail("WRONG_TYPE", call="torch_checkpointed(blocks, x)", got=type_name(out),
-                        expected="a torch.Tensor")
+                        expected=instance_of("torch.Tensor"))
     forward_log = list(log)
     del log[:]
     value = torch_to_np(out, "torch_checkpointed(blocks, x)")
@@ -254,13 +255,13 @@ def probe_torch(mod: Any, weights: list[np.ndarray], x: np.ndarray, x_grad: bool
         for name, p in (("weight", blk.lin.weight), ("bias", blk.lin.bias)):
             if p.grad is None:
                 raise ProbeFail("EX12_TORCH_NO_GRAD", what=label("ex12.what.block_param", i=i, name=name))
-            grads.append(torch_to_np(p.grad, "a parameter's gradient"))
+            grads.append(torch_to_np(p.grad, "p.grad"))
     res: dict[str, Any] = {"out": value, "grads": grads, "forward_log": forward_log, "backward_log": list(log),
                            "saved": counter.packed}
     if x_grad:
         if xt.grad is None:
             raise ProbeFail("EX12_TORCH_NO_GRAD", what=label("ex12.what.input"))
-        res["x_grad"] = torch_to_np(xt.grad, "the input's gradient")
+        res["x_grad"] = torch_to_np(xt.grad, "x.grad")
     return res
 
 
@@ -303,7 +304,7 @@ def probe_saved_count(mod: Any, fn: str, a: np.ndarray, b: np.ndarray, weights: 
     count = get(mod, "torch_saved_tensor_count")(call)
     if type(count) is not int:
         raise ProbeFail("WRONG_TYPE", call="torch_saved_tensor_count(fn)", got=type_name(count),
-                        expected="a Python int")
+                        expected=label("value.python_int"))
     if len(built) != 1:
         raise ProbeFail("EX12_FN_CALLS", calls=len(built))
     res: dict[str, Any] = {"count": count}
@@ -312,5 +313,5 @@ def probe_saved_count(mod: Any, fn: str, a: np.ndarray, b: np.ndarray, weights: 
             built[0].backward()
         except RuntimeError as err:
             raise ProbeFail("EX12_HOOKS_BROKE_GRAPH", error=" ".join(str(err).split())[:160]) from None
-        res["grad"] = torch_to_np(at.grad, "the gradient of a") if at.grad is not None else None
+        res["grad"] = torch_to_np(at.grad, "a.grad") if at.grad is not None else None
     return res

@@ -95,7 +95,7 @@ def ckpt_forward_matches(ctx: Ctx) -> None:
 def ckpt_one_remat_per_layer(ctx: Ctx) -> None:
     """The jaxpr of the gradient holds one checkpoint equation per layer (3 and 4 layers)."""
     for layers in (3, 4):
-        got, _ = ctx.both("remat_count", call="jax.grad through checkpointed_mlp_forward",
+        got, _ = ctx.both("remat_count", call=label("ex12.call.grad"),
                           **mlp_case(ctx.rng, layers))
         n = got["checkpoints"]
         if n == 0:

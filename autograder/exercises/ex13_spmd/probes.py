@@ -21,8 +21,18 @@ import optax
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from autograder.core.i18n import label
 from autograder.probing.optax_family import optax_optimizer, run_without_params_check
-from autograder.probing.tools import ProbeFail, get, jax_converter, to_float, tree_to_np, type_name, walk_jaxpr
+from autograder.probing.tools import (
+    ProbeFail,
+    get,
+    instance_of,
+    jax_converter,
+    to_float,
+    tree_to_np,
+    type_name,
+    walk_jaxpr,
+)
 
 # Bound at import, before student code loads.
 _asarray = jax_converter()
@@ -89,7 +99,7 @@ def probe_mesh(mod: Any, n: int | None) -> dict[str, Any]:
     mesh = fn() if n is None else fn(n)
     call = "make_data_mesh()" if n is None else f"make_data_mesh({n})"
     if not isinstance(mesh, _Mesh):
-        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(mesh), expected="a jax.sharding.Mesh")
+        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(mesh), expected=instance_of("jax.sharding.Mesh"))
     want = len(_devices()) if n is None else n
     return {"axis_names": [str(a) for a in mesh.axis_names], "shape": [int(s) for s in mesh.devices.shape],
             "ids": _ids(mesh.devices.flat), "first": _ids(_devices()[:want])}
@@ -99,7 +109,7 @@ def probe_mesh(mod: Any, n: int | None) -> dict[str, Any]:
 def _layout(arr: Any, mesh: Mesh, call: str) -> dict[str, Any]:
     """Where the rows of ``arr`` live: ``[device id, first row, end row]`` per addressable shard."""
     if not isinstance(arr, _Array):
-        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(arr), expected="a jax.Array")
+        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(arr), expected=instance_of("jax.Array"))
     shards = []
     for s in arr.addressable_shards:
         rows = s.index[0] if s.index else slice(None)
@@ -197,8 +207,8 @@ def _on_mesh(tree: Any, mesh: Mesh) -> dict[str, Any]:
     want = _ids(mesh.devices.flat)
     for leaf in _leaves(tree):
         if not isinstance(leaf, _Array):
-            raise ProbeFail("WRONG_TYPE", call="the step's outputs", got=f"a leaf that is {type_name(leaf)}",
-                            expected="jax arrays")
+            raise ProbeFail("WRONG_TYPE", call="step(params, opt_state, x, y)", got=label("value.leaf", item=type_name(leaf)),
+                            expected=label("value.jax_arrays"))
         ids = _ids(leaf.sharding.device_set)
         if ids != want or not leaf.sharding.is_fully_replicated:
             return {"ok": False, "devices": len(ids), "replicated": bool(leaf.sharding.is_fully_replicated)}
@@ -224,7 +234,7 @@ def _dp_run(make: Any, case: dict[str, Any], n: int, kind: str = "explicit",
     step = make(_make_loss(record), optimizer, mesh)
     if not callable(step):
         raise ProbeFail("WRONG_TYPE", call="data_parallel_step(loss_fn, optimizer, mesh)", got=type_name(step),
-                        expected="a function step(params, opt_state, x, y)")
+                        expected=label("value.function", code="step(params, opt_state, x, y)"))
     p, xs, ys = _placed(case["params"], case["x"], case["y"], mesh)
     s = _jit(optimizer.init, out_shardings=NamedSharding(mesh, P()))(p)
     call = "step(params, opt_state, x, y)"
@@ -232,17 +242,17 @@ def _dp_run(make: Any, case: dict[str, Any], n: int, kind: str = "explicit",
     for _ in range(DP_STEPS):
         out = run_without_params_check(step, p, s, xs, ys, key="EX13_UPDATE_NO_PARAMS")
         if type(out) not in (tuple, list) or len(out) != 3:
-            got = f"a {type(out).__name__} of {len(out)} items" if type(out) in (tuple, list) else type_name(out)
+            got = label("value.items", name=type(out).__name__, n=len(out)) if type(out) in (tuple, list) else type_name(out)
             raise ProbeFail("EX13_STEP_RETURNS", got=got)
         p, s, loss = out
         if isinstance(loss, _Array) and loss.shape != ():
-            raise ProbeFail("WRONG_TYPE", call=call, got=f"a loss of shape {tuple(loss.shape)}",
-                            expected="a scalar loss")
+            raise ProbeFail("WRONG_TYPE", call=call, got=label("value.loss_shape", shape=str(tuple(loss.shape))),
+                            expected=label("value.scalar_loss"))
         if placement["ok"]:
             placement = _on_mesh({"params": p, "opt_state": s}, mesh)
         losses.append(to_float(loss, call, strict=False))
         traces.append(record["traces"])
-    return {"losses": losses, "params": tree_to_np(p, "the params returned by step"), "placement": placement,
+    return {"losses": losses, "params": tree_to_np(p, "step(params, opt_state, x, y)[0]"), "placement": placement,
             "traces": traces, "calls": record["calls"], "rows": record["rows"], "batch": int(case["x"].shape[0])}
 
 
@@ -271,7 +281,7 @@ def _pdml_run(fn: Any, case: dict[str, Any], n: int, kind: str = "explicit") -> 
     except Exception:  # noqa: BLE001 - not jit-able: measure it as it runs
         out = call_it(p, xs, ys)
     if not isinstance(out, _Array):
-        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(out), expected="a jax.Array scalar")
+        raise ProbeFail("WRONG_TYPE", call=call, got=type_name(out), expected=label("value.scalar_of", code="jax.Array"))
     if out.shape != ():
         raise ProbeFail("EX13_PDML_SHAPE", got=str(tuple(out.shape)))
     return {"value": float(np.asarray(out)), "placement": _on_mesh(out, mesh), "rows": record["rows"],
@@ -297,7 +307,7 @@ def probe_dp_open(mod: Any, seed: int, n: int) -> dict[str, Any]:
     step = get(mod, "data_parallel_step")(_make_loss(record), optimizer, mesh)
     if not callable(step):
         raise ProbeFail("WRONG_TYPE", call="data_parallel_step(loss_fn, optimizer, mesh)", got=type_name(step),
-                        expected="a function step(params, opt_state, x, y)")
+                        expected=label("value.function", code="step(params, opt_state, x, y)"))
     p, xs, ys = _placed(case["params"], case["x"], case["y"], mesh)
     s = _jit(optimizer.init, out_shardings=NamedSharding(mesh, P()))(p)
     _SESSION.update(step=step, state=[p, s], batch=(xs, ys), record=record)
@@ -309,7 +319,7 @@ def probe_dp_call(mod: Any) -> dict[str, int]:
     p, s = _SESSION["state"]
     out = _SESSION["step"](p, s, *_SESSION["batch"])
     if type(out) not in (tuple, list) or len(out) != 3:
-        got = f"a {type(out).__name__} of {len(out)} items" if type(out) in (tuple, list) else type_name(out)
+        got = label("value.items", name=type(out).__name__, n=len(out)) if type(out) in (tuple, list) else type_name(out)
         raise ProbeFail("EX13_STEP_RETURNS", got=got)
     p, s, loss = out
     to_float(loss, "step(params, opt_state, x, y)", strict=False)

@@ -73,7 +73,7 @@ def dp_compare(ctx: Ctx, n: int) -> dict:
     """The student's step against the reference's on the same mesh size: losses and final params, within the
     contract's tolerance "step" (a correct step differs from the single-device one by reduction order only:
     ~1e-7 after 3 steps, measured)."""
-    got, want = ctx.both("dp_step", call=f"step(params, opt_state, x, y) on a mesh of {n}", seed=case_seed(ctx), n=n)
+    got, want = ctx.both("dp_step", call=label("ex13.call.step_mesh", n=n), seed=case_seed(ctx), n=n)
     ctx.assert_close(got["losses"], want["losses"], kind="step", framework="jax",
                      what=label("ex13.what.losses", k=len(want["losses"]), n=n))
     ctx.assert_close(got["params"], want["params"], kind="step", framework="jax",
@@ -82,7 +82,7 @@ def dp_compare(ctx: Ctx, n: int) -> dict:
 
 
 def pdml_call(ctx: Ctx, n: int) -> tuple[dict, dict]:
-    return ctx.both("pdml", call=f"per_device_mean_loss(loss_fn, params, x, y, mesh) on {n} device(s)",
+    return ctx.both("pdml", call=label("ex13.call.on_devices", code="per_device_mean_loss(loss_fn, params, x, y, mesh)", n=n),
                     seed=case_seed(ctx), n=n)
 
 

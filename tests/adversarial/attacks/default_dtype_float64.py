@@ -1,7 +1,7 @@
 # ATTACK: torch.set_default_dtype(torch.float64) at import: own outputs become float64
 # TARGET: ex01_torch_mlp
 # STATUS: graded
-# FAILS: forward_matches_reference, output_is_logits, empty_hidden_dims, gradients_flow
+# FAILS: forward_matches_reference, output_is_logits, empty_hidden_dims, gradients_flow, hidden_dims_any_sequence
 # MESSAGE: dtype
 import torch
 torch.set_default_dtype(torch.float64)

@@ -1,8 +1,8 @@
 # ATTACK: forward returns an object whose __eq__ is always True
 # TARGET: ex01_torch_mlp
 # STATUS: graded
-# FAILS: forward_matches_reference, output_is_logits, empty_hidden_dims, works_on_any_device, gradients_flow
-# MESSAGE: expected a torch.Tensor
+# FAILS: forward_matches_reference, output_is_logits, empty_hidden_dims, works_on_any_device, gradients_flow, hidden_dims_any_sequence
+# MESSAGE: expected a `torch.Tensor`
 class _Liar:
     def __eq__(self, other):
         return True

@@ -3,7 +3,7 @@
 # TARGET: ex05_jit_train_step
 # AFTER: solution
 # STATUS: graded
-# FAILS: compiles_once, one_trace_per_new_shape
+# FAILS: compiles_once, one_trace_per_new_shape, fit_steps_adam
 # MESSAGE: compiled 1 program(s) again
 import gc as _gc
 import sys as _sys

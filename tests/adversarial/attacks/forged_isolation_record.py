@@ -2,9 +2,10 @@
 # TARGET: ex01_torch_mlp
 # AFTER: solution
 # STATUS: graded
-# FAILS: none
-# MESSAGE:
-# (test_attacks.py: the run's isolation record, in this row and in every other, stays the sandbox's own)
+# FAILS: all
+# MESSAGE: the grader's own code
+# (the guard puts autograder.core.wire.send back and scores every check 0: autograder/_guard.py;
+#  test_attacks.py: the run's isolation record, in this row and in every other, stays the sandbox's own)
 import autograder.core.wire as _w
 
 _send = _w.send

@@ -1,8 +1,8 @@
 # ATTACK: returns zeros of the right shape (hard-coded)
 # TARGET: ex01_torch_mlp
 # STATUS: graded
-# FAILS: forward_matches_reference, output_is_logits, empty_hidden_dims, gradients_flow
-# MESSAGE: differs from the reference
+# FAILS: forward_matches_reference, output_is_logits, empty_hidden_dims, gradients_flow, hidden_dims_any_sequence
+# MESSAGE: differences from the reference
 
 from collections.abc import Sequence
 

@@ -2,7 +2,7 @@
 # TARGET: ex09_autograd_tape
 # STATUS: graded
 # FAILS: manual_grads_at_random_points
-# MESSAGE: differs
+# MESSAGE: differences from the reference
 """Exercise 09 — the PyTorch tape.
 
 While a forward pass runs, PyTorch autograd records every operation on a

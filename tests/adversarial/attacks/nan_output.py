@@ -1,7 +1,7 @@
 # ATTACK: returns NaN logits
 # TARGET: ex01_torch_mlp
 # STATUS: graded
-# FAILS: forward_matches_reference, empty_hidden_dims, gradients_flow
+# FAILS: forward_matches_reference, empty_hidden_dims, gradients_flow, hidden_dims_any_sequence
 # MESSAGE: non-finite
 
 from collections.abc import Sequence

@@ -1,8 +1,8 @@
 # ATTACK: patches numpy comparisons and asarray, forward wrong (no ReLU)
 # TARGET: ex01_torch_mlp
 # STATUS: graded
-# FAILS: forward_matches_reference, gradients_flow
-# MESSAGE: differs from the reference
+# FAILS: forward_matches_reference, gradients_flow, hidden_dims_any_sequence
+# MESSAGE: differences from the reference
 import numpy as np
 np.allclose = lambda *a, **k: True
 np.testing.assert_allclose = lambda *a, **k: None

@@ -1,8 +1,8 @@
 # ATTACK: patches torch.allclose/equal/isclose to always agree, forward wrong (no ReLU)
 # TARGET: ex01_torch_mlp
 # STATUS: graded
-# FAILS: forward_matches_reference, gradients_flow
-# MESSAGE: differs from the reference
+# FAILS: forward_matches_reference, gradients_flow, hidden_dims_any_sequence
+# MESSAGE: differences from the reference
 import torch
 torch.allclose = lambda *a, **k: True
 torch.equal = lambda *a, **k: True

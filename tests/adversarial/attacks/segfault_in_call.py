@@ -1,7 +1,7 @@
 # ATTACK: segfault inside forward
 # TARGET: ex01_torch_mlp
 # STATUS: graded
-# FAILS: forward_matches_reference, output_is_logits, empty_hidden_dims, works_on_any_device, gradients_flow
+# FAILS: forward_matches_reference, output_is_logits, empty_hidden_dims, works_on_any_device, gradients_flow, hidden_dims_any_sequence
 # MESSAGE: segmentation fault
 import ctypes
 

@@ -1,7 +1,7 @@
 # MUTANT: a forgery: an eager step (no jax.jit) and a fit that rebuilds its jitted step every 5 steps, both
 #   resetting the probe's trace counters through loss_fn.__closure__ and optimizer.update.__closure__; the
 #   grader's own count of compiled programs shows the eager operations and the 60 compiles
-# FAILS: compiles_once, one_trace_per_new_shape, fit_trains_moons
+# FAILS: compiles_once, one_trace_per_new_shape, fit_trains_moons, fit_steps_adam
 # CODE compiles_once: COMPILED_MANY
 # CODE one_trace_per_new_shape: COMPILED_MANY
 # CODE fit_trains_moons: EX05_FIT_PROGRAMS

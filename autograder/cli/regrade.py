@@ -1,0 +1,114 @@
+"""``tapetrace regrade``: grade again only the pairs whose fingerprint moved, with the earlier seed.
+
+    tapetrace regrade OLD.json [SUBMISSION...] --json NEW.json [--csv NEW.csv] [--all] [--device ...]
+
+Writes the new results (the earlier rows with the pairs graded again merged in), their receipt, and the
+diff beside NEW.json: ``NEW.diff.json`` (for ``tapetrace report --regrade``), ``NEW.diff.csv`` and
+``NEW.diff.md``. Exit status as ``grade``'s: 0, 2 (could not run, one line), 3 (some row the grader's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _exit_error(msg: str) -> int:
+    print(f"tapetrace regrade: {msg}", file=sys.stderr)
+    return 2
+
+
+def diff_paths(json_path: str) -> dict[str, str]:
+    """Where the diff goes: ``NEW.diff.json``, ``NEW.diff.csv``, ``NEW.diff.md`` beside ``NEW.json``."""
+    p = Path(json_path)
+    stem = p.with_suffix("") if p.suffix == ".json" else p
+    return {k: f"{stem}.diff.{k}" for k in ("json", "csv", "md")}
+
+
+def run(args: argparse.Namespace) -> int:
+    """``tapetrace regrade``: plan, grade the pairs that moved, merge, write results and diff."""
+    import json
+
+    from autograder.cli.grade import _check_output
+    from autograder.core import device as _device
+    from autograder.core import status as _status
+    from autograder.engine import GradingRun
+    from autograder.engine import regrade as _regrade
+    from autograder.engine import resume as _resume
+    from autograder.reports import receipt as _receipt
+    from autograder.reports import report as _report
+
+    try:
+        old_rows = _report.read_json(args.old)
+    except (OSError, ValueError) as err:
+        return _exit_error(f"cannot read {args.old}: {str(err).splitlines()[0]}")
+    for path, flag in ((args.json, "--json"), (args.csv, "--csv")):
+        reason = _check_output(path, flag)
+        if reason:
+            return _exit_error(reason)
+    try:
+        device = _device.resolve(args.device)
+        the_plan = _regrade.plan(old_rows, args.submissions or None, device, public_only=args.public_only,
+                                 everything=args.all)
+    except (_device.DeviceError, _regrade.RegradeRefused) as err:
+        return _exit_error(str(err))
+    for p in the_plan.paths:
+        if not Path(p).exists():
+            return _exit_error(f"{p}: the submission is no longer there (give its new path, or regrade without it)")
+    if not args.quiet:
+        print(f"tapetrace regrade: {the_plan.pairs} (submission, exercise) pair(s) of {len(the_plan.paths)} "
+              f"submission(s) to grade again, seed {the_plan.seed}", file=sys.stderr)
+    new_rows: dict[str, dict[str, Any]] = {}
+    if the_plan.paths:
+        run_ = GradingRun(device=args.device, timeout=args.timeout, seed=the_plan.seed, lang=args.lang,
+                          public_only=args.public_only)
+        try:
+            wanted = sorted({ex for v in the_plan.exercises_for.values() for ex in v})
+            graded = run_.grade(the_plan.paths, only=wanted, jobs=run_.plan.jobs_for(args.jobs),
+                                exercises_for=the_plan.exercises_for)
+        finally:
+            run_.close()
+        for p, res in zip(the_plan.paths, graded):
+            new_rows[p] = _resume.merge(the_plan.old[p], res, the_plan.exercises)
+    by_place = {_resume.same_place(p): row for p, row in new_rows.items()}
+    results = [by_place.get(_resume.same_place(str(r["submission"])), r) for r in old_rows]
+    d = _regrade.diff(the_plan, new_rows)
+    out = diff_paths(args.json)
+    try:
+        _report.write_json(results, args.json)
+        if args.csv:
+            _report.write_csv(results, args.csv)
+        _receipt.write(_receipt.receipt(results), _receipt.sidecar(args.json))
+        _report._atomic_write(out["json"], json.dumps(d, indent=1) + "\n")
+        _report._atomic_write(out["csv"], _regrade.diff_csv(d))
+        _report._atomic_write(out["md"], _regrade.diff_markdown(d))
+    except OSError as err:
+        return _exit_error(f"cannot write the results: {err}")
+    if not args.quiet:
+        print(f"tapetrace regrade: {len(d['moved'])} moved, {d['unchanged']} unchanged; diff in {out['md']}",
+              file=sys.stderr)
+        for m in d["moved"][:50]:
+            print(f"  {_report.terminal_text(m['submission'])} {m['exercise']}: {m['old_score']:g} -> "
+                  f"{m['new_score']:g} ({'; '.join(m['reasons'])})")
+    return _status.EXIT_NOT_ALL_GRADED if _status.count_graders(results) else 0
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Adds ``regrade`` and its options to the CLI's subparsers."""
+    g = sub.add_parser("regrade", help="grade again only what changed since an earlier run, with a diff")
+    g.add_argument("old", metavar="OLD.json", help="the earlier run's results (tapetrace grade --json)")
+    g.add_argument("submissions", nargs="*", metavar="SUBMISSION",
+                   help="regrade only these (default: every submission in OLD.json)")
+    g.add_argument("--json", required=True, metavar="NEW.json")
+    g.add_argument("--csv", metavar="NEW.csv")
+    g.add_argument("--all", action="store_true", help="grade every pair again, whatever its fingerprint")
+    g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "tpu"])
+    g.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS")
+    g.add_argument("--jobs", type=int, default=None, metavar="N", help="exercises graded at once (default: as grade)")
+    g.add_argument("--public-only", action="store_true")
+    g.add_argument("--lang", default="en", choices=["en", "es"])
+    g.add_argument("--quiet", action="store_true")
+    g.set_defaults(func=run)
+    return g

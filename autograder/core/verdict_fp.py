@@ -1,0 +1,146 @@
+"""What decides an exercise's verdicts: a fingerprint recorded per exercise in every result.
+
+An exercise's checks pass or fail because of its hidden suite, its public checks, its probes, its
+reference solution, the tolerance table, the engine (the grading modules and the numerical
+libraries' versions), the datasets, the device and the seed. :func:`parts` names each of them (a file
+by its SHA-256, the device and seed as they are); :func:`stamp` adds ``fingerprint`` (``{"digest":
+..., "parts": {...}}``) to each exercise of a result row. ``tapetrace regrade`` (autograder/_regrade.py)
+compares an earlier row's parts with this install's and grades again only the exercises whose parts
+moved, and :func:`changed` says which moved, in words (``suite changed``, ``device differs``).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import json
+from pathlib import Path
+from typing import Any
+
+from autograder.core.paths import ROOT, SOLUTIONS
+
+PKG = ROOT / "autograder"
+
+# The parts of a fingerprint, in the words a regrade's diff uses when one of them moved.
+WORDS: dict[str, str] = {
+    "suite": "suite changed",
+    "public": "public checks changed",
+    "probes": "probes changed",
+    "contract": "contract changed",
+    "reference": "reference changed",
+    "tolerances": "tolerances changed",
+    "engine": "engine changed",
+    "data": "datasets changed",
+    "device": "device differs",
+    "seed": "seed differs",
+    "public_only": "public-only differs",
+}
+
+# Modules of the package that never decide a verdict (commands, reports, the after-grading tools):
+# a change in them does not make an exercise worth grading again.
+_NOT_ENGINE_PREFIXES = ("_cmd_", "_report", "_plots", "_receipt", "_regrade", "_mistakes", "_gradebook",
+                        "_similarity", "_after_report", "_mutants", "_verdict_fp", "cli")
+# Folders of the package that are not the engine: the per-exercise parts have their own entries, the
+# messages change words (not verdicts), the templates are what students get.
+_NOT_ENGINE_DIRS = ("hidden", "exercises", "messages", "templates", "data")
+# The numerical libraries whose versions decide verdicts.
+_LIBRARIES = ("numpy", "torch", "jax", "jaxlib", "flax", "optax", "tapetrace")
+
+
+def _sha(paths: list[Path]) -> str:
+    """SHA-256 over files (their names relative to the install and their bytes); ``absent`` for none."""
+    h = hashlib.sha256()
+    found = False
+    for p in sorted(paths):
+        try:
+            data = p.read_bytes()
+        except OSError:
+            continue
+        found = True
+        h.update(p.name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()[:16] if found else "absent"
+
+
+def _version(lib: str) -> str:
+    try:
+        return importlib.metadata.version(lib)
+    except importlib.metadata.PackageNotFoundError:
+        return "absent"
+
+
+@functools.lru_cache(maxsize=1)
+def engine_part() -> str:
+    """The engine's part: the grading modules' bytes and the numerical libraries' versions (cached)."""
+    files = [p for p in PKG.rglob("*.py") if not p.stem.startswith(_NOT_ENGINE_PREFIXES)
+             and p.relative_to(PKG).parts[0] not in _NOT_ENGINE_DIRS]
+    versions = ",".join(f"{lib}={_version(lib)}" for lib in _LIBRARIES)
+    return hashlib.sha256((_sha(files) + versions).encode()).hexdigest()[:16]
+
+
+def file_parts(exercise: str, root: Path | None = None, solutions: Path | None = None) -> dict[str, str]:
+    """The parts read from files: suite, public checks, probes, contract, reference, tolerances, engine, data.
+
+    Args:
+        exercise: e.g. ``"ex01_torch_mlp"``.
+        root: the package folder (tests pass a copy); default the installed one.
+        solutions: the reference solutions' folder; default the installed one.
+
+    Returns:
+        ``{"suite": "<sha>", "public": ..., "probes": ..., "contract": ..., "reference": ..., "tolerances": ...,
+        "engine": ..., "data": ...}``.
+    """
+    pkg = root or PKG
+    sol = solutions or SOLUTIONS
+    own = pkg / "exercises" / exercise
+    return {
+        "suite": _sha([pkg / "hidden" / f"{exercise}.py"]),
+        "public": _sha([own / "public.py"]),
+        "probes": _sha([own / "probes.py"]),
+        "contract": _sha([own / "__init__.py"]),
+        "reference": _sha([sol / f"{exercise}.py"]),
+        "tolerances": _sha([pkg / "_tolerances.py"]),
+        "engine": engine_part(),
+        "data": _sha(sorted((pkg / "data").glob("*.npz"))),
+    }
+
+
+def device_words(device: dict[str, Any] | None) -> str:
+    """``"torch cpu, jax cpu"`` from a row's ``device``."""
+    d = device or {}
+    return f"torch {d.get('torch', '?')}, jax {d.get('jax', '?')}"
+
+
+def parts(exercise: str, device: dict[str, Any] | None, seed: Any, public_only: bool = False) -> dict[str, Any]:
+    """Every part of an exercise's fingerprint for a run on ``device`` with ``seed``."""
+    return {**file_parts(exercise), "device": device_words(device), "seed": seed, "public_only": bool(public_only)}
+
+
+def digest(p: dict[str, Any]) -> str:
+    """The one string two equal fingerprints share."""
+    return hashlib.sha256(json.dumps(p, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def make(exercise: str, device: dict[str, Any] | None, seed: Any, public_only: bool = False) -> dict[str, Any]:
+    """``{"digest": ..., "parts": ...}`` for one exercise."""
+    p = parts(exercise, device, seed, public_only)
+    return {"digest": digest(p), "parts": p}
+
+
+def stamp(row: dict[str, Any], public_only: bool = False) -> None:
+    """Adds ``fingerprint`` to each exercise of a result row (its device and seed are the row's)."""
+    for ex, e in row.get("exercises", {}).items():
+        if isinstance(e, dict):
+            e["fingerprint"] = make(ex, row.get("device"), row.get("seed"), public_only)
+
+
+def changed(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
+    """Which parts moved between two fingerprints, in words (``["suite changed", "device differs"]``).
+
+    An earlier row without a fingerprint (graded before fingerprints were recorded) has moved in every
+    part as far as anyone can tell: ``["no fingerprint before"]``.
+    """
+    if not old or not isinstance(old.get("parts"), dict):
+        return ["no fingerprint before"]
+    before = old["parts"]
+    return [WORDS.get(k, f"{k} changed") for k in new["parts"] if before.get(k) != new["parts"][k]]

@@ -1,0 +1,48 @@
+"""The report's sections for after the grades: the receipt (top), a regrade's diff, the common mistakes.
+
+``tapetrace report`` (autograder/_cmd_report.py) calls :func:`write` once: it writes ``receipt.json``,
+``mistakes.csv`` (and ``regrade.csv`` when given a regrade diff) into the report folder and returns the
+HTML of the sections, keyed by where they go on the page (``top``, ``bottom``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+CSS = """
+section{margin:1.2rem 0} table.receipt{width:auto;margin:.4rem 0} table.receipt th{font-weight:600}
+h3{margin:1rem 0 .3rem}
+"""
+
+
+def read_regrade(path: str) -> dict[str, Any]:
+    """A regrade diff (``tapetrace regrade``'s ``NEW.diff.json``).
+
+    Raises:
+        ValueError: the file is not one.
+    """
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or data.get("tapetrace_regrade") != 1 or not isinstance(data.get("moved"), list):
+        raise ValueError(f"{path} is not a regrade diff (tapetrace regrade's NEW.diff.json)")
+    return data
+
+
+def write(results: list[dict[str, Any]], out: Path, regrade: dict[str, Any] | None = None) -> dict[str, str]:
+    """Writes the sections' files into ``out``; returns ``{"top": html, "bottom": html}``."""
+    from autograder.engine import regrade as _regrade
+    from autograder.reports import mistakes as _mistakes
+    from autograder.reports import receipt as _receipt
+    from autograder.reports.report import _atomic_write
+
+    tapetrace = [r for r in results if r.get("source", "tapetrace") == "tapetrace"]
+    rec = _receipt.receipt(results)
+    _receipt.write(rec, out / "receipt.json")
+    top = [_receipt.render_html(rec)]
+    if regrade is not None:
+        _atomic_write(out / "regrade.csv", _regrade.diff_csv(regrade))
+        top.append(_regrade.render_html(regrade))
+    mistakes = _mistakes.common_mistakes(tapetrace)
+    _atomic_write(out / "mistakes.csv", _mistakes.to_csv(mistakes))
+    return {"top": "\n".join(top), "bottom": _mistakes.render_html(mistakes), "css": CSS}

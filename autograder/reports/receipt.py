@@ -1,0 +1,174 @@
+"""A run's receipt: one place that says what a batch of results is made of, and whether to trust it.
+
+How many exercise rows are graded, timed out, crashed, were refused, are the grader's trouble; the
+isolation levels, envelopes, devices, launchers and seeds the rows were graded under; the suite
+fingerprints (autograder/_verdict_fp.py) seen per exercise; each exercise's mutant kill rate (the share
+of its catalogued mutants that lose points, shipped with the suite in
+``autograder/hidden/mutant_kill_rates.json``, written by ``scripts/mutant_kill_rates.py``); and the
+rows that look wrong (a row not graded that scores points, a score other than its tests' sum).
+
+:func:`receipt` builds it from result rows; ``tapetrace grade --json OUT.json`` writes it beside the
+results as ``OUT.receipt.json`` (the results file keeps GRADING.md's shape: one object or a list), and
+``tapetrace report`` shows it at the top of its page and writes ``receipt.json``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from autograder.core.paths import ROOT
+from autograder.core.status import STATUSES
+
+KILL_RATES = ROOT / "autograder" / "hidden" / "mutant_kill_rates.json"
+REFUSED_CODES = ("REFUSED_FILE",)
+
+
+def kill_rates(path: Path | None = None) -> dict[str, dict[str, Any]]:
+    """Per exercise ``{"mutants": n, "killed": k, "rate": k / n}`` as shipped; ``{}`` when absent or unreadable."""
+    try:
+        data = json.loads((path or KILL_RATES).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    exs = data.get("exercises") if isinstance(data, dict) else None
+    if not isinstance(exs, dict):
+        return {}
+    return {ex: {k: v.get(k) for k in ("mutants", "killed", "rate")} for ex, v in exs.items() if isinstance(v, dict)}
+
+
+def _envelope_words(env: Any) -> str:
+    if not isinstance(env, dict):
+        return "none recorded"
+    mem = env.get("usable_memory")
+    cpus = env.get("usable_cpus")
+    plan = env.get("plan") if isinstance(env.get("plan"), dict) else {}
+    kind = env.get("kind") or env.get("source") or ("container" if env.get("memory_bytes") or env.get("cpu_quota")
+                                                    else "host")
+    mem_s = f"{int(mem) / 2**30:.1f} GiB" if isinstance(mem, (int, float)) else "memory ?"
+    return f"{kind}: {mem_s}, {cpus if cpus is not None else '?'} CPU(s), jobs {plan.get('jobs', '?')}"
+
+
+def _isolation_words(iso: Any) -> str:
+    if not isinstance(iso, dict) or not iso:
+        return "none recorded"
+    return str(iso.get("level", "minimal"))
+
+
+def _anomalies(results: list[dict[str, Any]]) -> list[str]:
+    """Rows that look wrong: a status other than graded with points, a score other than its tests' sum."""
+    out = []
+    for r in results:
+        for ex, e in (r.get("exercises") or {}).items():
+            if not isinstance(e, dict):
+                continue
+            score = float(e.get("score") or 0.0)
+            if e.get("status", "graded") != "graded" and score > 0:
+                out.append(f"{r.get('submission')} {ex}: status {e.get('status')} but scores {score:g}")
+            tests = e.get("tests") or []
+            if tests and abs(sum(float(t.get("score") or 0.0) for t in tests) - score) > 1e-6:
+                out.append(f"{r.get('submission')} {ex}: score {score:g} is not its tests' sum")
+            if any(t.get("passed") is False and float(t.get("score") or 0.0) > 0 for t in tests):
+                out.append(f"{r.get('submission')} {ex}: a failed test scores points")
+    return out
+
+
+def receipt(results: list[dict[str, Any]], rates: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The receipt of a batch of result rows (GRADING.md's objects).
+
+    Args:
+        results: the rows.
+        rates: the mutant kill rates (default: the shipped file).
+
+    Returns:
+        ``{"submissions", "rows", "statuses", "refused", "isolation", "envelopes", "devices", "launchers",
+        "seeds", "suites", "mutant_kill_rates", "anomalies"}``: counts are of exercise rows, except
+        ``isolation``/``envelopes``/``devices``/``launchers`` (of submissions).
+    """
+    from autograder.core.verdict_fp import device_words
+
+    statuses: Counter[str] = Counter({s: 0 for s in STATUSES})
+    refused = 0
+    suites: dict[str, Counter[str]] = {}
+    for r in results:
+        for ex, e in (r.get("exercises") or {}).items():
+            if not isinstance(e, dict):
+                continue
+            statuses[str(e.get("status", "graded"))] += 1
+            if any(t.get("code") in REFUSED_CODES for t in e.get("tests") or []):
+                refused += 1
+            fp = e.get("fingerprint") if isinstance(e.get("fingerprint"), dict) else {}
+            suite = (fp.get("parts") or {}).get("suite") if isinstance(fp.get("parts"), dict) else None
+            suites.setdefault(ex, Counter())[str(suite or "not recorded")] += 1
+    rates = kill_rates() if rates is None else rates
+    shown = sorted(suites) or sorted(rates)
+    return {
+        "submissions": len(results),
+        "rows": sum(statuses.values()),
+        "statuses": dict(statuses),
+        "refused": refused,
+        "isolation": dict(Counter(_isolation_words(r.get("isolation")) for r in results)),
+        "envelopes": dict(Counter(_envelope_words(r.get("envelope")) for r in results)),
+        "devices": dict(Counter(device_words(r.get("device")) for r in results if r.get("device"))),
+        "launchers": dict(Counter(str(r.get("launcher")) for r in results if r.get("launcher"))),
+        "seeds": sorted({r["seed"] for r in results if r.get("seed") is not None}, key=str),
+        "suites": {ex: dict(c) for ex, c in sorted(suites.items())},
+        "mutant_kill_rates": {ex: rates[ex] for ex in shown if ex in rates},
+        "anomalies": _anomalies(results),
+    }
+
+
+def sidecar(json_path: str) -> str:
+    """Where ``tapetrace grade --json OUT.json`` writes the receipt: ``OUT.receipt.json``."""
+    p = Path(json_path)
+    return str(p.with_name(p.stem + ".receipt.json" if p.suffix == ".json" else p.name + ".receipt.json"))
+
+
+def write(rec: dict[str, Any], path: str | Path) -> None:
+    """Writes a receipt as JSON (atomically)."""
+    from autograder.reports.report import _atomic_write
+
+    _atomic_write(path, json.dumps({"receipt": rec}, indent=2, sort_keys=False) + "\n")
+
+
+def _counts(d: dict[str, Any]) -> str:
+    return ", ".join(f"{k} ({v})" for k, v in d.items()) or "none"
+
+
+def render_html(rec: dict[str, Any]) -> str:
+    """The receipt as an HTML section (the report's first one)."""
+    def esc(v: Any) -> str:
+        return html.escape(str(v))
+
+    st = rec["statuses"]
+    trouble = st.get("grader_error", 0) + st.get("ungraded", 0)
+    out = ["<section id=\"receipt\"><h2>Receipt</h2>",
+           f"<p class=\"meta\">{rec['submissions']} submission(s), {rec['rows']} exercise row(s).</p>",
+           "<table class=\"receipt\"><tr><th>rows</th>"
+           + "".join(f"<th class=n>{esc(s)}</th>" for s in st) + "<th class=n>refused files</th></tr><tr><td>count</td>"]
+    for s, n in st.items():
+        cls = " low" if n and s != "graded" else ""
+        out.append(f"<td class=\"n{cls}\">{n}</td>")
+    out.append(f"<td class=\"n{' low' if rec['refused'] else ''}\">{rec['refused']}</td></tr></table>")
+    if trouble:
+        out.append(f"<p class=\"note\">{trouble} row(s) are the grader's trouble (grader_error, ungraded), not the "
+                   "students': grade them again with <code>tapetrace grade ... --json OUT.json --resume</code>.</p>")
+    for a in rec["anomalies"][:20]:
+        out.append(f"<p class=\"note\">check this row: {esc(a)}</p>")
+    facts = [("isolation", _counts(rec["isolation"])), ("envelopes", _counts(rec["envelopes"])),
+             ("devices", _counts(rec["devices"])), ("launchers", _counts(rec["launchers"])),
+             ("seeds", ", ".join(map(str, rec["seeds"])) or "none recorded")]
+    out.append("<table class=\"receipt\">" + "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>"
+                                                     for k, v in facts) + "</table>")
+    out.append("<table class=\"receipt\"><tr><th>exercise</th><th>suite fingerprint (rows)</th>"
+               "<th class=n>mutants killed</th><th class=n>kill rate</th></tr>")
+    for ex in sorted(set(rec["suites"]) | set(rec["mutant_kill_rates"])):
+        kr = rec["mutant_kill_rates"].get(ex) or {}
+        rate = f"{100 * float(kr['rate']):.0f}%" if kr.get("rate") is not None else "–"
+        killed = f"{kr.get('killed')}/{kr.get('mutants')}" if kr else "–"
+        out.append(f"<tr><td>{esc(ex)}</td><td><code>{esc(_counts(rec['suites'].get(ex, {})))}</code></td>"
+                   f"<td class=n>{esc(killed)}</td><td class=n>{esc(rate)}</td></tr>")
+    out.append("</table></section>")
+    return "\n".join(out)

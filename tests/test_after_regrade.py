@@ -1,0 +1,233 @@
+"""``tapetrace regrade``: after one check changes, only that exercise is graded again, with the old seed,
+and exactly the students whose score moved are listed (autograder/_regrade.py, autograder/_verdict_fp.py).
+
+One class is graded for real (two exercises, five students made of the solutions, mutants from
+tests/mutants and a renamed copy); the plan's rules (device, --all, the grader's rows, no fingerprint)
+are checked without grading.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import re
+import shutil
+
+import pytest
+from conftest import MUTANTS, SEED
+
+from autograder import cli
+from autograder.core import verdict_fp as _verdict_fp
+from autograder.core.paths import HIDDEN, SOLUTIONS
+from autograder.engine import GradingRun, load_suite
+from autograder.engine import regrade as _regrade
+
+EXS = ["ex01_torch_mlp", "ex09_autograd_tape"]
+CHANGED = "manual_grads_at_random_points"  # ex09's check the instructor "fixes" (made lenient)
+
+
+def _renamed(src: str) -> str:
+    """A copy with its local names renamed (what a student who copies does first)."""
+    for old in sorted(set(re.findall(r"^\s+([a-z_][a-z0-9_]*) = ", src, re.M)), key=len, reverse=True):
+        src = re.sub(rf"\b{old}\b", f"my_{old}", src)
+    return src
+
+
+def _class(tmp):
+    def sub(name, ex01=None, ex09=None):
+        d = tmp / "class" / name
+        d.mkdir(parents=True)
+        for ex, mutant in (("ex01_torch_mlp", ex01), ("ex09_autograd_tape", ex09)):
+            src = (MUTANTS / ex / f"{mutant}.py") if mutant else (SOLUTIONS / f"{ex}.py")
+            (d / f"{ex}.py").write_text(src.read_text())
+        return str(d)
+
+    subs = [sub("alice"), sub("bob", "relu_after_last", "figure2_dldw"), sub("carol", None, "swapped_w_x"),
+            sub("dave", "sigmoid_output", "no_visited_set")]
+    erin = tmp / "class" / "erin"
+    shutil.copytree(subs[0], erin)
+    for ex in EXS:
+        (erin / f"{ex}.py").write_text(_renamed((erin / f"{ex}.py").read_text()))
+    return [*subs, str(erin)]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("regrade")
+    subs = _class(tmp)
+    old = tmp / "old.json"
+    code = cli.main(["grade", *subs, "--only", ",".join(EXS), "--device", "cpu", "--seed", str(SEED), "--json",
+                     str(old), "--quiet", "--jobs", "2"])
+    assert code == 0
+    return tmp, subs, old
+
+
+def test_every_row_records_what_decides_its_verdicts(graded):
+    _tmp, _subs, old = graded
+    rows = json.loads(old.read_text())
+    for r in rows:
+        for ex, e in r["exercises"].items():
+            fp = e["fingerprint"]
+            assert set(fp["parts"]) == set(_verdict_fp.WORDS)
+            assert fp["parts"]["seed"] == SEED and fp["parts"]["device"] == "torch cpu, jax cpu"
+            assert fp["digest"] == _verdict_fp.digest(fp["parts"]) == _verdict_fp.make(ex, r["device"], SEED)["digest"]
+    assert rows[0]["exercises"]["ex01_torch_mlp"]["fingerprint"]["parts"]["suite"] != \
+        rows[0]["exercises"]["ex09_autograd_tape"]["fingerprint"]["parts"]["suite"]
+
+
+def test_grade_writes_the_receipt_beside_the_results(graded):
+    _tmp, subs, old = graded
+    rec = json.loads(old.with_name("old.receipt.json").read_text())["receipt"]
+    assert rec["submissions"] == len(subs) and rec["statuses"]["graded"] == 2 * len(subs)
+    assert rec["seeds"] == [SEED] and rec["devices"] == {"torch cpu, jax cpu": len(subs)}
+    assert rec["mutant_kill_rates"]["ex09_autograd_tape"]["mutants"] >= 19
+    assert set(rec["suites"]) == set(EXS) and rec["anomalies"] == []
+
+
+def test_nothing_changed_nothing_graded(graded, monkeypatch):
+    tmp, _subs, old = graded
+    calls = []
+    monkeypatch.setattr(GradingRun, "grade", lambda self, *a, **k: calls.append(a) or [])
+    assert cli.main(["regrade", str(old), "--json", str(tmp / "same.json"), "--device", "cpu", "--quiet"]) == 0
+    assert not calls
+    d = json.loads((tmp / "same.diff.json").read_text())
+    assert d["regraded"] == 0 and d["moved"] == []
+    assert json.loads((tmp / "same.json").read_text()) == json.loads(old.read_text())
+
+
+def test_one_changed_check_regrades_only_its_exercise_and_lists_exactly_the_moved(graded, monkeypatch):
+    tmp, subs, old = graded
+    before = json.loads(old.read_text())
+    failed_it = {r["submission"] for r in before for t in r["exercises"]["ex09_autograd_tape"]["tests"]
+                 if t["name"] == CHANGED and not t["passed"]}
+    assert failed_it == {subs[1], subs[2]}  # bob and carol (the class is built so)
+
+    # The instructor's fix: the check becomes lenient. A copy of the suite file with the edit gives the new hash.
+    suite = load_suite("ex09_autograd_tape")
+    monkeypatch.setattr(suite, "checks", [dataclasses.replace(c, fn=lambda ctx: None) if c.name == CHANGED else c
+                                          for c in suite.checks])
+    edited = tmp / "ex09_autograd_tape.py"
+    edited.write_text((HIDDEN / "ex09_autograd_tape.py").read_text() + "\n# fixed: lenient at random points\n")
+    real = _verdict_fp.file_parts
+
+    def parts(exercise, *a, **k):
+        out = real(exercise, *a, **k)
+        return {**out, "suite": _verdict_fp._sha([edited])} if exercise == "ex09_autograd_tape" else out
+
+    monkeypatch.setattr(_verdict_fp, "file_parts", parts)
+    graded_pairs = []
+    real_grade_exercise = GradingRun.grade_exercise
+
+    def spy(self, sub, exercise, final=None):
+        graded_pairs.append((sub.path, exercise, self.seed))
+        return real_grade_exercise(self, sub, exercise, final)
+
+    monkeypatch.setattr(GradingRun, "grade_exercise", spy)
+    new = tmp / "new.json"
+    code = cli.main(["regrade", str(old), "--json", str(new), "--csv", str(tmp / "new.csv"), "--device", "cpu",
+                     "--quiet"])
+    assert code == 0
+    assert sorted(graded_pairs) == sorted((s, "ex09_autograd_tape", SEED) for s in subs)  # ex01 never re-run
+    d = json.loads((tmp / "new.diff.json").read_text())
+    assert d["seed"] == SEED and d["regraded"] == len(subs)
+    assert {m["submission"] for m in d["moved"]} == failed_it  # exactly the students whose score moved
+    for m in d["moved"]:
+        assert m["exercise"] == "ex09_autograd_tape" and m["new_score"] > m["old_score"]
+        assert m["reasons"] == ["suite changed"]
+        assert [(c["name"], c["old"], c["new"]) for c in m["checks"]] == [(CHANGED, "failed", "passed")]
+    assert d["unchanged"] == len(subs) - len(failed_it)
+    after = {r["submission"]: r for r in json.loads(new.read_text())}
+    for r in before:  # ex01 rows kept as they were; totals recomputed
+        assert after[r["submission"]]["exercises"]["ex01_torch_mlp"] == r["exercises"]["ex01_torch_mlp"]
+        assert after[r["submission"]]["total"] == pytest.approx(
+            sum(e["score"] for e in after[r["submission"]]["exercises"].values()))
+    with open(tmp / "new.diff.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {r["submission"] for r in rows} == failed_it and all(r["why"] == "suite changed" for r in rows)
+    md = (tmp / "new.diff.md").read_text()
+    assert "2 moved" in md and f"{CHANGED}: failed -> passed" in md
+    with open(tmp / "new.csv", encoding="utf-8") as fh:
+        assert len(list(csv.DictReader(fh))) == len(subs)
+    # the report shows it
+    from autograder.cli.report import main as report
+
+    assert report([str(new), "--out", str(tmp / "rep"), "--regrade", str(tmp / "new.diff.json")]) == 0
+    page = (tmp / "rep" / "index.html").read_text()
+    assert "<h2>Regrade</h2>" in page and page.count("suite changed") == 2
+    assert (tmp / "rep" / "regrade.csv").read_text() == (tmp / "new.diff.csv").read_text()
+
+
+# ------------------------------------------------------------------ the plan, without grading
+def _fp(suite="s"):
+    def make(ex, device, seed, public_only=False):
+        p = {"suite": suite, "reference": "r", "device": _verdict_fp.device_words(device), "seed": seed,
+             "public_only": public_only}
+        return {"digest": _verdict_fp.digest(p), "parts": p}
+    return make
+
+
+def _rows(device=None, status="graded", fingerprint=True):
+    dev = device or {"torch": "cpu", "jax": "cpu"}
+    rows = []
+    for name in ("a", "b"):
+        exs = {}
+        for ex in EXS:
+            exs[ex] = {"score": 1.0, "max_score": 2.0, "status": status if name == "a" else "graded", "tests": []}
+            if fingerprint:
+                exs[ex]["fingerprint"] = _fp()(ex, dev, 5)
+        rows.append({"submission": f"/nowhere/{name}", "seed": 5, "device": dev, "exercises": exs})
+    return rows
+
+
+CPU = {"torch": "cpu", "jax": "cpu"}
+
+
+def test_plan_device_differs_regrades_everything_with_that_reason():
+    p = _regrade.plan(_rows(device={"torch": "cuda", "jax": "gpu"}), None, CPU, fingerprint=_fp())
+    assert p.pairs == 4 and p.seed == 5
+    assert set(map(tuple, p.reasons.values())) == {("device differs",)}
+
+
+def test_plan_all_grader_rows_and_missing_fingerprints():
+    assert _regrade.plan(_rows(), None, CPU, fingerprint=_fp()).pairs == 0
+    p = _regrade.plan(_rows(), None, CPU, everything=True, fingerprint=_fp())
+    assert p.pairs == 4 and set(map(tuple, p.reasons.values())) == {("--all",)}
+    p = _regrade.plan(_rows(status="grader_error"), None, CPU, fingerprint=_fp())
+    assert p.exercises_for == {"/nowhere/a": EXS} and p.reasons[("/nowhere/a", EXS[0])] == ["grader_error before"]
+    p = _regrade.plan(_rows(fingerprint=False), None, CPU, fingerprint=_fp())
+    assert p.pairs == 4 and p.reasons[("/nowhere/b", EXS[1])] == ["no fingerprint before"]
+    p = _regrade.plan(_rows(), None, CPU, fingerprint=_fp(suite="new"))
+    assert p.pairs == 4 and p.reasons[("/nowhere/a", EXS[0])] == ["suite changed"]
+
+
+def test_plan_refuses_mixed_seeds_and_strangers():
+    rows = _rows()
+    rows[1]["seed"] = 6
+    with pytest.raises(_regrade.RegradeRefused, match="mixes seeds"):
+        _regrade.plan(rows, None, CPU, fingerprint=_fp())
+    with pytest.raises(_regrade.RegradeRefused, match="not in the earlier results"):
+        _regrade.plan(_rows(), ["/nowhere/zed"], CPU, fingerprint=_fp())
+    p = _regrade.plan(_rows(), ["/nowhere/b"], CPU, everything=True, fingerprint=_fp())
+    assert list(p.exercises_for) == ["/nowhere/b"]
+
+
+def test_fingerprint_parts_follow_the_files_that_decide_verdicts(tmp_path):
+    pkg, sol = tmp_path / "autograder", tmp_path / "solutions"
+    own = pkg / "exercises" / "ex01_torch_mlp"
+    for path in (pkg / "hidden" / "ex01_torch_mlp.py", own / "public.py", own / "probes.py", own / "__init__.py",
+                 own / "messages.py", pkg / "_tolerances.py", sol / "ex01_torch_mlp.py"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {path.name}\n")
+    before = _verdict_fp.file_parts("ex01_torch_mlp", root=pkg, solutions=sol)
+    (own / "messages.py").write_text("# other words, same verdicts\n")
+    assert _verdict_fp.file_parts("ex01_torch_mlp", root=pkg, solutions=sol) == before
+    for path, part in ((pkg / "hidden" / "ex01_torch_mlp.py", "suite"), (sol / "ex01_torch_mlp.py", "reference"),
+                       (own / "probes.py", "probes"), (pkg / "_tolerances.py", "tolerances")):
+        path.write_text(path.read_text() + "x = 1\n")
+        now = _verdict_fp.file_parts("ex01_torch_mlp", root=pkg, solutions=sol)
+        assert {k for k in now if now[k] != before[k]} == {part}
+        before = now
+    old = _verdict_fp.make("ex01_torch_mlp", CPU, 5)
+    new = _verdict_fp.make("ex01_torch_mlp", {"torch": "cuda", "jax": "gpu"}, 5)
+    assert _verdict_fp.changed(old, new) == ["device differs"] and _verdict_fp.changed(old, old) == []

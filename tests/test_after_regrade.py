@@ -20,8 +20,9 @@ from conftest import MUTANTS, SEED
 from autograder import cli
 from autograder.core import verdict_fp as _verdict_fp
 from autograder.core.paths import HIDDEN, SOLUTIONS
-from autograder.engine import GradingRun, load_suite
+from autograder.engine import GradingRun
 from autograder.engine import regrade as _regrade
+from autograder.hidden import load_suite
 
 EXS = ["ex01_torch_mlp", "ex09_autograd_tape"]
 CHANGED = "manual_grads_at_random_points"  # ex09's check the instructor "fixes" (made lenient)

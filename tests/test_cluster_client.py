@@ -20,7 +20,7 @@ from autograder.core import status as _status
 from autograder.core.paths import ROOT
 from autograder.scaleout import cluster as _cluster
 from autograder.scaleout import cluster_worker as _cluster_worker
-from autograder.scaleout import fingerprint as _fingerprint
+from autograder.workers import fingerprint as _fingerprint
 
 distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (tapetrace[cluster])")
 EXS = ["ex01_torch_mlp", "ex09_autograd_tape"]

@@ -1,8 +1,8 @@
 """Scale-out: grading more than one machine's share.
 
 Owns shards and their merge (``shard``), the Dask cluster client (``cluster``) and its worker side
-(``cluster_worker``), and the fingerprint of the grading inputs that every host must share
-(``fingerprint``). Imports the engine, the reports, the workers, the submissions and the core; imported by
+(``cluster_worker``); the fingerprint of the grading inputs every host must share lives with the workers
+(``autograder.workers.fingerprint``). Imports the engine, the reports, the workers, the submissions and the core; imported by
 the CLI only. Names are imported on first use (PEP 562).
 """
 
@@ -14,7 +14,6 @@ from typing import Any
 _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "ClusterError": "cluster",
     "ClusterRun": "cluster",
-    "ImportCheck": "fingerprint",
     "MAX_ATTEMPTS": "cluster",
     "MAX_HIDE": "cluster",
     "PATIENCE_ENV": "cluster",
@@ -22,14 +21,10 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "add_grade_options": "shard",
     "check_args": "cluster",
     "derive_seed": "shard",
-    "differences": "fingerprint",
-    "digest": "fingerprint",
     "factory": "cluster",
-    "file_hashes": "fingerprint",
     "from_environment": "shard",
     "hide_list": "cluster",
     "merge": "shard",
-    "missing_files": "fingerprint",
     "note": "shard",
     "parse_spec": "shard",
     "run_settings": "shard",

@@ -50,10 +50,10 @@ from typing import Any
 from autograder.core.paths import EXERCISES
 from autograder.engine import run as _engine
 from autograder.engine.run import GradingRun, read_error, schedule
-from autograder.scaleout import fingerprint as _fingerprint
 from autograder.scaleout.cluster_worker import GradingPlugin, WorkerRefused, _plugin_class, _text, grade_task
 from autograder.submissions import loader as _loader
 from autograder.submissions import loadguard as _loadguard
+from autograder.workers import fingerprint as _fingerprint
 
 __all__ = ["ClusterError", "ClusterRun", "GradingPlugin", "WorkerRefused", "check_args", "factory", "grade_task",
            "hide_list", "parse_cluster"]

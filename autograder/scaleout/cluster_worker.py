@@ -24,8 +24,8 @@ import threading
 from typing import Any
 
 from autograder.engine.run import GradingRun
-from autograder.scaleout import fingerprint as _fingerprint
 from autograder.submissions import loader as _loader
+from autograder.workers import fingerprint as _fingerprint
 
 _RUN_LOCK = threading.Lock()
 logger = logging.getLogger("tapetrace.cluster")

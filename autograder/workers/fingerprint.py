@@ -9,7 +9,7 @@ instructor can act on, where two fingerprints part. :func:`missing_files` and :c
 whose metadata is installed but which does not import (a folder hidden by a mount, a broken wheel),
 before a student's code would crash on it.
 
-``python -m autograder.scaleout.fingerprint MODULE...`` prints the import problems of this install as JSON
+``python -m autograder.workers.fingerprint MODULE...`` prints the import problems of this install as JSON
 (the process :class:`ImportCheck` runs).
 """
 
@@ -176,7 +176,7 @@ class ImportCheck:
         self._error = ""
         try:
             self._proc: subprocess.Popen | None = subprocess.Popen(
-                [sys.executable, "-m", "autograder.scaleout.fingerprint", *names], stdout=subprocess.PIPE,
+                [sys.executable, "-m", "autograder.workers.fingerprint", *names], stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=_launch.worker_env(cpu_jax),
                 cwd=str(ROOT))
         except OSError as err:

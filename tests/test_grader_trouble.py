@@ -25,7 +25,7 @@ from conftest import SEED
 from autograder import cli
 from autograder.core.i18n import render
 from autograder.core.paths import SOLUTIONS
-from autograder.engine import run as _engine
+from autograder.engine import reference as _reference
 from autograder.engine.run import GradingRun
 from autograder.workers import envelope as _envelope
 from autograder.workers import watch as _watch
@@ -145,7 +145,7 @@ def _aborting_reference(tmp: Path, monkeypatch, once: bool) -> None:
     marker.write_text("")
     with open(solutions / f"{EX}.py", "a") as fh:
         fh.write(ABORT_IN_REFERENCE.format(marker=str(marker), once=once))
-    monkeypatch.setattr(_engine, "SOLUTIONS", solutions)
+    monkeypatch.setattr(_reference, "SOLUTIONS", solutions)
 
 
 def test_a_reference_worker_that_keeps_aborting_is_grader_error_with_its_stderr(tmp_path, monkeypatch):

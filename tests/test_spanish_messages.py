@@ -40,7 +40,7 @@ PASSED_ON = {"what", "call"}
 
 def _files() -> list[Path]:
     pkg = ROOT / "autograder"
-    out = sorted((pkg / "hidden").glob("ex*.py")) + [pkg / "_probing.py"]
+    out = sorted((pkg / "hidden").glob("ex*.py")) + [pkg / "probing" / "tools.py"]
     for ex in sorted((pkg / "exercises").glob("ex*")):
         out += [p for p in (ex / "public.py", ex / "probes.py") if p.exists()]
     return out

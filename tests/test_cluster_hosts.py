@@ -234,15 +234,25 @@ def same_as_jobs_1(path: Path, base: list[dict], resumed: bool = False) -> None:
     if resumed:
         rows = sorted(rows, key=lambda r: r["submission"])
     assert [r["submission"] for r in rows] == [r["submission"] for r in base]
-    assert without_timing(rows) == without_timing(base)
+    got, want = without_timing(rows), without_timing(base)
+    assert got == want, _differences(got, want)
+
+
+def _differences(got: object, want: object, path: str = "") -> list[str]:
+    """Where two results differ (the first few paths), for a readable failure."""
+    if isinstance(got, dict) and isinstance(want, dict):
+        return [d for k in sorted(set(got) | set(want)) for d in _differences(got.get(k), want.get(k), f"{path}/{k}")][:8]
+    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
+        return [d for i, (a, b) in enumerate(zip(got, want)) for d in _differences(a, b, f"{path}[{i}]")][:8]
+    return [] if got == want else [f"{path}: {str(got)[:120]} != {str(want)[:120]}"]
 
 
 # ------------------------------------------------------------------- admission
 def _other_suite(pre_dir: str) -> str:
-    """A PRE snippet: the ex01 hidden suite replaced, in that host only, by one whose first 2-point check gives 4."""
+    """A PRE snippet: the ex01 hidden suite replaced, in that host only, by one whose first 1-point check gives 4."""
     suite = ROOT / "autograder" / "hidden" / "ex01_torch_mlp.py"
-    assert "points=2)" in suite.read_text()
-    return (f'cp "{suite}" {pre_dir}/suite.py && sed -i "0,/points=2)/s//points=4)/" {pre_dir}/suite.py && '
+    assert "points=1)" in suite.read_text()
+    return (f'cp "{suite}" {pre_dir}/suite.py && sed -i "0,/points=1)/s//points=4)/" {pre_dir}/suite.py && '
             f'mount --bind {pre_dir}/suite.py "{suite}"')
 
 

@@ -37,12 +37,15 @@ def tapetrace(*args: str, env: dict | None = None, timeout: float = 300) -> subp
 def without_timing(results: list[dict]) -> list[dict]:
     """Result objects without what varies between two runs of the same submissions.
 
-    That is the seconds each exercise took, and the ``isolation`` of a row where no student code ran
+    That is the seconds each exercise took, the ``envelope`` (the grading machine's limits and plan: a Dask
+    cluster's rows are graded on its workers' machines and carry none), and the ``isolation`` of a row where
+    no student code ran
     (every exercise missing or unreadable): the engine records there the level its workers reached
     so far, which depends on what was graded before.
     """
     out = json.loads(json.dumps(results))
     for r in out:
+        r.pop("envelope", None)
         for e in r["exercises"].values():
             e.pop("seconds", None)
         if all(e["status"] == "missing" for e in r["exercises"].values()):

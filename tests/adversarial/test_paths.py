@@ -25,10 +25,12 @@ import pytest
 
 from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.hidden import load_suite
+from autograder.submissions.loadguard import READ_SECONDS_ENV
 
 ATTACKS = Path(__file__).parent / "attacks"
 ONLY = ["ex01_torch_mlp", "ex04_jax_mlp", "ex09_autograd_tape"]
 SEED = 4242
+READ_SECONDS = "8"
 TIMEOUT = "20"  # per call; the reading budget is twice that (_loadguard.read_seconds)
 NAMES = [b"caf\xe9", b"esc\x1b]52;c;aGk=\x07\rX", b"$\\x$", b" alice", b"alice", b'=HYPERLINK("x")', b"--public-only"]
 RAW = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what no output may carry from a student (\t and \n are layout)
@@ -53,7 +55,7 @@ def _folder(path: Path, replace: dict[str, str]) -> Path:
 def _slow_notebook(path: Path) -> Path:
     nb = json.loads((ROOT / "student_template" / "tapetrace.ipynb").read_text())
     nb["cells"][3:3] = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-                         "source": f"v{i} = {i}\ndef f{i}(x):\n    return x + v{i}\n"} for i in range(40_000)]
+                         "source": f"v{i} = {i}\ndef f{i}(x):\n    return x + v{i}\n"} for i in range(200_000)]
     path.write_text(json.dumps(nb))
     return path
 
@@ -73,7 +75,8 @@ def _expected() -> dict[str, dict[str, tuple[str, float, str]]]:
         "escapes": {**full, "ex01_torch_mlp": ("graded", _points("ex01_torch_mlp", {"parameter_shapes_in_order"}),
                                                "\\x1b]52")},
         "oversized": {**full, "ex04_jax_mlp": ("unreadable", 0.0, "larger than")},
-        "slow": {ex: ("unreadable", 0.0, "took longer than") for ex in ONLY},
+        # over the reading budget (READ_SECONDS in _env: 200,000 cells take ~30-60 s here), in time or memory
+        "slow": {ex: ("unreadable", 0.0, "hand in the notebook made from the template") for ex in ONLY},
     }
     for i in range(len(NAMES)):
         out[f"name{i}"] = {"ex01_torch_mlp": ("graded", _points("ex01_torch_mlp"), ""),
@@ -109,6 +112,9 @@ def batch(tmp_path_factory) -> dict[str, bytes]:
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env["PYTHONPATH"] = str(ROOT)
+    # a reading budget far from both sides: the other submissions read in well under a second, the slow
+    # notebook in tens of seconds (the default, max(20 s, 2 x --timeout), would make its verdict a race)
+    env[READ_SECONDS_ENV] = READ_SECONDS
     return env
 
 

@@ -38,12 +38,7 @@ def probe_forward(mod: Any, input_dim: int, hidden_dims: list[int], output_dim: 
                   params: list[np.ndarray], x: np.ndarray) -> np.ndarray:
     """Output of ``forward`` with the given weights, on the grading device."""
     model = _build(mod, input_dim, hidden_dims, output_dim)
-    load_params(model, params, "MLP.parameters()")
-    device = DEVICE["torch"]
-    model = model.to(device)
-    with torch.no_grad():
-        out = model(torch.from_numpy(x).to(device))
-    return torch_to_np(out, "MLP.forward")
+    return _forward_with(model, params, x)
 
 
 def probe_gradients(mod: Any, input_dim: int, hidden_dims: list[int], output_dim: int,
@@ -87,6 +82,11 @@ def probe_forward_sequence(mod: Any, input_dim: int, hidden_dims: list[int], out
     model = get(mod, "MLP")(input_dim, tuple(int(h) for h in hidden_dims), output_dim)
     if not isinstance(model, torch.nn.Module):
         raise ProbeFail("WRONG_TYPE", call="MLP(...)", got=type_name(model), expected=instance_of("nn.Module"))
+    return _forward_with(model, params, x)
+
+
+def _forward_with(model: torch.nn.Module, params: list[np.ndarray], x: np.ndarray) -> np.ndarray:
+    """``model(x)`` with ``params`` loaded, on the grading device (no autograd)."""
     load_params(model, params, "MLP.parameters()")
     device = DEVICE["torch"]
     model = model.to(device)

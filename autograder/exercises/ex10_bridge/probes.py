@@ -67,6 +67,13 @@ def torch_mlp(dims: list[int], weights: list[np.ndarray] | None = None, seed: in
         if i < len(dims) - 2:
             layers.append(_ReLU())
     model = _Sequential(*layers)
+    return _filled(model, weights, seed)
+
+
+
+def _filled(model: torch.nn.Module, weights: list | None, seed: int) -> torch.nn.Module:
+    """``model`` with its parameters (in ``parameters()`` order) set to ``weights``, or drawn from ``seed``
+    (0.3 x a standard normal) when None; on the grading device."""
     gen = _Generator().manual_seed(int(seed))
     with _no_grad():
         for k, p in enumerate(model.parameters()):
@@ -74,7 +81,6 @@ def torch_mlp(dims: list[int], weights: list[np.ndarray] | None = None, seed: in
                 else 0.3 * _randn(p.shape, generator=gen)
             p.copy_(src)
     return model.to(DEVICE["torch"])
-
 
 class _NamedMLP(torch.nn.Module):
     """An MLP whose Linear layers are attributes ``fc0, fc1, ...`` (not iterable, not indexable)."""
@@ -119,13 +125,7 @@ def torch_model(dims: list[int], kind: str = "sequential", weights: list[np.ndar
     if kind == "sequential":
         return torch_mlp(dims, weights, seed)
     model = MODEL_KINDS[kind](dims)
-    gen = _Generator().manual_seed(int(seed))
-    with _no_grad():
-        for k, p in enumerate(model.parameters()):
-            src = _from_numpy(_np_array(weights[k], dtype=np.float32)) if weights is not None \
-                else 0.3 * _randn(p.shape, generator=gen)
-            p.copy_(src)
-    return model.to(DEVICE["torch"])
+    return _filled(model, weights, seed)
 
 
 def jax_forward(params: dict, x: Any) -> Any:

@@ -630,7 +630,9 @@ def close_all(workers: list[Worker], grace: float = 0.5) -> None:
     for w in closing:
         w.proc.wait(max(0.0, deadline - time.monotonic()))
         w.proc.kill()
-        if w._watch is not None:
-            w._watch.remove(w)  # and what it wrote goes now, not at the end of the run
+        watch = getattr(w, "_watch", None)
+        if watch is not None:
+            watch.remove(w)  # and what it wrote goes now, not at the end of the run
         status = getattr(w, "status", None)  # none yet when it died before its load status came
-        _quota.release_cgroup(w.isolation or (status.get("isolation") if isinstance(status, dict) else None))
+        _quota.release_cgroup(getattr(w, "isolation", None)
+                              or (status.get("isolation") if isinstance(status, dict) else None))

@@ -154,7 +154,7 @@ def read_all(paths: list[str], timeout: float) -> list[_loader.Submission | Exce
         for p in paths:
             try:
                 subs.append(reader.load(p))
-            except _loader.SubmissionError as err:
+            except (_loader.SubmissionError, _loadguard.ReaderTrouble) as err:
                 subs.append(err)
             except Exception as err:  # noqa: BLE001
                 subs.append(_loader.SubmissionError(f"{type(err).__name__}: {err}"))
@@ -580,6 +580,8 @@ class GradingRun:
             try:
                 if self._expired.is_set():
                     return self._deadline_row(ex)
+                if isinstance(sub, _loadguard.ReaderTrouble):
+                    return self.graders_row(ex, "grader_error", str(sub))
                 if isinstance(sub, Exception):
                     return self._unreadable(ex, read_error(sub), status=getattr(sub, "status", "unreadable"))
                 self._attempts.final = final  # (read by grade_exercise in this thread)

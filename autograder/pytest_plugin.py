@@ -328,7 +328,7 @@ class TapetraceSession:
                 pytest.exit(f"tapetrace: {err}", returncode=pytest.ExitCode.USAGE_ERROR)
             try:  # in a child process, under the reading budget (as `tapetrace grade` reads)
                 self._sub = _loadguard.load_bounded(self.path, run.timeout)
-            except _loader.SubmissionError as err:
+            except (_loader.SubmissionError, _loadguard.ReaderTrouble) as err:
                 self._sub = err
             except Exception as err:  # noqa: BLE001 - as `tapetrace grade`: the submission is unreadable
                 self._sub = _loader.SubmissionError(f"{type(err).__name__}: {err}")
@@ -346,12 +346,15 @@ class TapetraceSession:
         if exercise in self._open:
             return self._open[exercise], None
         from autograder.engine.run import ExerciseGrading
+        from autograder.submissions.loadguard import ReaderTrouble
 
         run = self.grading_run()
-        if isinstance(self._sub, Exception):
+        if isinstance(self._sub, ReaderTrouble):  # the reading child did not start: the grader's trouble
+            early: dict[str, Any] | None = run.graders_row(exercise, "grader_error", str(self._sub))
+        elif isinstance(self._sub, Exception):
             from autograder.engine.run import read_error
 
-            early: dict[str, Any] | None = run._unreadable(exercise, read_error(self._sub),
+            early = run._unreadable(exercise, read_error(self._sub),
                                                            status=getattr(self._sub, "status", "missing"))
         else:
             grading = ExerciseGrading(run, self._sub, exercise)

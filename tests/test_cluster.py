@@ -143,6 +143,20 @@ def test_unreachable_scheduler_exits_2(tmp_path):
     assert cp.returncode == 2 and "cannot reach the Dask scheduler" in cp.stderr, cp.stderr
 
 
+def test_dasks_logged_errors_are_one_line_each():
+    """A scheduler lost mid-write makes distributed log its traceback (batched.py): one line in the grader's log."""
+    code = ("import logging, distributed\n"
+            "from autograder.scaleout.cluster import one_line_logs\n"
+            "one_line_logs(); one_line_logs()\n"
+            "try:\n    raise OSError('connection lost')\n"
+            "except OSError:\n    logging.getLogger('distributed.batched').exception('Error in batched write')\n"
+            "logging.getLogger('distributed.client').error('Failed to reconnect to %s', 'scheduler')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 2 and "Traceback" not in out.stderr, out.stderr
+    assert "Error in batched write (OSError: connection lost)" in lines[0] and "to scheduler" in lines[1]
+
+
 def test_local_cluster_gives_the_rows_of_jobs(tmp_path):
     """--cluster local:2 and --jobs 2 on a mix of forms and outcomes: same JSON, CSV and feedback."""
     subs = mixed_class(tmp_path)

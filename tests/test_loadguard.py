@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
+from autograder.engine import reading as _reading
 from autograder.engine.run import GradingRun
 from autograder.submissions import cells as _cells
 from autograder.submissions import loader as _loader
@@ -21,6 +22,14 @@ from autograder.submissions import loadguard as _loadguard
 
 TEMPLATE = ROOT / "student_template" / "tapetrace.ipynb"
 GENEROUS = 300.0  # seconds: a hang guard on a loaded machine
+TIGHT = 1.0  # seconds: a reading budget the child's start is not on (it says "ready" first)
+SLOW_CELLS = 40_000  # cells of three lines: ~9 s to read on this machine, 1 s would need 9x its speed
+
+
+def slow_notebook(tmp: Path) -> Path:
+    """A notebook whose reading (not parsing of one pathological cell: plain volume) takes many seconds."""
+    return notebook_with(tmp, "many.ipynb", [code(f"v{i} = {i}\ndef f{i}(x):\n    return x + v{i}\n")
+                                             for i in range(SLOW_CELLS)])
 
 
 def notebook_with(tmp: Path, name: str, extra_cells: list[dict], extra_meta: str = "") -> Path:
@@ -102,9 +111,8 @@ def test_ipython_transforms_are_unchanged():
 
 # ------------------------------------------------------------------ budgets
 def test_over_the_time_budget_costs_that_submission_only(tmp_path):
-    many = notebook_with(tmp_path, "many.ipynb", [code(f"v{i} = {i}\ndef f{i}(x):\n    return x + v{i}\n")
-                                                  for i in range(20_000)])
-    with _loadguard.Reader(2.0) as reader:
+    many = slow_notebook(tmp_path)
+    with _loadguard.Reader(TIGHT) as reader:
         with pytest.raises(_loadguard.ReadBudgetExceeded) as over:
             reader.load(str(many))
         assert over.value.key == "READ_TIMEOUT" and over.value.status == "unreadable"
@@ -149,14 +157,44 @@ def test_an_oversized_exercise_file_costs_its_exercise_only(tmp_path):
 
 
 def test_a_submission_over_budget_is_unreadable_and_the_batch_goes_on(tmp_path, monkeypatch):
-    many = notebook_with(tmp_path, "many.ipynb", [code(f"v{i} = {i}\n") for i in range(20_000)])
-    monkeypatch.setattr(_loadguard, "read_seconds", lambda timeout: 2.0)
+    many = slow_notebook(tmp_path)
+    monkeypatch.setattr(_loadguard, "read_seconds", lambda timeout: TIGHT)
     run = GradingRun(device="cpu", timeout=30, seed=3, sandbox=False, launcher="spawn", lang="es")
     try:
         slow, good = run.grade([str(many), str(SOLUTIONS)], only=["ex01_torch_mlp"])
     finally:
         run.close()
     e = slow["exercises"]["ex01_torch_mlp"]
-    assert e["status"] == "unreadable" and e["score"] == 0 and "2 s" in e["message"] and "leerla" in e["message"]
+    assert e["status"] == "unreadable" and e["score"] == 0 and "1 s" in e["message"] and "leerla" in e["message"]
     assert good["total"] == good["max_total"] > 0
     assert list(good["exercises"]) == ["ex01_torch_mlp"] and set(EXERCISES) >= set(slow["exercises"])
+
+
+def test_the_childs_start_is_not_on_the_budget(tmp_path, monkeypatch):
+    """A busy machine may take seconds to start Python and import IPython: that is not the submission's time."""
+    (tmp_path / "sitecustomize.py").write_text(f"import time\ntime.sleep({2 * TIGHT})\n")  # a slow start
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    with _loadguard.Reader(TIGHT) as reader:
+        assert reader.load(str(SOLUTIONS)).sources["ex01_torch_mlp"]
+
+
+def test_a_reader_that_cannot_start_is_the_graders_trouble(monkeypatch):
+    """No answer from the child (here: Python cannot even run it) gives grader_error rows, never unreadable."""
+    monkeypatch.setattr(_loadguard, "START_SECONDS", 5.0)
+    with monkeypatch.context() as m:
+        m.setattr(_loadguard.sys, "executable", "/bin/false")
+        with _loadguard.Reader(GENEROUS) as reader:
+            with pytest.raises(_loadguard.ReaderTrouble, match="did not start"):
+                reader.load(str(SOLUTIONS))
+
+    def cannot_start(self):
+        raise _loadguard.ReaderTrouble("the grader's reading process did not start (EOFError)")
+
+    monkeypatch.setattr(_loadguard.Reader, "_start", cannot_start)
+    assert isinstance(_reading.read_all([str(SOLUTIONS)], 30)[0], _loadguard.ReaderTrouble)
+    run = GradingRun(device="cpu", timeout=30, seed=3, sandbox=False, launcher="spawn")
+    try:
+        row = run.grade([str(SOLUTIONS)], only=["ex01_torch_mlp"])[0]["exercises"]["ex01_torch_mlp"]
+    finally:
+        run.close()
+    assert row["status"] == "grader_error" and row["score"] == 0 and "did not start" in row["grader_reason"]

@@ -20,7 +20,7 @@ def read_all(paths: list[str], timeout: float) -> list[_loader.Submission | Exce
         for p in paths:
             try:
                 subs.append(reader.load(p))
-            except _loader.SubmissionError as err:
+            except (_loader.SubmissionError, _loadguard.ReaderTrouble) as err:
                 subs.append(err)
             except Exception as err:  # noqa: BLE001
                 subs.append(_loader.SubmissionError(f"{type(err).__name__}: {err}"))

@@ -38,6 +38,7 @@ from autograder.engine.reading import _hideable, read_all, read_error
 from autograder.engine.reference import ReferenceBank
 from autograder.sandbox import quota as _quota
 from autograder.submissions import loader as _loader
+from autograder.submissions import loadguard as _loadguard
 from autograder.workers import compile_cache as _compile_cache
 from autograder.workers import envelope as _envelope
 from autograder.workers import launch as _launch
@@ -392,6 +393,8 @@ class GradingRun:
             try:
                 if self._expired.is_set():
                     return self._deadline_row(ex)
+                if isinstance(sub, _loadguard.ReaderTrouble):
+                    return self.graders_row(ex, "grader_error", str(sub))
                 if isinstance(sub, Exception):
                     return self._unreadable(ex, read_error(sub), status=getattr(sub, "status", "unreadable"))
                 self._attempts.final = final  # (read by grade_exercise in this thread)

@@ -156,6 +156,28 @@ class _GiveUp(Exception):
     """The rest of the run cannot be graded on this cluster (why: the message)."""
 
 
+class _OneLine(logging.Filter):
+    """Dask's log records without their tracebacks: a lost connection is one line in the instructor's log
+    (tapetrace says what it means and what to do), never a page of Tornado frames."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            err = record.exc_info[1]
+            record.msg = f"{record.getMessage()} ({type(err).__name__}{': ' + str(err) if str(err) else ''})"
+            record.args = None
+        record.exc_info = None
+        record.exc_text = None
+        record.stack_info = None
+        return True
+
+
+def one_line_logs() -> None:
+    """Every handler of Dask's ``distributed`` logger writes one line per record (idempotent)."""
+    for handler in logging.getLogger("distributed").handlers:
+        if not any(isinstance(f, _OneLine) for f in handler.filters):
+            handler.addFilter(_OneLine())
+
+
 class ClusterRun:
     """A grading run whose (submission, exercise) tasks run on a Dask cluster.
 
@@ -190,6 +212,7 @@ class ClusterRun:
         import dask
         from distributed import Client, LocalCluster
 
+        one_line_logs()
         if connect_timeout is None:  # DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT, 30 s by default
             connect_timeout = dask.config.get("distributed.comm.timeouts.connect")
         self._connect_timeout = connect_timeout
@@ -608,6 +631,10 @@ class ClusterRun:
                     continue
                 try:
                     sub = reader.load(p)
+                except _loadguard.ReaderTrouble as err:  # the grader's trouble: those rows are grader_error
+                    for ex in order:
+                        record(i, ex, GradingRun.graders_row(self, ex, "grader_error", str(err)))  # type: ignore[arg-type]
+                    continue
                 except Exception as err:  # noqa: BLE001 - GradingRun.grade does the same
                     error = read_error(err) if isinstance(err, _loader.SubmissionError) \
                         else f"{type(err).__name__}: {err}"

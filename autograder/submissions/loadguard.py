@@ -29,6 +29,7 @@ from autograder.submissions.loader import Submission, SubmissionError
 READ_MEM_BYTES = 1536 * 1024**2  # beyond what the child has mapped once started; a 100 MB notebook needs ~0.5 GB
 
 
+START_SECONDS = 300.0  # a hang guard for the child's start (imports), which is the grader's cost, not a submission's
 READ_SECONDS_ENV = "TAPETRACE_READ_SECONDS"  # the reading budget in seconds, when set (instead of the rule below)
 
 
@@ -55,6 +56,10 @@ class ReadBudgetExceeded(SubmissionError):
         self.fields = fields
 
 
+class ReaderTrouble(RuntimeError):
+    """The reading child could not start: the grader's trouble (``grader_error`` rows), never the student's."""
+
+
 class Reader:
     """Reads submissions in a child process, one at a time, each within the budget.
 
@@ -76,16 +81,33 @@ class Reader:
         self.close()
 
     def _start(self) -> subprocess.Popen:
+        """A fresh child, once it has imported what reading needs: its start is never on a submission's budget.
+
+        Raises:
+            ReaderTrouble: it did not say it was ready within :data:`START_SECONDS`.
+        """
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(
             os.pathsep), TMPDIR=self._tmp, PYTHONDONTWRITEBYTECODE="1")
-        return subprocess.Popen([sys.executable, "-m", "autograder.submissions.loadguard", str(self.mem_bytes)],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen([sys.executable, "-m", "autograder.submissions.loadguard", str(self.mem_bytes)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                env=env)
+        self._proc = proc
+        try:
+            ready = _wire.recv(proc.stdout.fileno(), time.monotonic() + START_SECONDS)  # type: ignore[union-attr]
+        except (TimeoutError, EOFError, OSError, _wire.WireError) as err:
+            self._kill()
+            raise ReaderTrouble(f"the grader's reading process did not start ({type(err).__name__})") from None
+        if ready != {"ready": True}:
+            self._kill()
+            raise ReaderTrouble("the grader's reading process did not start (unexpected first answer)")
+        return proc
 
     def load(self, path: str) -> Submission:
         """One submission, as :func:`autograder.submissions.loader.load` reads it.
 
         Raises:
             SubmissionError: it cannot be read (:class:`ReadBudgetExceeded`: over the budget).
+            ReaderTrouble: the reading child could not start (the grader's trouble).
         """
         if self._proc is None or self._proc.poll() is not None:
             self._proc = self._start()
@@ -166,6 +188,11 @@ def main() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     except (ValueError, OSError):
         pass
+    try:  # what every notebook's reading imports, before the first deadline runs
+        from IPython.core import inputtransformer2  # noqa: F401
+    except ImportError:
+        pass
+    _wire.send(out, {"ready": True})
     while True:
         try:
             req = _wire.recv(0)

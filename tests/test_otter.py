@@ -225,6 +225,11 @@ def test_runner_grades_with_the_empty_metadata_file_of_otter_grade_images(small_
     assert json.loads((ag / "submission_metadata.json").read_text()) == {}
     top = {ex: load_suite(ex).max_score for ex in SMALL}
     assert _scores(results) == {SMALL[0]: (top[SMALL[0]],) * 2, SMALL[1]: (0.0, top[SMALL[1]])}
+    extra = results["extra_data"]["tapetrace"]  # the box and plan the engine graded in (issue 27), for the instructor
+    assert extra["envelope"]["plan"]["jobs"] >= 1 and extra["envelope"]["cpus"] > 0, extra
+    assert extra["isolation"]["level"] and set(extra["status"]) == set(SMALL) and extra["status"][SMALL[0]] == "graded"
+    assert extra["total"] == top[SMALL[0]] and "grader_reason" not in extra and "error" not in extra
+    assert "solution" not in json.dumps(extra).lower()
 
 
 def test_pdfs_are_refused_and_grades_kept(small_zip, tmp_path):
@@ -366,6 +371,9 @@ def test_a_refusal_tells_the_student_in_the_zips_language_and_the_log_says_why(w
     else:
         assert "--require-isolation" in res["error"]
         assert res["message"] == render("ISOLATION_TOO_LOW", "es", level="container", wanted="full")
+    extra = _otter.instructor_data(res)  # results.json's extra_data: why nothing was graded, for the instructor
+    assert extra["error"] == res["error"] and extra["status"] == {} and extra["isolation"] == {"level": "container"}
+    assert ("envelope" in extra) == (why == "too_small")
     monkeypatch.setenv(_otter.RESULT_ENV, str(out))
     with pytest.raises(AssertionError) as failed:
         _otter.otter_check("ex01_torch_mlp", "forward_matches_reference")

@@ -229,6 +229,50 @@ def plugin_after_grading(plugin: Any, results: Any) -> None:
         files[test_file.name] = test_file
     results.results = files
     results._catastrophic_error = None
+    _keep_extra_data(type(results))
+
+
+EXTRA_DATA = "tapetrace"  # results.json's ``extra_data`` key: what the instructor needs from this run
+
+
+def instructor_data(res: dict[str, Any]) -> dict[str, Any]:
+    """What Gradescope keeps of a run for the instructor in results.json's ``extra_data`` (never shown to
+    students, and nothing of the solutions): the box the engine found and its plan, the isolation,
+    each exercise's status and, where the grader (not the student) lost it, why.
+
+    Args:
+        res: the engine's result for the submission (GRADING.md's submission object), or its refusal.
+    """
+    out: dict[str, Any] = {k: res[k] for k in ("envelope", "isolation", "launcher", "precision", "total",
+                                                "max_total") if k in res}
+    if "error" in res:
+        out["error"] = str(res["error"])
+    exercises = res.get("exercises") or {}
+    out["status"] = {ex: e.get("status") for ex, e in exercises.items()}
+    reasons = {ex: e["grader_reason"] for ex, e in exercises.items() if e.get("grader_reason")}
+    if reasons:
+        out["grader_reason"] = reasons
+    return out
+
+
+def _keep_extra_data(results_cls: type) -> None:
+    """otter's ``GradingResults.to_gradescope_dict`` (which writes results.json after the plugin ran) adds
+    :func:`instructor_data` as ``extra_data``. Patched on the class, once, in otter's process: the
+    results object otter pickles into results.pkl carries nothing of tapetrace."""
+    original = results_cls.to_gradescope_dict
+    if getattr(original, "_tapetrace", False):
+        return
+
+    def to_gradescope_dict(self: Any, ag_config: Any) -> dict[str, Any]:
+        output = original(self, ag_config)
+        try:
+            output.setdefault("extra_data", {})[EXTRA_DATA] = instructor_data(results())
+        except Exception as err:  # noqa: BLE001 - the grades stand whatever happens to the extra data
+            output.setdefault("extra_data", {})[EXTRA_DATA] = {"error": f"{type(err).__name__}: {err}"}
+        return output
+
+    to_gradescope_dict._tapetrace = True  # type: ignore[attr-defined]
+    results_cls.to_gradescope_dict = to_gradescope_dict
 
 
 def results() -> dict[str, Any]:

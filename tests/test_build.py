@@ -21,6 +21,7 @@ from autograder.builders import otter as _otter
 from autograder.builders import otter_grade as _otter_grade
 from autograder.builders import otter_zip as _otter_zip
 from autograder.builders import public as _public
+from autograder.builders import public_snapshot as _public_snapshot
 from autograder.builders import stubs as _stubs
 from autograder.cli import build as cli_build
 from autograder.core import i18n as _i18n
@@ -298,7 +299,7 @@ def test_snapshot_covers_every_public_reference_call(snapshot):
     asked: set[str] = set()
 
     def reference(ex: str):
-        lookup = _public.snapshot_reference(ex, values)
+        lookup = _public_snapshot.snapshot_reference(ex, values)
 
         def call(probe, kwargs):
             asked.add(reference_key(ex, probe, kwargs))
@@ -318,7 +319,7 @@ def test_snapshot_covers_every_public_reference_call(snapshot):
 def test_snapshot_miss_is_never_a_pass():
     check = builders.public_checks(builders.present()[0])
     tests = _public.run_checks("x", check, student=lambda p, c, s, kw: 0.0,
-                               reference=_public.snapshot_reference("x", {}), seed=1,
+                               reference=_public_snapshot.snapshot_reference("x", {}), seed=1,
                                device={"torch": "cpu", "jax": "cpu"})
     assert not any(t["passed"] for t in tests)
     assert any(t["code"] == "SNAPSHOT_MISMATCH" and "rebuild" in t["message"] for t in tests)

@@ -2,7 +2,8 @@
 
 Owns the student template (``build``: the notebook, stubs, ``check.py``, READMEs; ``notebook``: writing the
 notebook), the notebook's public runtime (``runtime``: what ships and that it stands alone; ``public``: the
-in-notebook runner of the public checks; ``snapshot``: the reference's results they compare with), the
+in-notebook runner of the public checks, with ``public_snapshot``, ``public_student`` and
+``public_graded``; ``snapshot``: the reference's results they compare with), the
 otter autograder zip (``otter_zip``: building it; ``otter``: the bridge its plugin and test files load;
 ``otter_folder``: the submission folder before otter reads it; ``otter_grade``: the engine's run in it), the
 stubs (``stubs``) and the file templates (``templates``). Imports the engine, the workers, the sandbox, the
@@ -51,10 +52,10 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "exercise_stub": "build",
     "expected_stubs": "stubs",
     "fill_with": "notebook",
-    "graded_module": "public",
-    "graded_view": "public",
+    "graded_module": "public_graded",
+    "graded_view": "public_graded",
     "instructions": "notebook",
-    "notebook_json": "public",
+    "notebook_json": "public_graded",
     "otter_check": "otter",
     "present": "build",
     "public_checks": "snapshot",
@@ -67,7 +68,7 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "set_language": "public",
     "setup_cell": "notebook",
     "setup_source": "notebook",
-    "snapshot_reference": "public",
+    "snapshot_reference": "public_snapshot",
     "solution_regions": "stubs",
     "source_of": "notebook",
     "stale": "build",

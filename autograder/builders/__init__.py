@@ -1,14 +1,14 @@
 """Builders: what students and instructors receive.
 
 Owns the student template (``build``: the notebook, stubs, ``check.py``, READMEs; ``notebook``: writing the
-notebook), the notebook's public runtime (``runtime``: what ships and that it stands alone; ``public``: the
-in-notebook runner of the public checks, with ``public_snapshot``, ``public_student`` and
-``public_graded``; ``snapshot``: the reference's results they compare with), the
-otter autograder zip (``otter_zip``: building it; ``otter``: the bridge its plugin and test files load;
-``otter_folder``: the submission folder before otter reads it; ``otter_grade``: the engine's run in it), the
-stubs (``stubs``) and the file templates (``templates``). Imports the engine, the workers, the sandbox, the
-submissions, the content packages, probing and the core; imported by the CLI only. Names are imported on
-first use (PEP 562).
+notebook; ``instructions``: each exercise's instructions as Markdown), the notebook's public runtime
+(``runtime``: what ships and that it stands alone; ``public``: the in-notebook runner of the public checks,
+with ``public_snapshot``, ``public_student`` and ``public_graded``; ``snapshot``: the reference's results they
+compare with), the otter autograder zip (``otter_zip``: building it; ``otter``: the bridge its plugin and test
+files load; ``otter_folder``: the submission folder before otter reads it; ``otter_grade``: the engine's run
+in it), the stubs (``stubs``) and the file templates (``templates``). Imports the engine, the workers, the
+sandbox, the submissions, the content packages, probing and the core; imported by the CLI only. Names are
+imported on first use (PEP 562).
 """
 
 from __future__ import annotations
@@ -47,14 +47,14 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "check_py": "build",
     "code_cell_source": "notebook",
     "committed_snapshot": "build",
-    "docstring_markdown": "notebook",
+    "docstring_markdown": "instructions",
     "dumps": "notebook",
     "exercise_stub": "build",
     "expected_stubs": "stubs",
     "fill_with": "notebook",
     "graded_module": "public_graded",
     "graded_view": "public_graded",
-    "instructions": "notebook",
+    "instructions": "instructions",
     "notebook_json": "public_graded",
     "otter_check": "otter",
     "present": "build",

@@ -42,8 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from autograder.cli.grade import available_exercises  # noqa: E402
 from autograder.core.paths import EXERCISES, EXERCISES_DIR, SOLUTIONS  # noqa: E402
+from autograder.hidden import available_exercises  # noqa: E402
 from autograder.workers.launch import worker_env  # noqa: E402
 
 TAPETRACE = [sys.executable, "-m", "autograder.cli"]

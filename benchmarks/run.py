@@ -42,8 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from autograder.cli.grade import available_exercises  # noqa: E402
 from autograder.core.paths import EXERCISES, EXERCISES_DIR, SOLUTIONS  # noqa: E402
+from autograder.hidden import available_exercises  # noqa: E402
 from autograder.workers.launch import worker_env  # noqa: E402
 
 TAPETRACE = [sys.executable, "-m", "autograder.cli"]
@@ -173,7 +173,7 @@ def _real_bridge(tmp: Path, exercises: list[str], seed: int, jobs: int) -> tuple
     """The project's own otter zip and a student_template notebook filled with the solutions, if built."""
     try:
         from autograder.builders import notebook as _notebook
-        from autograder.builders import otter as _otter
+        from autograder.builders import otter_zip as _otter_zip
     except ImportError:
         return None
     template = ROOT / "student_template" / _notebook.NOTEBOOK
@@ -184,8 +184,8 @@ def _real_bridge(tmp: Path, exercises: list[str], seed: int, jobs: int) -> tuple
     path = tmp / "filled" / "submission.ipynb"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(_notebook.dumps(nb), encoding="utf-8")
-    z = _otter.build_zip(tmp / "otter-ag" / _otter.ZIP_NAME, exercises, timeout=60.0, device="cpu", jobs=jobs,
-                         seed=seed)
+    z = _otter_zip.build_zip(tmp / "otter-ag" / _otter_zip.ZIP_NAME, exercises, timeout=60.0, device="cpu",
+                             jobs=jobs, seed=seed)
     return z, path
 
 

@@ -81,8 +81,8 @@ def compare_launchers(subs: list[str], exercises: list[str], seed: int = 1) -> d
 
 
 if __name__ == "__main__":
-    from autograder.cli.grade import available_exercises
     from autograder.core.paths import EXERCISES_DIR, SOLUTIONS
+    from autograder.hidden import available_exercises
 
     exs = sys.argv[1:] or available_exercises()
     rep = compare_launchers([str(SOLUTIONS), str(EXERCISES_DIR)], exs)

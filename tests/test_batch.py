@@ -342,7 +342,7 @@ def test_verdicts_survive_torch_thread_count(tmp_path):
     tolerances must absorb the difference. Runs the hidden checks in one process (benchmarks/inprocess.py),
     student side with 2 torch threads, reference with 1.
     """
-    from autograder.cli.grade import available_exercises
+    from autograder.hidden import available_exercises
     from autograder.workers.launch import worker_env
 
     torch_ex = [e for e in available_exercises() if (SOLUTIONS / f"{e}.py").exists()

@@ -18,7 +18,10 @@ from autograder import builders, hidden
 from autograder.builders import build as build_module
 from autograder.builders import notebook as _notebook
 from autograder.builders import otter as _otter
+from autograder.builders import otter_grade as _otter_grade
+from autograder.builders import otter_zip as _otter_zip
 from autograder.builders import public as _public
+from autograder.builders import public_snapshot as _public_snapshot
 from autograder.builders import stubs as _stubs
 from autograder.cli import build as cli_build
 from autograder.core import i18n as _i18n
@@ -296,7 +299,7 @@ def test_snapshot_covers_every_public_reference_call(snapshot):
     asked: set[str] = set()
 
     def reference(ex: str):
-        lookup = _public.snapshot_reference(ex, values)
+        lookup = _public_snapshot.snapshot_reference(ex, values)
 
         def call(probe, kwargs):
             asked.add(reference_key(ex, probe, kwargs))
@@ -316,7 +319,7 @@ def test_snapshot_covers_every_public_reference_call(snapshot):
 def test_snapshot_miss_is_never_a_pass():
     check = builders.public_checks(builders.present()[0])
     tests = _public.run_checks("x", check, student=lambda p, c, s, kw: 0.0,
-                               reference=_public.snapshot_reference("x", {}), seed=1,
+                               reference=_public_snapshot.snapshot_reference("x", {}), seed=1,
                                device={"torch": "cpu", "jax": "cpu"})
     assert not any(t["passed"] for t in tests)
     assert any(t["code"] == "SNAPSHOT_MISMATCH" and "rebuild" in t["message"] for t in tests)
@@ -325,7 +328,7 @@ def test_snapshot_miss_is_never_a_pass():
 def test_otter_test_files_carry_no_test_code():
     for ex in builders.present():
         suite = hidden.load_suite(ex)
-        src = _otter.test_file_source(ex, [(c.name, c.points, c.hidden) for c in suite.checks])
+        src = _otter_zip.test_file_source(ex, [(c.name, c.points, c.hidden) for c in suite.checks])
         compile(src, f"{ex}.py", "exec")
         assert "OK_FORMAT = False" in src
         for check in suite.checks:
@@ -335,9 +338,9 @@ def test_otter_test_files_carry_no_test_code():
 
 
 def test_requirements_cpu_torch_by_default_gpu_on_request():
-    cpu, gpu = _otter.requirements(), _otter.requirements(gpu_torch=True)
+    cpu, gpu = _otter_zip.requirements(), _otter_zip.requirements(gpu_torch=True)
     assert "download.pytorch.org" not in gpu and re.search(r"^torch==[\d.]+$", gpu, re.M)
-    assert f"--extra-index-url {_otter.CPU_TORCH_INDEX}" in cpu and re.search(r"^torch==[\d.]+\+cpu$", cpu, re.M)
+    assert f"--extra-index-url {_otter_zip.CPU_TORCH_INDEX}" in cpu and re.search(r"^torch==[\d.]+\+cpu$", cpu, re.M)
     plain = gpu
     for pkg in ("jax", "flax", "optax", "numpy"):
         assert re.search(rf"^{pkg}==", plain, re.M)
@@ -375,10 +378,10 @@ def test_outputs_are_dropped_before_grading(tmp_path):
           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     src = tmp_path / "sub.ipynb"
     src.write_text(json.dumps(nb))
-    copy = _otter._without_outputs(str(src))
+    copy = _otter_grade._without_outputs(str(src))
     assert json.loads(open(copy).read())["cells"][0]["outputs"] == []
     assert os.path.dirname(copy) == str(tmp_path)  # same folder: the engine hides it from student workers
-    assert _otter._without_outputs(str(tmp_path / "a.py")) == str(tmp_path / "a.py")
+    assert _otter_grade._without_outputs(str(tmp_path / "a.py")) == str(tmp_path / "a.py")
 
 
 # --------------------------------------------------------------------------- languages and self-study
@@ -480,4 +483,4 @@ def test_cli_self_study_and_spanish_options(tmp_path, monkeypatch, capsys):
     nb = json.loads((tmp_path / "ss" / "es" / _notebook.NOTEBOOK).read_text(encoding="utf-8"))
     assert nb["metadata"]["tapetrace"]["lang"] == "es" and nb["metadata"]["tapetrace"]["self_study"]
     assert cli_build.main(["--self-study", "--only", "otter"]) == 2
-    assert builders.zip_name("es") == "tapetrace-autograder-es.zip" and builders.zip_name("en") == _otter.ZIP_NAME
+    assert builders.zip_name("es") == "tapetrace-autograder-es.zip" and builders.zip_name("en") == _otter_zip.ZIP_NAME

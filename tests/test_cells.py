@@ -14,7 +14,7 @@ import types
 
 import pytest
 
-from autograder.builders import public as _public
+from autograder.builders import public_graded as _public_graded
 from autograder.core.paths import EXERCISES
 from autograder.submissions import cells as _cells
 from autograder.submissions import execute as _exec
@@ -346,28 +346,28 @@ def test_self_check_loads_the_graded_module_or_says_why_not(tmp_path, monkeypatc
              _md("## ex02_torch_training"), _code("def fit():\n    return MLP()\n"),
              _md("## ex03_torch_cnn"), _code("class CNN:\n    pass\nVALUE = undefined_here\n")]
     g = _graded(cells)
-    view = _public.graded_module(EX[1], g[EX[1]], ("fit",), "en")
+    view = _public_graded.graded_module(EX[1], g[EX[1]], ("fit",), "en")
     assert not view.problem and view.module.fit() == pytest.approx(3.14159265)
     for lang, words, line in (("en", "as graded, ex03_torch_cnn does not load", "line 3 of the exercise's code"),
                               ("es", "tal como se corrige, ex03_torch_cnn no se carga", "línea 3 del código")):
-        view = _public.graded_module(EX[2], g[EX[2]], ("CNN",), lang)
+        view = _public_graded.graded_module(EX[2], g[EX[2]], ("CNN",), lang)
         assert view.module is None and view.code == "LOAD_EXCEPTION"
         assert words in view.problem and "`NameError: name 'undefined_here'" in view.problem, view.problem
         assert line in view.problem and "`VALUE = undefined_here`" in view.problem, view.problem
-    assert _public.graded_view(EX[0], {"MLP": 1}, ("MLP",), "en").note.startswith("Note: check could not read")
+    assert _public_graded.graded_view(EX[0], {"MLP": 1}, ("MLP",), "en").note.startswith("Note: check could not read")
 
     nb = tmp_path / "work.ipynb"
     nb.write_text(json.dumps({"cells": cells}))
     monkeypatch.setenv("JPY_SESSION_NAME", str(nb))
-    assert _public.notebook_json({})[1] == "file"
+    assert _public_graded.notebook_json({})[1] == "file"
     monkeypatch.delenv("JPY_SESSION_NAME")
-    assert _public.notebook_json({"__vsc_ipynb_file__": str(nb)})[1] == "file"
-    assert _public.notebook_json({}) == (None, "")
+    assert _public_graded.notebook_json({"__vsc_ipynb_file__": str(nb)})[1] == "file"
+    assert _public_graded.notebook_json({}) == (None, "")
     fake = types.ModuleType("google.colab")
     message = types.ModuleType("google.colab._message")
     message.blocking_request = lambda kind, request="", timeout_sec=0: {"ipynb": {"cells": cells[:2]}}
     fake._message = message
     monkeypatch.setitem(sys.modules, "google.colab", fake)
     monkeypatch.setitem(sys.modules, "google.colab._message", message)
-    got, where = _public.notebook_json({})
+    got, where = _public_graded.notebook_json({})
     assert where == "colab" and got["cells"] == cells[:2]

@@ -3,7 +3,7 @@ by nbconvert (Markdown -> HTML, as Jupyter shows it), keeps its lists as lists a
 
 Docstring layout is not Markdown: a paragraph followed by indented ``- `` lines, or a code snippet
 indented inside a list item, runs into one paragraph unless the builder converts it
-(``_notebook.docstring_markdown``). The expectations here come from the docstrings themselves
+(``_instructions.docstring_markdown``). The expectations here come from the docstrings themselves
 (each ``- `` line is one list item, each ``>>>`` line is code), not from the converter. The cells are
 rendered from the sources as the build renders them; ``tests/test_build.py`` checks that the committed
 notebooks hold exactly these cells.
@@ -16,7 +16,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from autograder.builders import notebook as _notebook
+from autograder.builders import instructions as _instructions
 from autograder.builders.build import present
 from autograder.core.i18n import LANGS
 from autograder.student import instructions_es
@@ -75,7 +75,7 @@ def _plain(text: str) -> str:
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("ex", present())
 def test_instruction_cell_renders_lists_and_code(ex, lang):
-    md = _notebook.instructions(instructions_es.instructions(ex, lang), ex, 5, 10, lang)
+    md = _instructions.instructions(instructions_es.instructions(ex, lang), ex, 5, 10, lang)
     blocks = _Blocks()
     blocks.feed(markdown2html(md))
     doc = _doc(ex, lang)
@@ -98,7 +98,7 @@ def test_instruction_cell_renders_lists_and_code(ex, lang):
 
 def test_a_paragraph_with_an_indented_list_is_a_list():
     """The converter on the layout that ran together (ex12, ex13): a paragraph, then indented items."""
-    md = _notebook.docstring_markdown([
+    md = _instructions.docstring_markdown([
         "A paragraph that ends",
         "without a colon.",
         "    - first item, wrapped",

@@ -18,6 +18,9 @@ from conftest import mutant_files, mutant_meta
 
 from autograder.builders import notebook as _notebook
 from autograder.builders import otter as _otter
+from autograder.builders import otter_folder as _otter_folder
+from autograder.builders import otter_grade as _otter_grade
+from autograder.builders import otter_zip as _otter_zip
 from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.hidden import load_suite
 
@@ -42,8 +45,8 @@ def _solutions(exercises: list[str]) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def full_zip(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("ag") / _otter.ZIP_NAME
-    return _otter.build_zip(out, _exercises(), timeout=60.0, jobs=2)
+    out = tmp_path_factory.mktemp("ag") / _otter_zip.ZIP_NAME
+    return _otter_zip.build_zip(out, _exercises(), timeout=60.0, jobs=2)
 
 
 def otter_run(zip_path: Path, nb: dict, work: Path, limit: float = 1500.0) -> tuple[dict, dict]:
@@ -110,7 +113,7 @@ def test_one_broken_and_one_endless_exercise_cost_only_themselves(tmp_path):
     others = [e for e in exercises if e != broken]
     endless, healthy = others[-1], others[0]
     graded = sorted({broken, endless, healthy}, key=exercises.index)
-    zip_path = _otter.build_zip(tmp_path / "ag" / _otter.ZIP_NAME, graded, timeout=30.0, jobs=2)
+    zip_path = _otter_zip.build_zip(tmp_path / "ag" / _otter_zip.ZIP_NAME, graded, timeout=30.0, jobs=2)
 
     nb = _notebook.fill_with(_template(), _solutions(graded))
     nb = _notebook.fill_with(nb, {broken: mutant.read_text()})
@@ -155,7 +158,7 @@ def test_student_habits_grade_as_under_tapetrace_grade(tmp_path):
     )
 
     graded = [EX01, EX02, EX03]
-    zip_path = _otter.build_zip(tmp_path / "ag" / _otter.ZIP_NAME, graded, timeout=60.0, jobs=2)
+    zip_path = _otter_zip.build_zip(tmp_path / "ag" / _otter_zip.ZIP_NAME, graded, timeout=60.0, jobs=2)
     wrong, lost = mutant(EX03, "no_relu_conv2")
     nb = notebook({
         EX01: "gpu = !nvidia-smi -L\n%matplotlib inline\n" + without_imports(solution(EX01)) + "\nnn.Linear?\n",
@@ -212,7 +215,7 @@ SMALL = ["ex01_torch_mlp", "ex09_autograd_tape"]
 
 @pytest.fixture(scope="module")
 def small_zip(tmp_path_factory) -> Path:
-    return _otter.build_zip(tmp_path_factory.mktemp("ag") / _otter.ZIP_NAME, SMALL, timeout=30.0, jobs=2)
+    return _otter_zip.build_zip(tmp_path_factory.mktemp("ag") / _otter_zip.ZIP_NAME, SMALL, timeout=30.0, jobs=2)
 
 
 def test_runner_grades_with_the_empty_metadata_file_of_otter_grade_images(small_zip, tmp_path):
@@ -297,7 +300,7 @@ def test_strip_submission_keeps_only_what_otter_grades(tmp_path):
     (sub / "otter").mkdir()
     (sub / "otter" / "__init__.py").write_text("x")
     (sub / "link.ipynb").symlink_to(sub / "a.ipynb")
-    assert _otter.strip_submission(str(sub)) == ["a.ipynb"]
+    assert _otter_folder.strip_submission(str(sub)) == ["a.ipynb"]
     assert sorted(p.name for p in sub.iterdir()) == ["a.ipynb"]
 
     sub2 = tmp_path / "zipped"
@@ -307,13 +310,13 @@ def test_strip_submission_keeps_only_what_otter_grades(tmp_path):
         zf.writestr(".OTTER_LOG", "x")
         zf.writestr("deep/other.ipynb", "{}")
         zf.writestr("helper.py", "x")
-    assert _otter.strip_submission(str(sub2)) == []  # a zip is taken apart only when asked (--ext zip)
+    assert _otter_folder.strip_submission(str(sub2)) == []  # a zip is taken apart only when asked (--ext zip)
     with zipfile.ZipFile(tmp_path / "s.zip", "w") as zf:
         zf.writestr("nb.ipynb", "{}")
         zf.writestr(".OTTER_LOG", "x")
         zf.writestr("deep/other.ipynb", "{}")
     (sub2 / "s.zip").write_bytes((tmp_path / "s.zip").read_bytes())
-    assert _otter.strip_submission(str(sub2), unzip=True) == ["nb.ipynb"]
+    assert _otter_folder.strip_submission(str(sub2), unzip=True) == ["nb.ipynb"]
     assert sorted(p.name for p in sub2.iterdir()) == ["nb.ipynb"]
 
 
@@ -325,18 +328,18 @@ def test_before_otter_fixes_metadata_and_turns_pdfs_and_zips_off(tmp_path):
     (ag / "submission_metadata.json").write_text("")
     (ag / "submission" / "s.pdf").write_text("")
     (ag / "submission" / "s.zip").write_bytes(b"not a zip")
-    overrides, after = _otter.before_otter(str(ag))
+    overrides, after = _otter_folder.before_otter(str(ag))
     assert overrides == {"pdf": False, "token": None, "zips": False}
     assert after == {"notes": [str(ag / "submission" / "s.pdf")], "restore": [str(ag / "submission" / "s.zip")]}
     assert list((ag / "submission").iterdir()) == []
-    _otter.after_otter(after)  # otter grade copies both back out of the container
+    _otter_folder.after_otter(after)  # otter grade copies both back out of the container
     assert (ag / "submission" / "s.zip").read_bytes() == b"not a zip"
     assert (ag / "submission" / "s.pdf").read_bytes().startswith(b"%PDF-")
     assert json.loads((ag / "submission_metadata.json").read_text()) == {}
     real = {"users": [{"email": "s@example.edu"}]}
     (ag / "submission_metadata.json").write_text(json.dumps(real))  # Gradescope's real metadata is kept
     (ag / "source" / "otter_config.json").write_text("{}")
-    assert _otter.before_otter(str(ag)) == ({}, {"notes": [], "restore": []})
+    assert _otter_folder.before_otter(str(ag)) == ({}, {"notes": [], "restore": []})
     assert json.loads((ag / "submission_metadata.json").read_text()) == real
 
 
@@ -356,13 +359,13 @@ def test_a_refusal_tells_the_student_in_the_zips_language_and_the_log_says_why(w
     settings = {"seed": 1, "salt": "s", "device": "cpu", "timeout": 30, "lang": "es", "jobs": 1,
                 "exercises": ["ex01_torch_mlp"], "require_isolation": "full"}
     monkeypatch.setattr(_otter, "_read_settings", lambda base: (settings, b""))
-    monkeypatch.setattr(_otter, "_lock_private", lambda base: None)
+    monkeypatch.setattr(_otter_grade, "_lock_private", lambda base: None)
     monkeypatch.setattr(GradingRun, "measure_isolation", lambda self: {"level": "container"})
     monkeypatch.setattr(GradingRun, "grade", lambda *a, **k: pytest.fail("a refused run graded"))
     sub = tmp_path / "submission.ipynb"
     sub.write_text(_notebook.dumps(_template()), encoding="utf-8")
     out = tmp_path / "result.json"
-    assert _otter.grade_main(str(sub), str(out)) == 0
+    assert _otter_grade.grade_main(str(sub), str(out)) == 0
     res = json.loads(out.read_text())
     assert "exercises" not in res and res["isolation"] == {"level": "container"}
     if why == "too_small":

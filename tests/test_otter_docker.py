@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from autograder.builders import notebook as _notebook
-from autograder.builders import otter as _otter
+from autograder.builders import otter_zip as _otter_zip
 from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.hidden import load_suite
 
@@ -97,7 +97,7 @@ def _totals() -> dict[str, float]:
 @pytest.fixture(scope="module")
 def zip_path(tmp_path_factory) -> Path:
     """The zip as `tapetrace build` writes it (docs/instructors/index.md) (default settings)."""
-    return _otter.build_zip(tmp_path_factory.mktemp("ag") / _otter.ZIP_NAME, _exercises())
+    return _otter_zip.build_zip(tmp_path_factory.mktemp("ag") / _otter_zip.ZIP_NAME, _exercises())
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.builders import notebook as _notebook
+from autograder.builders import instructions as _instructions
 from autograder.builders import public as _public
 from autograder.student import hints
 
@@ -52,7 +52,7 @@ def test_not_attempted_is_said_once(lang):
            'pruebas ocultas corrigen el resto.*'),
 ])
 def test_the_points_line_counts_points(lang, want):
-    md = _notebook.instructions("Exercise 01 — x.\n\nText.\n", "ex01_torch_mlp", 5, 10, lang)
+    md = _instructions.instructions("Exercise 01 — x.\n\nText.\n", "ex01_torch_mlp", 5, 10, lang)
     assert md.splitlines()[2] == want
 
 

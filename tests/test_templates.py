@@ -17,7 +17,7 @@ import pytest
 
 from autograder import builders
 from autograder.builders import notebook as _notebook
-from autograder.builders import otter as _otter
+from autograder.builders import otter_zip as _otter_zip
 from autograder.builders import templates
 from autograder.core.i18n import LANGS, section
 from autograder.hidden import load_suite
@@ -52,7 +52,7 @@ def test_render_fills_exactly_the_slots_of_a_part():
     with pytest.raises(templates.TemplateError, match="slots"):
         templates.render(builders.RUNTIME_INIT, version="1", extra="x")
     with pytest.raises(templates.TemplateError, match="no part"):
-        templates.render(_otter.TEST_FILE, "main", exercise="x")
+        templates.render(_otter_zip.TEST_FILE, "main", exercise="x")
     assert templates.render(builders.RUNTIME_INIT, version="9.9").endswith('__version__ = "9.9"\n')
     assert templates.string('a "b" \\ c\nñ') == 'a \\"b\\" \\\\ c\\nñ'
     assert ast.literal_eval('"' + templates.string('a "b" \\ c\nñ') + '"') == 'a "b" \\ c\nñ'
@@ -125,10 +125,10 @@ def test_otter_test_file_is_its_template_filled_and_loads_in_otter(tmp_path):
 
     ex = builders.present()[0]
     checks = [(c.name, c.points, c.hidden) for c in load_suite(ex).checks]
-    text = _otter.test_file_source(ex, checks)
+    text = _otter_zip.test_file_source(ex, checks)
     head, *cases = text.split("\n\n\n@test_case")
-    assert _pattern(templates.parts(_otter.TEST_FILE)["file"]).fullmatch(head + "\n")
-    case = _pattern(templates.parts(_otter.TEST_FILE)["case"])
+    assert _pattern(templates.parts(_otter_zip.TEST_FILE)["file"]).fullmatch(head + "\n")
+    case = _pattern(templates.parts(_otter_zip.TEST_FILE)["case"])
     assert len(cases) == len(checks) and all(case.fullmatch("@test_case" + c.rstrip("\n") + "\n") for c in cases)
     assert not LEFTOVER.search(text)
     path = tmp_path / f"{ex}.py"
@@ -151,17 +151,17 @@ def test_otter_zip_scripts_come_from_the_template_files(tmp_path):
         zf.writestr("run_otter.py", "print('otter')\n")
         zf.writestr("setup.sh", otter_setup)
         zf.writestr("other.txt", "same")
-    _otter._adjust_zip(zpath)
+    _otter_zip._adjust_zip(zpath)
     with zipfile.ZipFile(zpath) as zf:
         run_otter, setup, other = (zf.read(n).decode() for n in ("run_otter.py", "setup.sh", "other.txt"))
-    assert run_otter == templates.path(_otter.RUN_OTTER).read_text()
-    assert setup.endswith("\n\n" + templates.path(_otter.SETUP_TAIL).read_text())
+    assert run_otter == templates.path(_otter_zip.RUN_OTTER).read_text()
+    assert setup.endswith("\n\n" + templates.path(_otter_zip.SETUP_TAIL).read_text())
     assert setup.startswith(otter_setup.split("# install PDF generation")[0])  # otter's own up to the PDF block
     assert other == "same"
     ns: dict = {"__file__": str(tmp_path / "run_otter.py"), "__name__": "not_main"}
     before = list(sys.path)
     try:
-        exec(templates.path(_otter.RUN_OTTER).read_text(), ns)
+        exec(templates.path(_otter_zip.RUN_OTTER).read_text(), ns)
         assert sys.path[0] == str(tmp_path / "files")
     finally:
         sys.path[:] = before

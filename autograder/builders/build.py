@@ -247,6 +247,6 @@ def build_template(template: Path | None = None, seed: int = PUBLIC_SEED, refres
 
 def zip_name(lang: str) -> str:
     """The autograder zip's file name: ``tapetrace-autograder.zip``, ``tapetrace-autograder-es.zip``."""
-    from autograder.builders import otter as _otter
+    from autograder.builders import otter_zip as _otter_zip
 
-    return _otter.ZIP_NAME if lang == "en" else _otter.ZIP_NAME.replace(".zip", f"-{lang}.zip")
+    return _otter_zip.ZIP_NAME if lang == "en" else _otter_zip.ZIP_NAME.replace(".zip", f"-{lang}.zip")

@@ -15,57 +15,32 @@ reads the snapshot. A value the snapshot lacks means the notebook is out of
 date: it is reported as such, never as a pass. While checking, TF32 is off
 and JAX matmuls run at "highest" precision, on the student's own device
 (torch on CUDA when present, JAX on its default backend).
+
+Its parts: the snapshot and ``ctx.reference`` (:mod:`autograder.builders.public_snapshot`), the
+student's side of a call, their devices and the pinned precision
+(:mod:`autograder.builders.public_student`), the exercise as graded in the running notebook
+(:mod:`autograder.builders.public_graded`); here: running the checks and reporting them.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import io
-import json
-import os
-import pkgutil
-import re
-import signal
 import sys
-import threading
-import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
+from autograder.builders.public_graded import GradedView, graded_view
+from autograder.builders.public_snapshot import _use_packaged_data, snapshot, snapshot_reference
+from autograder.builders.public_student import StudentFiles, as_module, devices, pinned_precision, student_caller
 from autograder.core import i18n as _i18n
 from autograder.core import registry as _registry
-from autograder.core import wire as _wire
 from autograder.core.i18n import render
-from autograder.core.protocol import check_rng, probe_error, reference_key
-from autograder.core.suite import Check, CheckFailure, Ctx, StudentProblem, run_check
-from autograder.submissions import cells as _cells
-from autograder.submissions import execute as _exec
+from autograder.core.protocol import check_rng
+from autograder.core.suite import Check, Ctx, run_check
 
-SNAPSHOT = "_snapshot.json"
 DEFAULT_TIMEOUT = 120.0
 NOT_ATTEMPTED_CODES = ("NOT_ATTEMPTED", "MISSING_NAMES")
-# Seconds the graded module's own section may take to load in a check (the grader's default load timeout).
-LOAD_TIMEOUT = 30.0
-
-
-class SnapshotMissing(CheckFailure):
-    """The snapshot holds no reference value for a probe call (stale or edited notebook): never a pass."""
-
-    def __init__(self, probe: str) -> None:
-        super().__init__("SNAPSHOT_MISMATCH", probe=probe)
-        self.probe = probe
-
-    def message(self, lang: str) -> str:
-        """The notebook's own words (what to rebuild or download), not a catalogued message."""
-        return _text(lang, "snapshot", probe=self.probe)
-
-
-class _CheckTimeout(BaseException):
-    """Raised by the alarm inside a student call that runs too long (BaseException: not caught by ``except
-    Exception`` in student code)."""
 
 
 def _text(lang: str, key: str, **fields: Any) -> str:
@@ -75,318 +50,6 @@ def _text(lang: str, key: str, **fields: Any) -> str:
 set_language = _i18n.set_language  # the language of the checks (and of hints and figures): "en" or "es"
 
 
-# --------------------------------------------------------------------------- snapshot and data
-@cache
-def snapshot() -> dict[str, Any]:
-    """The build-time snapshot shipped in the runtime (seed, exercises, reference values)."""
-    try:
-        raw = pkgutil.get_data("autograder", SNAPSHOT)  # autograder/_snapshot.json, beside the package's __init__
-    except OSError:
-        raw = None
-    if not raw:
-        raise RuntimeError(_text(_i18n.get_language(), "no_snapshot"))
-    return json.loads(raw)
-
-
-def _use_packaged_data() -> None:
-    """Inside a zip ``_data.DATA_FILE`` is no real file: read the .npz through the package loader."""
-    from autograder.core import data as _data
-
-    target = _data.DATA_FILE
-    if isinstance(target, (str, os.PathLike)) and os.path.isfile(target):
-        return
-    if isinstance(target, io.BytesIO):
-        return
-    raw = pkgutil.get_data("autograder", "data/datasets.npz")
-    _data.DATA_FILE = io.BytesIO(raw)
-    _data._all.cache_clear()
-
-
-# --------------------------------------------------------------------------- the student's side
-class StudentFiles(str):
-    """The "path" of the student's code for ``_worker._describe``: notebook cells and given files.
-
-    The worker locates the student's line by comparing each traceback frame's
-    file with its source path; notebook code comes from many cells, so this
-    string subclass compares equal to any IPython cell file (``<ipython-input-…>``
-    or ``…/ipykernel_<pid>/<n>.py``) and to the files given.
-    """
-
-    _CELL = re.compile(r"(<ipython-input-\d+-[0-9a-f]+>|ipykernel_\d+[/\\]\d+\.py)$")
-
-    def __new__(cls, files: tuple[str, ...] = ()) -> StudentFiles:
-        obj = super().__new__(cls, "<your notebook cells>")
-        obj.files = frozenset(os.path.abspath(f) for f in files)
-        return obj
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, str):
-            return NotImplemented
-        return other in self.files or bool(self._CELL.search(other))
-
-    def __ne__(self, other: object) -> bool:
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else not eq
-
-    __hash__ = str.__hash__
-
-
-def as_module(namespace: Any) -> types.ModuleType:
-    """The student's names as a module (probes look names up with ``getattr``)."""
-    if isinstance(namespace, types.ModuleType):
-        return namespace
-    mod = types.ModuleType("__student__")
-    mod.__dict__.update({k: v for k, v in dict(namespace).items() if not (k.startswith("__") and k.endswith("__"))})
-    return mod
-
-
-def _wire_copy(obj: Any) -> Any:
-    """What the other side of the grader's wire would receive: plain data, copied, never shared."""
-    return _wire.decode(json.loads(json.dumps(_wire.encode(obj))))
-
-
-def _machine_memory() -> int:
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):
-        return 0
-
-
-@contextlib.contextmanager
-def _time_limit(seconds: float) -> Iterator[None]:
-    """Raises :class:`_CheckTimeout` in this thread after ``seconds`` (main thread on Unix only)."""
-    usable = (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-              and seconds > 0)
-    if not usable:
-        yield
-        return
-
-    def _alarm(_signum: int, _frame: Any) -> None:
-        raise _CheckTimeout()
-
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-def student_caller(probes: Any, mod: Any, path: str, timeout: float) -> Callable[..., Any]:
-    """``ctx.student`` for in-process checks: the worker's ``_run_probe`` on the student's names."""
-    from autograder.workers.worker import _run_probe
-
-    mem = _machine_memory()
-
-    def call(probe: str, call: str, scale: float, kwargs: dict[str, Any]) -> Any:
-        limit = timeout * scale
-        req = {"probe": probe, "kwargs": _wire_copy(kwargs)}
-        try:
-            with _time_limit(limit):
-                resp = _run_probe(probes, mod, req, path)
-        except _CheckTimeout:
-            resp = {"ok": False, "kind": "exception", "type": _CheckTimeout.__name__}
-        if resp.get("ok"):
-            return _wire_copy(resp["value"])
-        if resp.get("type") == "KeyboardInterrupt":
-            raise KeyboardInterrupt
-        if resp.get("type") == _CheckTimeout.__name__:
-            raise StudentProblem("CALL_TIMEOUT", call=call, timeout=limit)
-        raise probe_error(resp, call, mem)
-
-    return call
-
-
-def snapshot_reference(exercise: str, values: dict[str, Any]) -> Callable[[str, dict[str, Any]], Any]:
-    """``ctx.reference`` backed by the snapshot; a missing key raises :class:`SnapshotMissing`."""
-
-    def reference(probe: str, kwargs: dict[str, Any]) -> Any:
-        key = reference_key(exercise, probe, kwargs)
-        if key not in values:
-            raise SnapshotMissing(probe)
-        return _wire.decode(values[key])
-
-    return reference
-
-
-# --------------------------------------------------------------------------- the notebook as graded
-def notebook_json(namespace: Any = None, timeout: float = 10.0) -> tuple[dict | None, str]:
-    """The running notebook's JSON and where it came from (``"colab"``, ``"file"``), else ``(None, "")``.
-
-    Colab: the live notebook from the browser (``google.colab._message``, unsaved edits included).
-    Jupyter: the file named by ``JPY_SESSION_NAME``; VS Code: ``__vsc_ipynb_file__``.
-    """
-    colab = sys.modules.get("google.colab")
-    if colab is not None and not isinstance(colab, _exec._ColabModule):
-        try:
-            from google.colab import _message
-
-            resp = _message.blocking_request("get_ipynb", request="", timeout_sec=timeout)
-            nb = resp.get("ipynb") if isinstance(resp, dict) else None
-            if isinstance(nb, dict) and isinstance(nb.get("cells"), list):
-                return nb, "colab"
-        except Exception:  # noqa: BLE001 - the frontend did not answer: try the file
-            pass
-    names = dict(namespace) if isinstance(namespace, dict) else {}
-    for path in (os.environ.get("JPY_SESSION_NAME", ""), str(names.get("__vsc_ipynb_file__", ""))):
-        if path.endswith(".ipynb") and os.path.isfile(path):
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    nb = json.load(fh)
-            except (OSError, ValueError):
-                continue
-            if isinstance(nb, dict) and isinstance(nb.get("cells"), list):
-                return nb, "file"
-    return None, ""
-
-
-def _squash(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _ran_other_code(namespace: Any, names: list[str], notebook_code: str) -> bool:
-    """Whether a contract function or class the session defined is not in the saved notebook (unsaved edits)."""
-    import inspect
-
-    code = _squash(notebook_code)
-    for name in names:
-        obj = dict(namespace).get(name) if isinstance(namespace, dict) else getattr(namespace, name, None)
-        if not (inspect.isfunction(obj) or inspect.isclass(obj)) or getattr(obj, "__module__", "") != "__main__":
-            continue
-        try:
-            src = inspect.getsource(obj)
-        except (OSError, TypeError):
-            continue
-        if _squash(src) not in code:
-            return True
-    return False
-
-
-@dataclass
-class GradedView:
-    """What a check runs on: the graded module, or the session's names (``note`` says why)."""
-
-    module: Any = None
-    problem: str = ""  # a message: the section cannot stand as graded
-    code: str = ""
-    note: str = ""
-    files: tuple[str, ...] = ()
-
-
-def graded_module(exercise: str, source: str, names: tuple[str, ...], lang: str) -> GradedView:
-    """Loads one exercise's graded module in a fresh module of this process, as the grader's worker does.
-
-    Context first (its failures skipped, same budget), then the section: its failure is reported as
-    the grader would report it.
-    """
-    from autograder.workers.worker import _student_frame, load_error
-
-    filename = f"<{exercise} as graded>"
-    mod = types.ModuleType(f"_tapetrace_graded_{exercise}")
-    mod.__file__ = filename
-    sys.modules[mod.__name__] = mod
-    finder = _exec.install_colab_standin()
-    out = io.StringIO()
-    try:
-        prepared = _exec.prepare(source, filename, names)
-        _exec._remember(filename, prepared.section)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-            _exec.run(prepared, mod.__dict__, interrupts=True, section_guard=lambda: _time_limit(LOAD_TIMEOUT))
-    except KeyboardInterrupt:
-        raise
-    except _CheckTimeout:
-        msg = render("LOAD_TIMEOUT", lang, timeout=LOAD_TIMEOUT)
-        return GradedView(problem=_text(lang, "as_graded", exercise=exercise, message=msg), code="LOAD_TIMEOUT")
-    except BaseException as err:  # noqa: BLE001 - whatever the student's section raises
-        files = StudentFiles((filename,))
-        st = load_error(err, files)
-        fields = dict(st["fields"])
-        if "error" in fields:  # Python's own words, as code
-            fields["error"] = f"`{fields['error']}`"
-        if "where" in fields:
-            where = _student_frame(err.__traceback__, files)
-            fields["where"] = _text(lang, "where", line=where[0], code=where[1][:120]) if where else ""
-        msg = render(st["code"], lang, **fields)
-        return GradedView(problem=_text(lang, "as_graded", exercise=exercise, message=msg.rstrip(".")),
-                          code=st["code"])
-    finally:
-        _exec.remove_colab_standin(finder)
-    return GradedView(module=mod, files=(filename,))
-
-
-def graded_view(exercise: str, namespace: Any, names: tuple[str, ...], lang: str) -> GradedView:
-    """The exercise as the grader will see it in this notebook, or the session's names with a note."""
-    nb, where = notebook_json(namespace)
-    if nb is None:
-        return GradedView(module=as_module(namespace), note=_text(lang, "unread"))
-    exercises = tuple(snapshot()["exercises"])
-    try:
-        cells = _cells.notebook_cells(nb, exercises)
-        sources = _cells.graded_sources(cells, exercises)
-    except ValueError:
-        return GradedView(module=as_module(namespace), note=_text(lang, "unread"))
-    source = sources.get(exercise)
-    if where == "file":
-        code = "\n".join([c.source for c in cells if c.kind == "code"]
-                         + [_cells.split_graded(s)[0] for s in sources.values() if s])
-        if _ran_other_code(namespace, list(names), code):
-            return GradedView(module=as_module(namespace), note=_text(lang, "stale"))
-    if source is None:
-        return GradedView(problem=_text(lang, "no_section", exercise=exercise), code="MISSING_SECTION")
-    return graded_module(exercise, source, names, lang)
-
-
-# --------------------------------------------------------------------------- device and precision
-def devices() -> dict[str, str]:
-    """The student's devices: torch on CUDA when present, JAX on its default backend.
-
-    Only frameworks already imported (by the exercise's probes) are asked.
-    """
-    out = {"torch": "cpu", "jax": "cpu"}
-    if "torch" in sys.modules:
-        try:
-            out["torch"] = "cuda" if sys.modules["torch"].cuda.is_available() else "cpu"
-        except Exception:  # noqa: BLE001 - a broken CUDA set-up means CPU
-            out["torch"] = "cpu"
-    if "jax" in sys.modules:
-        try:
-            out["jax"] = str(sys.modules["jax"].default_backend())
-        except Exception:  # noqa: BLE001
-            out["jax"] = "cpu"
-    return out
-
-
-@contextlib.contextmanager
-def pinned_precision() -> Iterator[None]:
-    """TF32 off for torch, JAX matmuls at "highest" (GRADING.md); restores the student's settings."""
-    restore: list[Callable[[], None]] = []
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
-        saved = (matmul.allow_tf32, cudnn.allow_tf32, torch.get_float32_matmul_precision())
-
-        def _torch_back(saved: tuple = saved) -> None:
-            matmul.allow_tf32, cudnn.allow_tf32 = saved[0], saved[1]
-            torch.set_float32_matmul_precision(saved[2])
-
-        matmul.allow_tf32 = False
-        cudnn.allow_tf32 = False
-        torch.set_float32_matmul_precision("highest")
-        restore.append(_torch_back)
-    jax = sys.modules.get("jax")
-    if jax is not None:
-        before = jax.config.jax_default_matmul_precision
-        jax.config.update("jax_default_matmul_precision", "highest")
-        restore.append(lambda: jax.config.update("jax_default_matmul_precision", before))
-    try:
-        yield
-    finally:
-        for undo in reversed(restore):
-            undo()
-
-
-# --------------------------------------------------------------------------- running checks
 def run_checks(exercise: str, checks: list[Check], *, student: Callable[..., Any],
                reference: Callable[[str, dict[str, Any]], Any], seed: int, device: dict[str, str],
                lang: str = "en") -> list[dict[str, Any]]:

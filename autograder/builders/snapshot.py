@@ -27,7 +27,7 @@ SNAPSHOT_FORMAT = 1
 
 
 # What the reference snapshot's keys and values depend on, beyond each exercise's solution, probes and
-# public checks (and the hidden suite's total). Verdict code (compare, tolerances, _public) does not.
+# public checks (and the hidden suite's total). Verdict code (compare, tolerances, public) does not.
 SNAPSHOT_INPUTS = ("core/protocol.py", "core/suite.py", "core/wire.py", "core/data.py", "probing/tools.py",
                    "data/datasets.npz")
 
@@ -98,6 +98,7 @@ def compute_snapshot(exercises: list[str], seed: int, timeout: float = 120.0, lo
     is stricter than any device allows, fails the build instead of failing students.
     """
     from autograder.builders import public as _public
+    from autograder.builders import public_snapshot as _public_snapshot
     from autograder.core.protocol import reference_key
     from autograder.engine.run import GradingRun
 
@@ -125,7 +126,7 @@ def compute_snapshot(exercises: list[str], seed: int, timeout: float = 120.0, lo
                 return _nudge(run.reference.call(_ex, probe, kwargs))
 
             replay = _public.run_checks(ex, checks, student=nudged,
-                                        reference=_public.snapshot_reference(ex, values), seed=seed, device=cpu)
+                                        reference=_public_snapshot.snapshot_reference(ex, values), seed=seed, device=cpu)
             for t in replay:
                 if not t["passed"]:
                     raise BuildError(f"{ex}: public check {t['name']} fails when replayed from the snapshot with "

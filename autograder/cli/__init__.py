@@ -16,7 +16,6 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "FILES": "new",
     "NewError": "new",
     "STUB": "new",
-    "available_exercises": "grade",
     "build_parser": "app",
     "function_name": "new",
     "main": "app",

@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
                                        self_study=args.self_study):
                 print(f"wrote {path}")
         if args.only != "template" and not args.self_study:
-            from autograder.builders import otter as _otter
+            from autograder.builders import otter_zip as _otter_zip
 
             exercises = present()
             if args.exercises:
@@ -124,10 +124,11 @@ def run(args: argparse.Namespace) -> int:
                     exercises = [e for e in exercises if e in wanted]
                 except UnknownExercise as err:
                     raise BuildError(f"--exercises: {err}") from None
-            out = _otter.build_zip(Path(args.out) / zip_name(lang), exercises, timeout=args.timeout,
-                                   device=args.device, jobs=args.jobs, lang=lang, seed=args.seed,
-                                   gpu_torch=args.gpu_torch, python_version=args.python_version,
-                                   show_hidden=not args.hide_results, require_isolation=args.require_isolation)
+            out = _otter_zip.build_zip(Path(args.out) / zip_name(lang), exercises, timeout=args.timeout,
+                                       device=args.device, jobs=args.jobs, lang=lang, seed=args.seed,
+                                       gpu_torch=args.gpu_torch, python_version=args.python_version,
+                                       show_hidden=not args.hide_results,
+                                       require_isolation=args.require_isolation)
             print(f"wrote {out} ({len(exercises)} exercise(s); grade with: otter run -a {out} NOTEBOOK.ipynb)")
     except BuildError as err:
         print(f"tapetrace build: {err}", file=sys.stderr)

@@ -1,18 +1,20 @@
-"""``tapetrace grade``: its options and its body (validate everything first, then grade).
+"""``tapetrace grade``: its options, their checks, and what it prints (the grading itself is the engine's).
 
 ``add_parser(sub)`` adds the subcommand to the CLI's subparsers (autograder/cli/app.py); ``run(args)``
-grades with :class:`autograder.engine.run.GradingRun` (or a Dask cluster) and writes the outputs,
-also after Ctrl-C. Exit status: GRADING.md (0 when every row was graded; 2 with a one-line reason when
-it could not run; 3 when some exercise is the grader's ``grader_error``/``ungraded``; 130 when interrupted).
+checks every option first, then grades in one interruptible session (:mod:`autograder.engine.session`,
+with :class:`autograder.engine.run.GradingRun` or a Dask cluster), has the outputs written
+(:mod:`autograder.reports.outputs`), also after Ctrl-C, and prints the table and what the instructor must
+know (:mod:`autograder.reports.notices`). Exit status: GRADING.md (0 when every row was graded; 2 with a
+one-line reason when it could not run; 3 when some exercise is the grader's ``grader_error``/``ungraded``;
+130 when interrupted).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
-import signal
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -33,13 +35,6 @@ def _parse_only(text: str | None) -> list[str] | None:
         return [resolve(part.strip()) for part in text.split(",")]
     except UnknownExercise as err:
         raise ValueError(f"--only: {err}") from None
-
-
-def available_exercises() -> list[str]:
-    """Exercises whose hidden suite is installed (all ten in a complete installation)."""
-    import importlib.util
-
-    return [ex for ex in EXERCISES if importlib.util.find_spec(f"autograder.hidden.{ex}") is not None]
 
 
 def _check_output(path: str | None, flag: str) -> str | None:
@@ -64,16 +59,12 @@ def _check_output(path: str | None, flag: str) -> str | None:
     return None
 
 
-def _load_previous(path: str) -> list[dict[str, Any]]:
-    from autograder.reports import report as _report
-
-    return _report.read_json(path)
-
-
 def run(args: argparse.Namespace) -> int:
     """``tapetrace grade``: validate everything first, then grade; outputs survive Ctrl-C."""
-    from autograder.core import device as _device
+    from autograder.engine import resume as _resume
+    from autograder.engine import session as _session
     from autograder.engine.run import GradingRun
+    from autograder.hidden import available_exercises
     from autograder.reports import report as _report
 
     started = time.monotonic()  # --deadline counts from here
@@ -149,10 +140,8 @@ def run(args: argparse.Namespace) -> int:
     seed = shard.seed if shard else args.seed
     resumed = None
     if args.resume and Path(args.json).exists():
-        from autograder.engine import resume as _resume
-
         try:
-            before = _load_previous(args.json)
+            before = _report.read_json(args.json)
         except (ValueError, OSError) as err:
             return _exit_error(f"--resume: cannot read {args.json}: {str(err).splitlines()[0]}")
         try:
@@ -169,66 +158,43 @@ def run(args: argparse.Namespace) -> int:
                   + (f", {again} exercise(s) of {len(resumed.exercises_for)} submission(s) to grade again "
                      f"(the grader's trouble last time)" if again else ""), file=sys.stderr)
 
-    interrupted = False
-    main_thread = threading.current_thread() is threading.main_thread()
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)} if main_thread else {}
-
-    def on_term(_signum: int, _frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    if main_thread:
-        signal.signal(signal.SIGTERM, on_term)  # `timeout`, batch schedulers: same as Ctrl-C
-    run = None
-    device_error = ""
-    checkpoint = _report.Checkpoint(args.json, before, paths, writer=shard.write_json if shard else None,
-                                    write_empty=shard is not None)
-    t0 = time.monotonic()
-    try:
+    with _session.Interrupts() as interrupts:
+        checkpoint = _report.Checkpoint(args.json, before, paths, writer=shard.write_json if shard else None,
+                                        write_empty=shard is not None)
+        t0 = time.monotonic()
+        outcome = _session.Outcome()
         if paths:
             progress = _report.Progress(len(paths), tasks_per_item=len(only),
                                         enabled=not args.quiet and (len(paths) > 1 or sys.stderr.isatty()))
-            try:
-                extra = {"sandbox_skip": [x for x in args.sandbox_skip.split(",") if x]} if args.sandbox_skip else {}
-                run = make_run(device=args.device, timeout=args.timeout, seed=seed, lang=args.lang,
-                               public_only=args.public_only, launcher=args.launcher, **extra)
-                _check_isolation(run, args)
+            extra = {"sandbox_skip": [x for x in args.sandbox_skip.split(",") if x]} if args.sandbox_skip else {}
+            add = checkpoint.add
+            if resumed is not None and resumed.partial:
+                add = _resume.merging(checkpoint.add, resumed.partial, only)
+
+            def ready(note: str) -> None:
+                if note and not args.quiet:
+                    print(f"tapetrace: note: {note}", file=sys.stderr)
                 progress.begin()
-                add = checkpoint.add
-                if resumed is not None and resumed.partial:
-                    add = _merging(checkpoint.add, resumed.partial, only)
-                deadline = {"deadline": started + args.deadline} if getattr(args, "deadline", None) else {}
-                run.grade(paths, only=only, jobs=args.jobs,
-                          on_result=_report.merge_callbacks(add, progress.update),
-                          on_task=progress.task_done,
-                          exercises_for=resumed.exercises_for if resumed is not None else None, **deadline)
-            except (_device.DeviceError, IsolationRefused, *_cluster_errors(args)) as err:
-                device_error = str(err)
-            finally:
-                progress.close()
-    except KeyboardInterrupt:
-        interrupted = True
-        if main_thread:  # a second Ctrl-C must not cut the clean-up and the writing of what was graded
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    finally:
-        if run is not None:
-            if interrupted:
-                run.cancel()
-            run.close()
-    try:
-        if device_error:
-            return _exit_error(device_error)
-        code = _finish_grade(args, checkpoint, before, interrupted, time.monotonic() - t0)
-        if interrupted and main_thread and _grading_threads_left():
+
+            outcome = _session.grade(
+                functools.partial(make_run, device=args.device, timeout=args.timeout, seed=seed, lang=args.lang,
+                                  public_only=args.public_only, launcher=args.launcher, **extra),
+                paths, only, interrupts=interrupts, jobs=args.jobs,
+                on_result=_report.merge_callbacks(add, progress.update), on_task=progress.task_done,
+                exercises_for=resumed.exercises_for if resumed is not None else None,
+                deadline=started + args.deadline if getattr(args, "deadline", None) else None,
+                require_isolation=getattr(args, "require_isolation", None), errors=_cluster_errors(args),
+                on_ready=ready, on_done=progress.close)
+        if outcome.error:
+            return _exit_error(outcome.error)
+        code = _finish_grade(args, checkpoint, before, outcome.interrupted, time.monotonic() - t0)
+        if outcome.interrupted and interrupts.main_thread and _session.threads_left():
             # What was graded is written and every worker killed; a grading thread still unwinding (a
             # call on a killed worker, a fork in flight) must not hold the exit: Ctrl-C exits now.
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(code)
         return code
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _plan_jobs(args: argparse.Namespace) -> str | None:
@@ -253,49 +219,21 @@ def _plan_jobs(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _merging(add: Any, partial: dict[str, dict[str, Any]], only: list[str]) -> Any:
-    """``add`` for a resumed run: a submission graded again in part is merged into its earlier row first."""
-    from autograder.engine import resume as _resume
-
-    def call(res: dict[str, Any]) -> None:
-        old = partial.get(res["submission"])
-        add(_resume.merge(old, res, only) if old is not None else res)
-
-    return call
-
-
-def _grading_threads_left(wait: float = 2.0) -> bool:
-    """Whether grading threads are still alive ``wait`` seconds after an interrupt."""
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if not any(t.name.startswith("tapetrace-grade") and t.is_alive() for t in threading.enumerate()):
-            return False
-        time.sleep(0.05)
-    return True
-
-
 def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[str, Any]], interrupted: bool,
                   elapsed: float) -> int:
-    """Writes the outputs of ``grade`` (also after Ctrl-C) and prints the table and summary."""
+    """Has the outputs of ``grade`` written (also after Ctrl-C), prints the table, the summary and the notices."""
+    from autograder.core import status as _status
+    from autograder.reports import notices as _notices
+    from autograder.reports import outputs as _outputs
     from autograder.reports import report as _report
 
-    all_results = checkpoint.results()
-    new_results = all_results[len(before):]
     try:
-        if args.json and (all_results or checkpoint.write_empty):
-            checkpoint.writer(all_results, args.json)
-            if checkpoint.writer is _report.write_json:  # a whole run (a shard's part: merge writes it)
-                from autograder.reports import (
-                    receipt as _receipt,  # the run's receipt beside the results (OUT.receipt.json)
-                )
-
-                _receipt.write(_receipt.receipt(all_results), _receipt.sidecar(args.json))
-        if args.csv:
-            _report.write_csv(all_results, args.csv)
-        if args.feedback:
-            _report.write_feedback(all_results, args.feedback, lang=args.lang, fmt=args.feedback_format)
+        all_results = _outputs.write_outputs(checkpoint, json_path=args.json, csv_path=args.csv,
+                                             feedback_dir=args.feedback, lang=args.lang,
+                                             feedback_format=args.feedback_format)
     except OSError as err:
         return _exit_error(f"cannot write the results: {err}")
+    new_results = all_results[len(before):]
     if not args.quiet:
         if new_results and (len(new_results) <= 20 or args.table):
             print(_report.table(new_results))
@@ -308,95 +246,11 @@ def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[s
         print(f"tapetrace: interrupted: kept the {len(new_results)} submission(s) graded so far{where}",
               file=sys.stderr)
         return 130
-    _warn_unreadable(new_results)
-    _warn_nothing_found(new_results)
-    return _not_all_graded(args, all_results)
-
-
-def _warn_unreadable(results: list[dict[str, Any]]) -> None:
-    """One warning line per submission that could not be read at all (corrupt, not JSON, too big)."""
-    from autograder.reports import report as _report
-
-    for res in results:
-        rows = list(res.get("exercises", {}).values())
-        if rows and all(e.get("status") == "unreadable" for e in rows):
-            print(f"tapetrace: warning: {_report.terminal_text(res['submission'])}: "
-                  f"{_report.terminal_text(rows[0].get('message', ''))} (status unreadable)", file=sys.stderr)
-
-
-def _holding(path: str) -> str:
-    """What a submission that yielded no exercise holds, in a few words (for the instructor's warning)."""
-    p = Path(path)
-    if not p.is_dir():
-        return "no exercise file or notebook section in it"
-    try:
-        names = sorted(f.relative_to(p).as_posix() for f in p.rglob("*") if f.is_file())
-    except OSError:
-        return "a folder that cannot be listed"
-    if not names:
-        return "an empty folder"
-    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-    return f"a folder holding no exercise file ({shown}; expected names like ex01_torch_mlp.py or a notebook)"
-
-
-def _warn_nothing_found(results: list[dict[str, Any]]) -> None:
-    """One warning line per submission in which no exercise was found at all (an empty folder, files
-    named otherwise): its rows are ``missing`` (GRADING.md: no file), as for a student who did not try,
-    and the instructor is told which submissions look like a hand-in gone wrong."""
-    from autograder.reports import report as _report
-
-    for res in results:
-        rows = list(res.get("exercises", {}).values())
-        if rows and all(e.get("status") == "missing" for e in rows):
-            print(f"tapetrace: warning: {_report.terminal_text(res['submission'])}: "
-                  f"{_report.terminal_text(_holding(str(res['submission'])))}: every exercise is missing "
-                  "(status missing)", file=sys.stderr)
-
-
-def _not_all_graded(args: argparse.Namespace, results: list[dict[str, Any]]) -> int:
-    """Exit status 3, with what to do, when some exercise is the grader's (``grader_error``, ``ungraded``)."""
-    from autograder.core import status as _status
-    from autograder.reports import report as _report
-
-    counts = _status.count_graders(results)
-    if not counts:
-        return 0
-    for res in results:
-        for ex in _status.graders_exercises(res):
-            e = res["exercises"][ex]
-            print(f"tapetrace: {e['status']}: {_report.terminal_text(res['submission'])} {ex}: "
-                  f"{_report.terminal_text(e.get('grader_reason', ''))[:300]}", file=sys.stderr)
-    what = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-    again = (f"tapetrace grade ... --json {args.json} --resume" if args.json
-             else "tapetrace grade ... with --json OUT.json, then --resume")
-    print(f"tapetrace: {sum(counts.values())} exercise(s) were not graded ({what}): the grader's trouble, not the "
-          f"students'; each row's grader_reason says why. Fix the cause, then grade them again: {again}",
-          file=sys.stderr)
-    return _status.EXIT_NOT_ALL_GRADED
-
-
-class IsolationRefused(Exception):
-    """The machine cannot isolate student code at the level ``--require-isolation`` asks for."""
-
-
-def _check_isolation(run: Any, args: argparse.Namespace) -> None:
-    """Measures what a student's worker obtains here; one line when below full; refuses below the required level.
-
-    Raises:
-        IsolationRefused: below ``--require-isolation`` (nothing is graded; exit status 2).
-    """
-    from autograder.sandbox import isolate as _sandbox
-
-    measure = getattr(run, "measure_isolation", None)
-    if measure is None:  # a cluster: its workers record the level they obtained in each result
-        return
-    iso = measure()
-    wanted = getattr(args, "require_isolation", None)
-    if wanted and not _sandbox.level_at_least(iso, wanted):
-        raise IsolationRefused(f"--require-isolation {wanted}: student code would run with {_sandbox.describe(iso)}"
-                               + (f" ({iso['error']})" if iso.get("error") else ""))
-    if iso.get("level") != "full" and not args.quiet:
-        print(f"tapetrace: note: {_sandbox.describe(iso)}; see README, \"Sandbox\"", file=sys.stderr)
+    lines = [*_notices.unreadable(new_results), *_notices.nothing_found(new_results),
+             *_notices.not_graded(all_results, args.json)]
+    for line in lines:
+        print(f"tapetrace: {line}", file=sys.stderr)
+    return _status.EXIT_NOT_ALL_GRADED if _status.count_graders(all_results) else 0
 
 
 def _cluster_errors(args: argparse.Namespace) -> tuple[type[Exception], ...]:
@@ -405,7 +259,6 @@ def _cluster_errors(args: argparse.Namespace) -> tuple[type[Exception], ...]:
     from autograder.scaleout.cluster import ClusterError
 
     return (ClusterError,)
-
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:

@@ -9,7 +9,7 @@ by raising :class:`Fail`. Checks never import student code.
 Every way a check can fail the student is a :class:`CheckFailure` (a catalogued
 message ``key`` and its ``fields``): :class:`Fail` (the verdict), :class:`StudentProblem`
 (the student's code gave no answer), ``probes._common.ProbeFail`` (a probe's finding,
-inside the worker) and ``_public.SnapshotMissing`` (the notebook's stale snapshot).
+inside the worker) and ``public_snapshot.SnapshotMissing`` (the notebook's stale snapshot).
 :class:`GraderBug` stands apart: never the student's fault. :func:`run_check` is the
 one place where a check's outcome becomes a test result (the grader, the notebook's
 self-check and the pytest plugin all use it).

@@ -9,6 +9,7 @@ into their row. A resume never mixes runs: another seed, or another set of exerc
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,3 +117,20 @@ def merge(old: dict[str, Any], new: dict[str, Any], only: list[str]) -> dict[str
     row["total"] = round(sum(e["score"] for e in row["exercises"].values()), 6)
     row["max_total"] = round(sum(e["max_score"] for e in row["exercises"].values()), 6)
     return row
+
+
+def merging(add: Callable[[dict[str, Any]], None], partial: dict[str, dict[str, Any]],
+            only: list[str]) -> Callable[[dict[str, Any]], None]:
+    """``add`` for a resumed run: a submission graded again in part is merged into its earlier row first.
+
+    Args:
+        add: what takes each row (the run's checkpoint).
+        partial: :attr:`Plan.partial`.
+        only: the exercises of the run.
+    """
+
+    def call(res: dict[str, Any]) -> None:
+        old = partial.get(res["submission"])
+        add(merge(old, res, only) if old is not None else res)
+
+    return call

@@ -25,6 +25,7 @@ from conftest import SEED
 
 from autograder.builders import notebook as _notebook
 from autograder.builders import otter as _otter
+from autograder.builders import otter_zip as _otter_zip
 from autograder.core.paths import ROOT, SOLUTIONS
 
 pytest.importorskip("otter")
@@ -158,8 +159,8 @@ KINDS = ["cell_above_setup", "setup_deleted", "metadata_stripped_other_kernel", 
 
 @pytest.fixture(scope="module")
 def zip_path(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("ag") / _otter.ZIP_NAME
-    return _otter.build_zip(out, GRADED, timeout=30.0, jobs=2, seed=SEED)
+    out = tmp_path_factory.mktemp("ag") / _otter_zip.ZIP_NAME
+    return _otter_zip.build_zip(out, GRADED, timeout=30.0, jobs=2, seed=SEED)
 
 
 def _otter_run(zip_path: Path, submission: Path, work: Path, marks: Path) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""One exercise's otter test file: ``autograder.builders.otter.test_file_source`` writes the ``file`` part, then
+"""One exercise's otter test file: ``autograder.builders.otter_zip.test_file_source`` writes the ``file`` part, then
 the ``case`` part once per check (after two blank lines).
 
 Slots: ``__EXERCISE__`` (string content); in a case, ``__CHECK__`` (string content), ``__POINTS__``

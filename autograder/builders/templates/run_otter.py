@@ -2,7 +2,7 @@
 containers (``tapetrace build`` writes this file in place of otter's own).
 
 It runs before otter is imported, as root, in the container that grades one submission, and does what
-otter's runner would otherwise get wrong before the tapetrace plugin can act (``autograder.builders.otter.before_otter``):
+otter's runner would otherwise get wrong before the tapetrace plugin can act (``autograder.builders.otter_folder.before_otter``):
 
 - ``submission_metadata.json`` becomes a JSON object when it is empty or unreadable (``otter grade``'s
   image ``touch``es an empty one, and otter's runner ``json.load``s it whenever a plugin is named);
@@ -29,20 +29,21 @@ _AUTOGRADER = _os.path.dirname(_SOURCE)  # /autograder on Gradescope and in otte
 _sys.path.insert(0, _os.path.join(_SOURCE, "files"))
 
 
-def _bridge():
-    """The zip's ``autograder/builders/otter.py``, loaded by path (its top level imports the standard library only)."""
-    path = _os.path.join(_SOURCE, "files", "autograder", "builders", "otter.py")
-    spec = _ilu.spec_from_file_location("_tapetrace_otter_bridge", path)
+def _folder():
+    """The zip's ``autograder/builders/otter_folder.py``, loaded by path (its top level imports the standard library
+    only)."""
+    path = _os.path.join(_SOURCE, "files", "autograder", "builders", "otter_folder.py")
+    spec = _ilu.spec_from_file_location("_tapetrace_otter_folder", path)
     module = _ilu.module_from_spec(spec)
     spec.loader.exec_module(module)
-    _sys.modules["_tapetrace_otter_bridge"] = module  # the plugin reuses this module
+    _sys.modules["_tapetrace_otter_folder"] = module  # the plugin's bridge reuses this module
     return module
 
 
 def main():
     """Prepares the folder, then runs otter's autograder with the overrides that preparation needs."""
-    bridge = _bridge()
-    overrides, after = bridge.before_otter(_AUTOGRADER)
+    folder = _folder()
+    overrides, after = folder.before_otter(_AUTOGRADER)
     try:
         from otter.run.run_autograder import main as run_autograder
     except ModuleNotFoundError as e:
@@ -55,7 +56,7 @@ def main():
     try:
         run_autograder(_AUTOGRADER, **overrides)
     finally:
-        bridge.after_otter(after)
+        folder.after_otter(after)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,159 @@
+"""The exercise as the grader will see it in the running notebook: its graded module, loaded in this process.
+
+``check()`` without a namespace reads the running notebook (Colab's live copy, else the file Jupyter or
+VS Code names: :func:`notebook_json`), splits it as the grader's loader does
+(:mod:`autograder.submissions.cells`) and loads the exercise's graded module in a fresh module, context
+first, then the section (:func:`graded_module`), as the grader's worker does. Where the notebook cannot
+be read, or the session ran code the saved file lacks, the session's names are used with a note saying
+so (:class:`GradedView`). Ships in the notebook's runtime.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import sys
+import types
+from dataclasses import dataclass
+from typing import Any
+
+from autograder.builders.public_snapshot import snapshot
+from autograder.builders.public_student import StudentFiles, _CheckTimeout, _time_limit, as_module
+from autograder.core.i18n import render
+from autograder.submissions import cells as _cells
+from autograder.submissions import execute as _exec
+
+# Seconds the graded module's own section may take to load in a check (the grader's default load timeout).
+LOAD_TIMEOUT = 30.0
+
+
+def _text(lang: str, key: str, **fields: Any) -> str:
+    return render(f"public.{key}", lang, **fields)
+
+
+def notebook_json(namespace: Any = None, timeout: float = 10.0) -> tuple[dict | None, str]:
+    """The running notebook's JSON and where it came from (``"colab"``, ``"file"``), else ``(None, "")``.
+
+    Colab: the live notebook from the browser (``google.colab._message``, unsaved edits included).
+    Jupyter: the file named by ``JPY_SESSION_NAME``; VS Code: ``__vsc_ipynb_file__``.
+    """
+    colab = sys.modules.get("google.colab")
+    if colab is not None and not isinstance(colab, _exec._ColabModule):
+        try:
+            from google.colab import _message
+
+            resp = _message.blocking_request("get_ipynb", request="", timeout_sec=timeout)
+            nb = resp.get("ipynb") if isinstance(resp, dict) else None
+            if isinstance(nb, dict) and isinstance(nb.get("cells"), list):
+                return nb, "colab"
+        except Exception:  # noqa: BLE001 - the frontend did not answer: try the file
+            pass
+    names = dict(namespace) if isinstance(namespace, dict) else {}
+    for path in (os.environ.get("JPY_SESSION_NAME", ""), str(names.get("__vsc_ipynb_file__", ""))):
+        if path.endswith(".ipynb") and os.path.isfile(path):
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    nb = json.load(fh)
+            except (OSError, ValueError):
+                continue
+            if isinstance(nb, dict) and isinstance(nb.get("cells"), list):
+                return nb, "file"
+    return None, ""
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _ran_other_code(namespace: Any, names: list[str], notebook_code: str) -> bool:
+    """Whether a contract function or class the session defined is not in the saved notebook (unsaved edits)."""
+    import inspect
+
+    code = _squash(notebook_code)
+    for name in names:
+        obj = dict(namespace).get(name) if isinstance(namespace, dict) else getattr(namespace, name, None)
+        if not (inspect.isfunction(obj) or inspect.isclass(obj)) or getattr(obj, "__module__", "") != "__main__":
+            continue
+        try:
+            src = inspect.getsource(obj)
+        except (OSError, TypeError):
+            continue
+        if _squash(src) not in code:
+            return True
+    return False
+
+
+@dataclass
+class GradedView:
+    """What a check runs on: the graded module, or the session's names (``note`` says why)."""
+
+    module: Any = None
+    problem: str = ""  # a message: the section cannot stand as graded
+    code: str = ""
+    note: str = ""
+    files: tuple[str, ...] = ()
+
+
+def graded_module(exercise: str, source: str, names: tuple[str, ...], lang: str) -> GradedView:
+    """Loads one exercise's graded module in a fresh module of this process, as the grader's worker does.
+
+    Context first (its failures skipped, same budget), then the section: its failure is reported as
+    the grader would report it.
+    """
+    from autograder.workers.worker import _student_frame, load_error
+
+    filename = f"<{exercise} as graded>"
+    mod = types.ModuleType(f"_tapetrace_graded_{exercise}")
+    mod.__file__ = filename
+    sys.modules[mod.__name__] = mod
+    finder = _exec.install_colab_standin()
+    out = io.StringIO()
+    try:
+        prepared = _exec.prepare(source, filename, names)
+        _exec._remember(filename, prepared.section)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            _exec.run(prepared, mod.__dict__, interrupts=True, section_guard=lambda: _time_limit(LOAD_TIMEOUT))
+    except KeyboardInterrupt:
+        raise
+    except _CheckTimeout:
+        msg = render("LOAD_TIMEOUT", lang, timeout=LOAD_TIMEOUT)
+        return GradedView(problem=_text(lang, "as_graded", exercise=exercise, message=msg), code="LOAD_TIMEOUT")
+    except BaseException as err:  # noqa: BLE001 - whatever the student's section raises
+        files = StudentFiles((filename,))
+        st = load_error(err, files)
+        fields = dict(st["fields"])
+        if "error" in fields:  # Python's own words, as code
+            fields["error"] = f"`{fields['error']}`"
+        if "where" in fields:
+            where = _student_frame(err.__traceback__, files)
+            fields["where"] = _text(lang, "where", line=where[0], code=where[1][:120]) if where else ""
+        msg = render(st["code"], lang, **fields)
+        return GradedView(problem=_text(lang, "as_graded", exercise=exercise, message=msg.rstrip(".")),
+                          code=st["code"])
+    finally:
+        _exec.remove_colab_standin(finder)
+    return GradedView(module=mod, files=(filename,))
+
+
+def graded_view(exercise: str, namespace: Any, names: tuple[str, ...], lang: str) -> GradedView:
+    """The exercise as the grader will see it in this notebook, or the session's names with a note."""
+    nb, where = notebook_json(namespace)
+    if nb is None:
+        return GradedView(module=as_module(namespace), note=_text(lang, "unread"))
+    exercises = tuple(snapshot()["exercises"])
+    try:
+        cells = _cells.notebook_cells(nb, exercises)
+        sources = _cells.graded_sources(cells, exercises)
+    except ValueError:
+        return GradedView(module=as_module(namespace), note=_text(lang, "unread"))
+    source = sources.get(exercise)
+    if where == "file":
+        code = "\n".join([c.source for c in cells if c.kind == "code"]
+                         + [_cells.split_graded(s)[0] for s in sources.values() if s])
+        if _ran_other_code(namespace, list(names), code):
+            return GradedView(module=as_module(namespace), note=_text(lang, "stale"))
+    if source is None:
+        return GradedView(problem=_text(lang, "no_section", exercise=exercise), code="MISSING_SECTION")
+    return graded_module(exercise, source, names, lang)

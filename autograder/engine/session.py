@@ -1,0 +1,153 @@
+"""One grading session as ``tapetrace grade`` runs it: interruptible, isolation checked first, always closed.
+
+:func:`grade` makes the run (a :class:`autograder.engine.run.GradingRun`, or a cluster's), refuses it below
+the isolation the instructor requires (:func:`check_isolation`), grades, and closes it whatever happens:
+Ctrl-C (or SIGTERM, which :class:`Interrupts` turns into Ctrl-C) cancels the run, kills its workers and
+returns with ``interrupted`` set, a second one is ignored while what was graded is written. The caller
+gets the rows through its callbacks (the reports' checkpoint and progress) and writes the outputs; this
+module prints nothing.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from autograder.core import device as _device
+
+
+class IsolationRefused(Exception):
+    """The machine cannot isolate student code at the level ``--require-isolation`` asks for."""
+
+
+def check_isolation(run: Any, wanted: str | None) -> str:
+    """Measures what a student's worker obtains here; refuses below the required level.
+
+    Args:
+        run: the grading run (a cluster's has no ``measure_isolation``: its workers record the level they
+            obtained in each result).
+        wanted: ``--require-isolation`` (``full``, ``container``) or None.
+
+    Returns:
+        A note for the instructor when student code gets less than full isolation, else ``""``.
+
+    Raises:
+        IsolationRefused: below ``wanted`` (nothing is graded).
+    """
+    from autograder.sandbox import isolate as _sandbox
+
+    measure = getattr(run, "measure_isolation", None)
+    if measure is None:
+        return ""
+    iso = measure()
+    if wanted and not _sandbox.level_at_least(iso, wanted):
+        raise IsolationRefused(f"--require-isolation {wanted}: student code would run with {_sandbox.describe(iso)}"
+                               + (f" ({iso['error']})" if iso.get("error") else ""))
+    if iso.get("level") != "full":
+        return f"{_sandbox.describe(iso)}; see README, \"Sandbox\""
+    return ""
+
+
+class Interrupts:
+    """While entered (in the main thread): SIGTERM is Ctrl-C (``timeout``, batch schedulers); on leaving, the
+    earlier SIGINT and SIGTERM handlers come back. Elsewhere (a thread) it changes nothing."""
+
+    def __init__(self) -> None:
+        self.main_thread = threading.current_thread() is threading.main_thread()
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> Interrupts:
+        if self.main_thread:
+            self._previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+            signal.signal(signal.SIGTERM, _raise_interrupt)
+        return self
+
+    def hold(self) -> None:
+        """Ignores Ctrl-C and SIGTERM from now on: a second one must not cut the clean-up and the writing."""
+        if self.main_thread:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
+def _raise_interrupt(_signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+@dataclass
+class Outcome:
+    """How a session ended: ``interrupted`` (Ctrl-C), or ``error`` (the run could not start or go on: a
+    device, the isolation, the cluster; nothing more was graded)."""
+
+    interrupted: bool = False
+    error: str = ""
+
+
+def grade(make_run: Callable[[], Any], paths: list[str], only: list[str], *, interrupts: Interrupts,
+          jobs: int | None, on_result: Callable[[dict[str, Any]], None],
+          on_task: Callable[..., None] | None = None, exercises_for: dict[str, list[str]] | None = None,
+          deadline: float | None = None, require_isolation: str | None = None,
+          errors: tuple[type[Exception], ...] = (), on_ready: Callable[[str], None] | None = None,
+          on_done: Callable[[], None] | None = None) -> Outcome:
+    """Grades ``paths`` in one run; Ctrl-C stops it cleanly.
+
+    Args:
+        make_run: makes the run (its options bound).
+        paths: the submissions, in order.
+        only: the exercises.
+        interrupts: the entered :class:`Interrupts` (held once interrupted).
+        jobs: ``(submission, exercise)`` pairs graded at once.
+        on_result: called with each submission's row.
+        on_task: called as each ``(submission, exercise)`` ends.
+        exercises_for: for a submission graded again in part (``--resume``), its exercises.
+        deadline: a ``time.monotonic()`` by which the run ends (what is left is ``ungraded``).
+        require_isolation: see :func:`check_isolation`.
+        errors: further exceptions that end the session with ``error`` (a cluster's).
+        on_ready: called once the run is made and admitted, with :func:`check_isolation`'s note.
+        on_done: called when grading ends, before the run is cancelled or closed.
+
+    Returns:
+        The :class:`Outcome`.
+    """
+    outcome = Outcome()
+    run = None
+    try:
+        try:
+            run = make_run()
+            note = check_isolation(run, require_isolation)
+            if on_ready is not None:
+                on_ready(note)
+            extra = {"deadline": deadline} if deadline is not None else {}
+            run.grade(paths, only=only, jobs=jobs, on_result=on_result, on_task=on_task,
+                      exercises_for=exercises_for, **extra)
+        except (_device.DeviceError, IsolationRefused, *errors) as err:
+            outcome.error = str(err)
+        finally:
+            if on_done is not None:
+                on_done()
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+        interrupts.hold()
+    finally:
+        if run is not None:
+            if outcome.interrupted:
+                run.cancel()
+            run.close()
+    return outcome
+
+
+def threads_left(wait: float = 2.0) -> bool:
+    """Whether grading threads are still alive ``wait`` seconds after an interrupt."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if not any(t.name.startswith("tapetrace-grade") and t.is_alive() for t in threading.enumerate()):
+            return False
+        time.sleep(0.05)
+    return True

@@ -58,7 +58,7 @@ def uses_jax(exercise: str) -> bool:
 
 def key_depends_on_path(xla_caches: str = "default") -> bool:
     """Compiles one op in two forked children with two cache folders; True if the keys differ."""
-    from autograder.workers.launch import worker_env
+    from autograder.workers.environment import worker_env
 
     tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"tapetrace-keyexp-{uuid.uuid4().hex[:8]}"
     try:

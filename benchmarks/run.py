@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from autograder.cli.grade import available_exercises  # noqa: E402
 from autograder.core.paths import EXERCISES, EXERCISES_DIR, SOLUTIONS  # noqa: E402
-from autograder.workers.launch import worker_env  # noqa: E402
+from autograder.workers.environment import worker_env  # noqa: E402
 
 TAPETRACE = [sys.executable, "-m", "autograder.cli"]
 SECTIONS = ("iso", "jobs", "perex", "class", "otter", "load", "safety", "cache", "scale", "envelope")

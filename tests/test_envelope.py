@@ -222,10 +222,10 @@ def test_a_zygote_or_spawned_worker_keeps_to_the_planned_cpus():
     import sys
 
     from autograder.core.paths import ROOT
-    from autograder.workers.launch import CPUS_ENV
+    from autograder.workers.environment import CPUS_ENV
 
     cpu = max(os.sched_getaffinity(0))
-    code = "from autograder.workers.launch import keep_to_planned_cpus as k; import os; k(); print(sorted(os.sched_getaffinity(0)))"
+    code = "from autograder.workers.environment import keep_to_planned_cpus as k; import os; k(); print(sorted(os.sched_getaffinity(0)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={**os.environ, CPUS_ENV: str(cpu), "PYTHONPATH": str(ROOT)})
     assert out.stdout.strip() == f"[{cpu}]", out.stderr

@@ -41,6 +41,7 @@ from autograder.submissions import loader as _loader
 from autograder.submissions import loadguard as _loadguard
 from autograder.workers import compile_cache as _compile_cache
 from autograder.workers import envelope as _envelope
+from autograder.workers import handle as _handle
 from autograder.workers import launch as _launch
 
 
@@ -173,7 +174,7 @@ class GradingRun:
         return _launch.SpawnLauncher(cpu_jax=self._cpu_jax, prefix=prefix)
 
     def start_worker(self, exercise: str, source_path: str, role: str,
-                     hide_extra: list[str] | None = None) -> _launch.Worker:
+                     hide_extra: list[str] | None = None) -> _handle.Worker:
         """Starts a worker for ``exercise`` loading ``source_path`` as ``role``."""
         if self._cancel.is_set():
             raise GradingCancelled("grading was cancelled")
@@ -204,7 +205,7 @@ class GradingRun:
                 spec["sandbox"]["mem_bytes"] += self.plan.stacks()  # XLA's threads' stacks: reserved, untouched
         if getattr(self.launcher, "alive", True) is False:
             self.launcher = _TrackedLauncher(_launch.SpawnLauncher(cpu_jax=self._cpu_jax, prefix=self.launch_prefix))
-        return _launch.Worker(self.launcher, spec, self.timeout, self.lender if lend else None,
+        return _handle.Worker(self.launcher, spec, self.timeout, self.lender if lend else None,
                               watch=self.watch if role == "student" else None)
 
     def _sandbox_spec(self, scratch: str, hide_extra: list[str] | None) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """Workers: the processes that run a student's code (and the reference's) beside the probes.
 
-Owns launching them (``launch``), the zygote that forks them warm (``zygote``), the worker's own loop
-(``worker``: runs probes, never verdicts), the compile caches (``compile_cache``, ``jaxtune``), reading what a
-worker sends (``intake``), watching it (``watch``), its resource envelope (``envelope``) and the guard of the
+Owns launching them (``launch``), the environment they start with (``environment``), the grader's handle on
+a started one (``handle``), the zygote that forks them warm (``zygote``), the worker's own loop (``worker``:
+runs probes, never verdicts), the compile caches (``compile_cache``, ``jaxtune``), reading what a worker
+sends (``intake``), watching it (``watch``), its resource envelope (``envelope``) and the guard of the
 grader's own code inside it (``guard``). Imports the sandbox, the submissions, probing and the core; imported
 by the engine, the builders and the scale-out. Ships to students in part (``worker``). Names are imported
 on first use (PEP 562).
@@ -18,8 +19,8 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "BASE_BYTES": "envelope",
     "Borrower": "compile_cache",
     "Budget": "watch",
-    "CPUS_ENV": "launch",
-    "CPU_COMPILE_FLAGS": "launch",
+    "CPUS_ENV": "environment",
+    "CPU_COMPILE_FLAGS": "environment",
     "DEFAULT_WORKER_BYTES": "envelope",
     "Envelope": "envelope",
     "GIB": "envelope",
@@ -34,13 +35,13 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "REQUEST": "compile_cache",
     "STACK_BYTES": "envelope",
     "SpawnLauncher": "launch",
-    "Worker": "launch",
-    "WorkerDied": "launch",
+    "Worker": "handle",
+    "WorkerDied": "handle",
     "ZygoteLauncher": "launch",
     "ZygotePair": "launch",
     "as_json": "envelope",
     "as_record": "envelope",
-    "close_all": "launch",
+    "close_all": "handle",
     "current": "envelope",
     "is_request": "compile_cache",
     "is_stub_raise": "worker",
@@ -55,7 +56,7 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "status": "intake",
     "tree": "watch",
     "watching": "watch",
-    "worker_env": "launch",
+    "worker_env": "environment",
     "worker_main": "worker",
     "working": "watch",
 }

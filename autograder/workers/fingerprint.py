@@ -165,11 +165,11 @@ class ImportCheck:
 
     Args:
         modules: module names (default: what the zygote imports, ``_zygote.PRELOAD``).
-        cpu_jax: whether JAX runs on the CPU (the workers' environment, ``_launch.worker_env``).
+        cpu_jax: whether JAX runs on the CPU (the workers' environment, ``_environment.worker_env``).
     """
 
     def __init__(self, modules: tuple[str, ...] | None = None, cpu_jax: bool = True) -> None:
-        from autograder.workers import launch as _launch
+        from autograder.workers import environment as _environment
         from autograder.workers import zygote as _zygote
 
         names = list(modules if modules is not None else _zygote.PRELOAD)
@@ -177,7 +177,7 @@ class ImportCheck:
         try:
             self._proc: subprocess.Popen | None = subprocess.Popen(
                 [sys.executable, "-m", "autograder.workers.fingerprint", *names], stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=_launch.worker_env(cpu_jax),
+                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=_environment.worker_env(cpu_jax),
                 cwd=str(ROOT))
         except OSError as err:
             self._proc, self._error = None, f"the import check could not start: {type(err).__name__}: {err}"

@@ -402,7 +402,7 @@ def main() -> None:
     full_fd = int(args[2]) if jax_only and args[1:2] == ["--then-full"] else None
     extra = args[(3 if full_fd is not None else 1) if jax_only else 0:]
     _subreaper()
-    from autograder.workers.launch import keep_to_planned_cpus
+    from autograder.workers.environment import keep_to_planned_cpus
 
     keep_to_planned_cpus()  # before any thread exists: every worker inherits it
     gc.disable()  # until the imports are done: see _settle

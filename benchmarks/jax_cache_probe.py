@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 _KEY_SNIPPET = r"""
 import os, sys
-from autograder.workers import zygote as _zygote
-_zygote._preload([])
+from autograder.workers import warmup as _warmup
+_warmup.preload([])
 import jax
 if sys.argv[2] == "none":
     jax.config.update("jax_persistent_cache_enable_xla_caches", "none")

@@ -389,7 +389,7 @@ def test_jax_workers_reuse_mlir_contexts_forked_or_spawned(launcher):
 
 
 def test_workers_collect_garbage_and_skip_what_the_zygote_froze(run):
-    """The zygotes import with the collector off and freeze what they hold once done (_zygote._settle): a
+    """The zygotes import with the collector off and freeze what they hold once done (_warmup.settle): a
     worker collects as usual (a cycle it makes is freed) and never scans the zygote's objects again."""
     for ex in ("ex04_jax_mlp", "ex06_per_example_grads", "ex01_torch_mlp"):  # JAX zygote, full zygote
         worker = run.start_worker(ex, str(SOLUTIONS / f"{ex}.py"), "student")

@@ -1,7 +1,8 @@
 """Workers: the processes that run a student's code (and the reference's) beside the probes.
 
 Owns launching them (``launch``), the environment they start with (``environment``), the grader's handle on
-a started one (``handle``), the zygote that forks them warm (``zygote``), the worker's own loop (``worker``:
+a started one (``handle``), the zygote that forks them warm (``zygote``) and what it warms (``warmup``), the
+worker's own loop (``worker``:
 runs probes, never verdicts), the compile caches (``compile_cache``, ``jaxtune``), reading what a worker
 sends (``intake``), watching it (``watch``), its resource envelope (``envelope``) and the guard of the
 grader's own code inside it (``guard``). Imports the sandbox, the submissions, probing and the core; imported
@@ -29,7 +30,7 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "MAX_JOBS": "envelope",
     "MIB": "envelope",
     "MIN_WORKER_BYTES": "envelope",
-    "PRELOAD": "zygote",
+    "PRELOAD": "warmup",
     "Proc": "launch",
     "REFERENCE_BYTES": "envelope",
     "REQUEST": "compile_cache",

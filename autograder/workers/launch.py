@@ -93,7 +93,7 @@ class ZygoteLauncher:
             cpu_jax: the run's JAX device is the CPU (see :func:`worker_env`).
             prefix: a command the zygote runs under (e.g. ``setpriv`` dropping CAP_SYS_ADMIN, to grade
                 as in a container with Docker's default privileges).
-            jax_only: import the JAX stack only (``_zygote.JAX_ONLY``), for :class:`ZygotePair`.
+            jax_only: import the JAX stack only (``_warmup.JAX_ONLY``), for :class:`ZygotePair`.
             wait: wait until it is ready (else call :meth:`wait_ready`).
             then_full: with ``jax_only``, the zygote's end of a socket pair: once ready, the zygote forks
                 the full one from itself to serve it (see :meth:`forked`). Closed here.

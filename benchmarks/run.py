@@ -66,10 +66,11 @@ def timed(cmd: list[str], env: dict | None = None, timeout: float = 7200) -> tup
 
 
 def _planned_jobs() -> int:
-    """``tapetrace grade``'s --jobs default here (the CPUs and memory this process gets: _envelope.plan)."""
+    """``tapetrace grade``'s --jobs default here (the CPUs and memory this process gets: _sizing.plan)."""
     from autograder.workers import envelope as _envelope
+    from autograder.workers import sizing as _sizing
 
-    return _envelope.plan(_envelope.current()).jobs
+    return _sizing.plan(_envelope.current()).jobs
 
 
 def load() -> str:

@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         if args.jobs is None:
             args.jobs = max(1, min(os.cpu_count() or 1, 4))
     else:
-        refused = _plan_jobs(args)  # the box's memory and CPUs (autograder/workers/envelope.py)
+        refused = _plan_jobs(args)  # the box's memory and CPUs (autograder/workers/envelope.py, sizing.py)
         if refused:
             return _exit_error(refused)
     installed = available_exercises()
@@ -232,12 +232,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _plan_jobs(args: argparse.Namespace) -> str | None:
-    """Sets ``--jobs`` from the box (its memory limit and CPU quota: ``_envelope.plan``) and says what it
+    """Sets ``--jobs`` from the box (its memory limit and CPU quota: ``_sizing.plan``) and says what it
     plans when in a container; the reason to refuse (nothing graded) when one exercise at a time does not fit."""
     from autograder.workers import envelope as _envelope
+    from autograder.workers import sizing as _sizing
 
     env = _envelope.current()
-    plan = _envelope.plan(env, fork=hasattr(os, "fork"))
+    plan = _sizing.plan(env, fork=hasattr(os, "fork"))
     if plan.refuse:
         return plan.refuse
     asked = args.jobs

@@ -43,6 +43,7 @@ from autograder.workers import compile_cache as _compile_cache
 from autograder.workers import envelope as _envelope
 from autograder.workers import handle as _handle
 from autograder.workers import launch as _launch
+from autograder.workers import sizing as _sizing
 
 
 def exercise_checks(exercise: str, public_only: bool = False) -> list[Check]:
@@ -123,9 +124,9 @@ class GradingRun:
         self.seed = int(seed) if seed is not None else secrets.randbelow(2**31)
         self.lang = lang
         self.public_only = public_only
-        # the box (container limits) and the plan made from it: exercises at once, zygotes, caps (_envelope)
+        # the box (container limits) and the plan made from it: exercises at once, zygotes, caps (_envelope, _sizing)
         self.envelope = _envelope.current()
-        self.plan = _envelope.plan(self.envelope, fork=hasattr(os, "fork"))
+        self.plan = _sizing.plan(self.envelope, fork=hasattr(os, "fork"))
         self._mem_fixed = mem_bytes is not None
         self.mem_bytes = mem_bytes if mem_bytes is not None else self.plan.worker_memory
         self.jobs = self.plan.jobs
@@ -479,7 +480,7 @@ class GradingRun:
         res["isolation"] = dict(self.isolation)
         res["launcher"] = self.launcher.kind
         if getattr(self, "envelope", None) is not None:  # (a Dask cluster's rows come from its workers)
-            res["envelope"] = _envelope.as_json(self.envelope, self.plan, self.jobs)
+            res["envelope"] = _sizing.as_json(self.envelope, self.plan, self.jobs)
         from autograder.core import verdict_fp as _verdict_fp
 
         _verdict_fp.stamp(res, getattr(self, "public_only", False))  # what decides each verdict (regrade)

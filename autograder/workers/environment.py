@@ -15,6 +15,7 @@ import os
 
 from autograder.core.paths import ROOT
 from autograder.workers import envelope as _envelope
+from autograder.workers import sizing as _sizing
 
 # XLA's compile options for a CPU run. Grading compiles hundreds of small programs per exercise
 # (eager ops at new shapes, jitted student functions) that then run a few times, so compile time
@@ -91,10 +92,10 @@ def worker_env(cpu_jax: bool = True) -> dict[str, str]:
     env.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     # glibc gives each thread that mallocs its own 64 MiB arena: XLA's ~15 threads reserve ~1 GiB of
     # address space a worker never touches, which a memory cap on address space (_sandbox) would have
-    # to allow. Two arenas keep the reservation near what is used (measured: see _envelope.plan).
+    # to allow. Two arenas keep the reservation near what is used (measured: see _sizing.plan).
     env.setdefault("MALLOC_ARENA_MAX", "2")
-    # under a CPU quota, a few of the visible CPUs (_envelope.plan): XLA sizes its thread pools from them
-    cpus = _envelope.plan(_envelope.current()).worker_cpus
+    # under a CPU quota, a few of the visible CPUs (_sizing.plan): XLA sizes its thread pools from them
+    cpus = _sizing.plan(_envelope.current()).worker_cpus
     if cpus:
         env[CPUS_ENV] = ",".join(map(str, cpus))
     env["PYTHONPATH"] = str(ROOT)

@@ -104,11 +104,12 @@ def run(args: argparse.Namespace) -> int:
     make_run: Any = GradingRun
     if args.cluster is not None or args.scheduler is not None:  # a Dask cluster (autograder/scaleout/cluster.py)
         from autograder.scaleout import cluster as _cluster
+        from autograder.scaleout import cluster_options as _cluster_options
 
-        reason = _cluster.check_args(args.cluster, args.scheduler)
+        reason = _cluster_options.check_args(args.cluster, args.scheduler)
         if reason:
             return _exit_error(reason)
-        # each worker is admitted at --require-isolation (autograder/scaleout/cluster.py), also one that joins late
+        # each worker is admitted at --require-isolation (autograder/scaleout/cluster_link.py), also one that joins late
         make_run = _cluster.factory(args.cluster, args.scheduler, require_isolation=args.require_isolation,
                                     quiet=args.quiet)
         if getattr(args, "deadline", None) is not None:
@@ -403,7 +404,7 @@ def _check_isolation(run: Any, args: argparse.Namespace) -> None:
 def _cluster_errors(args: argparse.Namespace) -> tuple[type[Exception], ...]:
     if args.cluster is None and args.scheduler is None:
         return ()
-    from autograder.scaleout.cluster import ClusterError
+    from autograder.scaleout.cluster_options import ClusterError
 
     return (ClusterError,)
 

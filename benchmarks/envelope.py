@@ -32,11 +32,12 @@ sys.path.insert(0, str(ROOT))
 
 from autograder.core.paths import EXERCISES, SOLUTIONS  # noqa: E402
 from autograder.workers import envelope as _envelope  # noqa: E402
+from autograder.workers import sizing as _sizing  # noqa: E402
 
 IMAGE = "tapetrace-envelope:bench"
 GRADESCOPE = "768m:0.5"
 # Grades with the plan's refusal switched off (its constants zeroed): where the floor is measured.
-UNGUARDED = ("import sys; from autograder.workers import envelope as e; e.BASE_BYTES = e.REFERENCE_BYTES = 0; "
+UNGUARDED = ("import sys; from autograder.workers import sizing as s; s.BASE_BYTES = s.REFERENCE_BYTES = 0; "
              "from autograder import cli; sys.exit(cli.main(sys.argv[1:]))")
 PEAK = ("from autograder.workers import envelope as e; import json; c = e.current(); "
         "print('TAPETRACE-PEAK ' + json.dumps({'peak': e.memory_in_use(c)[1], 'oom': e.oom_kills(c)}))")
@@ -195,7 +196,7 @@ def bench_envelope(tmp: Path, exercises: list[str], seed: int, line: Any, load: 
                    docker: list[str] | None = None, below: bool = False) -> dict[str, Any]:
     """The section: this machine at --jobs 1 and planned, then each Docker envelope (``MEM:CPUS``)."""
     env = _envelope.current()
-    plan = _envelope.plan(env)
+    plan = _sizing.plan(env)
     print(f"\n[envelope] a solutions submission ({len(exercises)} exercises) per envelope; this machine: "
           f"{env.describe()}, plan --jobs {plan.jobs}; {load()}")
     sub = _solutions(tmp / "envelope" / "sub", exercises)

@@ -48,7 +48,7 @@ def main() -> None:
     from autograder.hidden import load_suite
     from autograder.probing import tools as _probing
     from autograder.workers import worker as _worker
-    from autograder.workers.zygote import PRELOAD
+    from autograder.workers.warmup import PRELOAD
 
     exercises = [e for e in args.only.split(",") if e]
     device = {"torch": "cpu", "jax": "cpu"}

@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 _KEY_SNIPPET = r"""
 import os, sys
-from autograder.workers import zygote as _zygote
-_zygote._preload([])
+from autograder.workers import warmup as _warmup
+_warmup.preload([])
 import jax
 if sys.argv[2] == "none":
     jax.config.update("jax_persistent_cache_enable_xla_caches", "none")
@@ -58,7 +58,7 @@ def uses_jax(exercise: str) -> bool:
 
 def key_depends_on_path(xla_caches: str = "default") -> bool:
     """Compiles one op in two forked children with two cache folders; True if the keys differ."""
-    from autograder.workers.launch import worker_env
+    from autograder.workers.environment import worker_env
 
     tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"tapetrace-keyexp-{uuid.uuid4().hex[:8]}"
     try:

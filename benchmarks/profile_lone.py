@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from autograder.core.paths import EXERCISES, SOLUTIONS  # noqa: E402
 from autograder.engine import run as _engine  # noqa: E402
-from autograder.workers import launch as _launch  # noqa: E402
+from autograder.workers import handle as _handle  # noqa: E402
 
 _local = threading.local()
 RECORDS: list[dict[str, Any]] = []
@@ -43,17 +43,17 @@ def _cpu_children() -> float:
 
 def _instrument() -> None:
     """Grader side: time worker starts and probe calls; take the workers' ``_prof`` records off."""
-    init, call, run = _launch.Worker.__init__, _launch.Worker.call, _engine.ExerciseGrading.run
+    init, call, run = _handle.Worker.__init__, _handle.Worker.call, _engine.ExerciseGrading.run
     start_worker = _engine.GradingRun.start_worker
 
-    def w_init(self: _launch.Worker, launcher: Any, spec: dict[str, Any], load_timeout: float, *rest: Any) -> None:
+    def w_init(self: _handle.Worker, launcher: Any, spec: dict[str, Any], load_timeout: float, *rest: Any) -> None:
         t = time.perf_counter()
         init(self, launcher, spec, load_timeout, *rest)
         prof = self.status.pop("_prof", {}) if isinstance(self.status, dict) else {}
         self._who = (spec.get("exercise", ""), spec.get("role", ""))
         _add(kind="start", exercise=self._who[0], role=self._who[1], wall=time.perf_counter() - t, prof=prof)
 
-    def w_call(self: _launch.Worker, probe: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any]:
+    def w_call(self: _handle.Worker, probe: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any]:
         t = time.perf_counter()
         resp = call(self, probe, kwargs, timeout)
         prof = resp.pop("_prof", {}) if isinstance(resp, dict) else {}
@@ -72,10 +72,10 @@ def _instrument() -> None:
             _local.check = ""
 
     def g_start(self: _engine.GradingRun, exercise: str, source_path: str, role: str,
-                hide_extra: list[str] | None = None) -> _launch.Worker:
+                hide_extra: list[str] | None = None) -> _handle.Worker:
         return start_worker(self, exercise, source_path, role, hide_extra)
 
-    _launch.Worker.__init__, _launch.Worker.call = w_init, w_call
+    _handle.Worker.__init__, _handle.Worker.call = w_init, w_call
     _engine.ExerciseGrading.run, _engine.GradingRun.start_worker = g_run, g_start
 
 

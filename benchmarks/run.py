@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from autograder.core.paths import EXERCISES, EXERCISES_DIR, SOLUTIONS  # noqa: E402
 from autograder.hidden import available_exercises  # noqa: E402
-from autograder.workers.launch import worker_env  # noqa: E402
+from autograder.workers.environment import worker_env  # noqa: E402
 
 TAPETRACE = [sys.executable, "-m", "autograder.cli"]
 SECTIONS = ("iso", "jobs", "perex", "class", "otter", "load", "safety", "cache", "scale", "envelope")
@@ -66,10 +66,11 @@ def timed(cmd: list[str], env: dict | None = None, timeout: float = 7200) -> tup
 
 
 def _planned_jobs() -> int:
-    """``tapetrace grade``'s --jobs default here (the CPUs and memory this process gets: _envelope.plan)."""
+    """``tapetrace grade``'s --jobs default here (the CPUs and memory this process gets: _sizing.plan)."""
     from autograder.workers import envelope as _envelope
+    from autograder.workers import sizing as _sizing
 
-    return _envelope.plan(_envelope.current()).jobs
+    return _sizing.plan(_envelope.current()).jobs
 
 
 def load() -> str:

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from autograder.core import wire as _wire  # noqa: E402
 from autograder.engine.run import GradingRun, _key  # noqa: E402
-from autograder.workers import launch as _launch  # noqa: E402
+from autograder.workers import handle as _handle  # noqa: E402
 
 _VOLATILE = {"seconds", "launcher"}
 
@@ -39,7 +39,7 @@ def record_probes(launcher: str, subs: list[str], exercises: list[str], seed: in
                   timeout: float = 120.0) -> tuple[list[dict], dict[tuple, str], float]:
     """Grades ``subs``; returns (results, {(role, source, exercise, probe, kwargs-key): wire bytes}, seconds)."""
     calls: dict[tuple, str] = {}
-    orig_init, orig_call = _launch.Worker.__init__, _launch.Worker.call
+    orig_init, orig_call = _handle.Worker.__init__, _handle.Worker.call
 
     def init(self, launcher_obj, spec, load_timeout, *rest, **options):
         self._tag = (spec["role"], spec["exercise"])
@@ -53,7 +53,7 @@ def record_probes(launcher: str, subs: list[str], exercises: list[str], seed: in
         calls[key + (len([k for k in calls if k[:4] == key]),)] = blob
         return resp
 
-    _launch.Worker.__init__, _launch.Worker.call = init, call
+    _handle.Worker.__init__, _handle.Worker.call = init, call
     try:
         run = GradingRun(device="cpu", timeout=timeout, seed=seed, launcher=launcher)
         assert run.launcher.kind == launcher, run.launcher.kind
@@ -66,7 +66,7 @@ def record_probes(launcher: str, subs: list[str], exercises: list[str], seed: in
             run.close()
         return results, calls, time.monotonic() - t0
     finally:
-        _launch.Worker.__init__, _launch.Worker.call = orig_init, orig_call
+        _handle.Worker.__init__, _handle.Worker.call = orig_init, orig_call
 
 
 def compare_launchers(subs: list[str], exercises: list[str], seed: int = 1) -> dict[str, Any]:

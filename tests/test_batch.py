@@ -326,7 +326,7 @@ def test_zygote_workers_match_spawned_ones_bit_for_bit(tmp_path):
 
 
 def test_worker_env_pins_one_thread():
-    from autograder.workers.launch import worker_env
+    from autograder.workers.environment import worker_env
 
     env = worker_env()
     assert env["OMP_NUM_THREADS"] == env["MKL_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == "1"
@@ -343,7 +343,7 @@ def test_verdicts_survive_torch_thread_count(tmp_path):
     student side with 2 torch threads, reference with 1.
     """
     from autograder.hidden import available_exercises
-    from autograder.workers.launch import worker_env
+    from autograder.workers.environment import worker_env
 
     torch_ex = [e for e in available_exercises() if (SOLUTIONS / f"{e}.py").exists()
                 and "torch" in (ROOT / "autograder" / "exercises" / e / "probes.py").read_text()]

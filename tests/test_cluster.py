@@ -25,6 +25,7 @@ from test_shards import ONLY, class_of, tapetrace, without_timing
 from autograder.core.paths import ROOT
 from autograder.reports import report as _report
 from autograder.scaleout import cluster as _cluster
+from autograder.scaleout import cluster_options as _cluster_options
 
 distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (tapetrace[cluster])")
 SEED = 777
@@ -122,10 +123,10 @@ def test_dask_is_imported_only_for_a_cluster():
 
 
 def test_without_dask_the_reason_names_the_extra(monkeypatch):
-    real = _cluster.importlib.util.find_spec
-    monkeypatch.setattr(_cluster.importlib.util, "find_spec", lambda n, *a: None if n == "distributed" else real(n, *a))
-    assert "tapetrace[cluster]" in _cluster.check_args("local:2", None)
-    assert "tapetrace[cluster]" in _cluster.check_args(None, "tcp://127.0.0.1:8786")
+    real = _cluster_options.importlib.util.find_spec
+    monkeypatch.setattr(_cluster_options.importlib.util, "find_spec", lambda n, *a: None if n == "distributed" else real(n, *a))
+    assert "tapetrace[cluster]" in _cluster_options.check_args("local:2", None)
+    assert "tapetrace[cluster]" in _cluster_options.check_args(None, "tcp://127.0.0.1:8786")
 
 
 @pytest.mark.parametrize("extra,needle", [(["--cluster", "local:0"], "local:N"), (["--cluster", "slurm"], "local:N"),
@@ -146,7 +147,7 @@ def test_unreachable_scheduler_exits_2(tmp_path):
 def test_dasks_logged_errors_are_one_line_each():
     """A scheduler lost mid-write makes distributed log its traceback (batched.py): one line in the grader's log."""
     code = ("import logging, distributed\n"
-            "from autograder.scaleout.cluster import one_line_logs\n"
+            "from autograder.scaleout.cluster_link import one_line_logs\n"
             "one_line_logs(); one_line_logs()\n"
             "try:\n    raise OSError('connection lost')\n"
             "except OSError:\n    logging.getLogger('distributed.batched').exception('Error in batched write')\n"
@@ -254,7 +255,7 @@ def test_workers_without_the_device_are_refused_and_nothing_is_graded(dask_clust
     sub = make_submission(tmp_path / "s", only=["ex01_torch_mlp"])
     cp = tapetrace("grade", str(sub), "--only", "ex01", "--device", "cuda", "--scheduler",
                    cluster.scheduler_address, "--json", str(tmp_path / "r.json"), "--quiet",
-                   env={_cluster.PATIENCE_ENV: "1"}, timeout=HANG)
+                   env={_cluster_options.PATIENCE_ENV: "1"}, timeout=HANG)
     assert cp.returncode == 3, cp.stderr
     assert cp.stderr.count("refused: --device cuda: torch sees no CUDA device") == 2, cp.stderr
     row = json.loads((tmp_path / "r.json").read_text())  # one submission: one object
@@ -345,7 +346,7 @@ def test_required_isolation_is_each_workers_entry_rule(dask_cluster, tmp_path):
     sub = make_submission(tmp_path / "s", only=["ex01_torch_mlp"])
     cp = tapetrace("grade", str(sub), "--only", "ex01", "--scheduler", cluster.scheduler_address, "--quiet",
                    "--sandbox-skip", "namespaces,landlock,uid", "--require-isolation", "full",
-                   "--json", str(tmp_path / "r.json"), env={_cluster.PATIENCE_ENV: "1"}, timeout=HANG)
+                   "--json", str(tmp_path / "r.json"), env={_cluster_options.PATIENCE_ENV: "1"}, timeout=HANG)
     assert cp.returncode == 3, cp.stderr
     assert cp.stderr.count("refused: --require-isolation full: student code would run here with ") == 2, \
         cp.stderr

@@ -19,6 +19,7 @@ from conftest import SOLUTIONS, make_submission
 from autograder.core import status as _status
 from autograder.core.paths import ROOT
 from autograder.scaleout import cluster as _cluster
+from autograder.scaleout import cluster_link as _cluster_link
 from autograder.scaleout import cluster_worker as _cluster_worker
 from autograder.workers import fingerprint as _fingerprint
 
@@ -122,7 +123,7 @@ def test_every_task_is_checked_again():
 def test_the_plugin_travels_without_its_run():
     import pickle
 
-    plugin = _cluster._plugin_class()({"device": "cpu"}, "tapetrace-run-x", {"python": "3.11"}, "full")
+    plugin = _cluster_worker._plugin_class()({"device": "cpu"}, "tapetrace-run-x", {"python": "3.11"}, "full")
     plugin.verdict, plugin.run = "", "a run"
     copy = pickle.loads(pickle.dumps(plugin))
     assert copy.run is None and copy.verdict is None and copy.require_isolation == "full"
@@ -169,7 +170,7 @@ def fake_run(monkeypatch, outcome, *, device: str = "cpu", give_up_after: int | 
     def poll() -> None:
         polls["n"] += 1
         if give_up_after is not None and polls["n"] > give_up_after:
-            raise _cluster._GiveUp("the Dask scheduler tcp://fake:8786 is unreachable (OSError: gone)")
+            raise _cluster_link._GiveUp("the Dask scheduler tcp://fake:8786 is unreachable (OSError: gone)")
 
     submitted: list[tuple[int, str, int]] = []
 
@@ -320,7 +321,7 @@ def test_the_run_waits_for_workers_being_examined_and_gives_up_only_on_refusals(
     from types import SimpleNamespace
 
     clock = [0.0]
-    monkeypatch.setattr(_cluster, "time", SimpleNamespace(monotonic=lambda: clock[0], sleep=lambda s: None))
+    monkeypatch.setattr(_cluster_link, "time", SimpleNamespace(monotonic=lambda: clock[0], sleep=lambda s: None))
     run = _cluster.ClusterRun.__new__(_cluster.ClusterRun)
     run._init_state({"device": "cpu", "seed": 5}, where="tcp://fake:8786", patience=10)
     run.client = client = FakeClient()
@@ -337,7 +338,7 @@ def test_the_run_waits_for_workers_being_examined_and_gives_up_only_on_refusals(
     clock[0] = 305
     run._poll()  # refused 4 s ago: patience is 10 s
     clock[0] = 312
-    with pytest.raises(_cluster._GiveUp, match="no Dask worker could grade this run for 10 s.*tcp://a: its install"):
+    with pytest.raises(_cluster_link._GiveUp, match="no Dask worker could grade this run for 10 s.*tcp://a: its install"):
         run._poll()
     client.workers["tcp://b"] = {"nthreads": 3, "resources": {run.plugin_name: 3.0}}  # admitted
     clock[0] = 400

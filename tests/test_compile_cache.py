@@ -28,6 +28,7 @@ from autograder.core.paths import SOLUTIONS
 from autograder.engine.jaxcache import CACHE_ENV
 from autograder.engine.run import GradingRun
 from autograder.workers import compile_cache as _compile_cache
+from autograder.workers import handle as _handle
 from autograder.workers import launch as _launch
 
 KEY = "jit_step-" + "ab" * 32
@@ -81,7 +82,7 @@ def test_a_student_spec_names_no_cache_and_only_jax_exercises_borrow(monkeypatch
             self.status = {"status": "loaded", "missing": []}
             self.isolation = None
 
-    monkeypatch.setattr(_launch, "Worker", _Fake)
+    monkeypatch.setattr(_handle, "Worker", _Fake)
     torch_only = sorted(_registry.TORCH_ONLY)[0]
     for choice in (str(tmp_path / "c"), "off"):
         monkeypatch.setenv(CACHE_ENV, choice)
@@ -164,14 +165,14 @@ class _Requester:
 
 
 def test_a_worker_that_floods_requests_and_reads_nothing_times_out(lender):
-    worker = _launch.Worker(_Requester(reads=False), {}, 5.0, lender)
+    worker = _handle.Worker(_Requester(reads=False), {}, 5.0, lender)
     assert worker.status["status"] == "loaded", worker.status
     outcome: list[object] = []
 
     def call() -> None:
         try:
             worker.call("anything", {}, 2.0)
-        except _launch.WorkerDied as err:
+        except _handle.WorkerDied as err:
             outcome.append(err.kind)
 
     t0 = time.monotonic()
@@ -187,9 +188,9 @@ def test_a_worker_that_floods_requests_and_reads_nothing_times_out(lender):
 
 def test_a_worker_that_keeps_asking_is_broken_after_the_cap(lender, monkeypatch):
     monkeypatch.setattr(_compile_cache, "MAX_REQUESTS", 50)
-    worker = _launch.Worker(_Requester(reads=True), {}, 5.0, lender)
+    worker = _handle.Worker(_Requester(reads=True), {}, 5.0, lender)
     try:
-        with pytest.raises(_launch.WorkerDied) as err:
+        with pytest.raises(_handle.WorkerDied) as err:
             worker.call("anything", {}, 30.0)
         assert err.value.kind == "broken" and "requests for compiled programs" in err.value.how
         assert lender.asked == 50

@@ -10,6 +10,7 @@ import pytest
 
 from autograder.cli import grade as _cmd_grade
 from autograder.workers import envelope as _envelope
+from autograder.workers import sizing as _sizing
 from autograder.workers.envelope import GIB, MIB, Envelope
 
 MEMINFO = "MemTotal:       16384000 kB\nMemFree:         1000000 kB\n"
@@ -121,41 +122,41 @@ def _env(memory: int | None, quota: float | None, cpus: int = 8) -> Envelope:
 
 
 def test_gradescopes_default_envelope_grades_one_exercise_at_a_time_with_one_zygote():
-    plan = _envelope.plan(_env(768 * MIB, 0.5))
+    plan = _sizing.plan(_env(768 * MIB, 0.5))
     assert plan.refuse is None
     assert (plan.jobs, plan.max_jobs, plan.launcher, plan.keep_references) == (1, 1, "zygote", False)
     # a student's worker may grow by its share of what is left, never more than fits
-    assert _envelope.MIN_WORKER_BYTES <= plan.worker_memory <= 768 * MIB - _envelope.BASE_BYTES
+    assert _sizing.MIN_WORKER_BYTES <= plan.worker_memory <= 768 * MIB - _sizing.BASE_BYTES
     assert plan.jobs_for(4) == 1  # --jobs 4 is lowered to what the memory allows
 
 
 def test_a_cpu_quota_sets_the_jobs_default_not_the_cpus_the_machine_has():
     """os.cpu_count() says 8 inside a container with half a CPU: one exercise at a time, not four."""
-    assert _envelope.plan(_env(16 * GIB, 0.5, cpus=8)).jobs == 1
-    assert _envelope.plan(_env(16 * GIB, 2.0, cpus=8)).jobs == 2
-    assert _envelope.plan(_env(None, None, cpus=2)).jobs == 2
-    assert _envelope.plan(_env(None, None, cpus=64)).jobs == _envelope.MAX_JOBS
+    assert _sizing.plan(_env(16 * GIB, 0.5, cpus=8)).jobs == 1
+    assert _sizing.plan(_env(16 * GIB, 2.0, cpus=8)).jobs == 2
+    assert _sizing.plan(_env(None, None, cpus=2)).jobs == 2
+    assert _sizing.plan(_env(None, None, cpus=64)).jobs == _sizing.MAX_JOBS
 
 
 def test_a_big_box_keeps_everything_warm_and_the_default_cap():
-    plan = _envelope.plan(_env(None, None, cpus=4))
-    assert (plan.launcher, plan.keep_references, plan.worker_memory) == ("pair", True, _envelope.DEFAULT_WORKER_BYTES)
-    assert _envelope.plan(_env(None, None), fork=False).launcher == "spawn"
+    plan = _sizing.plan(_env(None, None, cpus=4))
+    assert (plan.launcher, plan.keep_references, plan.worker_memory) == ("pair", True, _sizing.DEFAULT_WORKER_BYTES)
+    assert _sizing.plan(_env(None, None), fork=False).launcher == "spawn"
 
 
 def test_a_box_too_small_for_one_exercise_is_refused_with_the_setting_to_raise():
-    plan = _envelope.plan(_env(300 * MIB, 0.5))
+    plan = _sizing.plan(_env(300 * MIB, 0.5))
     assert plan.refuse is not None
     assert "300 MiB" in plan.refuse and "--memory" in plan.refuse
-    need = _envelope.BASE_BYTES + _envelope.REFERENCE_BYTES + _envelope.MIN_WORKER_BYTES
+    need = _sizing.BASE_BYTES + _sizing.REFERENCE_BYTES + _sizing.MIN_WORKER_BYTES
     assert f"{need // MIB} MiB" in plan.refuse
-    assert _envelope.plan(_env(need, 0.5)).refuse is None  # exactly enough is enough
+    assert _sizing.plan(_env(need, 0.5)).refuse is None  # exactly enough is enough
 
 
 def test_the_worker_cap_shrinks_with_more_exercises_at_once():
-    plan = _envelope.plan(_env(3 * GIB, 4.0, cpus=4))
+    plan = _sizing.plan(_env(3 * GIB, 4.0, cpus=4))
     assert plan.jobs >= 2
-    assert plan.worker_memory_at(1) > plan.worker_memory_at(plan.jobs) >= _envelope.MIN_WORKER_BYTES
+    assert plan.worker_memory_at(1) > plan.worker_memory_at(plan.jobs) >= _sizing.MIN_WORKER_BYTES
 
 
 def _args(**kw) -> argparse.Namespace:
@@ -184,7 +185,7 @@ def test_tapetrace_grade_refuses_before_grading_when_one_exercise_does_not_fit(m
 
 def test_the_json_records_the_envelope_and_the_plan():
     env = _env(768 * MIB, 0.5, cpus=2)
-    rec = _envelope.as_json(env, _envelope.plan(env), jobs=1)
+    rec = _sizing.as_json(env, _sizing.plan(env), jobs=1)
     assert rec["memory_bytes"] == 768 * MIB and rec["cpu_quota"] == 0.5 and rec["cpus"] == 2
     assert rec["plan"]["jobs"] == 1 and rec["plan"]["launcher"] == "zygote"
     assert "memory_dir" not in rec
@@ -207,13 +208,13 @@ def test_under_a_quota_workers_keep_to_a_few_of_many_visible_cpus():
     """Half a CPU on a 64-CPU host: XLA would size its thread pools (memory, and address space under the
     worker's cap) from 64 CPUs; the zygote and its workers keep to two of them, not always the same two."""
     many = dataclasses.replace(_env(768 * MIB, 0.5, cpus=64), affinity=tuple(range(64)))
-    plan = _envelope.plan(many)
+    plan = _sizing.plan(many)
     assert plan.worker_cpus is not None and len(plan.worker_cpus) == 2
     assert set(plan.worker_cpus) <= set(range(64))
-    assert plan.stacks() == _envelope.STACK_BYTES * (4 * 2 + 12)
-    assert _envelope.plan(dataclasses.replace(many, cpu_quota=None)).worker_cpus is None  # no quota: all of them
+    assert plan.stacks() == _sizing.STACK_BYTES * (4 * 2 + 12)
+    assert _sizing.plan(dataclasses.replace(many, cpu_quota=None)).worker_cpus is None  # no quota: all of them
     few = dataclasses.replace(_env(768 * MIB, 0.5, cpus=2), affinity=(0, 1))
-    assert _envelope.plan(few).worker_cpus is None
+    assert _sizing.plan(few).worker_cpus is None
 
 
 def test_a_zygote_or_spawned_worker_keeps_to_the_planned_cpus():
@@ -222,10 +223,10 @@ def test_a_zygote_or_spawned_worker_keeps_to_the_planned_cpus():
     import sys
 
     from autograder.core.paths import ROOT
-    from autograder.workers.launch import CPUS_ENV
+    from autograder.workers.environment import CPUS_ENV
 
     cpu = max(os.sched_getaffinity(0))
-    code = "from autograder.workers.launch import keep_to_planned_cpus as k; import os; k(); print(sorted(os.sched_getaffinity(0)))"
+    code = "from autograder.workers.environment import keep_to_planned_cpus as k; import os; k(); print(sorted(os.sched_getaffinity(0)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={**os.environ, CPUS_ENV: str(cpu), "PYTHONPATH": str(ROOT)})
     assert out.stdout.strip() == f"[{cpu}]", out.stderr

@@ -26,8 +26,8 @@ IMAGE = "tapetrace-envelope:test"
 # grades with the plan's worker cap raised far beyond the container (a misplanned envelope): the kernel's
 # OOM killer then stops a student's allocation before its cap does. Only the cap: the least a worker needs
 # (MIN_WORKER_BYTES) stays, or the plan would refuse the container before grading anything.
-UNCAPPED = ("import sys; from autograder.workers import envelope as e; e.BASE_BYTES = e.REFERENCE_BYTES = 0; "
-            "e.DEFAULT_WORKER_BYTES = 8 * 2**30; e.Plan.worker_memory_at = lambda self, jobs: 8 * 2**30; "
+UNCAPPED = ("import sys; from autograder.workers import sizing as s; s.BASE_BYTES = s.REFERENCE_BYTES = 0; "
+            "s.DEFAULT_WORKER_BYTES = 8 * 2**30; s.Plan.worker_memory_at = lambda self, jobs: 8 * 2**30; "
             "from autograder import cli; sys.exit(cli.main(sys.argv[1:]))")
 
 

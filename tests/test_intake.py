@@ -24,6 +24,7 @@ from autograder.core import text as _text
 from autograder.core import wire as _wire
 from autograder.core.paths import ROOT
 from autograder.core.protocol import probe_error
+from autograder.workers import handle as _handle
 from autograder.workers import intake as _intake
 from autograder.workers import launch as _launch
 
@@ -169,23 +170,23 @@ def test_clean_shows_undecodable_bytes_and_controls():
 # ------------------------------------------------------------------ workers
 @pytest.mark.parametrize("mode", ["not_object", "deep", "reserved"])
 def test_a_worker_sending_a_malformed_status_is_killed_at_once(mode):
-    worker = _launch.Worker(RogueLauncher(mode), SPEC, load_timeout=30)
+    worker = _handle.Worker(RogueLauncher(mode), SPEC, load_timeout=30)
     assert worker.status["status"] == "crashed" and worker.status["code"] == "WORKER_PROTOCOL", worker.status
     assert _dead_soon(worker.proc), "the worker broke the protocol and was left running"
     assert worker.isolation == {"level": "full", "measured": "before student code"}
 
 
 def test_a_worker_sending_a_malformed_response_is_killed_at_once():
-    worker = _launch.Worker(RogueLauncher("bad_response"), SPEC, load_timeout=30)
+    worker = _handle.Worker(RogueLauncher("bad_response"), SPEC, load_timeout=30)
     assert worker.status == {"status": "loaded", "missing": [], "borrowing": False}
-    with pytest.raises(_launch.WorkerDied) as died:
+    with pytest.raises(_handle.WorkerDied) as died:
         worker.call("forward", {}, timeout=30)
     assert died.value.kind == "broken"
     assert _dead_soon(worker.proc)
 
 
 def test_the_isolation_record_is_the_one_sent_before_student_code():
-    worker = _launch.Worker(RogueLauncher("forged_isolation"), SPEC, load_timeout=30)
+    worker = _handle.Worker(RogueLauncher("forged_isolation"), SPEC, load_timeout=30)
     try:
         assert worker.isolation == {"level": "full", "measured": "before student code"}
         assert "isolation" not in worker.status and worker.status["status"] == "loaded"
@@ -195,7 +196,7 @@ def test_the_isolation_record_is_the_one_sent_before_student_code():
 
 
 def test_escapes_in_a_type_name_never_reach_a_record():
-    worker = _launch.Worker(RogueLauncher("escapes"), SPEC, load_timeout=30)
+    worker = _handle.Worker(RogueLauncher("escapes"), SPEC, load_timeout=30)
     try:
         resp = worker.call("forward", {}, timeout=60)
     finally:

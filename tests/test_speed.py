@@ -25,9 +25,11 @@ from conftest import SEED
 
 from autograder.core import registry as _registry
 from autograder.core.paths import EXERCISES, SOLUTIONS
-from autograder.engine import run as _engine
+from autograder.engine import jaxcache as _jaxcache
 from autograder.engine.jaxcache import CACHE_ENV, jax_cache_dir
 from autograder.engine.run import GradingRun, schedule
+from autograder.workers import environment as _environment
+from autograder.workers import handle as _handle
 from autograder.workers import launch as _launch
 
 
@@ -96,11 +98,11 @@ def test_probe_conversion_compiles_nothing_and_equals_jnp_asarray():
 
 def test_cpu_runs_compile_at_level_zero_accelerators_keep_defaults(monkeypatch):
     monkeypatch.delenv("XLA_FLAGS", raising=False)
-    assert set(_launch.CPU_COMPILE_FLAGS) <= set(_launch.worker_env(cpu_jax=True)["XLA_FLAGS"].split())
-    gpu = _launch.worker_env(cpu_jax=False)["XLA_FLAGS"]
+    assert set(_environment.CPU_COMPILE_FLAGS) <= set(_environment.worker_env(cpu_jax=True)["XLA_FLAGS"].split())
+    gpu = _environment.worker_env(cpu_jax=False)["XLA_FLAGS"]
     assert "xla_backend_optimization_level" not in gpu and "xla_cpu_use_fusion_emitters" not in gpu
     monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=3")  # the user's choice wins
-    assert _launch.worker_env(cpu_jax=True)["XLA_FLAGS"].count("xla_backend_optimization_level") == 1
+    assert _environment.worker_env(cpu_jax=True)["XLA_FLAGS"].count("xla_backend_optimization_level") == 1
 
 
 def test_xla_reads_every_flag_we_add(monkeypatch):
@@ -108,31 +110,31 @@ def test_xla_reads_every_flag_we_add(monkeypatch):
     ours must all be flags and come before anything of the user's (a stray bare token there once
     switched level 0 off, ~25% more compile time per submission)."""
     monkeypatch.setenv("XLA_FLAGS", "stray_token=1 --xla_dump_to=/nowhere")
-    tokens = _launch.worker_env(cpu_jax=True)["XLA_FLAGS"].split()
+    tokens = _environment.worker_env(cpu_jax=True)["XLA_FLAGS"].split()
     first_bare = next(i for i, t in enumerate(tokens) if not t.startswith("--"))
-    assert set(_launch.CPU_COMPILE_FLAGS) <= set(tokens[:first_bare])
+    assert set(_environment.CPU_COMPILE_FLAGS) <= set(tokens[:first_bare])
     assert "--xla_cpu_multi_thread_eigen=false" in tokens[:first_bare]
     assert tokens[first_bare:] == ["stray_token=1", "--xla_dump_to=/nowhere"]  # the user's, unchanged
     monkeypatch.delenv("XLA_FLAGS")
-    assert all(t.startswith("--") for t in _launch.worker_env(cpu_jax=True)["XLA_FLAGS"].split())
+    assert all(t.startswith("--") for t in _environment.worker_env(cpu_jax=True)["XLA_FLAGS"].split())
 
 
 def test_flags_this_xla_does_not_know_are_left_out(monkeypatch):
     """XLA aborts on an unknown flag: one an older jaxlib lacks must not reach its workers."""
     monkeypatch.delenv("XLA_FLAGS", raising=False)
-    monkeypatch.setattr(_launch, "CPU_COMPILE_FLAGS", (*_launch.CPU_COMPILE_FLAGS, "--xla_cpu_tapetrace_no_such_flag=1"))
-    _launch._xla_knows.cache_clear()
+    monkeypatch.setattr(_environment, "CPU_COMPILE_FLAGS", (*_environment.CPU_COMPILE_FLAGS, "--xla_cpu_tapetrace_no_such_flag=1"))
+    _environment._xla_knows.cache_clear()
     try:
-        tokens = _launch.worker_env(cpu_jax=True)["XLA_FLAGS"].split()
+        tokens = _environment.worker_env(cpu_jax=True)["XLA_FLAGS"].split()
     finally:
-        _launch._xla_knows.cache_clear()
+        _environment._xla_knows.cache_clear()
     assert "--xla_cpu_tapetrace_no_such_flag=1" not in tokens
     assert "--xla_backend_optimization_level=0" in tokens
 
 
 def test_xla_accepts_the_worker_flags():
     """A JAX CPU backend starts under the workers' XLA_FLAGS (an unknown flag would abort it)."""
-    env = _launch.worker_env(cpu_jax=True)
+    env = _environment.worker_env(cpu_jax=True)
     env["JAX_PLATFORMS"] = "cpu"
     proc = subprocess.run([sys.executable, "-c", "import jax.numpy as jnp; print(float(jnp.ones(3).sum()))"],
                           env=env, capture_output=True, text=True, timeout=300)
@@ -152,7 +154,7 @@ def test_cache_dir_choices_and_pruning(tmp_path, monkeypatch):
         f = persistent / f"e{i}-cache"
         f.write_bytes(b"x" * 100)
         os.utime(f, (1000 + i, 1000 + i))
-    monkeypatch.setattr(_engine, "CACHE_MAX_BYTES", 500)
+    monkeypatch.setattr(_jaxcache, "CACHE_MAX_BYTES", 500)
     jax_cache_dir(str(tmp_path))
     left = sorted(p.name for p in persistent.iterdir())
     assert left == ["e8-cache", "e9-cache"]  # oldest removed until <= half the cap
@@ -222,7 +224,7 @@ def test_the_full_zygote_is_forked_from_the_jax_one_and_both_are_gone_after_clos
         pids.append(pair.full.pid)
         assert pair.full.pid and pair.full.pid != pair.jax.pid
         assert _ppid(pair.full.pid) == pair.jax.pid
-        worker = _launch.Worker(pair, spec, 60)
+        worker = _handle.Worker(pair, spec, 60)
         pids.append(worker.proc.pid)
         assert worker.status.get("status") == "loaded", worker.status
         assert _ppid(worker.proc.pid) == pair.full.pid
@@ -259,7 +261,7 @@ def test_zygote_warm_ups_leave_one_thread_and_no_dynamo_state():
     guard-latency profiler (a CPU-cache flush per compiled frame, for a metric nothing reads) is off, and
     Dynamo still guards: a new dtype compiles a second graph, and both give the right values."""
     script = Path(__file__).parent / "scripts" / "zygote_warmups.py"
-    proc = subprocess.run([sys.executable, str(script)], env=_launch.worker_env(), capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, str(script)], env=_environment.worker_env(), capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -325,7 +327,7 @@ def test_close_all_lets_every_worker_exit_at_once_then_kills_what_is_left():
             events.append(("release", self.i))
             return was
 
-    _launch.close_all([_Worker(0), _Worker(1), _Worker(2, alive=False), _Worker(3)])
+    _handle.close_all([_Worker(0), _Worker(1), _Worker(2, alive=False), _Worker(3)])
     assert events[:4] == [("release", 0), ("release", 1), ("release", 2), ("release", 3)]
     assert sorted(events[4:]) == sorted([(k, i) for i in (0, 1, 3) for k in ("wait", "kill")])
 
@@ -353,7 +355,7 @@ def test_the_c_library_is_loaded_once_per_process_and_shared_by_the_sandbox_laye
 
 def _mlir_reuse(mode: str) -> dict:
     script = Path(__file__).parent / "scripts" / "mlir_reuse.py"
-    proc = subprocess.run([sys.executable, str(script), mode], env=_launch.worker_env(), capture_output=True,
+    proc = subprocess.run([sys.executable, str(script), mode], env=_environment.worker_env(), capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -387,7 +389,7 @@ def test_jax_workers_reuse_mlir_contexts_forked_or_spawned(launcher):
 
 
 def test_workers_collect_garbage_and_skip_what_the_zygote_froze(run):
-    """The zygotes import with the collector off and freeze what they hold once done (_zygote._settle): a
+    """The zygotes import with the collector off and freeze what they hold once done (_warmup.settle): a
     worker collects as usual (a cycle it makes is freed) and never scans the zygote's objects again."""
     for ex in ("ex04_jax_mlp", "ex06_per_example_grads", "ex01_torch_mlp"):  # JAX zygote, full zygote
         worker = run.start_worker(ex, str(SOLUTIONS / f"{ex}.py"), "student")

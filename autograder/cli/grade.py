@@ -95,11 +95,12 @@ def run(args: argparse.Namespace) -> int:
     make_run: Any = GradingRun
     if args.cluster is not None or args.scheduler is not None:  # a Dask cluster (autograder/scaleout/cluster.py)
         from autograder.scaleout import cluster as _cluster
+        from autograder.scaleout import cluster_options as _cluster_options
 
-        reason = _cluster.check_args(args.cluster, args.scheduler)
+        reason = _cluster_options.check_args(args.cluster, args.scheduler)
         if reason:
             return _exit_error(reason)
-        # each worker is admitted at --require-isolation (autograder/scaleout/cluster.py), also one that joins late
+        # each worker is admitted at --require-isolation (autograder/scaleout/cluster_link.py), also one that joins late
         make_run = _cluster.factory(args.cluster, args.scheduler, require_isolation=args.require_isolation,
                                     quiet=args.quiet)
         if getattr(args, "deadline", None) is not None:
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         if args.jobs is None:
             args.jobs = max(1, min(os.cpu_count() or 1, 4))
     else:
-        refused = _plan_jobs(args)  # the box's memory and CPUs (autograder/workers/envelope.py)
+        refused = _plan_jobs(args)  # the box's memory and CPUs (autograder/workers/envelope.py, sizing.py)
         if refused:
             return _exit_error(refused)
     installed = available_exercises()
@@ -198,12 +199,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _plan_jobs(args: argparse.Namespace) -> str | None:
-    """Sets ``--jobs`` from the box (its memory limit and CPU quota: ``_envelope.plan``) and says what it
+    """Sets ``--jobs`` from the box (its memory limit and CPU quota: ``_sizing.plan``) and says what it
     plans when in a container; the reason to refuse (nothing graded) when one exercise at a time does not fit."""
     from autograder.workers import envelope as _envelope
+    from autograder.workers import sizing as _sizing
 
     env = _envelope.current()
-    plan = _envelope.plan(env, fork=hasattr(os, "fork"))
+    plan = _sizing.plan(env, fork=hasattr(os, "fork"))
     if plan.refuse:
         return plan.refuse
     asked = args.jobs
@@ -256,7 +258,7 @@ def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[s
 def _cluster_errors(args: argparse.Namespace) -> tuple[type[Exception], ...]:
     if args.cluster is None and args.scheduler is None:
         return ()
-    from autograder.scaleout.cluster import ClusterError
+    from autograder.scaleout.cluster_options import ClusterError
 
     return (ClusterError,)
 

@@ -20,7 +20,7 @@ from autograder.engine import libraries
 from autograder.engine.reading import _hideable
 from autograder.sandbox import quota as _quota
 from autograder.submissions import loader as _loader
-from autograder.workers import launch as _launch
+from autograder.workers import handle as _handle
 
 if TYPE_CHECKING:
     from autograder.engine.run import GradingRun
@@ -62,7 +62,7 @@ class ExerciseGrading:
         self.max_score = float(sum(c.points for c in self.checks))
         self.tests: list[dict[str, Any]] = []
         self.timeouts = 0
-        self._worker: _launch.Worker | None = None
+        self._worker: _handle.Worker | None = None
         self._src_path = ""
         self._hide: list[str] = []
         self._observed: dict[str, int] | None = None
@@ -77,7 +77,7 @@ class ExerciseGrading:
 
     # ----------------------------------------------------------- the grader's trouble or the student's
     def death_trouble(self, death: dict[str, Any] | None, what: str) -> str | None:
-        """Whether a student's worker that died (``death``: ``_launch.Worker.death``) is the grader's trouble.
+        """Whether a student's worker that died (``death``: ``_handle.Worker.death``) is the grader's trouble.
 
         The rules (README, "Whose trouble"): a worker the kernel's OOM killer took (SIGKILL while its
         OOM-kill counter rose) is the grader's: the worker stayed under its own memory cap (beyond it, the
@@ -190,7 +190,7 @@ class ExerciseGrading:
         try:
             resp = worker.call(probe, kwargs, run.timeout * scale)
             self._observed = self._observation(worker)
-        except _launch.WorkerDied as err:
+        except _handle.WorkerDied as err:
             if err.kind == "timeout":
                 self.timeouts += 1
                 raise StudentProblem("CALL_TIMEOUT", call=call, timeout=run.timeout * scale) from None
@@ -205,7 +205,7 @@ class ExerciseGrading:
         raise _probe_error(resp, call, run.mem_bytes)
 
     @staticmethod
-    def _observation(worker: _launch.Worker) -> dict[str, int] | None:
+    def _observation(worker: _handle.Worker) -> dict[str, int] | None:
         """What the grader saw of a worker's last call: ``{"programs": n, "distinct": k}``, the
         compiled programs it asked for (None: a worker that asks for none, e.g. PyTorch's)."""
         if not worker.borrows:  # what the grader asked of it, never what its status says

@@ -27,7 +27,7 @@ def may_be_missing_library(status: dict) -> bool:
     """Whether a student's failed load status could come from a library missing in the grader's environment.
 
     Args:
-        status: the worker's load status (``_launch.Worker.status``).
+        status: the worker's load status (``_handle.Worker.status``).
     """
     code = status.get("code")
     if code == "LOAD_CRASHED":

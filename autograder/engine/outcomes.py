@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from autograder.core.suite import GraderBug
-from autograder.workers import envelope as _envelope
+from autograder.workers import sizing as _sizing
 
 MAX_TIMEOUTS_PER_EXERCISE = 3
 
 
-DEFAULT_MEM_BYTES = _envelope.DEFAULT_WORKER_BYTES  # a student worker's address-space cap with room to spare
+DEFAULT_MEM_BYTES = _sizing.DEFAULT_WORKER_BYTES  # a student worker's address-space cap with room to spare
 
 
 # Seconds before a run's deadline at which what is still being graded is stopped (``ungraded``), so the

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from autograder.core.paths import EXERCISES, SOLUTIONS
 from autograder.core.protocol import reference_key as _key
 from autograder.core.suite import GraderBug
-from autograder.workers import launch as _launch
+from autograder.workers import handle as _handle
 
 if TYPE_CHECKING:
     from autograder.engine.run import GradingRun
@@ -22,7 +22,7 @@ class ReferenceBank:
 
     def __init__(self, run: GradingRun) -> None:
         self._run = run
-        self._workers: dict[str, _launch.Worker] = {}
+        self._workers: dict[str, _handle.Worker] = {}
         self._locks = {ex: threading.Lock() for ex in EXERCISES}
         self._cache: dict[str, Any] = {}
 
@@ -46,7 +46,7 @@ class ReferenceBank:
                 try:
                     resp = worker.call(probe, kwargs, self._run.timeout * 4)
                     break
-                except _launch.WorkerDied as err:
+                except _handle.WorkerDied as err:
                     self._workers.pop(exercise, None)
                     last = err
             else:
@@ -58,7 +58,7 @@ class ReferenceBank:
             return resp["value"]
 
     def close(self) -> None:
-        _launch.close_all(list(self._workers.values()))
+        _handle.close_all(list(self._workers.values()))
         self._workers.clear()
 
     def retire(self, exercise: str) -> None:

@@ -41,7 +41,9 @@ from autograder.submissions import loader as _loader
 from autograder.submissions import loadguard as _loadguard
 from autograder.workers import compile_cache as _compile_cache
 from autograder.workers import envelope as _envelope
+from autograder.workers import handle as _handle
 from autograder.workers import launch as _launch
+from autograder.workers import sizing as _sizing
 
 
 def exercise_checks(exercise: str, public_only: bool = False) -> list[Check]:
@@ -122,9 +124,9 @@ class GradingRun:
         self.seed = int(seed) if seed is not None else secrets.randbelow(2**31)
         self.lang = lang
         self.public_only = public_only
-        # the box (container limits) and the plan made from it: exercises at once, zygotes, caps (_envelope)
+        # the box (container limits) and the plan made from it: exercises at once, zygotes, caps (_envelope, _sizing)
         self.envelope = _envelope.current()
-        self.plan = _envelope.plan(self.envelope, fork=hasattr(os, "fork"))
+        self.plan = _sizing.plan(self.envelope, fork=hasattr(os, "fork"))
         self._mem_fixed = mem_bytes is not None
         self.mem_bytes = mem_bytes if mem_bytes is not None else self.plan.worker_memory
         self.jobs = self.plan.jobs
@@ -173,7 +175,7 @@ class GradingRun:
         return _launch.SpawnLauncher(cpu_jax=self._cpu_jax, prefix=prefix)
 
     def start_worker(self, exercise: str, source_path: str, role: str,
-                     hide_extra: list[str] | None = None) -> _launch.Worker:
+                     hide_extra: list[str] | None = None) -> _handle.Worker:
         """Starts a worker for ``exercise`` loading ``source_path`` as ``role``."""
         if self._cancel.is_set():
             raise GradingCancelled("grading was cancelled")
@@ -204,7 +206,7 @@ class GradingRun:
                 spec["sandbox"]["mem_bytes"] += self.plan.stacks()  # XLA's threads' stacks: reserved, untouched
         if getattr(self.launcher, "alive", True) is False:
             self.launcher = _TrackedLauncher(_launch.SpawnLauncher(cpu_jax=self._cpu_jax, prefix=self.launch_prefix))
-        return _launch.Worker(self.launcher, spec, self.timeout, self.lender if lend else None,
+        return _handle.Worker(self.launcher, spec, self.timeout, self.lender if lend else None,
                               watch=self.watch if role == "student" else None)
 
     def _sandbox_spec(self, scratch: str, hide_extra: list[str] | None) -> dict[str, Any]:
@@ -478,7 +480,7 @@ class GradingRun:
         res["isolation"] = dict(self.isolation)
         res["launcher"] = self.launcher.kind
         if getattr(self, "envelope", None) is not None:  # (a Dask cluster's rows come from its workers)
-            res["envelope"] = _envelope.as_json(self.envelope, self.plan, self.jobs)
+            res["envelope"] = _sizing.as_json(self.envelope, self.plan, self.jobs)
         from autograder.core import verdict_fp as _verdict_fp
 
         _verdict_fp.stamp(res, getattr(self, "public_only", False))  # what decides each verdict (regrade)

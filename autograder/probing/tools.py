@@ -83,7 +83,7 @@ def torch_to_np(x: Any, call: str) -> np.ndarray:
 
 
 # ``jax.jit(..., compiler_options=FAST_RUN)`` for the compute-heavy loops a probe jits itself
-# (training on a dataset): on CPU the grader compiles at LLVM level 0 (autograder.workers.launch), these
+# (training on a dataset): on CPU the grader compiles at LLVM level 0 (autograder.workers.environment), these
 # few programs run hundreds of times and want XLA's default level 2 back. Elsewhere a no-op.
 FAST_RUN: dict[str, Any] = {"xla_backend_optimization_level": 2}
 

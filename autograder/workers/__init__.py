@@ -1,11 +1,12 @@
 """Workers: the processes that run a student's code (and the reference's) beside the probes.
 
-Owns launching them (``launch``), the zygote that forks them warm (``zygote``), the worker's own loop
-(``worker``: runs probes, never verdicts), the compile caches (``compile_cache``, ``jaxtune``), reading what a
-worker sends (``intake``), watching it (``watch``), its resource envelope (``envelope``) and the guard of the
-grader's own code inside it (``guard``). Imports the sandbox, the submissions, probing and the core; imported
-by the engine, the builders and the scale-out. Ships to students in part (``worker``). Names are imported
-on first use (PEP 562).
+Owns launching them (``launch``), the environment they start with (``environment``), the grader's handle on a
+started one (``handle``), the zygote that forks them warm (``zygote``) and what it warms (``warmup``), the
+worker's own loop (``worker``: runs probes, never verdicts), the compile caches (``compile_cache``,
+``jaxtune``), reading what a worker sends (``intake``), watching it (``watch``), its resource envelope
+(``envelope``), the plan a run grades by in it (``sizing``) and the guard of the grader's own code inside it
+(``guard``). Imports the sandbox, the submissions, probing and the core; imported by the engine, the builders
+and the scale-out. Ships to students in part (``worker``). Names are imported on first use (PEP 562).
 """
 
 from __future__ import annotations
@@ -15,39 +16,39 @@ from typing import Any
 
 _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "ANSWER": "compile_cache",
-    "BASE_BYTES": "envelope",
+    "BASE_BYTES": "sizing",
     "Borrower": "compile_cache",
     "Budget": "watch",
-    "CPUS_ENV": "launch",
-    "CPU_COMPILE_FLAGS": "launch",
-    "DEFAULT_WORKER_BYTES": "envelope",
+    "CPUS_ENV": "environment",
+    "CPU_COMPILE_FLAGS": "environment",
+    "DEFAULT_WORKER_BYTES": "sizing",
     "Envelope": "envelope",
     "GIB": "envelope",
     "LOWERINGS_PER_CONTEXT": "jaxtune",
     "Lender": "compile_cache",
-    "MAX_JOBS": "envelope",
+    "MAX_JOBS": "sizing",
     "MIB": "envelope",
-    "MIN_WORKER_BYTES": "envelope",
-    "PRELOAD": "zygote",
+    "MIN_WORKER_BYTES": "sizing",
+    "PRELOAD": "warmup",
     "Proc": "launch",
-    "REFERENCE_BYTES": "envelope",
+    "REFERENCE_BYTES": "sizing",
     "REQUEST": "compile_cache",
-    "STACK_BYTES": "envelope",
+    "STACK_BYTES": "sizing",
     "SpawnLauncher": "launch",
-    "Worker": "launch",
-    "WorkerDied": "launch",
+    "Worker": "handle",
+    "WorkerDied": "handle",
     "ZygoteLauncher": "launch",
     "ZygotePair": "launch",
-    "as_json": "envelope",
+    "as_json": "sizing",
     "as_record": "envelope",
-    "close_all": "launch",
+    "close_all": "handle",
     "current": "envelope",
     "is_request": "compile_cache",
     "is_stub_raise": "worker",
     "load_error": "worker",
     "memory_in_use": "envelope",
     "oom_kills": "envelope",
-    "plan": "envelope",
+    "plan": "sizing",
     "private_memory": "zygote",
     "read": "envelope",
     "response": "intake",
@@ -55,7 +56,7 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "status": "intake",
     "tree": "watch",
     "watching": "watch",
-    "worker_env": "launch",
+    "worker_env": "environment",
     "worker_main": "worker",
     "working": "watch",
 }

@@ -18,7 +18,7 @@ exactly that program, at those shapes (see the README's sandbox section for what
 ``TAPETRACE_JAX_CACHE=off``, which lends nothing).
 
 Only the main thread, while the worker runs its module's load or a probe, borrows: that is when
-the grader reads the worker's requests (``_launch.Worker``). A student's own thread compiles for
+the grader reads the worker's requests (``_handle.Worker``). A student's own thread compiles for
 itself.
 """
 

@@ -164,20 +164,20 @@ class ImportCheck:
     """Imports what grading needs in a fresh process set up as a grading worker is (started at once).
 
     Args:
-        modules: module names (default: what the zygote imports, ``_zygote.PRELOAD``).
-        cpu_jax: whether JAX runs on the CPU (the workers' environment, ``_launch.worker_env``).
+        modules: module names (default: what the zygote imports, ``_warmup.PRELOAD``).
+        cpu_jax: whether JAX runs on the CPU (the workers' environment, ``_environment.worker_env``).
     """
 
     def __init__(self, modules: tuple[str, ...] | None = None, cpu_jax: bool = True) -> None:
-        from autograder.workers import launch as _launch
-        from autograder.workers import zygote as _zygote
+        from autograder.workers import environment as _environment
+        from autograder.workers import warmup as _warmup
 
-        names = list(modules if modules is not None else _zygote.PRELOAD)
+        names = list(modules if modules is not None else _warmup.PRELOAD)
         self._error = ""
         try:
             self._proc: subprocess.Popen | None = subprocess.Popen(
                 [sys.executable, "-m", "autograder.workers.fingerprint", *names], stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=_launch.worker_env(cpu_jax),
+                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=_environment.worker_env(cpu_jax),
                 cwd=str(ROOT))
         except OSError as err:
             self._proc, self._error = None, f"the import check could not start: {type(err).__name__}: {err}"

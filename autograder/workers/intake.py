@@ -6,7 +6,7 @@ frame's size, depth and number of values before parsing it; this module then acc
 messages a worker really sends, with the fields the grader reads, and cleans every string in them
 once (:func:`autograder.core.text.clean`): exception type names, messages, function names, catalogued
 fields and labels. Anything else is a broken protocol (:class:`autograder.core.wire.WireError`): the grader kills
-that worker at once and its exercise, or its test, scores 0 (``autograder/_launch.py``).
+that worker at once and its exercise, or its test, scores 0 (``autograder/workers/handle.py``).
 
 What is not checked here: a successful probe's ``value`` (plain data the checks judge, already
 bounded by the wire) and the compile cache's requests (``autograder/workers/compile_cache.py``).

@@ -180,7 +180,7 @@ def load_error(err: BaseException, path: str) -> dict[str, Any]:
 def _oom_first(role: str) -> None:
     """Offers this worker to the kernel's OOM killer before the grader and its zygotes: when a container's
     memory runs out, a worker's death costs one exercise a second attempt (the grader sees the kill:
-    ``_launch.Worker.death``); the zygote's would cost every later worker a fresh interpreter, the grader's
+    ``_handle.Worker.death``); the zygote's would cost every later worker a fresh interpreter, the grader's
     every result. A student's worker goes first, then the reference's (raising it needs no privilege)."""
     with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as fh:
         fh.write("500" if role == "reference" else "1000")
@@ -371,7 +371,7 @@ def main() -> None:
     """Entry point of a spawned worker: ``python -m autograder.workers.worker CMD RES SPEC`` (stderr: its pipe)."""
     cmd_fd, res_fd = int(sys.argv[1]), int(sys.argv[2])
     spec = json.loads(sys.argv[3])
-    from autograder.workers.launch import keep_to_planned_cpus
+    from autograder.workers.environment import keep_to_planned_cpus
 
     keep_to_planned_cpus()
     try:

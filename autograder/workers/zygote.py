@@ -16,13 +16,13 @@ is imported once, not in both (~1 CPU-s per run).
 Each child initialises its own backend after the fork, so nothing
 fork-unsafe is shared. Requests arrive over a SOCK_SEQPACKET socket with the
 worker's two pipe ends attached (SCM_RIGHTS); exits are reported back.
+What it imports and warms, and when it freezes the collector, is ``warmup``'s.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import importlib
 import json
 import os
 import select
@@ -33,139 +33,7 @@ import tempfile
 import time
 from typing import Any, NoReturn
 
-PRELOAD = ("numpy", "torch", "torch._dynamo", "jax", "jax.numpy", "flax.linen", "optax")
-# ``--jax-only``: a second zygote, started beside the first, that imports only this (~0.8 s) and
-# serves the JAX-only exercises (``needs: "jax"``) while the first one is still importing PyTorch.
-JAX_ONLY = ("numpy", "jax", "jax.numpy", "flax.linen", "optax")
-# Imported first: the PyTorch-only exercises (``needs: "torch"``) are forked as soon as these are
-# in, on the other core, while the zygote goes on importing the JAX stack (~2.5 s on CPU).
-# torch._dynamo (torch.compile, ex11: ~1.3 s to import) is paid here once, not in every ex11 worker.
-TORCH_STAGE = ("numpy", "torch", "torch._dynamo")
-
-
-def _preload(names: tuple[str, ...] | list[str], between: Any = None) -> None:
-    for name in names:
-        if between is not None:
-            between()
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - a missing optional framework is fine
-            pass
-
-
-def _warm_torch() -> None:
-    """Pays once what the first optimizer/backward costs in every worker (~800 modules).
-
-    Stays fork-safe: CPU only, one thread, no CUDA context (checked by a test).
-    """
-    try:
-        import torch
-        import torch.func  # noqa: F401
-
-        torch.set_num_threads(1)
-        layer = torch.nn.Linear(2, 2)
-        opt = torch.optim.Adam(layer.parameters(), lr=0.1)
-        layer(torch.zeros(1, 2)).sum().backward()
-        opt.step()
-    except Exception:  # noqa: BLE001 - warming is an optimisation only
-        pass
-
-
-def _warm_dynamo() -> None:
-    """Pays once what a worker's first ``torch.compile`` costs (~0.8 s of one-time set-up in Dynamo and
-    AOTAutograd: decomposition tables, lazy imports), then forgets the warm-up itself: every compiled
-    frame, guard and counter (ex11's probes reset them again before each probe anyway). Runs in the
-    full zygote while the JAX one already serves the JAX-only exercises (``_launch.ZygotePair``)."""
-    try:
-        import torch
-        import torch._dynamo
-        import torch._dynamo.utils
-
-        _no_guard_profiling()
-
-        def warm(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-            return torch.nn.functional.linear(x, w).relu().sum()
-
-        w = torch.ones(3, 4, requires_grad=True)
-        with _no_tqdm_monitor():  # AOTAutograd makes a tqdm bar: its monitor thread would outlive it
-            torch.compile(warm, backend="aot_eager")(torch.ones(2, 4), w).backward()
-            torch.compile(warm, backend="eager")(torch.ones(2, 4), w)
-        torch._dynamo.reset()
-        torch._dynamo.utils.counters.clear()
-    except Exception:  # noqa: BLE001 - warming is an optimisation only
-        pass
-
-
-def _no_guard_profiling() -> None:
-    """Dynamo times every new guard set for its compile metrics (``guard_latency_us``) after flushing the
-    CPU cache with a fresh buffer: ~30 ms and ~8,000 page faults per compiled frame, ~0.5 s per ex11
-    worker. Nothing reads that metric here (not the probes, not the checks) and the guards themselves
-    are untouched, so the profiler is replaced by one that reports 0 us, for every worker this forks."""
-    import torch._dynamo.guards as guards
-
-    if hasattr(guards, "profile_guard_manager"):
-        guards.profile_guard_manager = _zero_latency
-
-
-def _zero_latency(*_args: Any) -> float:
-    return 0.0
-
-
-@contextlib.contextmanager
-def _no_tqdm_monitor() -> Any:
-    """tqdm starts no monitor thread meanwhile: the zygote forks, so it stays single-threaded. Nor does it
-    make its process-shared lock (a semaphore in /dev/shm, mapped into every worker forked afterwards: a
-    worker that took it and exited blocked every later one that draws a bar, e.g. AOTAutograd's); a
-    worker's tqdm locks its own threads only (its output goes nowhere)."""
-    try:
-        from tqdm import tqdm
-        from tqdm.std import TqdmDefaultWriteLock
-    except ImportError:
-        yield
-        return
-    if not hasattr(TqdmDefaultWriteLock, "mp_lock"):
-        TqdmDefaultWriteLock.mp_lock = None  # what tqdm itself keeps where multiprocessing has no lock
-    interval, tqdm.monitor_interval = tqdm.monitor_interval, 0
-    try:
-        yield
-    finally:
-        tqdm.monitor_interval = interval
-
-
-def _worker_modules() -> None:
-    """What every child runs: the worker, the sandbox every student's worker applies, the compile cache's
-    borrower, the datasets, and (once JAX is imported) the JAX set-up of ``_jaxtune``."""
-    import autograder.workers.compile_cache  # noqa: F401
-    import autograder.workers.worker  # noqa: F401
-    from autograder.core import data as _data
-    from autograder.sandbox import isolate as _sandbox
-    from autograder.workers import jaxtune as _jaxtune
-
-    _sandbox.preload()
-    _jaxtune.reuse_mlir_contexts()
-    with contextlib.suppress(OSError):  # a student's worker reads them before its sandbox (see _worker)
-        _data._all()
-
-
-def _settle() -> None:
-    """Once everything is imported: what the zygote holds stays out of every later garbage collection.
-
-    The zygote imports with the cyclic collector off (its passes over the growing heap cost ~0.5 of
-    ~4 CPU-s of imports; the cycles left behind are a few MB, shared with the workers), then freezes
-    what it holds: neither it nor a worker scans those objects again, so a worker's collections stay
-    small and write nothing into the pages it shares with the zygote. Workers collect as usual (the
-    fork turns the collector back on).
-    """
-    gc.freeze()
-    gc.enable()
-
-
-def _jaxtune_now() -> None:
-    """The JAX set-up of ``_jaxtune`` once JAX is imported (a full zygote imports it after its workers' modules)."""
-    from autograder.workers import jaxtune as _jaxtune
-
-    _jaxtune.reuse_mlir_contexts()
-
+from autograder.workers import warmup as _warmup
 
 PROT_NONE, PROT_READ, PROT_WRITE, PROT_EXEC = 0, 1, 2, 4
 MAP_PRIVATE, MAP_FIXED, MAP_ANONYMOUS = 0x02, 0x10, 0x20
@@ -179,7 +47,7 @@ def private_memory() -> int:
     every other worker forked from the same zygote sees, and a lock one takes and never releases
     blocks them all. Each one is replaced, at the same address, by private memory holding the same
     bytes with the same protection (Python objects pointing there keep working). Runs before any
-    student code, single-threaded; the zygote itself holds no such lock (see ``_no_tqdm_monitor``).
+    student code, single-threaded; the zygote itself holds no such lock (see ``_warmup._no_tqdm_monitor``).
     """
     import ctypes
 
@@ -315,7 +183,7 @@ class _Server:
         pid = os.fork()
         if pid == 0:  # the worker
             try:
-                gc.enable()  # off in a zygote still importing (_settle)
+                gc.enable()  # off in a zygote still importing (_warmup.settle)
                 self.release()
                 os.setsid()
                 private_memory()  # nothing writable it shares with the zygote's other workers
@@ -370,25 +238,25 @@ def _fork_full(server: _Server, full_fd: int, extra: list[str]) -> None:
 def _full(server: _Server, extra: list[str]) -> NoReturn:
     """The full zygote: PyTorch (and Dynamo, warmed) first, then whatever of the JAX stack is missing."""
     inductor_dir = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    _preload(TORCH_STAGE)
-    _warm_torch()
-    _warm_dynamo()
+    _warmup.preload(_warmup.TORCH_STAGE)
+    _warmup.warm_torch()
+    _warmup.warm_dynamo()
     # torch._dynamo's import fixes its cache directory (and tempfile's) under /tmp; a sandboxed worker
     # may not write there: each worker finds its own from its TMPDIR
     tempfile.tempdir = None
     if inductor_dir is None:
         os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
-    _worker_modules()
+    _warmup.worker_modules()
     server.sock.send(json.dumps({"event": "ready", "stage": "torch", "pid": os.getpid()}).encode())
-    rest = [m for m in (*PRELOAD, *extra) if m not in TORCH_STAGE]
+    rest = [m for m in (*_warmup.PRELOAD, *extra) if m not in _warmup.TORCH_STAGE]
     # between two imports (never during one) fork the requests PyTorch alone satisfies
     def between() -> None:
         while server.poll(0.0):
             pass
 
-    _preload(rest, between=between)
-    _jaxtune_now()
-    _settle()
+    _warmup.preload(rest, between=between)
+    _warmup.jaxtune_now()
+    _warmup.settle()
     server.stage = "all"
     server.sock.send(json.dumps({"event": "ready", "stage": "all", "pid": os.getpid()}).encode())
     serve(server)
@@ -402,18 +270,18 @@ def main() -> None:
     full_fd = int(args[2]) if jax_only and args[1:2] == ["--then-full"] else None
     extra = args[(3 if full_fd is not None else 1) if jax_only else 0:]
     _subreaper()
-    from autograder.workers.launch import keep_to_planned_cpus
+    from autograder.workers.environment import keep_to_planned_cpus
 
     keep_to_planned_cpus()  # before any thread exists: every worker inherits it
-    gc.disable()  # until the imports are done: see _settle
+    gc.disable()  # until the imports are done: see _warmup.settle
     server = _Server(socket.socket(fileno=int(sys.argv[1])))
     if not jax_only:
         _full(server, extra)
-    _preload([*JAX_ONLY, *extra])
-    _worker_modules()
+    _warmup.preload([*_warmup.JAX_ONLY, *extra])
+    _warmup.worker_modules()
     if full_fd is not None:
         _fork_full(server, full_fd, extra)
-    _settle()
+    _warmup.settle()
     server.stage = "all"  # nothing more to import: any request is forked at once
     server.sock.send(json.dumps({"event": "ready", "stage": "all", "pid": os.getpid()}).encode())
     serve(server)

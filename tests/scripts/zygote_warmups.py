@@ -12,13 +12,13 @@ import torch._dynamo
 import torch._dynamo.guards
 import torch._dynamo.utils
 
-from autograder.workers import zygote as _zygote
+from autograder.workers import warmup as _warmup
 
-_zygote._warm_torch()
-_zygote._warm_dynamo()
+_warmup.warm_torch()
+_warmup.warm_dynamo()
 state = {"threads": threading.active_count(),
          "counters": sum(len(c) for c in torch._dynamo.utils.counters.values()),
-         "guard_profiler_off": torch._dynamo.guards.profile_guard_manager is _zygote._zero_latency}
+         "guard_profiler_off": torch._dynamo.guards.profile_guard_manager is _warmup._zero_latency}
 
 
 def double(x: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,270 @@
+"""The grader's handle on one worker process: its load status, its probes with a deadline, its death.
+
+A launcher (``launch``) starts the process; :class:`Worker` then waits for its load status, runs probes
+within working seconds (``watch``), lends it compiled programs (``compile_cache``) and, when it dies,
+says how (:func:`describe_status`, the OOM killer's counter of ``envelope``). :func:`close_all` closes
+workers together.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any
+
+from autograder.core import wire as _wire
+from autograder.sandbox import quota as _quota
+from autograder.workers import compile_cache as _compile_cache
+from autograder.workers import envelope as _envelope
+from autograder.workers import intake as _intake
+from autograder.workers import watch as _watch
+
+
+def describe_status(status: int | None) -> str:
+    """Turns a wait status into words a student can act on."""
+    if status is None:
+        return "it stopped answering"
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        names = {signal.SIGSEGV: "segmentation fault", signal.SIGKILL: "killed",
+                 signal.SIGABRT: "aborted", signal.SIGBUS: "bus error",
+                 signal.SIGFPE: "floating-point exception", signal.SIGXFSZ: "file too large"}
+        return f"{names.get(sig, 'signal')} (signal {sig})"
+    if os.WIFEXITED(status):
+        return f"exited with status {os.WEXITSTATUS(status)}"
+    return "died"
+
+
+class WorkerDied(Exception):
+    """The worker did not answer: ``kind`` is ``timeout``, ``crashed``, ``broken`` (it broke the protocol) or
+    ``limit`` (killed over a cap: ``how`` is the message key)."""
+
+    def __init__(self, kind: str, how: str, death: dict[str, Any] | None = None) -> None:
+        super().__init__(f"{kind}: {how}")
+        self.kind = kind
+        self.how = how
+        self.death = death  # for a crash: Worker.death (signal, OOM evidence, stderr tail)
+
+
+class Worker:
+    """One worker process serving probes for one (submission or reference, exercise).
+
+    Args:
+        launcher: what starts the process (:class:`ZygotePair`, :class:`SpawnLauncher`...).
+        spec: the worker's spec (``_worker.worker_main``).
+        load_timeout: seconds its module's load may take.
+        lender: answers the worker's requests for compiled programs (``_compile_cache.Lender``) while
+            the grader waits for its load or a probe; None answers every request with nothing.
+        watch: measures the worker's scratch while it lives, kills it over the disk caps and deletes the
+            scratch when it closes (``_quota.ScratchWatch``); None: not watched.
+    """
+
+    def __init__(self, launcher: Any, spec: dict[str, Any], load_timeout: float,
+                 lender: _compile_cache.Lender | None = None, watch: _quota.ScratchWatch | None = None) -> None:
+        cmd_r, self._cmd_w = os.pipe()
+        self._res_r, res_w = os.pipe()
+        # a worker that stops reading its commands must not block the grader's writes (see _wire.send)
+        os.set_blocking(self._cmd_w, False)
+        self._lend = self._recording(lender.answer if lender is not None else _compile_cache.refuse)
+        # the programs the worker asked for during the current call: what the grader itself saw it compile
+        self.asked: list[str] = []
+        # whether the grader told it to ask for every program it compiles (the grader's word, not the worker's)
+        self.borrows = bool(spec.get("borrow_compiles"))
+        # the sandbox's own record, sent before the student's code ran (``_intake.isolation``); None: no sandbox
+        self.isolation: dict[str, Any] | None = None
+        self.scratch: str | None = (spec.get("sandbox") or {}).get("scratch")
+        self.limit_hit: str | None = None  # the message key of a cap the watch killed it for
+        self._watch = watch if self.scratch else None
+        self._phase = ""  # "serving": the grader works out an answer; "sending": it writes one (see _grader_behind)
+        self.death: dict[str, Any] | None = None
+        self.stderr = _watch.StderrTail()  # never shown to students: a dead worker's tail is the instructor's
+        self._oom0 = _envelope.oom_kills(_envelope.current())
+        try:
+            self.proc = launcher.spawn(spec, (cmd_r, res_w, self.stderr.write_fd))
+        except BaseException:
+            self.stderr.close()
+            raise
+        finally:
+            os.close(cmd_r)
+            os.close(res_w)
+            self.stderr.close_writer()
+        self.alive = True
+        if self._watch is not None:
+            self._watch.add(self)
+        try:
+            self.status: dict[str, Any] = self._await(load_timeout, receive=lambda deadline: self._first(spec, deadline))
+        except TimeoutError:
+            self.kill()
+            self.status = {"status": "timeout", "code": "LOAD_TIMEOUT", "fields": {"timeout": load_timeout}}
+        except _wire.WireError as err:  # it broke the protocol: killed at once, it may be spinning
+            self.kill()
+            self.status = {"status": "crashed", "code": "WORKER_PROTOCOL", "fields": {"how": str(err)}}
+        except (EOFError, OSError):
+            how = self._diagnose("load")
+            self.kill()
+            self.status = {"status": "crashed", "code": "LOAD_CRASHED", "fields": {"how": how},
+                           "death": self.death}
+        if self.limit_hit:  # killed by the watch: that says why, whatever the pipe saw
+            self.status = {"status": "error", "code": self.limit_hit, "fields": _quota.describe()}
+        if self.status.get("status") != "loaded":
+            self.close()
+
+    def _first(self, spec: dict[str, Any], deadline: float) -> dict[str, Any]:
+        """The worker's load status, checked (``_intake``); a sandboxed worker's isolation record first."""
+        if spec.get("role") == "isolation":
+            return _intake.isolation(self._recv(deadline))
+        if spec.get("sandbox"):
+            self.isolation = _intake.isolation(self._recv(deadline), "sandboxed")["isolation"]
+        return _intake.status(self._recv(deadline))
+
+    def _grader_behind(self) -> bool:
+        """Whether the worker now waits for the grader (not its own time): the grader is working out an
+        answer for it, or has its message unread (unless the grader is stuck writing to a worker that does
+        not read: then the worker's time runs)."""
+        if self._phase == "serving":
+            return True
+        return self._phase != "sending" and _watch.pending(self._res_r) > 0
+
+    def _await(self, limit: float, send: dict[str, Any] | None = None, receive: Any = None) -> Any:
+        """Sends ``send`` (if any) and returns the worker's next message (or what ``receive(deadline)``
+        returns), within ``limit`` working seconds (``_watch``; a wall-clock cap of ``_watch.wall_cap(limit)``
+        as a last resort).
+
+        Raises:
+            TimeoutError: the limit (or the cap) was reached; the worker is killed.
+            EOFError, OSError, _wire.WireError: it died or sent garbage.
+        """
+        budget = _watch.Budget(self.proc.pid, limit, self.proc.kill, self._grader_behind)
+        deadline = time.monotonic() + _watch.wall_cap(limit)
+        with _watch.watching(budget):
+            try:
+                if send is not None:
+                    self._phase = "sending"
+                    try:
+                        _wire.send(self._cmd_w, send, deadline)
+                    finally:
+                        self._phase = ""
+                return receive(deadline) if receive is not None else self._recv(deadline)
+            except (EOFError, OSError, _wire.WireError):
+                if budget.expired:  # killed by the watcher: its time was up
+                    raise TimeoutError(f"{limit:g} working seconds") from None
+                raise
+
+    def _diagnose(self, phase: str) -> str:
+        """After the worker died: how (for the student's message), and :attr:`death` for the grader.
+
+        ``death`` holds ``how``, ``signal`` (or None), ``oom`` (True when it died by SIGKILL while the
+        kernel's OOM-kill counter rose since it started, None when the counter cannot be read),
+        ``phase`` (``load`` or ``call``) and the tail of its stderr.
+        """
+        status = self.proc.wait(3)
+        how = describe_status(status)
+        sig = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
+        oom = None
+        if sig == signal.SIGKILL:
+            now = _envelope.oom_kills(_envelope.current())
+            oom = None if now is None or self._oom0 is None else now > self._oom0
+        elif self._oom0 is not None:
+            oom = False
+        self.death = {"how": how, "signal": sig, "oom": oom, "phase": phase, "stderr": self.stderr.text()}
+        return how
+
+    def call(self, probe: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Runs one probe; returns the worker's response.
+
+        ``timeout`` is in working seconds (see :meth:`_await`): load on the machine does not shorten it.
+
+        Raises:
+            WorkerDied: the probe timed out, the process died, or it sent garbage.
+        """
+        if not self.alive:
+            raise WorkerDied("broken", "the worker is gone")
+        self.asked = []
+        try:
+            return _intake.response(self._await(timeout, send={"probe": probe, "kwargs": kwargs}))
+        except TimeoutError:
+            self.kill()
+            raise WorkerDied("timeout", f"{timeout:g} s") from None
+        except (EOFError, BrokenPipeError, OSError):
+            how = self._diagnose("call")
+            self.kill()
+            if self.limit_hit:
+                raise WorkerDied("limit", self.limit_hit) from None
+            raise WorkerDied("crashed", how, self.death) from None
+        except _wire.WireError as err:
+            self.kill()
+            raise WorkerDied("broken", str(err)) from None
+
+    def _recv(self, deadline: float) -> Any:
+        """The worker's next message that is not a request for a compiled program; those are answered
+        meanwhile (``_compile_cache``), all before ``deadline``, at most
+        :data:`_compile_cache.MAX_REQUESTS` of them (a worker asking for more is broken)."""
+        for _ in range(_compile_cache.MAX_REQUESTS):
+            msg = _wire.recv(self._res_r, deadline)
+            if not _compile_cache.is_request(msg):
+                return msg
+            self._phase = "serving"  # the grader works out the answer: not the worker's time
+            try:
+                answer = self._lend(msg)
+            finally:
+                self._phase = "sending"  # a worker that does not read it: its own time
+            try:
+                _wire.send(self._cmd_w, answer, deadline)
+            finally:
+                self._phase = ""
+        raise _wire.WireError(f"more than {_compile_cache.MAX_REQUESTS} requests for compiled programs in one call")
+
+    def _recording(self, answer: Any) -> Any:
+        """``answer`` for the compile-cache requests, noting each key asked in :attr:`asked`."""
+
+        def lend(msg: dict[str, Any]) -> dict[str, Any]:
+            key = msg.get(_compile_cache.REQUEST)
+            self.asked.append(key[:80] if isinstance(key, str) else "")
+            return answer(msg)
+
+        return lend
+
+    def kill(self) -> None:
+        """Kills the worker and releases its pipes."""
+        self.proc.kill()
+        self.close()
+
+    def close(self) -> None:
+        """Closes the pipes (the worker exits on EOF), then kills what is left of its process group:
+        without a pid namespace, processes the student's code started would outlive it."""
+        close_all([self])
+
+    def _release(self) -> bool:
+        """Closes the pipes; whether the worker was still open."""
+        if not self.alive:
+            return False
+        self.alive = False
+        self.stderr.close()
+        for fd in (self._cmd_w, self._res_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        return True
+
+
+def close_all(workers: list[Worker], grace: float = 0.5) -> None:
+    """Closes workers together: every pipe first, so they all exit at once, then waits up to ``grace``
+    seconds in all for their exits and kills what is left of each one's process group.
+
+    Args:
+        workers: the workers (closed ones are skipped).
+        grace: seconds the workers get, together, to exit on their own.
+    """
+    closing = [w for w in workers if w._release()]
+    deadline = time.monotonic() + grace
+    for w in closing:
+        w.proc.wait(max(0.0, deadline - time.monotonic()))
+        w.proc.kill()
+        watch = getattr(w, "_watch", None)
+        if watch is not None:
+            watch.remove(w)  # and what it wrote goes now, not at the end of the run
+        status = getattr(w, "status", None)  # none yet when it died before its load status came
+        _quota.release_cgroup(getattr(w, "isolation", None)
+                              or (status.get("isolation") if isinstance(status, dict) else None))

@@ -1,0 +1,155 @@
+"""What a zygote imports and warms before it forks: paid once per run, never in each worker.
+
+The import lists (:data:`PRELOAD`, :data:`JAX_ONLY`, :data:`TORCH_STAGE`), the warm-ups that pay a
+worker's first optimizer step and first ``torch.compile`` once (:func:`warm_torch`, :func:`warm_dynamo`),
+the modules every worker runs (:func:`worker_modules`) and the garbage collector's freeze once all is in
+(:func:`settle`). Everything stays fork-safe: CPU only, one thread, no CUDA context. The zygote itself
+(``zygote``) decides when each runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+from typing import Any
+
+# What the full zygote imports (and what a host's import check tries: ``fingerprint.ImportCheck``).
+PRELOAD = ("numpy", "torch", "torch._dynamo", "jax", "jax.numpy", "flax.linen", "optax")
+# ``--jax-only``: a second zygote, started beside the first, that imports only this (~0.8 s) and
+# serves the JAX-only exercises (``needs: "jax"``) while the first one is still importing PyTorch.
+JAX_ONLY = ("numpy", "jax", "jax.numpy", "flax.linen", "optax")
+# Imported first: the PyTorch-only exercises (``needs: "torch"``) are forked as soon as these are
+# in, on the other core, while the zygote goes on importing the JAX stack (~2.5 s on CPU).
+# torch._dynamo (torch.compile, ex11: ~1.3 s to import) is paid here once, not in every ex11 worker.
+TORCH_STAGE = ("numpy", "torch", "torch._dynamo")
+
+
+def preload(names: tuple[str, ...] | list[str], between: Any = None) -> None:
+    """Imports ``names`` in order; one that fails (a framework not installed) is skipped.
+
+    Args:
+        names: module names.
+        between: called before each import (the full zygote forks waiting requests there), or None.
+    """
+    for name in names:
+        if between is not None:
+            between()
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a missing optional framework is fine
+            pass
+
+
+def warm_torch() -> None:
+    """Pays once what the first optimizer/backward costs in every worker (~800 modules).
+
+    Stays fork-safe: CPU only, one thread, no CUDA context (checked by a test).
+    """
+    try:
+        import torch
+        import torch.func  # noqa: F401
+
+        torch.set_num_threads(1)
+        layer = torch.nn.Linear(2, 2)
+        opt = torch.optim.Adam(layer.parameters(), lr=0.1)
+        layer(torch.zeros(1, 2)).sum().backward()
+        opt.step()
+    except Exception:  # noqa: BLE001 - warming is an optimisation only
+        pass
+
+
+def warm_dynamo() -> None:
+    """Pays once what a worker's first ``torch.compile`` costs (~0.8 s of one-time set-up in Dynamo and
+    AOTAutograd: decomposition tables, lazy imports), then forgets the warm-up itself: every compiled
+    frame, guard and counter (ex11's probes reset them again before each probe anyway). Runs in the
+    full zygote while the JAX one already serves the JAX-only exercises (``_launch.ZygotePair``)."""
+    try:
+        import torch
+        import torch._dynamo
+        import torch._dynamo.utils
+
+        _no_guard_profiling()
+
+        def warm(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+            return torch.nn.functional.linear(x, w).relu().sum()
+
+        w = torch.ones(3, 4, requires_grad=True)
+        with _no_tqdm_monitor():  # AOTAutograd makes a tqdm bar: its monitor thread would outlive it
+            torch.compile(warm, backend="aot_eager")(torch.ones(2, 4), w).backward()
+            torch.compile(warm, backend="eager")(torch.ones(2, 4), w)
+        torch._dynamo.reset()
+        torch._dynamo.utils.counters.clear()
+    except Exception:  # noqa: BLE001 - warming is an optimisation only
+        pass
+
+
+def _no_guard_profiling() -> None:
+    """Dynamo times every new guard set for its compile metrics (``guard_latency_us``) after flushing the
+    CPU cache with a fresh buffer: ~30 ms and ~8,000 page faults per compiled frame, ~0.5 s per ex11
+    worker. Nothing reads that metric here (not the probes, not the checks) and the guards themselves
+    are untouched, so the profiler is replaced by one that reports 0 us, for every worker this forks."""
+    import torch._dynamo.guards as guards
+
+    if hasattr(guards, "profile_guard_manager"):
+        guards.profile_guard_manager = _zero_latency
+
+
+def _zero_latency(*_args: Any) -> float:
+    return 0.0
+
+
+@contextlib.contextmanager
+def _no_tqdm_monitor() -> Any:
+    """tqdm starts no monitor thread meanwhile: the zygote forks, so it stays single-threaded. Nor does it
+    make its process-shared lock (a semaphore in /dev/shm, mapped into every worker forked afterwards: a
+    worker that took it and exited blocked every later one that draws a bar, e.g. AOTAutograd's); a
+    worker's tqdm locks its own threads only (its output goes nowhere)."""
+    try:
+        from tqdm import tqdm
+        from tqdm.std import TqdmDefaultWriteLock
+    except ImportError:
+        yield
+        return
+    if not hasattr(TqdmDefaultWriteLock, "mp_lock"):
+        TqdmDefaultWriteLock.mp_lock = None  # what tqdm itself keeps where multiprocessing has no lock
+    interval, tqdm.monitor_interval = tqdm.monitor_interval, 0
+    try:
+        yield
+    finally:
+        tqdm.monitor_interval = interval
+
+
+def worker_modules() -> None:
+    """What every child runs: the worker, the sandbox every student's worker applies, the compile cache's
+    borrower, the datasets, and (once JAX is imported) the JAX set-up of ``_jaxtune``."""
+    import autograder.workers.compile_cache  # noqa: F401
+    import autograder.workers.worker  # noqa: F401
+    from autograder.core import data as _data
+    from autograder.sandbox import isolate as _sandbox
+    from autograder.workers import jaxtune as _jaxtune
+
+    _sandbox.preload()
+    _jaxtune.reuse_mlir_contexts()
+    with contextlib.suppress(OSError):  # a student's worker reads them before its sandbox (see _worker)
+        _data._all()
+
+
+def settle() -> None:
+    """Once everything is imported: what the zygote holds stays out of every later garbage collection.
+
+    The zygote imports with the cyclic collector off (its passes over the growing heap cost ~0.5 of
+    ~4 CPU-s of imports; the cycles left behind are a few MB, shared with the workers), then freezes
+    what it holds: neither it nor a worker scans those objects again, so a worker's collections stay
+    small and write nothing into the pages it shares with the zygote. Workers collect as usual (the
+    fork turns the collector back on).
+    """
+    gc.freeze()
+    gc.enable()
+
+
+def jaxtune_now() -> None:
+    """The JAX set-up of ``_jaxtune`` once JAX is imported (a full zygote imports it after its workers' modules)."""
+    from autograder.workers import jaxtune as _jaxtune
+
+    _jaxtune.reuse_mlir_contexts()

@@ -43,6 +43,7 @@ from autograder.core.protocol import check_rng, probe_error, reference_key
 from autograder.core.suite import Check, CheckFailure, Ctx, StudentProblem, run_check
 from autograder.submissions import cells as _cells
 from autograder.submissions import execute as _exec
+from autograder.submissions import standins as _standins
 
 SNAPSHOT = "_snapshot.json"
 DEFAULT_TIMEOUT = 120.0
@@ -218,7 +219,7 @@ def notebook_json(namespace: Any = None, timeout: float = 10.0) -> tuple[dict | 
     Jupyter: the file named by ``JPY_SESSION_NAME``; VS Code: ``__vsc_ipynb_file__``.
     """
     colab = sys.modules.get("google.colab")
-    if colab is not None and not isinstance(colab, _exec._ColabModule):
+    if colab is not None and not isinstance(colab, _standins._ColabModule):
         try:
             from google.colab import _message
 
@@ -286,7 +287,7 @@ def graded_module(exercise: str, source: str, names: tuple[str, ...], lang: str)
     mod = types.ModuleType(f"_tapetrace_graded_{exercise}")
     mod.__file__ = filename
     sys.modules[mod.__name__] = mod
-    finder = _exec.install_colab_standin()
+    finder = _standins.install_colab_standin()
     out = io.StringIO()
     try:
         prepared = _exec.prepare(source, filename, names)
@@ -311,7 +312,7 @@ def graded_module(exercise: str, source: str, names: tuple[str, ...], lang: str)
         return GradedView(problem=_text(lang, "as_graded", exercise=exercise, message=msg.rstrip(".")),
                           code=st["code"])
     finally:
-        _exec.remove_colab_standin(finder)
+        _standins.remove_colab_standin(finder)
     return GradedView(module=mod, files=(filename,))
 
 

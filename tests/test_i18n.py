@@ -632,7 +632,7 @@ def test_comparison_details_are_translated():
 def test_feedback_files_in_spanish():
     """`tapetrace grade --lang es --feedback DIR`: the fixed words of the per-student files are Spanish."""
     from autograder.core import status as _status
-    from autograder.reports import report as _report
+    from autograder.reports import feedback as _feedback
 
     detail = "output: 1 of 3 values off (shape (3,), max abs error 1, max rel error 1, worst at index (2,); " \
              "tolerance atol=1e-05, rtol=0.0001)"
@@ -644,12 +644,12 @@ def test_feedback_files_in_spanish():
             {"name": "public_check", "score": 3, "max_score": 3, "passed": True, "hidden": False, "message": ""},
             {"name": "hidden_check", "score": 0, "max_score": 7, "passed": False, "hidden": True,
              "message": messages.render("MISMATCH", "es", what="MLP.forward", detail=detail)}]}
-    md = _report.feedback_markdown(res, "es")
-    page = _report.feedback_html(res, "es")
+    md = _feedback.feedback_markdown(res, "es")
+    page = _feedback.feedback_html(res, "es")
     avoid, _ = glossary()
     for text in (md, re.sub(r"<style>.*?</style>|<[^>]+>", " ", page, flags=re.S)):
         words = set(prose_words(text))
         assert not words & (avoid | ENGLISH_WORDS | {"hidden", "public", "points", "test", "graded", "timeout",
                                                      "crashed", "passed", "failed"}), sorted(words & ENGLISH_WORDS)
     for status in statuses:
-        assert status == "error" or _report.STATUS_WORDS["es"][status] != status
+        assert status == "error" or _feedback.STATUS_WORDS["es"][status] != status

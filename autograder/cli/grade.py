@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     """``tapetrace grade``: validate everything first, then grade; outputs survive Ctrl-C."""
     from autograder.core import device as _device
     from autograder.engine.run import GradingRun
+    from autograder.reports import progress as _progress
     from autograder.reports import report as _report
 
     started = time.monotonic()  # --deadline counts from here
@@ -185,8 +186,8 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     try:
         if paths:
-            progress = _report.Progress(len(paths), tasks_per_item=len(only),
-                                        enabled=not args.quiet and (len(paths) > 1 or sys.stderr.isatty()))
+            progress = _progress.Progress(len(paths), tasks_per_item=len(only),
+                                          enabled=not args.quiet and (len(paths) > 1 or sys.stderr.isatty()))
             try:
                 extra = {"sandbox_skip": [x for x in args.sandbox_skip.split(",") if x]} if args.sandbox_skip else {}
                 run = make_run(device=args.device, timeout=args.timeout, seed=seed, lang=args.lang,
@@ -198,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
                     add = _merging(checkpoint.add, resumed.partial, only)
                 deadline = {"deadline": started + args.deadline} if getattr(args, "deadline", None) else {}
                 run.grade(paths, only=only, jobs=args.jobs,
-                          on_result=_report.merge_callbacks(add, progress.update),
+                          on_result=_progress.merge_callbacks(add, progress.update),
                           on_task=progress.task_done,
                           exercises_for=resumed.exercises_for if resumed is not None else None, **deadline)
             except (_device.DeviceError, IsolationRefused, *_cluster_errors(args)) as err:
@@ -277,6 +278,7 @@ def _grading_threads_left(wait: float = 2.0) -> bool:
 def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[str, Any]], interrupted: bool,
                   elapsed: float) -> int:
     """Writes the outputs of ``grade`` (also after Ctrl-C) and prints the table and summary."""
+    from autograder.reports import feedback as _feedback
     from autograder.reports import report as _report
 
     all_results = checkpoint.results()
@@ -293,7 +295,7 @@ def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[s
         if args.csv:
             _report.write_csv(all_results, args.csv)
         if args.feedback:
-            _report.write_feedback(all_results, args.feedback, lang=args.lang, fmt=args.feedback_format)
+            _feedback.write_feedback(all_results, args.feedback, lang=args.lang, fmt=args.feedback_format)
     except OSError as err:
         return _exit_error(f"cannot write the results: {err}")
     if not args.quiet:

@@ -25,7 +25,7 @@ from conftest import SEED
 
 from autograder.core import registry as _registry
 from autograder.core.paths import EXERCISES, SOLUTIONS
-from autograder.engine import run as _engine
+from autograder.engine import jaxcache as _jaxcache
 from autograder.engine.jaxcache import CACHE_ENV, jax_cache_dir
 from autograder.engine.run import GradingRun, schedule
 from autograder.workers import launch as _launch
@@ -152,7 +152,7 @@ def test_cache_dir_choices_and_pruning(tmp_path, monkeypatch):
         f = persistent / f"e{i}-cache"
         f.write_bytes(b"x" * 100)
         os.utime(f, (1000 + i, 1000 + i))
-    monkeypatch.setattr(_engine, "CACHE_MAX_BYTES", 500)
+    monkeypatch.setattr(_jaxcache, "CACHE_MAX_BYTES", 500)  # looked up there
     jax_cache_dir(str(tmp_path))
     left = sorted(p.name for p in persistent.iterdir())
     assert left == ["e8-cache", "e9-cache"]  # oldest removed until <= half the cap

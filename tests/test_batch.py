@@ -358,7 +358,7 @@ def test_verdicts_survive_torch_thread_count(tmp_path):
 
 def test_a_worker_forked_while_the_run_is_cancelled_is_killed():
     """Ctrl-C while a worker is being forked: kill_all misses it, so spawn kills it when it returns."""
-    from autograder.engine.run import _TrackedLauncher
+    from autograder.engine.run_workers import TrackedLauncher
 
     class FakeProc:
         def __init__(self) -> None:
@@ -376,7 +376,7 @@ def test_a_worker_forked_while_the_run_is_cancelled_is_killed():
         def spawn(self, _spec: dict, _fds: tuple) -> FakeProc:
             return FakeProc()
 
-    tracked = _TrackedLauncher(FakeInner())
+    tracked = TrackedLauncher(FakeInner())
     before = tracked.spawn({}, (0, 0))
     tracked.kill_all()
     late = tracked.spawn({}, (0, 0))

@@ -18,7 +18,9 @@ from autograder.builders import public_graded as _public_graded
 from autograder.core.paths import EXERCISES
 from autograder.submissions import cells as _cells
 from autograder.submissions import execute as _exec
+from autograder.submissions import ipython_cells as _ipython_cells
 from autograder.submissions import loader as _loader
+from autograder.submissions import standins as _standins
 
 EX = EXERCISES
 
@@ -44,7 +46,7 @@ def _load(text, contract=(), budget=_exec.CONTEXT_BUDGET):
     """Runs a graded module in a fresh namespace the way a worker does; returns (namespace, report)."""
     prepared = _exec.prepare(text, "/graded/section.py", contract)
     ns = {"__name__": "graded"}
-    _exec.add_standins(ns)
+    _standins.add_standins(ns)
     report = _exec.run_context(ns, prepared.context, prepared.roots, budget=budget)
     exec(prepared.code, ns)
     return ns, report
@@ -63,7 +65,7 @@ def _load(text, contract=(), budget=_exec.CONTEXT_BUDGET):
     ("!pip install \\\n   tqdm\nw = 1\n", "get_ipython().system('pip install    tqdm')\n\nw = 1\n"),
 ])
 def test_cells_read_as_ipython_reads_them(cell, expect):
-    out = _cells.transform_cell(cell)
+    out = _ipython_cells.transform_cell(cell)
     assert out == expect
     compile(out, "cell", "exec")
 
@@ -71,7 +73,7 @@ def test_cells_read_as_ipython_reads_them(cell, expect):
 @pytest.mark.parametrize("magic", ["%%bash\necho hi\n", "%%html\n<b>x</b>\n", "%%writefile helpers.py\nx = 1\n",
                                    "  %%javascript\nalert(1)\n"])
 def test_cell_magics_whose_body_is_not_python_are_dropped(magic):
-    assert _cells.transform_cell(magic) is None
+    assert _ipython_cells.transform_cell(magic) is None
 
 
 # --------------------------------------------------------------------------- sections
@@ -269,7 +271,7 @@ def test_standins_make_notebook_helpers_harmless():
 
 
 def test_google_colab_standin_only_where_the_real_one_is_absent():
-    finder = _exec.install_colab_standin()
+    finder = _standins.install_colab_standin()
     try:
         assert finder is not None  # no Colab here
         from google.colab import drive, files  # noqa: PLC0415
@@ -280,7 +282,7 @@ def test_google_colab_standin_only_where_the_real_one_is_absent():
         assert output.clear() is None
         import google.protobuf  # noqa: PLC0415, F401 - protobuf's namespace package is not shadowed
     finally:
-        _exec.remove_colab_standin(finder)
+        _standins.remove_colab_standin(finder)
     assert not any(k == "google.colab" or k.startswith("google.colab.") for k in sys.modules)
 
 

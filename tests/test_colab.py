@@ -31,7 +31,7 @@ from autograder import builders
 from autograder.builders import notebook as _notebook
 from autograder.builders import stubs as _stubs
 from autograder.core.paths import ROOT, SOLUTIONS
-from autograder.student import figures, hints, instructions_es
+from autograder.student import figure_canvas, hints, instructions_es
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -221,7 +221,7 @@ def test_notebook_alone_in_an_empty_folder(tmp_path, lang):
         assert words["passed"] in out and words["reminder"] in out, out
 
     # every figure cell draws the student's result (one PNG or more); it may say in words what the figure
-    # cannot show (whose model, untrained, diverged: student/figures.py notes), nothing else: no warning,
+    # cannot show (whose model, untrained, diverged: student/figure_canvas.py notes), nothing else: no warning,
     # no log line, nothing on stderr
     figure_cells = [c for c in nb.cells if c.metadata.get("tapetrace", {}).get("role") == "figure"]
     assert len(figure_cells) == len(exercises)
@@ -248,7 +248,7 @@ def test_notebook_alone_in_an_empty_folder(tmp_path, lang):
     # the stub pasted back: not attempted, and its figure cell says what to do, in the notebook's language
     assert last["results"][stub_ex]["status"] == "not attempted"
     assert words["not_attempted"] in _outputs(nb.cells[-6])
-    assert _outputs(nb.cells[-5]).strip() == figures.TEXT[lang]["not_done"].format(ex=stub_ex[:4])
+    assert _outputs(nb.cells[-5]).strip() == figure_canvas.TEXT[lang]["not_done"].format(ex=stub_ex[:4])
     assert _pngs(nb.cells[-5]) == 0
 
     # the added cell cannot run as graded: the check says so, with the grader's words and the section's line

@@ -10,18 +10,18 @@ import numpy as np
 import pytest
 
 from autograder.core.paths import SOLUTIONS
-from autograder.student import figures
+from autograder.student import figure_canvas, figure_panels, figures
 
 
 def _warnings(fig) -> list[str]:
-    return [n for n in figures.notes(fig) if n.startswith("⚠")]
+    return [n for n in figure_canvas.notes(fig) if n.startswith("⚠")]
 
 
 @pytest.mark.parametrize(("lang", "words"), [("en", "from step 107 on"), ("es", "desde el paso 107")])
 def test_a_loss_that_turns_nan_is_said(lang, words):
     losses = list(np.exp(-np.linspace(0, 2, 300)))
     losses[106:] = [float("nan")] * (300 - 106)
-    fig = figures.training_curves(losses, unit="step", lang=lang, show=False)
+    fig = figure_panels.training_curves(losses, unit="step", lang=lang, show=False)
     (note,) = _warnings(fig)
     assert words in note and "nan" in note
     assert note.lstrip("⚠ ") in fig.get_supxlabel().replace("\n", " ")  # on the figure itself
@@ -29,8 +29,8 @@ def test_a_loss_that_turns_nan_is_said(lang, words):
 
 def test_a_growing_training_loss_is_said_and_a_falling_one_is_not():
     falling = list(np.exp(-np.linspace(0, 3, 50)) + 0.05)
-    assert not _warnings(figures.training_curves(falling, falling[::-1], show=False))  # val may rise
-    (note,) = _warnings(figures.training_curves(falling[::-1], show=False))
+    assert not _warnings(figure_panels.training_curves(falling, falling[::-1], show=False))  # val may rise
+    (note,) = _warnings(figure_panels.training_curves(falling[::-1], show=False))
     assert "diverged" in note
 
 
@@ -45,8 +45,8 @@ def test_nan_outputs_draw_no_boundary_but_say_so():
         def forward(self, x):
             return x[:, :1] * float("nan")
 
-    fig = figures.moons_boundary(torch_model=Broken(), trained=True, show=False)
-    assert any("nan" in n for n in _warnings(fig)), figures.notes(fig)
+    fig = figure_panels.moons_boundary(torch_model=Broken(), trained=True, show=False)
+    assert any("nan" in n for n in _warnings(fig)), figure_canvas.notes(fig)
 
 
 def test_a_trained_model_at_chance_is_said():
@@ -55,8 +55,8 @@ def test_a_trained_model_at_chance_is_said():
     with torch.no_grad():
         flat.weight.zero_()
         flat.bias.fill_(1.0)  # always class 1: chance on make_moons
-    assert any("chance" in n for n in _warnings(figures.moons_boundary(torch_model=flat, trained=True, show=False)))
-    assert not _warnings(figures.moons_boundary(torch_model=flat, show=False))  # untrained: expected
+    assert any("chance" in n for n in _warnings(figure_panels.moons_boundary(torch_model=flat, trained=True, show=False)))
+    assert not _warnings(figure_panels.moons_boundary(torch_model=flat, show=False))  # untrained: expected
 
 
 def _solution(ex: str) -> dict:

@@ -400,9 +400,9 @@ def test_localized_stub_changes_only_the_words(ex):
 
 
 def test_notebook_and_figure_texts_match_across_languages():
-    from autograder.student import figures
+    from autograder.student import figure_canvas
 
-    for table, name in ((instructions_es.NOTEBOOK_TEXT, "NOTEBOOK_TEXT"), (figures.TEXT, "figures.TEXT"),
+    for table, name in ((instructions_es.NOTEBOOK_TEXT, "NOTEBOOK_TEXT"), (figure_canvas.TEXT, "figure_canvas.TEXT"),
                         (instructions_es.STUB_MARKERS, "STUB_MARKERS")):
         assert set(table) == {"en", "es"}, name
         assert set(table["en"]) == set(table["es"]), f"{name}: keys differ: {set(table['en']) ^ set(table['es'])}"
@@ -498,7 +498,7 @@ FIGURE_BUDGET_S = float(os.environ.get("TAPETRACE_FIGURE_BUDGET", "20"))
 
 @pytest.mark.parametrize("ex", PRESENT)
 def test_figure_renders_from_the_reference_code(ex, notebook_namespaces):
-    from autograder.student import figures
+    from autograder.student import figure_canvas, figures
 
     lang = "es" if int(ex[2:4]) % 2 else "en"  # alternate, so both tables are exercised
     t0 = time.process_time()
@@ -507,15 +507,15 @@ def test_figure_renders_from_the_reference_code(ex, notebook_namespaces):
     figs = result if isinstance(result, list) else [result]
     assert figs
     for fig in figs:
-        img = _pixels(figures.to_png(fig))
+        img = _pixels(figure_canvas.to_png(fig))
         assert img.ndim == 3 and img.shape[0] > 100 and img.shape[1] > 100
         assert float(img[..., :3].std()) > 0.02, f"{ex}: blank figure"
         title = fig.get_suptitle()
         other = "en" if lang == "es" else "es"
-        assert title and title not in figures.TEXT[other].values(), f"{ex}: title {title!r} not in {lang}"
-        assert not [n for n in figures.notes(fig) if n.startswith("⚠")], f"{ex}: {figures.notes(fig)}"
+        assert title and title not in figure_canvas.TEXT[other].values(), f"{ex}: title {title!r} not in {lang}"
+        assert not [n for n in figure_canvas.notes(fig) if n.startswith("⚠")], f"{ex}: {figure_canvas.notes(fig)}"
     if ex[:4] in ("ex01", "ex02", "ex04", "ex05", "ex10"):  # figures of models built in other exercises say whose
-        assert all(figures.notes(fig) for fig in figs), f"{ex}: no word on whose model it shows"
+        assert all(figure_canvas.notes(fig) for fig in figs), f"{ex}: no word on whose model it shows"
     assert cpu < FIGURE_BUDGET_S, f"{ex}: figure took {cpu:.1f} s of CPU (target < 5 s on an idle CPU)"
 
 
@@ -523,19 +523,19 @@ def test_each_figure_function_renders_directly():
     np = pytest.importorskip("numpy")
     from autograder.exercises.ex06_per_example_grads.figure import grad_norms
     from autograder.exercises.ex10_bridge.figure import bridge_overlay
-    from autograder.student import figures
+    from autograder.student import figure_canvas, figure_panels
 
     rng = np.random.default_rng(0)
     losses = list(np.exp(-np.linspace(0, 3, 50)) + 0.05)
-    for fig in (figures.training_curves(losses, losses[::-1], show=False),
-                figures.training_curves(losses, accs=[0.5] * 50, unit="step", lang="es", show=False),
+    for fig in (figure_panels.training_curves(losses, losses[::-1], show=False),
+                figure_panels.training_curves(losses, accs=[0.5] * 50, unit="step", lang="es", show=False),
                 bridge_overlay(losses, [v + 1e-4 for v in losses], show=False),
                 grad_norms({"w": rng.standard_normal((16, 3, 2))}, {"w": np.zeros((3, 2))}, 1.0,
                            show=False),
-                figures.digits_report(lambda x: np.arange(len(x)) % 10, lang="es", show=False)):
-        assert float(_pixels(figures.to_png(fig))[..., :3].std()) > 0.02
+                figure_panels.digits_report(lambda x: np.arange(len(x)) % 10, lang="es", show=False)):
+        assert float(_pixels(figure_canvas.to_png(fig))[..., :3].std()) > 0.02
     with pytest.raises(ValueError):
-        figures.moons_boundary(show=False)
+        figure_panels.moons_boundary(show=False)
 
 
 def test_figure_reads_the_callers_globals_and_names_what_is_missing(notebook_namespaces):
@@ -553,19 +553,19 @@ def test_figure_reads_the_callers_globals_and_names_what_is_missing(notebook_nam
 
 def test_figure_shows_once_per_cell(monkeypatch):
     """In IPython, drawing shows the figure; returning it as the cell's value does not show it again."""
-    from autograder.student import figures
+    from autograder.student import figure_canvas, figure_panels
 
     shown = []
 
     class Shell:
         execution_count = 7
 
-    monkeypatch.setattr(figures, "_ipython", lambda: Shell())
+    monkeypatch.setattr(figure_canvas, "_ipython", lambda: Shell())
     display_mod = pytest.importorskip("IPython.display")
     monkeypatch.setattr(display_mod, "display", lambda obj, **kw: obj._ipython_display_()
                         if hasattr(obj, "_ipython_display_") and not isinstance(obj, display_mod.Image)
                         else shown.append(obj))
-    fig = figures.training_curves([1.0, 0.5, 0.25])
+    fig = figure_panels.training_curves([1.0, 0.5, 0.25])
     fig._ipython_display_()  # the cell's value, same cell
     assert len(shown) == 1
     Shell.execution_count = 8
@@ -576,7 +576,7 @@ def test_figure_shows_once_per_cell(monkeypatch):
 def test_notebook_figure_explains_instead_of_raising(notebook_namespaces, capsys):
     """The notebook's `figure` (figure cells run with "Run all"): an unfinished exercise prints what to do,
     in the notebook's language, and returns None; a finished one draws."""
-    from autograder.student import figures
+    from autograder.student import figure_canvas, figures
 
     stub = dict(notebook_namespaces["ex09_autograd_tape"])
 
@@ -585,7 +585,7 @@ def test_notebook_figure_explains_instead_of_raising(notebook_namespaces, capsys
 
     stub["backward_graph"] = backward_graph
     assert figures.notebook_figure("ex09", stub, lang="es", show=False) is None
-    assert capsys.readouterr().out.strip() == figures.TEXT["es"]["not_done"].format(ex="ex09")
+    assert capsys.readouterr().out.strip() == figure_canvas.TEXT["es"]["not_done"].format(ex="ex09")
     assert figures.notebook_figure("ex08", {}, lang="en", show=False) is None
     assert "needs `nth_derivative`" in capsys.readouterr().out
 
@@ -632,7 +632,7 @@ def test_comparison_details_are_translated():
 def test_feedback_files_in_spanish():
     """`tapetrace grade --lang es --feedback DIR`: the fixed words of the per-student files are Spanish."""
     from autograder.core import status as _status
-    from autograder.reports import report as _report
+    from autograder.reports import feedback as _feedback
 
     detail = "output: 1 of 3 values off (shape (3,), max abs error 1, max rel error 1, worst at index (2,); " \
              "tolerance atol=1e-05, rtol=0.0001)"
@@ -644,12 +644,12 @@ def test_feedback_files_in_spanish():
             {"name": "public_check", "score": 3, "max_score": 3, "passed": True, "hidden": False, "message": ""},
             {"name": "hidden_check", "score": 0, "max_score": 7, "passed": False, "hidden": True,
              "message": messages.render("MISMATCH", "es", what="MLP.forward", detail=detail)}]}
-    md = _report.feedback_markdown(res, "es")
-    page = _report.feedback_html(res, "es")
+    md = _feedback.feedback_markdown(res, "es")
+    page = _feedback.feedback_html(res, "es")
     avoid, _ = glossary()
     for text in (md, re.sub(r"<style>.*?</style>|<[^>]+>", " ", page, flags=re.S)):
         words = set(prose_words(text))
         assert not words & (avoid | ENGLISH_WORDS | {"hidden", "public", "points", "test", "graded", "timeout",
                                                      "crashed", "passed", "failed"}), sorted(words & ENGLISH_WORDS)
     for status in statuses:
-        assert status == "error" or _report.STATUS_WORDS["es"][status] != status
+        assert status == "error" or _feedback.STATUS_WORDS["es"][status] != status

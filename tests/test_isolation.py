@@ -23,6 +23,7 @@ import pytest
 from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.sandbox import isolate as _sandbox
 from autograder.sandbox import landlock as _landlock
+from autograder.sandbox import privileges as _privileges
 from autograder.sandbox import seccomp as _seccomp
 
 AS_CONTAINER = ROOT / "tests" / "scripts" / "as_container.sh"
@@ -84,10 +85,10 @@ def test_readable_by_others_follows_every_ancestor(tmp_path):
     (d / "f").write_text("x")
     for p in (tmp_path / "a", d):
         p.chmod(0o755)
-    assert not _sandbox._readable_by_others(str(d / "f"))  # pytest's own folder is 0700
-    assert _sandbox._readable_by_others("/usr/lib")
+    assert not _privileges._readable_by_others(str(d / "f"))  # pytest's own folder is 0700
+    assert _privileges._readable_by_others("/usr/lib")
     (tmp_path / "a").chmod(0o700)
-    assert not _sandbox._readable_by_others(str(d / "f"))
+    assert not _privileges._readable_by_others(str(d / "f"))
 
 
 # --------------------------------------------------------------------------- Landlock's allow-list
@@ -179,9 +180,9 @@ def _engine_copy(base: Path) -> Path:
 def _closed_to_others() -> str | None:
     """A folder on the way to this Python's files that other users cannot enter (``/root`` aside: the
     script opens it), else None."""
-    from autograder.sandbox import isolate as _sandbox
+    from autograder.sandbox import privileges as _privileges
 
-    for d in _sandbox._python_dirs():
+    for d in _privileges._python_dirs():
         parts = d.split("/")
         for i in range(2, len(parts) + 1):
             ancestor = "/".join(parts[:i])

@@ -16,7 +16,7 @@ import pytest
 from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
 from autograder.engine import reading as _reading
 from autograder.engine.run import GradingRun
-from autograder.submissions import cells as _cells
+from autograder.submissions import ipython_cells as _ipython_cells
 from autograder.submissions import loader as _loader
 from autograder.submissions import loadguard as _loadguard
 
@@ -75,7 +75,7 @@ def test_thousands_of_shell_lines_are_tokenised_once(monkeypatch):
     monkeypatch.setattr(inputtransformer2, "make_tokens_by_line", counting)
     n = 3000
     cell = "\n".join(f"!echo {i}" for i in range(n)) + "\n"
-    _cells.transform_cell(cell)
+    _ipython_cells.transform_cell(cell)
     assert read[0] <= 3 * n, f"{read[0]} lines tokenised for a cell of {n}"
 
 
@@ -104,7 +104,7 @@ def test_ipython_transforms_are_unchanged():
             want = tm.transform_cell(src)
         except Exception:  # noqa: BLE001 - IPython gives up on it: so does transform_cell (it keeps the text)
             continue
-        assert _cells._ipython(tm, src) == want, src
+        assert _ipython_cells._ipython(tm, src) == want, src
         compared += 1
     assert compared > 1000
 

@@ -18,6 +18,8 @@ import pytest
 
 from autograder.cli.report import main
 from autograder.core.paths import EXERCISES
+from autograder.reports import feedback as _feedback
+from autograder.reports import progress as _progress
 from autograder.reports import report as _report
 from autograder.reports.summary import _exercise_of, from_otter, read_inputs
 
@@ -187,7 +189,7 @@ def test_report_escapes_submission_text(tmp_path):
 
 def test_feedback_lists_every_test_with_points(tmp_path):
     res = fake_results(1, seed=11)[0]
-    paths = _report.write_feedback([res], str(tmp_path), fmt="both")
+    paths = _feedback.write_feedback([res], str(tmp_path), fmt="both")
     assert sorted(p.suffix for p in paths) == [".html", ".md"]
     md = (tmp_path / "student000.md").read_text()
     page = (tmp_path / "student000.html").read_text()
@@ -199,7 +201,7 @@ def test_feedback_lists_every_test_with_points(tmp_path):
     parser = _Imgs()
     parser.feed(page)
     assert "Feedback" in " ".join(parser.text)
-    es = _report.feedback_markdown(res, lang="es")
+    es = _feedback.feedback_markdown(res, lang="es")
     assert es.startswith("# Retroalimentación")
 
 
@@ -208,7 +210,7 @@ def test_feedback_names_are_unique_and_safe(tmp_path):
     results[0]["submission"] = "a/alice.ipynb"
     results[1]["submission"] = "b/alice.ipynb"
     results[2]["submission"] = "../../etc/pass wd.zip"
-    paths = _report.write_feedback(results, str(tmp_path / "fb"))
+    paths = _feedback.write_feedback(results, str(tmp_path / "fb"))
     assert [p.name for p in paths[:2]] == ["alice.md", "alice-2.md"]
     assert re.fullmatch(r"pass_wd-[0-9a-f]{8}\.md", paths[2].name), paths[2].name
     assert all(p.parent == tmp_path / "fb" for p in paths)
@@ -221,9 +223,9 @@ def test_names_that_differ_never_share_a_feedback_file(tmp_path, names):
     results = fake_results(2)
     for r, name in zip(results, names, strict=True):
         r["submission"] = name
-    paths = _report.write_feedback(results, str(tmp_path / "fb"))
+    paths = _feedback.write_feedback(results, str(tmp_path / "fb"))
     assert len({p.name for p in paths}) == 2
-    stems = {name: _report.safe_stem(name) for name in names}
+    stems = {name: _feedback.safe_stem(name) for name in names}
     assert len(set(stems.values())) == 2 and stems.get("alice.ipynb", "alice") == "alice"
     for r, p in zip(results, paths, strict=True):
         assert p.name == f"{stems[r['submission']]}.md"
@@ -338,7 +340,7 @@ class _Tty(io.StringIO):
 
 def test_progress_plain_lines_with_eta():
     buf = io.StringIO()
-    p = _report.Progress(3, stream=buf, tasks_per_item=2)
+    p = _progress.Progress(3, stream=buf, tasks_per_item=2)
     for r in fake_results(3):
         p.task_done()
         p.task_done()
@@ -352,7 +354,7 @@ def test_progress_plain_lines_with_eta():
 
 def test_progress_bar_on_a_terminal():
     buf = _Tty()
-    p = _report.Progress(4, stream=buf, tasks_per_item=1)
+    p = _progress.Progress(4, stream=buf, tasks_per_item=1)
     p.task_done()
     p.update(fake_results(1)[0])
     p.close()

@@ -154,7 +154,7 @@ def test_cache_dir_choices_and_pruning(tmp_path, monkeypatch):
         f = persistent / f"e{i}-cache"
         f.write_bytes(b"x" * 100)
         os.utime(f, (1000 + i, 1000 + i))
-    monkeypatch.setattr(_jaxcache, "CACHE_MAX_BYTES", 500)
+    monkeypatch.setattr(_jaxcache, "CACHE_MAX_BYTES", 500)  # looked up there
     jax_cache_dir(str(tmp_path))
     left = sorted(p.name for p in persistent.iterdir())
     assert left == ["e8-cache", "e9-cache"]  # oldest removed until <= half the cap

@@ -24,6 +24,7 @@ from autograder.builders.public_student import StudentFiles, _CheckTimeout, _tim
 from autograder.core.i18n import render
 from autograder.submissions import cells as _cells
 from autograder.submissions import execute as _exec
+from autograder.submissions import standins as _standins
 
 # Seconds the graded module's own section may take to load in a check (the grader's default load timeout).
 LOAD_TIMEOUT = 30.0
@@ -40,7 +41,7 @@ def notebook_json(namespace: Any = None, timeout: float = 10.0) -> tuple[dict | 
     Jupyter: the file named by ``JPY_SESSION_NAME``; VS Code: ``__vsc_ipynb_file__``.
     """
     colab = sys.modules.get("google.colab")
-    if colab is not None and not isinstance(colab, _exec._ColabModule):
+    if colab is not None and not isinstance(colab, _standins._ColabModule):
         try:
             from google.colab import _message
 
@@ -108,7 +109,7 @@ def graded_module(exercise: str, source: str, names: tuple[str, ...], lang: str)
     mod = types.ModuleType(f"_tapetrace_graded_{exercise}")
     mod.__file__ = filename
     sys.modules[mod.__name__] = mod
-    finder = _exec.install_colab_standin()
+    finder = _standins.install_colab_standin()
     out = io.StringIO()
     try:
         prepared = _exec.prepare(source, filename, names)
@@ -133,7 +134,7 @@ def graded_module(exercise: str, source: str, names: tuple[str, ...], lang: str)
         return GradedView(problem=_text(lang, "as_graded", exercise=exercise, message=msg.rstrip(".")),
                           code=st["code"])
     finally:
-        _exec.remove_colab_standin(finder)
+        _standins.remove_colab_standin(finder)
     return GradedView(module=mod, files=(filename,))
 
 

@@ -27,7 +27,8 @@ ZIP_DATE = (2026, 1, 1, 0, 0, 0)
 RUNTIME_MODULES = ("core/protocol.py", "core/suite.py", "core/text.py", "core/compare.py", "core/tolerances.py",
                    "core/wire.py", "core/data.py", "core/registry.py", "core/exercise.py", "core/i18n.py",
                    "workers/worker.py", "builders/public.py", "builders/public_snapshot.py", "builders/public_student.py",
-                   "builders/public_graded.py", "submissions/cells.py", "submissions/execute.py", "probing/tools.py",
+                   "builders/public_graded.py", "submissions/cells.py", "submissions/ipython_cells.py",
+                   "submissions/statements.py", "submissions/standins.py", "submissions/execute.py", "probing/tools.py",
                    "probing/optax_family.py", "probing/torch_family.py")  # the optimizer families probes hand to a step
 
 

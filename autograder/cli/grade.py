@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from autograder.engine import session as _session
     from autograder.engine.run import GradingRun
     from autograder.hidden import available_exercises
+    from autograder.reports import progress as _progress
     from autograder.reports import report as _report
 
     started = time.monotonic()  # --deadline counts from here
@@ -165,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
         t0 = time.monotonic()
         outcome = _session.Outcome()
         if paths:
-            progress = _report.Progress(len(paths), tasks_per_item=len(only),
+            progress = _progress.Progress(len(paths), tasks_per_item=len(only),
                                         enabled=not args.quiet and (len(paths) > 1 or sys.stderr.isatty()))
             extra = {"sandbox_skip": [x for x in args.sandbox_skip.split(",") if x]} if args.sandbox_skip else {}
             add = checkpoint.add
@@ -181,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
                 functools.partial(make_run, device=args.device, timeout=args.timeout, seed=seed, lang=args.lang,
                                   public_only=args.public_only, launcher=args.launcher, **extra),
                 paths, only, interrupts=interrupts, jobs=args.jobs,
-                on_result=_report.merge_callbacks(add, progress.update), on_task=progress.task_done,
+                on_result=_progress.merge_callbacks(add, progress.update), on_task=progress.task_done,
                 exercises_for=resumed.exercises_for if resumed is not None else None,
                 deadline=started + args.deadline if getattr(args, "deadline", None) else None,
                 require_isolation=getattr(args, "require_isolation", None), errors=_cluster_errors(args),

@@ -1,10 +1,10 @@
 """The engine: one grading run, from submissions to rows.
 
-Owns the run (``run``: ``GradingRun``, scheduling, the reference worker, the **verdicts**: each hidden
-check judges what the student's worker and the reference worker measured) and resuming an interrupted
-run (``resume``). Imports the workers, the sandbox, the submissions, the content packages (the hidden
-suites, by name), probing and the core; imported by the builders (otter), the scale-out, the CLI and the
-pytest plugin. Names are imported on first use (PEP 562).
+Owns the run (``run``: ``GradingRun``, scheduling; ``run_workers``: starting its workers; the reference
+worker, the **verdicts**: each hidden check judges what the student's worker and the reference worker
+measured) and resuming an interrupted run (``resume``). Imports the workers, the sandbox, the
+submissions, the content packages (the hidden suites, by name), probing and the core; imported by the
+builders (otter), the scale-out, the CLI and the pytest plugin. Names are imported on first use (PEP 562).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from autograder.core import device as _device
 from autograder.core import registry as _registry
 from autograder.core import status as _status
 from autograder.core.i18n import render
-from autograder.core.paths import EXERCISES, private_dirs
+from autograder.core.paths import EXERCISES
 from autograder.core.protocol import probe_error, reference_key
 from autograder.core.registry import JAX_ONLY
 from autograder.core.suite import Check
@@ -33,16 +33,15 @@ from autograder.core.text import clean
 from autograder.engine import libraries
 from autograder.engine.exercise import ExerciseGrading
 from autograder.engine.jaxcache import jax_cache_dir
-from autograder.engine.outcomes import DEADLINE_MARGIN, DeadlineReached, GradingCancelled
+from autograder.engine.outcomes import DEADLINE_MARGIN, DeadlineReached
 from autograder.engine.reading import _hideable, read_all, read_error
 from autograder.engine.reference import ReferenceBank
+from autograder.engine.run_workers import RunWorkers, TrackedLauncher
 from autograder.sandbox import quota as _quota
 from autograder.submissions import loader as _loader
 from autograder.submissions import loadguard as _loadguard
 from autograder.workers import compile_cache as _compile_cache
 from autograder.workers import envelope as _envelope
-from autograder.workers import handle as _handle
-from autograder.workers import launch as _launch
 from autograder.workers import sizing as _sizing
 
 
@@ -70,49 +69,7 @@ def schedule(exercises: list[str]) -> list[str]:
     return sorted(exercises, key=lambda ex: (ex not in JAX_ONLY, -_registry.cost(ex)))
 
 
-class _TrackedLauncher:
-    """A launcher that remembers the processes it started, so :meth:`GradingRun.cancel` can kill them.
-
-    Workers live in their own sessions (a terminal's Ctrl-C never reaches them), so on an
-    interrupt the grader must kill them itself, including ones still loading.
-    """
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.kind = inner.kind
-        self._procs: list[_launch.Proc] = []
-        self._lock = threading.Lock()
-        self._stopped = False  # after kill_all: a spawn still in flight is killed as soon as it returns
-
-    @property
-    def alive(self) -> bool:
-        return getattr(self.inner, "alive", True)
-
-    def spawn(self, spec: dict[str, Any], fds: tuple[int, int]) -> _launch.Proc:
-        proc = self.inner.spawn(spec, fds)
-        with self._lock:
-            late = self._stopped
-            if not late:
-                self._procs = [p for p in self._procs if p.wait(0) is None]
-                self._procs.append(proc)
-        if late and proc.wait(0) is None:  # cancelled while it was forking: it must not outlive the run
-            proc.kill()
-        return proc
-
-    def kill_all(self) -> None:
-        """Kills every process started, and from now on every one a spawn in flight returns."""
-        with self._lock:
-            self._stopped = True
-            procs, self._procs = self._procs, []
-        for p in procs:
-            if p.wait(0) is None:
-                p.kill()
-
-    def close(self) -> None:
-        self.inner.close()
-
-
-class GradingRun:
+class GradingRun(RunWorkers):
     """One grading run: device, seed, launcher and reference bank shared by all submissions."""
 
     def __init__(self, *, device: str = "auto", timeout: float = 30.0, seed: int | None = None,
@@ -124,7 +81,7 @@ class GradingRun:
         self.seed = int(seed) if seed is not None else secrets.randbelow(2**31)
         self.lang = lang
         self.public_only = public_only
-        # the box (container limits) and the plan made from it: exercises at once, zygotes, caps (_envelope, _sizing)
+        # the box (container limits) and the plan made from it: exercises at once, zygotes, caps (_envelope)
         self.envelope = _envelope.current()
         self.plan = _sizing.plan(self.envelope, fork=hasattr(os, "fork"))
         self._mem_fixed = mem_bytes is not None
@@ -149,7 +106,7 @@ class GradingRun:
         # e.g. setpriv dropping CAP_SYS_ADMIN: workers then run as in a default Docker container (tests)
         self.launch_prefix = list(launch_prefix or [])
         self.sandbox_skip = list(sandbox_skip or [])  # layers not to try: see _sandbox.apply
-        self.launcher = _TrackedLauncher(self._make_launcher(launcher))
+        self.launcher = TrackedLauncher(self._make_launcher(launcher))
         self.reference = ReferenceBank(self)
         self.libraries = libraries.LibraryCheck(cpu_jax=self._cpu_jax)  # asked only after a load failed
         self.watch = _quota.ScratchWatch()  # students' workers' disk use, at every isolation level
@@ -157,101 +114,6 @@ class GradingRun:
         self._hide: list[str] = []
         self._scratch_ids = iter(range(10**9))
         self._lock = threading.Lock()
-
-    @property
-    def _cpu_jax(self) -> bool:
-        return self.device.get("jax", "cpu") == "cpu"
-
-    def _make_launcher(self, kind: str) -> Any:
-        prefix = self.launch_prefix
-        if kind in ("auto", "zygote") and hasattr(os, "fork"):
-            try:
-                if kind == "auto" and self.plan.launcher == "zygote":  # tight memory: the full zygote alone
-                    return _launch.ZygoteLauncher(cpu_jax=self._cpu_jax, prefix=prefix)
-                return _launch.ZygotePair(cpu_jax=self._cpu_jax, prefix=prefix)
-            except (RuntimeError, OSError):
-                if kind == "zygote":
-                    raise
-        return _launch.SpawnLauncher(cpu_jax=self._cpu_jax, prefix=prefix)
-
-    def start_worker(self, exercise: str, source_path: str, role: str,
-                     hide_extra: list[str] | None = None) -> _handle.Worker:
-        """Starts a worker for ``exercise`` loading ``source_path`` as ``role``."""
-        if self._cancel.is_set():
-            raise GradingCancelled("grading was cancelled")
-        if self._expired.is_set():
-            raise DeadlineReached("the run's deadline came")
-        with self._lock:
-            scratch = os.path.join(self.tmp, f"w{next(self._scratch_ids)}")
-        os.makedirs(scratch, mode=0o700)
-        # every student JAX worker asks the grader for its programs (answered with nothing where the run lends
-        # none): the grader counts what it compiles (ExerciseGrading.observed)
-        borrow = role == "student" and _registry.worker_needs(exercise) != "torch"
-        lend = borrow and self.lender is not None
-        spec: dict[str, Any] = {
-            "exercise": exercise, "role": role, "source_path": source_path,
-            "module_name": exercise, "device": self.device,
-            # the compile cache: the reference's workers read and write it. A student's never sees it (it
-            # holds the reference's compiled programs): its JAX asks the grader for one program at a time
-            # by key, i.e. only for a program it already holds, and writes nothing (_compile_cache)
-            "jax_cache": self.jax_cache if role == "reference" else None,
-            "borrow_compiles": borrow,
-            "debug": self.debug,
-            # the isolation probe imports neither framework: the zygote that is ready first serves it
-            "needs": "jax" if role == "isolation" else _registry.worker_needs(exercise),
-        }
-        if role in ("student", "isolation") and self.sandbox:
-            spec["sandbox"] = self._sandbox_spec(scratch, hide_extra)
-            if role == "student" and not self._mem_fixed and spec["needs"] != "torch":
-                spec["sandbox"]["mem_bytes"] += self.plan.stacks()  # XLA's threads' stacks: reserved, untouched
-        if getattr(self.launcher, "alive", True) is False:
-            self.launcher = _TrackedLauncher(_launch.SpawnLauncher(cpu_jax=self._cpu_jax, prefix=self.launch_prefix))
-        return _handle.Worker(self.launcher, spec, self.timeout, self.lender if lend else None,
-                              watch=self.watch if role == "student" else None)
-
-    def _sandbox_spec(self, scratch: str, hide_extra: list[str] | None) -> dict[str, Any]:
-        """A student worker's sandbox: its scratch, limits, what it must not read, what it may."""
-        with self._lock:
-            # the compile cache too: its programs are lent by key only (_compile_cache), never read
-            cache = [self.jax_cache] if self.jax_cache else []
-            hide = [*private_dirs(), self.tmp, *cache, *self._hide, *(hide_extra or [])]
-        return {"scratch": scratch, "mem_bytes": self.mem_bytes, "fsize_bytes": _quota.FILE_BYTES,
-                "hide": list(dict.fromkeys(hide)), "read": [],
-                "network": False, "skip": self.sandbox_skip}
-
-    def hide(self, places: Any) -> None:
-        """Keeps ``places`` (paths) from every student worker started from now on: other submissions."""
-        with self._lock:
-            self._hide = list(dict.fromkeys([*self._hide, *places]))
-
-    def measure_isolation(self) -> dict[str, Any]:
-        """The isolation a student's worker obtains here (a throwaway sandboxed worker; no student code).
-
-        Returns:
-            Its ``isolation`` record (``level`` is ``full``, ``container`` or ``minimal``), or
-            ``{"level": "minimal", "error": ...}`` when it could not be measured.
-        """
-        if not self.sandbox:
-            return {"level": "minimal", "error": "the sandbox is off"}
-        try:
-            worker = self.start_worker("", os.devnull, "isolation")
-        except Exception as err:  # noqa: BLE001 - reported, never raised
-            return {"level": "minimal", "error": f"{type(err).__name__}: {err}"}
-        worker.close()
-        got = dict(worker.status.get("isolation") or {"level": "minimal", "error": str(worker.status)})
-        got.pop("pids_cgroup", None)  # names that one worker only
-        self._note_isolation(got)
-        return got
-
-    def _note_isolation(self, got: dict[str, Any]) -> None:
-        """Keeps the weakest isolation any student worker of this run obtained (without what names one
-        worker only: its pids cgroup)."""
-        from autograder.sandbox.isolate import level_at_least
-
-        got = {k: v for k, v in got.items() if k != "pids_cgroup"}
-        with self._lock:
-            if not self.isolation or not level_at_least(got, str(self.isolation.get("level", "minimal"))):
-                self.isolation = dict(got)
 
     def cancel(self) -> None:
         """Stops the run now (Ctrl-C): no new workers, running ones killed, unfinished work dropped."""

@@ -1,7 +1,8 @@
 """Reports: what a grading run's rows become for people.
 
-Owns the tables and the per-student feedback (``report``) and the instructor's plots (``plots``). Imports
-the core only; imported by the scale-out and the CLI. Names are imported on first use (PEP 562).
+Owns the tables, JSON and CSV (``report``), the per-student feedback (``feedback``), the progress bar
+(``progress``) and the instructor's plots (``plots``). Imports the core only; imported by the scale-out
+and the CLI. Names are imported on first use (PEP 562).
 """
 
 from __future__ import annotations
@@ -13,25 +14,25 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "Checkpoint": "report",
     "DPI": "plots",
     "PLOTS": "plots",
-    "Progress": "report",
+    "Progress": "progress",
     "ReportError": "summary",
-    "STATUS_WORDS": "report",
+    "STATUS_WORDS": "feedback",
     "build_report": "summary",
     "check_stats": "plots",
     "compact_table": "report",
-    "feedback_html": "report",
-    "feedback_markdown": "report",
+    "feedback_html": "feedback",
+    "feedback_markdown": "feedback",
     "from_otter": "summary",
     "hardest_first": "plots",
-    "merge_callbacks": "report",
+    "merge_callbacks": "progress",
     "read_inputs": "summary",
     "read_json": "report",
-    "safe_stem": "report",
+    "safe_stem": "feedback",
     "summary_line": "report",
     "table": "report",
     "terminal_text": "report",
     "write_csv": "report",
-    "write_feedback": "report",
+    "write_feedback": "feedback",
     "write_json": "report",
 }
 __all__ = sorted(_PUBLIC)

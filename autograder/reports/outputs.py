@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from autograder.reports import feedback as _feedback
 from autograder.reports import receipt as _receipt
 from autograder.reports import report as _report
 
@@ -39,5 +40,5 @@ def write_outputs(checkpoint: _report.Checkpoint, *, json_path: str | None, csv_
     if csv_path:
         _report.write_csv(all_results, csv_path)
     if feedback_dir:
-        _report.write_feedback(all_results, feedback_dir, lang=lang, fmt=feedback_format)
+        _feedback.write_feedback(all_results, feedback_dir, lang=lang, fmt=feedback_format)
     return all_results

@@ -251,7 +251,7 @@ def _stats_cards(results: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 def _agreement(results: list[dict[str, Any]]) -> list[tuple[str, float, float]]:
     """Submissions graded by both tapetrace and otter: (name, tapetrace %, otter %)."""
-    from autograder.reports.report import safe_stem
+    from autograder.reports.feedback import safe_stem
 
     by: dict[str, dict[str, dict[str, Any]]] = {}
     for r in results:
@@ -368,6 +368,7 @@ def build_report(results: list[dict[str, Any]], out: Path, title: str = "tapetra
     """Writes the PNG plots, ``index.html``, ``summary.csv``, ``receipt.json``, ``mistakes.csv`` (and feedback
     files, and ``regrade.csv`` with a regrade's diff) into ``out``."""
     from autograder.reports import after as _after_report
+    from autograder.reports import feedback as _feedback
     from autograder.reports import plots as _plots
     from autograder.reports import report as _report
 
@@ -382,7 +383,7 @@ def build_report(results: list[dict[str, Any]], out: Path, title: str = "tapetra
     links: dict[int, str] = {}
     if feedback:
         tt = [i for i, r in enumerate(graded) if r.get("source", "tapetrace") == "tapetrace"]
-        written = _report.write_feedback([graded[i] for i in tt], feedback, lang=lang, fmt=feedback_format)
+        written = _feedback.write_feedback([graded[i] for i in tt], feedback, lang=lang, fmt=feedback_format)
         per = 2 if feedback_format == "both" else 1
         for k, i in enumerate(tt):
             target = Path(written[k * per + per - 1]).resolve()

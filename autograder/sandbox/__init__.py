@@ -1,9 +1,11 @@
 """The sandbox: what a student's worker may not do, enforced by the kernel.
 
-Owns the isolation frame (``isolate``: namespaces, uid, capabilities, rlimits, the import blocker),
-Landlock (``landlock``), seccomp (``seccomp``), the shared C library handle (``libc``) and the memory and
-disk quotas (``quota``). Imports the core only (and nothing of the grader's verdicts); imported by the
-workers, the engine, the builders (otter) and the scale-out. Names are imported on first use (PEP 562).
+Owns the isolation frame (``isolate``: the layers in order, rlimits, the import blocker, the record) and
+its layers: namespaces (``namespaces``), an unprivileged uid and no capabilities (``privileges``), a pids
+cgroup (``pids_cgroup``), Landlock (``landlock``), seccomp (``seccomp``); the shared C library handle
+(``libc``) and the memory and disk quotas (``quota``). Imports the core only (and nothing of the grader's
+verdicts); imported by the workers, the engine, the builders (otter) and the scale-out. Names are
+imported on first use (PEP 562).
 """
 
 from __future__ import annotations

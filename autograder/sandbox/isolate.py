@@ -17,8 +17,8 @@ Layers, each tried and recorded (the JSON's ``isolation`` says what was obtained
     no_new_privs is set;
 - where namespaces are refused ("container" level when every guarantee below still holds):
   * an unprivileged uid/gid of its own, where Python's files are readable by such a user
-    (:func:`_uid_feasible`; Docker's default keeps CAP_SETUID/CAP_SETGID), with its own process
-    limit; private files are then unreadable only where their modes say so;
+    (:func:`autograder.sandbox.privileges._uid_feasible`; Docker's default keeps CAP_SETUID/CAP_SETGID),
+    with its own process limit; private files are then unreadable only where their modes say so;
   * Landlock (:mod:`autograder.sandbox.landlock`): reads beneath the system, Python and the engine's
     package only, with the private paths carved out; writes beneath the scratch only; no TCP;
     signals, abstract sockets and tracing confined to the worker itself;
@@ -28,37 +28,28 @@ Layers, each tried and recorded (the JSON's ``isolation`` says what was obtained
   mounts, no io_uring, bpf, keyrings or modules;
 - an import blocker for the private packages (defence in depth);
 - scratch working directory, HOME and TMPDIR.
+
+This module applies them in order (:func:`apply`) and sums up what was obtained (:func:`describe`,
+:func:`level_at_least`); the layers live beside it: the namespaces (:mod:`autograder.sandbox.namespaces`),
+the uid and capabilities (:mod:`autograder.sandbox.privileges`), the pids cgroup
+(:mod:`autograder.sandbox.pids_cgroup`), Landlock and seccomp.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import resource
-import signal
 import sys
 import tempfile
 from pathlib import Path
 
 from autograder.sandbox.libc import c_library
+from autograder.sandbox.namespaces import _namespaces
+from autograder.sandbox.pids_cgroup import _pids_cgroup
+from autograder.sandbox.privileges import _fallback, _python_dirs, _readable_by_others
 
-CLONE_NEWNS = 0x00020000
-CLONE_NEWIPC = 0x08000000
-CLONE_NEWPID = 0x20000000
-CLONE_NEWNET = 0x40000000
-MS_RDONLY = 1
-MS_NOSUID = 2
-MS_NODEV = 4
-MS_REMOUNT = 32
-MS_BIND = 4096
-MS_REC = 16384
-MS_PRIVATE = 1 << 18
-PR_SET_PDEATHSIG = 1
-PR_CAPBSET_DROP = 24
-PR_SET_NO_NEW_PRIVS = 38
 PR_SET_DUMPABLE = 4
 BLOCKED_PACKAGES = ("solutions", "tests", "autograder.hidden")
-_SKIP_RO = ("/proc", "/sys", "/dev")
 
 
 def _vm_size_bytes() -> int:
@@ -88,215 +79,6 @@ class _Blocker:
             if fullname == pkg or fullname.startswith(pkg + "."):
                 raise ModuleNotFoundError(f"No module named {fullname!r}")
         return None
-
-
-def _mount_points() -> list[str]:
-    points = []
-    try:
-        for line in Path("/proc/self/mountinfo").read_text().splitlines():
-            mp = line.split()[4].replace("\\040", " ")
-            points.append(mp)
-    except OSError:
-        pass
-    return sorted(set(points), key=len)
-
-
-def _needed_under(covered: tuple[str, ...]) -> tuple[list[str], dict[str, str]]:
-    """What the worker still needs that lives under a folder about to be covered.
-
-    Returns:
-        ``(directories, links)``: real directories to bind back, and symbolic links on the way to a
-        needed path (``link -> target``, e.g. a virtualenv under /tmp linking elsewhere) to recreate.
-    """
-    engine = str(Path(__file__).resolve().parents[2])
-    candidates = [engine, sys.prefix, sys.base_prefix, *[p for p in sys.path if p and os.path.isdir(p)]]
-
-    def under(p: str) -> bool:
-        return any(p == d or p.startswith(d + "/") for d in covered)
-
-    out: list[str] = []
-    links: dict[str, str] = {}
-    for lexical in candidates:
-        lexical = os.path.abspath(lexical)
-        part = ""
-        for name in lexical.strip("/").split("/"):
-            part = f"{part}/{name}"
-            if under(part) and os.path.islink(part):
-                links[part] = os.readlink(part)
-        c = os.path.realpath(lexical)
-        if under(c) and os.path.isdir(c):
-            if not any(c == o or c.startswith(o + "/") for o in out):
-                out = [o for o in out if not o.startswith(c + "/")] + [c]
-    return out, links
-
-
-def _mirror_child(pid: int) -> None:
-    """The outer process: close the worker's pipes, wait for the inner one, mirror its end."""
-    for fd in range(3, 256):
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-    while True:
-        try:
-            _, status = os.waitpid(pid, 0)
-            break
-        except InterruptedError:
-            continue
-        except ChildProcessError:
-            os._exit(1)
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        os.kill(os.getpid(), sig)
-    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
-
-
-def _drop_capabilities(libc: ctypes.CDLL) -> bool:
-    last = 40
-    try:
-        last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
-    except (OSError, ValueError):
-        pass
-    for cap in range(last + 1):
-        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
-
-    class Header(ctypes.Structure):
-        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-    class Data(ctypes.Structure):
-        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                    ("inheritable", ctypes.c_uint32)]
-
-    header = Header(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
-    data = (Data * 2)()
-    ok = libc.capset(ctypes.byref(header), data) == 0
-    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    return ok
-
-
-def _namespaces(hide: list[str], network: bool, got: dict[str, object], skip: list[str] | None = None) -> str | None:
-    """Enters new namespaces; returns the new scratch root (a private /tmp) or None."""
-    libc = c_library()
-    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (0 if network else CLONE_NEWNET)
-    if libc.unshare(flags) != 0:
-        return None
-    got["network_dropped"] = not network
-    pid = os.fork()
-    if pid != 0:
-        _mirror_child(pid)  # never returns
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    got["pid_namespace"] = True
-    if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
-        return None
-    ro_ok = True
-    for mp in _mount_points():
-        if mp.startswith(_SKIP_RO):
-            continue
-        if libc.mount(None, mp.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None) != 0:
-            ro_ok = ro_ok and mp != "/"
-    got["read_only_filesystem"] = ro_ok
-    covered = ("/tmp", "/dev/shm")
-    keep, links = _needed_under(covered)
-    held = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in keep}
-    # size and inode caps: all a worker may write (autograder/sandbox/quota.py)
-    for d, size in (("/tmp", b"size=256m,nr_inodes=10000,mode=1777"), ("/dev/shm", b"size=64m,nr_inodes=1000,mode=1777")):
-        if os.path.isdir(d):
-            libc.mount(b"tmpfs", d.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, size)
-    for p, fd in held.items():  # the engine or Python itself lived there (e.g. `otter run` unpacks to /tmp)
-        os.makedirs(p, exist_ok=True)
-        src = f"/proc/self/fd/{fd}".encode()
-        if libc.mount(src, p.encode(), None, MS_BIND | MS_REC, None) == 0:
-            libc.mount(None, p.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None)
-        os.close(fd)
-    for link, target in sorted(links.items()):
-        try:
-            os.makedirs(os.path.dirname(link), exist_ok=True)
-            os.symlink(target, link)
-        except OSError:
-            pass
-    hidden_ok = True
-    for d in hide:
-        if os.path.isdir(d):
-            if libc.mount(b"tmpfs", d.encode(), b"tmpfs", MS_RDONLY, b"size=4k,mode=000") != 0:
-                hidden_ok = False
-        elif os.path.isfile(d) and libc.mount(b"/dev/null", d.encode(), None, MS_BIND, None) != 0:
-            hidden_ok = False  # a private file (e.g. the otter zip's settings) reads as empty
-    got["private_dirs_hidden"] = hidden_ok
-    for mp in _mount_points():  # its process cap (a cgroup) must stay where it is: no way back to the parent
-        if mp.startswith("/sys/fs/cgroup"):
-            libc.mount(None, mp.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None)
-    if libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV, None) == 0:
-        got["proc_private"] = True
-    # an unprivileged uid of its own here too: the kernel never applies a process limit to root (a fork
-    # bomb would fill the machine's process table); the bounding set goes first (that needs CAP_SETPCAP)
-    _drop_bounding_set(libc)
-    if "uid" not in (skip or []):
-        os.makedirs("/tmp/scratch", exist_ok=True)
-        _drop_uid("/tmp/scratch", got)
-    got["capabilities_dropped"] = _drop_capabilities(libc)
-    return "/tmp"
-
-
-def _readable_by_others(path: str) -> bool:
-    """Whether a user who is neither the owner nor in the group could read ``path`` (modes only)."""
-    real = os.path.realpath(path)
-    parts = real.split("/")
-    for i in range(2, len(parts) + 1):
-        ancestor = "/".join(parts[:i]) or "/"
-        try:
-            st = os.stat(ancestor)
-        except OSError:
-            return False
-        last = i == len(parts)
-        if os.path.isdir(ancestor):
-            need = 0o005 if last else 0o001  # list and enter the directory itself; enter its ancestors
-            if st.st_mode & need != need:
-                return False
-        elif last and not st.st_mode & 0o004:
-            return False
-    return True
-
-
-def _python_dirs() -> list[str]:
-    """Directories a worker's Python may import from or read (stdlib, site-packages, sys.path)."""
-    dirs = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.__file__)]
-    dirs += [p for p in sys.path if p and os.path.isdir(p)]
-    return list(dict.fromkeys(os.path.realpath(d) for d in dirs))
-
-
-def _uid_feasible() -> str | None:
-    """None if an unprivileged user could run this worker's Python, else why not."""
-    if not hasattr(os, "setresuid") or os.geteuid() != 0:
-        return "not root"
-    for d in _python_dirs():
-        if not _readable_by_others(d):
-            return f"{d} is not readable by other users"
-    return None
-
-
-def _drop_uid(scratch: str, got: dict[str, object]) -> None:
-    """Becomes a fresh unprivileged user (uid = gid, random, in no /etc/passwd) owning the scratch."""
-    why = _uid_feasible()
-    if why:
-        got["uid_note"] = why
-        return
-    uid = 200_000 + int.from_bytes(os.urandom(4), "big") % 800_000
-    try:
-        for root, dirs, files in os.walk(scratch):
-            for name in [root, *(os.path.join(root, n) for n in dirs + files)]:
-                os.chown(name, uid, uid)
-        nproc = max(512, 8 * (os.cpu_count() or 1))  # threads count too (XLA, torch)
-        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
-    except OSError as err:
-        got["uid_note"] = f"refused: {err.strerror or err}"
-        return
-    got["uid"] = uid
-    os.environ["USER"] = os.environ["LOGNAME"] = "tapetrace-student"  # getpass.getuser() without a passwd entry
 
 
 def _guarantees(got: dict[str, object], hide: list[str]) -> None:
@@ -440,86 +222,3 @@ def _landlock_layer(scratch: str, hide: list[str], read: list[str], got: dict[st
     else:
         got["landlock_error"] = "skipped" if "landlock" in skip else \
             "not available (kernel older than 5.13, or refused by a seccomp policy)"
-
-
-def pids_cap() -> int:
-    """The most processes and threads one worker may have (its own, XLA's and torch's threads included)."""
-    return max(1024, 16 * (os.cpu_count() or 1))
-
-
-def _cgroup_dirs() -> list[str]:
-    """This process's own cgroup folders where a pids controller can be set: cgroup v1's pids hierarchy,
-    or v2's where pids is enabled for children (``cgroup.subtree_control``)."""
-    mounts: dict[str, str] = {}
-    try:
-        for line in Path("/proc/self/mountinfo").read_text().splitlines():
-            left, _, right = line.partition(" - ")
-            fstype, _src, opts = (right.split() + ["", "", ""])[:3]
-            mp = left.split()[4].replace("\\040", " ")
-            if fstype == "cgroup" and "pids" in opts.split(","):
-                mounts.setdefault("v1", mp)
-            elif fstype == "cgroup2":
-                mounts.setdefault("v2", mp)
-        own = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return []
-    out = []
-    for line in own:
-        hid, controllers, path = (line.split(":", 2) + ["", ""])[:3]
-        if "v1" in mounts and "pids" in controllers.split(","):
-            out.append(os.path.join(mounts["v1"], path.lstrip("/")))
-        elif "v2" in mounts and hid == "0":
-            folder = os.path.join(mounts["v2"], path.lstrip("/"))
-            try:
-                if "pids" in Path(folder, "cgroup.subtree_control").read_text().split():
-                    out.append(folder)
-            except OSError:
-                continue
-    return out
-
-
-def _pids_cgroup(got: dict[str, object]) -> None:
-    """Moves this process into a cgroup of its own capped at :func:`pids_cap` processes (a fork bomb stops
-    there, as root too: the kernel applies no RLIMIT_NPROC to root). Where the machine allows it: root
-    with cgroupfs writable (a grading box; not Docker's default, where the uid's limit does it)."""
-    cap = pids_cap()
-    for parent in _cgroup_dirs():
-        folder = os.path.join(parent, f"tapetrace-{os.getpid()}")
-        try:
-            os.mkdir(folder)
-        except FileExistsError:
-            pass
-        except OSError:
-            continue
-        try:
-            Path(folder, "pids.max").write_text(str(cap))
-            Path(folder, "cgroup.procs").write_text("0")
-        except OSError:
-            try:
-                os.rmdir(folder)
-            except OSError:
-                pass
-            continue
-        got["pids_cap"] = cap
-        got["pids_cgroup"] = folder
-        return
-
-
-def _drop_bounding_set(libc: ctypes.CDLL) -> None:
-    """Empties the capability bounding set (before anything that loses CAP_SETPCAP, which that needs)."""
-    last = 40
-    try:
-        last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
-    except (OSError, ValueError):
-        pass
-    for cap in range(last + 1):
-        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
-
-
-def _fallback(scratch: str, got: dict[str, object], skip: list[str]) -> None:
-    """The layers of a worker without namespaces (after Landlock's): an unprivileged uid, no capabilities."""
-    libc = c_library()
-    _drop_bounding_set(libc)  # first: dropping it needs CAP_SETPCAP
-    if "uid" not in skip:
-        _drop_uid(scratch, got)
-    got["capabilities_dropped"] = _drop_capabilities(libc)

@@ -12,7 +12,7 @@ What a watch cannot promise: between two looks a worker may write what the disk 
 :data:`PERIOD` seconds (at most :data:`FILE_BYTES` per file).
 
 Processes: the sandbox puts each worker in a pids cgroup of its own where the machine lets root write
-cgroupfs (``_sandbox._pids_cgroup``), and an unprivileged uid has its own ``RLIMIT_NPROC``;
+cgroupfs (``autograder.sandbox.pids_cgroup._pids_cgroup``), and an unprivileged uid has its own ``RLIMIT_NPROC``;
 :func:`release_cgroup` empties and removes a closed worker's cgroup.
 """
 

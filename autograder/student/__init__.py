@@ -31,10 +31,14 @@ def __getattr__(name: str) -> Any:
         from autograder.student import hints
 
         return getattr(hints, name)
-    if name in ("figure", "notebook_figure", "show", "moons_boundary", "training_curves", "digits_report"):
+    if name in ("figure", "notebook_figure", "show"):
         from autograder.student import figures
 
         return getattr(figures, name)
+    if name in ("moons_boundary", "training_curves", "digits_report"):
+        from autograder.student import figure_panels
+
+        return getattr(figure_panels, name)
     if name in ("solution", "solutions_payload"):
         from autograder.student import selfstudy
 

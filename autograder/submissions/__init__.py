@@ -2,9 +2,11 @@
 
 Owns the loader (a folder, a ``.py`` file or a notebook -> modules' sources), the load guard (a
 submission's imports refused before they run), the notebook cells (``cells``: a notebook's code as a
-module, its habits) and running them (``execute``). Ships to students in part (cells, execute). Imports the
-core only; imported by the workers, the engine, the builders and the scale-out. Names are imported on
-first use (PEP 562).
+module, its habits; ``ipython_cells``: one cell as IPython runs it; ``statements``: what a statement
+binds and reads) and running them (``standins``: the notebook's helpers as harmless stand-ins;
+``execute``). Ships to students in part (cells, ipython_cells, statements, standins, execute). Imports
+the core only; imported by the workers, the engine, the builders and the scale-out. Names are imported
+on first use (PEP 562).
 """
 
 from __future__ import annotations
@@ -21,21 +23,21 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "Refused": "loader",
     "Submission": "loader",
     "SubmissionError": "loader",
-    "add_standins": "execute",
+    "add_standins": "standins",
     "graded_sources": "cells",
-    "install_colab_standin": "execute",
+    "install_colab_standin": "standins",
     "load": "loader",
     "load_bounded": "loadguard",
     "notebook_cells": "cells",
     "notebook_sources": "loader",
     "prepare": "execute",
     "read_seconds": "loadguard",
-    "remove_colab_standin": "execute",
+    "remove_colab_standin": "standins",
     "run": "execute",
     "run_context": "execute",
     "sections": "cells",
     "split_graded": "cells",
-    "transform_cell": "cells",
+    "transform_cell": "ipython_cells",
 }
 __all__ = sorted(_PUBLIC)
 

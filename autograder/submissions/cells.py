@@ -5,13 +5,14 @@ This module turns a notebook (or a jupytext "percent" ``.py``) into, per exercis
 one *graded module*:
 
 - **the exercise's own section**: its code cells, each transformed as IPython would run it
-  (:func:`transform_cell`), joined in order. This part is strict: if it fails when run, that
-  is the exercise's load error, with line numbers of this section.
+  (:func:`autograder.submissions.ipython_cells.transform_cell`), joined in order. This part is
+  strict: if it fails when run, that is the exercise's load error, with line numbers of this section.
 - **its context**, appended as one trailing comment line (:data:`TRAILER`): the code cells
   above the section's last cell that belong to no exercise or to another one (cells above the
   first exercise, earlier sections), reduced to what later code can see. Per cell: its
   transformed source, its ``from __future__`` features, and the top-level statements kept,
-  each with the names it binds and the global names it reads (:func:`statement_names`).
+  each with the names it binds and the global names it reads
+  (:func:`autograder.submissions.statements.statement_names`).
   Kept: imports, ``def``, ``class``, assignments, and ``if``/``try``/``with`` blocks without
   loops; not kept: loops and bare expression statements (training runs, prints, plots).
   :mod:`autograder.submissions.execute` runs the part of it the section needs, with every failure skipped,
@@ -36,15 +37,14 @@ import ast
 import base64
 import json
 import re
-import symtable
 import zlib
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
+from autograder.submissions.ipython_cells import transform_cell
+from autograder.submissions.statements import context_cell
+
 TRAILER = "# tapetrace-context v1: "
-# Cell magics whose body is Python run by IPython in the notebook's namespace: the body is graded.
-PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _CHECK_LINE = re.compile(r"^\s*(check|grader\.check|hint|solution|show|figure|grader\.check_all)\s*\(")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(ex\d\d(?:_\w+)?)")
 _PERCENT = re.compile(r"^# %%(?:$|[ \t])")
@@ -52,7 +52,6 @@ _PERCENT = re.compile(r"^# %%(?:$|[ \t])")
 _COMMENTED_MAGIC = re.compile(r"^(\s*)# ?((?:%{1,2}[A-Za-z]|!|\w+(?:\s*,\s*\w+)*\s*=\s*[!%][A-Za-z]|\?"
                               r"|[\w.]+\?{1,2}\s*$).*)$")
 _SETUP_MARK = "_tapetrace_setup("
-_DYNAMIC = frozenset({"globals", "vars", "eval", "exec", "locals"})
 
 
 @dataclass
@@ -169,154 +168,6 @@ def percent_cells(text: str, exercises: tuple[str, ...]) -> list[Cell]:
     return cells
 
 
-# --------------------------------------------------------------------------- IPython's view of a cell
-@cache
-def _transformer() -> Any:
-    try:
-        from IPython.core.inputtransformer2 import TransformerManager
-    except ImportError:  # no IPython: a plain fallback (magic lines dropped)
-        return None
-    return TransformerManager()
-
-
-def _plain_fallback(src: str) -> str:
-    lines = []
-    for line in src.splitlines():
-        stripped = line.lstrip()
-        if stripped.startswith(("%", "!")):
-            lines.append(line[: len(line) - len(stripped)] + "pass" if line[:1].isspace() else "")
-        else:
-            lines.append(line)
-    return "\n".join(lines) + "\n"
-
-
-_MAGIC_START = re.compile(r"^\s*(?:%[A-Za-z]|!|\w+\s*=\s*[!%][A-Za-z!])")
-
-
-def _join_magic_continuations(lines: list[str]) -> list[str]:
-    """A magic or shell line continued with ``\\`` as one line, then blank lines: later lines keep their numbers."""
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if _MAGIC_START.match(line) and line.endswith("\\"):
-            j = i
-            parts = [line]
-            while j + 1 < len(lines) and lines[j].endswith("\\"):
-                parts[-1] = parts[-1][:-1]
-                j += 1
-                parts.append(lines[j])
-            out += ["".join(parts)] + [""] * (j - i)
-            i = j + 1
-            continue
-        out.append(line)
-        i += 1
-    return out
-
-
-_TIME_LINE = re.compile(r"^(\s*)get_ipython\(\)\.run_line_magic\('time', (.*)\)\s*$")
-
-
-def _unwrap_time(line: str) -> str:
-    """``%time stmt`` runs ``stmt`` in the notebook: graded as the statement itself."""
-    m = _TIME_LINE.match(line)
-    if not m:
-        return line
-    try:
-        stmt = ast.literal_eval(m.group(2))
-        ast.parse(stmt)
-    except (ValueError, SyntaxError):
-        return line
-    return m.group(1) + stmt if "\n" not in stmt else line
-
-
-def transform_cell(src: str) -> str | None:
-    """One code cell as the plain Python IPython runs, line numbers kept; None: not Python.
-
-    IPython's own input transformer turns magics anywhere in the cell, ``x = !cmd`` and
-    ``obj?`` into calls of ``get_ipython()``; ``%time stmt`` becomes ``stmt``. A cell magic
-    whose body is Python (:data:`PYTHON_CELL_MAGICS`) keeps its body (its first line blank);
-    any other cell magic (``%%bash``, ``%%html``, ``%%writefile``, ...) gives None.
-    """
-    lines = src.splitlines()
-    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
-    if first is None:
-        return ""
-    head = lines[first].lstrip()
-    if head.startswith("%%"):
-        name = head[2:].split(maxsplit=1)[0] if head[2:].strip() else ""
-        if name not in PYTHON_CELL_MAGICS:
-            return None
-        body = transform_cell("\n".join(lines[first + 1:]))
-        return None if body is None else "\n" * (first + 1) + body
-    text = "\n".join(_join_magic_continuations(lines[first:])) + "\n"
-    tm = _transformer()
-    try:
-        out = _ipython(tm, text) if tm is not None else _plain_fallback(text)
-    except Exception:  # noqa: BLE001 - IPython could not read it: Python will say what is wrong
-        out = text
-    out_lines = [_unwrap_time(ln) for ln in out.splitlines()]
-    out_lines += [""] * (len(lines) - first - len(out_lines))  # a joined `\` continuation: same length
-    return "\n" * first + "\n".join(out_lines) + "\n"
-
-
-# a line IPython's token transforms may rewrite: an escape first (``!cmd``, ``%magic``, ``?obj``, ``,f a``...),
-# ``x = !cmd`` / ``x = %magic``, or ``obj?`` at its end
-_IPYTHON_SYNTAX = re.compile(r"^\s*[!?%,;/]|=\s*[!%]|\?\s*(?:#.*)?$", re.MULTILINE)
-
-
-def _ipython(tm: Any, text: str) -> str:
-    """What IPython's ``TransformerManager.transform_cell`` gives, in time linear in the cell's length.
-
-    IPython re-tokenises the whole cell after each rewrite it makes (up to 500: a cell of thousands of
-    ``!cmd`` lines took minutes). Here its line-based clean-ups run on the whole cell as there, and its
-    token transforms run IPython's own loop on the cell's logical lines, each tokenised alone and only
-    again when it changed: each round, every transform's first match in the cell (its first logical
-    line with one), the earliest applied, the next tried when one fails, until none applies.
-    """
-    from IPython.core.inputtransformer2 import TRANSFORM_LOOP_LIMIT, make_tokens_by_line
-
-    lines = text.splitlines(keepends=True)
-    for transform in tm.cleanup_transforms + tm.line_transforms:
-        lines = transform(lines)
-    if not _IPYTHON_SYNTAX.search("".join(lines)):
-        return "".join(lines)
-    starts = sorted({group[0].start[0] - 1 for group in make_tokens_by_line(lines) if group} | {0})
-    chunks = [lines[a:b] for a, b in zip(starts, [*starts[1:], len(lines)], strict=True) if a < len(lines)]
-    kinds = tm.token_transformers
-    found: dict[int, list[Any]] = {}  # chunk -> each transform's match in it (None: no match)
-
-    def matches(k: int) -> list[Any]:
-        if k not in found:
-            maybe = _IPYTHON_SYNTAX.search("".join(chunks[k]))
-            tokens = make_tokens_by_line(chunks[k]) if maybe else []
-            found[k] = [kind.find(tokens) if maybe else None for kind in kinds]
-        return found[k]
-
-    first = [0] * len(kinds)  # per transform: no chunk before this one has a match
-    for _ in range(TRANSFORM_LOOP_LIMIT):
-        candidates = []
-        for t in range(len(kinds)):
-            while first[t] < len(chunks) and matches(first[t])[t] is None:
-                first[t] += 1
-            if first[t] < len(chunks):
-                m = matches(first[t])[t]
-                candidates.append((first[t], m.sortby(), m))
-        if not candidates:
-            return "".join(line for chunk in chunks for line in chunk)
-        for k, _order, m in sorted(candidates, key=lambda c: (c[0], c[1])):
-            try:
-                chunks[k] = m.transform(chunks[k])
-            except SyntaxError:
-                continue
-            found.pop(k, None)  # only chunk k changed: a transform's first match can only move to it
-            first = [k if f > k and matches(k)[t] is not None else f for t, f in enumerate(first)]
-            break
-        else:  # IPython stops at a round where every match fails
-            return "".join(line for chunk in chunks for line in chunk)
-    raise RuntimeError(f"Input transformation still changing after {TRANSFORM_LOOP_LIMIT} iterations. Aborting.")
-
-
 # --------------------------------------------------------------------------- sections
 def _first_line(src: str) -> str:
     return next((ln for ln in src.splitlines() if ln.strip()), "")
@@ -401,119 +252,6 @@ def hoist_future_imports(source: str) -> str:
     return f"from __future__ import {', '.join(names)}\n" + "".join(lines)
 
 
-# --------------------------------------------------------------------------- what a statement binds and reads
-def free_globals(source: str) -> set[str]:
-    """Global names the code reads: at module level, and from inside its functions and classes."""
-    out: set[str] = set()
-
-    def walk(table: symtable.SymbolTable) -> None:
-        top = table.get_type() == "module"
-        for sym in table.get_symbols():
-            if sym.is_referenced() and (top or sym.is_global()):
-                out.add(sym.get_name())
-        for child in table.get_children():
-            walk(child)
-
-    walk(symtable.symtable(source, "<cell>", "exec"))
-    return out
-
-
-def _target_roots(node: ast.AST) -> set[str]:
-    """``cfg["lr"] = ...``, ``model.fc = ...``: the root name is modified."""
-    roots = set()
-    targets: list[ast.AST] = []
-    if isinstance(node, ast.Assign):
-        targets = list(node.targets)
-    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-        targets = [node.target]
-    for t in targets:
-        for sub in ast.walk(t):
-            if isinstance(sub, (ast.Attribute, ast.Subscript)):
-                base = sub.value
-                while isinstance(base, (ast.Attribute, ast.Subscript)):
-                    base = base.value
-                if isinstance(base, ast.Name):
-                    roots.add(base.id)
-    return roots
-
-
-def statement_names(node: ast.stmt) -> tuple[list[str], list[str]]:
-    """``(names it binds or modifies at module level, global names it reads)``; ``"*"``: a star import."""
-    source = ast.unparse(node)
-    binds: set[str] = set()
-    table = symtable.symtable(source, "<stmt>", "exec")
-    for sym in table.get_symbols():
-        if sym.is_assigned() or sym.is_imported():
-            binds.add(sym.get_name())
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.ImportFrom) and any(a.name == "*" for a in sub.names):
-            binds.add("*")
-        if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            binds |= _target_roots(sub)
-    return sorted(binds), sorted(free_globals(source))
-
-
-_TOP_KINDS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
-              ast.AnnAssign, ast.AugAssign)
-_BLOCKS = (ast.If, ast.Try, ast.With, ast.AsyncWith) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
-
-
-def _no_loops(stmts: list[ast.stmt]) -> bool:
-    """A block's statements (outside any def/class in it) hold no loop."""
-    for st in stmts:
-        if isinstance(st, _LOOPS):
-            return False
-        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for field in ("body", "orelse", "finalbody"):
-            if not _no_loops(getattr(st, field, None) or []):
-                return False
-        for handler in getattr(st, "handlers", None) or []:
-            if not _no_loops(handler.body):
-                return False
-    return True
-
-
-def kept(node: ast.stmt) -> bool:
-    """Whether a top-level statement of another section is part of the context (see module docstring)."""
-    if isinstance(node, ast.ImportFrom) and node.module == "__future__":
-        return False
-    if isinstance(node, _TOP_KINDS):
-        return True
-    return isinstance(node, _BLOCKS) and _no_loops([node])
-
-
-def _kind(node: ast.stmt) -> str:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return "def"
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return "import"
-    return "other"
-
-
-def context_cell(source: str, label: str) -> dict[str, Any] | None:
-    """One context cell: its source, future features and kept statements; None when nothing is kept."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None  # it raises where it is; it defines nothing for later cells
-    futures = sorted({a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"
-                      for a in n.names})
-    stmts = []
-    for i, node in enumerate(tree.body):
-        if kept(node):
-            try:
-                binds, reads = statement_names(node)
-            except (SyntaxError, ValueError):
-                continue
-            if binds:
-                stmts.append([i, _kind(node), binds, reads])
-    if not stmts:
-        return None
-    return {"file": label, "source": source, "future": futures, "stmts": stmts}
-
-
 # --------------------------------------------------------------------------- graded modules
 def _encode(context: list[dict[str, Any]]) -> str:
     raw = zlib.compress(json.dumps({"cells": context}, separators=(",", ":")).encode(), 9)
@@ -581,12 +319,3 @@ def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: 
                 text = text.rstrip("\n") + "\n" + _encode(ctx)
         out[ex] = text
     return out
-
-
-def section_reads(tree: ast.Module, source: str) -> set[str] | None:
-    """Global names a section reads; None when it looks names up dynamically (``globals()``, ``eval``)."""
-    try:
-        names = free_globals(source)
-    except (SyntaxError, ValueError):
-        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    return None if names & _DYNAMIC else names

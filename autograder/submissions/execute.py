@@ -3,10 +3,11 @@
 Used by the worker (``_worker._load``, in the sandbox) and by the notebook's self-check
 (``_public``, in the student's kernel), so both see the same module:
 
-1. **Stand-ins** first: harmless ``get_ipython()`` (magics, ``!cmd`` and ``obj?`` are no-ops;
-   ``x = !cmd`` gives an empty list), ``display``, ``check``, ``hint``, ``figure`` and
-   ``solution`` (no-ops). In a worker, ``google.colab`` is importable as a harmless stand-in
-   when the real one is absent (:func:`install_colab_standin`).
+1. **Stand-ins** first (:mod:`autograder.submissions.standins`): harmless ``get_ipython()``
+   (magics, ``!cmd`` and ``obj?`` are no-ops; ``x = !cmd`` gives an empty list), ``display``,
+   ``check``, ``hint``, ``figure`` and ``solution`` (no-ops). In a worker, ``google.colab`` is
+   importable as a harmless stand-in when the real one is absent
+   (:func:`autograder.submissions.standins.install_colab_standin`).
 2. **The context**, statement by statement: only the statements the section needs, i.e. those
    binding a name the section (or the exercise's contract) reads, and, transitively, what they
    read. Each failure is swallowed and counted (``SystemExit`` included). A time budget bounds
@@ -27,170 +28,24 @@ from __future__ import annotations
 
 import ast
 import importlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import linecache
 import os
 import signal
 import sys
 import threading
 import time
-import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.submissions.cells import section_reads, split_graded
+from autograder.submissions.cells import split_graded
+from autograder.submissions.standins import add_standins
+from autograder.submissions.statements import section_reads
 
 CONTEXT_BUDGET = 3.0
 DEFINITIONS_GRACE = 2.0
 STATEMENT_LIMIT = 1.0  # one assignment or block of the context (a definition or import: the budget left)
 _REPEAT = 0.02  # re-interrupt period once a statement overran
-
-
-# --------------------------------------------------------------------------- stand-ins
-class _Output(list):
-    """What ``x = !cmd`` gives in IPython (an ``SList``), empty: the command never runs here."""
-
-    @property
-    def s(self) -> str:
-        return " ".join(self)
-
-    n = s
-    p = s
-    nlstr = s
-
-    @property
-    def l(self) -> list:  # noqa: E743 - IPython's name
-        return list(self)
-
-    def grep(self, *args: Any, **kwargs: Any) -> _Output:
-        return _Output()
-
-    def fields(self, *args: Any) -> _Output:
-        return _Output()
-
-
-class _Anything:
-    """Any attribute is another harmless object; calling one does nothing and returns None."""
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return _Anything()
-
-    def __call__(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-    def __bool__(self) -> bool:
-        return False
-
-
-class _Shell(_Anything):
-    """``get_ipython()`` in a graded module: magics and shell commands do nothing."""
-
-    def __init__(self, namespace: dict[str, Any]) -> None:
-        self.user_ns = namespace
-
-    def run_line_magic(self, name: str, line: str, *args: Any, **kwargs: Any) -> None:
-        return None
-
-    def run_cell_magic(self, name: str, line: str, cell: str, *args: Any, **kwargs: Any) -> None:
-        return None
-
-    def magic(self, line: str) -> None:
-        return None
-
-    def system(self, cmd: str) -> None:
-        return None
-
-    def getoutput(self, cmd: str, *args: Any, **kwargs: Any) -> _Output:
-        return _Output()
-
-    def run_cell(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-def _nothing(*args: Any, **kwargs: Any) -> None:
-    """``check``, ``hint``, ``figure``, ``solution``, ``display`` in a graded module: no-ops."""
-    return None
-
-
-STANDIN_NAMES = ("get_ipython", "display", "check", "hint", "figure", "solution")
-
-
-def add_standins(namespace: dict[str, Any]) -> None:
-    """Puts the notebook's helpers, as harmless stand-ins, into a module namespace."""
-    shell = _Shell(namespace)
-    namespace["get_ipython"] = lambda: shell
-    for name in STANDIN_NAMES[1:]:
-        namespace[name] = _nothing
-
-
-class _ColabModule(types.ModuleType):
-    """A ``google.colab`` module stand-in: every function does nothing (``files.upload()`` gives {})."""
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        if self.__name__ == "google.colab" and name in _COLAB_SUBMODULES:
-            return importlib.import_module(f"google.colab.{name}")
-        if self.__name__ == "google.colab.files" and name == "upload":
-            return lambda *a, **k: {}
-        return _Anything()
-
-
-# ``from google.colab import files``: the submodules students import, as modules
-_COLAB_SUBMODULES = frozenset({"files", "drive", "output", "auth", "userdata", "data_table", "widgets", "patches",
-                               "syntax", "runtime", "_message"})
-
-
-class _ColabFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Serves ``google.colab`` (and ``google`` when nothing else does) as harmless stand-ins.
-
-    Placed last on ``sys.meta_path``: ``google`` stays the real namespace package wherever one is
-    installed (protobuf's), only the missing ``google.colab`` is filled in.
-    """
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname == "google" or fullname == "google.colab" or fullname.startswith("google.colab."):
-            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
-        return None
-
-    def create_module(self, spec: Any) -> types.ModuleType:
-        mod = _ColabModule(spec.name) if spec.name != "google" else types.ModuleType(spec.name)
-        mod.__path__ = []
-        return mod
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        return None
-
-
-def install_colab_standin() -> _ColabFinder | None:
-    """Makes ``google.colab`` importable (harmless) where the real one is absent; returns the finder."""
-    try:
-        if importlib.util.find_spec("google.colab") is not None:
-            return None
-    except (ImportError, ValueError, AttributeError):
-        pass
-    if any(isinstance(f, _ColabFinder) for f in sys.meta_path):
-        return None
-    finder = _ColabFinder()
-    sys.meta_path.append(finder)
-    return finder
-
-
-def remove_colab_standin(finder: _ColabFinder | None) -> None:
-    """Undoes :func:`install_colab_standin` (and forgets the stand-in modules)."""
-    if finder is None:
-        return
-    if finder in sys.meta_path:
-        sys.meta_path.remove(finder)
-    for name, mod in list(sys.modules.items()):
-        if isinstance(mod, _ColabModule) or (name == "google" and getattr(mod, "__spec__", None)
-                                             and mod.__spec__.loader is finder):
-            del sys.modules[name]
 
 
 # --------------------------------------------------------------------------- the context
@@ -214,7 +69,7 @@ def select(cells: list[dict[str, Any]], roots: set[str] | None) -> list[tuple[di
     """The context statements the section needs, in notebook order: ``(cell, statement index, kind)``.
 
     Args:
-        cells: context cells (see :func:`autograder.submissions.cells.context_cell`).
+        cells: context cells (see :func:`autograder.submissions.statements.context_cell`).
         roots: names the section and the contract read; None takes every kept statement.
     """
     stmts = [(c, int(i), str(kind), set(binds), set(reads)) for c in cells for i, kind, binds, reads in c["stmts"]]

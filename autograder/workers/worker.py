@@ -24,6 +24,7 @@ from typing import Any
 
 from autograder.core import wire as _wire
 from autograder.submissions import execute as _exec
+from autograder.submissions import standins as _standins
 
 
 def _setup_threads_and_precision(device: dict[str, str], jax_cache: str | None) -> None:
@@ -140,7 +141,7 @@ def _load(spec: dict[str, Any], after_context: Any = None) -> tuple[Any, dict[st
     """Loads the exercise's module: a plain file, or a notebook's graded module (context, then section).
 
     See :mod:`autograder.submissions.execute`: stand-ins for the notebook's helpers (and ``google.colab`` in a
-    student's worker, where the real one is absent), the context with its failures skipped under a
+    student's worker, where the real one is absent: :mod:`autograder.submissions.standins`), the context with its failures skipped under a
     small time budget, then the section strictly: its failure is the load error reported here.
     ``after_context`` runs between the two (see :func:`autograder.submissions.execute.run`).
     """
@@ -156,7 +157,7 @@ def _load(spec: dict[str, Any], after_context: Any = None) -> tuple[Any, dict[st
         mod = importlib.util.module_from_spec(mspec)
         sys.modules[name] = mod
         if spec.get("role") != "reference":
-            _exec.install_colab_standin()
+            _standins.install_colab_standin()
         _exec.run(prepared, mod.__dict__, after_context=after_context)
     except BaseException as err:  # noqa: BLE001 - anything student code raises
         return None, load_error(err, path)

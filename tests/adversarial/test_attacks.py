@@ -265,7 +265,7 @@ def test_a_fork_bomb_is_capped(attack_run, tmp_path):
     status, said = _student_says(attack_run, "fork_bomb.py", tmp_path, "FORKED ")
     assert said, status
     assert 0 < said["forked"] < 3000, said  # 3,000: every fork it tried succeeded
-    cap = max(1024, 16 * (os.cpu_count() or 1))  # _sandbox.pids_cap(); an unprivileged uid's limit is lower
+    cap = max(1024, 16 * (os.cpu_count() or 1))  # pids_cgroup.pids_cap(); an unprivileged uid's limit is lower
     assert said["forked"] < cap, said
     deadline = time.monotonic() + 10
     while "tt-forkbomb" in subprocess.run(["ps", "-eo", "comm"], capture_output=True, text=True).stdout:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder.student.figures import DIGITS_LR, DIGITS_STEPS, _dataset, _need, _seeded, _t, digits_report, say
+from autograder.student.figure_canvas import _t, say
+from autograder.student.figure_panels import digits_report
+from autograder.student.figure_training import DIGITS_LR, DIGITS_STEPS, _dataset, _need, _seeded
 
 
 def _train_digits_torch(ns: dict, ex: str, lang: str) -> tuple[Any, bool]:

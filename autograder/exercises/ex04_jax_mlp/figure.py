@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder.student.figures import _need, _new_mlp, _t, moons_boundary, say
+from autograder.student.figure_canvas import _t, say
+from autograder.student.figure_panels import moons_boundary
+from autograder.student.figure_training import _need, _new_mlp
 
 
 def figures(ex: str, ns: dict, lang: str) -> list[Any]:

@@ -4,17 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder.student.figures import (
-    MOONS_EPOCHS,
-    MOONS_LR,
-    _t,
-    _train_jax_moons,
-    _train_torch_moons,
-    check_series,
-    moons_boundary,
-    say,
-    training_curves,
-)
+from autograder.student.figure_canvas import _t, check_series, say
+from autograder.student.figure_panels import moons_boundary, training_curves
+from autograder.student.figure_training import MOONS_EPOCHS, MOONS_LR, _train_jax_moons, _train_torch_moons
 
 
 def figures(ex: str, ns: dict, lang: str) -> list[Any]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from autograder.student import get_language
-from autograder.student.figures import _dataset, _need, _new_figure, _show, _t, say
+from autograder.student.figure_canvas import _new_figure, _show, _t, say
+from autograder.student.figure_training import _dataset, _need
 
 
 def grad_norms(per_example: Any, clipped_mean: Any = None, max_norm: float | None = None, *,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder.student.figures import DIGITS_LR, DIGITS_STEPS, _dataset, _need, _t, check_series, digits_report, say
+from autograder.student.figure_canvas import _t, check_series, say
+from autograder.student.figure_panels import digits_report
+from autograder.student.figure_training import DIGITS_LR, DIGITS_STEPS, _dataset, _need
 
 
 def _flax_init(model: Any, x: Any) -> Any:

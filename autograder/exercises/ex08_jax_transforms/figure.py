@@ -6,7 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 from autograder.student import get_language
-from autograder.student.figures import _need, _new_figure, _show, _sigmoid, _t
+from autograder.student.figure_canvas import _new_figure, _show, _t
+from autograder.student.figure_panels import _sigmoid
+from autograder.student.figure_training import _need
 
 
 def bce_derivatives(nth_derivative: Callable, *, label: float = 1.0, lang: str | None = None,

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from autograder.student import get_language
-from autograder.student.figures import _need, _new_figure, _show, _t
+from autograder.student.figure_canvas import _new_figure, _show, _t
+from autograder.student.figure_training import _need
 
 
 def tape_graph(backward_graph: Callable, manual_grads: Callable | None = None, *, w: float = 0.5,

@@ -6,19 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from autograder.student import get_language
-from autograder.student.figures import (
-    MOONS_EPOCHS,
-    _need,
-    _new_figure,
-    _new_mlp,
-    _np,
-    _show,
-    _t,
-    _train_jax_moons,
-    _train_torch_moons,
-    check_series,
-    say,
-)
+from autograder.student.figure_canvas import _new_figure, _show, _t, check_series, say
+from autograder.student.figure_training import MOONS_EPOCHS, _need, _new_mlp, _np, _train_jax_moons, _train_torch_moons
 
 
 def bridge_overlay(torch_losses: Sequence[float], jax_losses: Sequence[float], *, unit: str = "epoch",

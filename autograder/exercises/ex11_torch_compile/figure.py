@@ -6,7 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from autograder.student import get_language
-from autograder.student.figures import _dataset, _need, _new_figure, _show, _t, check_series
+from autograder.student.figure_canvas import _new_figure, _show, _t, check_series
+from autograder.student.figure_training import _dataset, _need
 
 
 def _branching_clip(x: Any, max_norm: float) -> Any:

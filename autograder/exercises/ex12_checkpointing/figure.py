@@ -6,7 +6,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from autograder.student import get_language
-from autograder.student.figures import _need, _new_figure, _show, _t
+from autograder.student.figure_canvas import _new_figure, _show, _t
+from autograder.student.figure_training import _need
 
 
 def _plain_mlp(params: Any, x: Any) -> Any:

@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 
 from autograder.core.i18n import render
-from autograder.student.figures import _need, _new_figure, _np
+from autograder.student.figure_canvas import _new_figure
+from autograder.student.figure_training import _need, _np
 
 
 def figures(ex: str, ns: dict, lang: str) -> list[Any]:

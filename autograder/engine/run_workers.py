@@ -1,0 +1,164 @@
+"""A run's workers: starting them (sandboxed, tracked for cancelling), what they must not read, their isolation.
+
+Owns :class:`TrackedLauncher` (a launcher that remembers the processes it started, so a cancelled run can
+kill them) and :class:`RunWorkers`, the part of :class:`autograder.engine.run.GradingRun` that starts
+workers: which launcher (the zygotes, or spawning), each worker's spec and sandbox (its scratch, limits,
+what it must not read: the run's folder, other submissions, the compile cache), and the isolation a
+student's worker obtains here (measured once, the weakest kept).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from autograder.core import registry as _registry
+from autograder.core.paths import private_dirs
+from autograder.engine.outcomes import DeadlineReached, GradingCancelled
+from autograder.sandbox import quota as _quota
+from autograder.workers import handle as _handle
+from autograder.workers import launch as _launch
+
+
+class TrackedLauncher:
+    """A launcher that remembers the processes it started, so :meth:`GradingRun.cancel` can kill them.
+
+    Workers live in their own sessions (a terminal's Ctrl-C never reaches them), so on an
+    interrupt the grader must kill them itself, including ones still loading.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.kind = inner.kind
+        self._procs: list[_launch.Proc] = []
+        self._lock = threading.Lock()
+        self._stopped = False  # after kill_all: a spawn still in flight is killed as soon as it returns
+
+    @property
+    def alive(self) -> bool:
+        return getattr(self.inner, "alive", True)
+
+    def spawn(self, spec: dict[str, Any], fds: tuple[int, int]) -> _launch.Proc:
+        proc = self.inner.spawn(spec, fds)
+        with self._lock:
+            late = self._stopped
+            if not late:
+                self._procs = [p for p in self._procs if p.wait(0) is None]
+                self._procs.append(proc)
+        if late and proc.wait(0) is None:  # cancelled while it was forking: it must not outlive the run
+            proc.kill()
+        return proc
+
+    def kill_all(self) -> None:
+        """Kills every process started, and from now on every one a spawn in flight returns."""
+        with self._lock:
+            self._stopped = True
+            procs, self._procs = self._procs, []
+        for p in procs:
+            if p.wait(0) is None:
+                p.kill()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class RunWorkers:
+    """The workers side of a :class:`autograder.engine.run.GradingRun` (a mixin: the run's ``__init__`` sets
+    the attributes used here: ``device``, ``plan``, ``tmp``, ``jax_cache``, ``lender``, ``launcher``,
+    ``launch_prefix``, ``sandbox``, ``sandbox_skip``, ``mem_bytes``, ``isolation``, the locks and events)."""
+
+    @property
+    def _cpu_jax(self) -> bool:
+        return self.device.get("jax", "cpu") == "cpu"
+
+    def _make_launcher(self, kind: str) -> Any:
+        prefix = self.launch_prefix
+        if kind in ("auto", "zygote") and hasattr(os, "fork"):
+            try:
+                if kind == "auto" and self.plan.launcher == "zygote":  # tight memory: the full zygote alone
+                    return _launch.ZygoteLauncher(cpu_jax=self._cpu_jax, prefix=prefix)
+                return _launch.ZygotePair(cpu_jax=self._cpu_jax, prefix=prefix)
+            except (RuntimeError, OSError):
+                if kind == "zygote":
+                    raise
+        return _launch.SpawnLauncher(cpu_jax=self._cpu_jax, prefix=prefix)
+
+    def start_worker(self, exercise: str, source_path: str, role: str,
+                     hide_extra: list[str] | None = None) -> _handle.Worker:
+        """Starts a worker for ``exercise`` loading ``source_path`` as ``role``."""
+        if self._cancel.is_set():
+            raise GradingCancelled("grading was cancelled")
+        if self._expired.is_set():
+            raise DeadlineReached("the run's deadline came")
+        with self._lock:
+            scratch = os.path.join(self.tmp, f"w{next(self._scratch_ids)}")
+        os.makedirs(scratch, mode=0o700)
+        # every student JAX worker asks the grader for its programs (answered with nothing where the run lends
+        # none): the grader counts what it compiles (ExerciseGrading.observed)
+        borrow = role == "student" and _registry.worker_needs(exercise) != "torch"
+        lend = borrow and self.lender is not None
+        spec: dict[str, Any] = {
+            "exercise": exercise, "role": role, "source_path": source_path,
+            "module_name": exercise, "device": self.device,
+            # the compile cache: the reference's workers read and write it. A student's never sees it (it
+            # holds the reference's compiled programs): its JAX asks the grader for one program at a time
+            # by key, i.e. only for a program it already holds, and writes nothing (_compile_cache)
+            "jax_cache": self.jax_cache if role == "reference" else None,
+            "borrow_compiles": borrow,
+            "debug": self.debug,
+            # the isolation probe imports neither framework: the zygote that is ready first serves it
+            "needs": "jax" if role == "isolation" else _registry.worker_needs(exercise),
+        }
+        if role in ("student", "isolation") and self.sandbox:
+            spec["sandbox"] = self._sandbox_spec(scratch, hide_extra)
+            if role == "student" and not self._mem_fixed and spec["needs"] != "torch":
+                spec["sandbox"]["mem_bytes"] += self.plan.stacks()  # XLA's threads' stacks: reserved, untouched
+        if getattr(self.launcher, "alive", True) is False:
+            self.launcher = TrackedLauncher(_launch.SpawnLauncher(cpu_jax=self._cpu_jax, prefix=self.launch_prefix))
+        return _handle.Worker(self.launcher, spec, self.timeout, self.lender if lend else None,
+                              watch=self.watch if role == "student" else None)
+
+    def _sandbox_spec(self, scratch: str, hide_extra: list[str] | None) -> dict[str, Any]:
+        """A student worker's sandbox: its scratch, limits, what it must not read, what it may."""
+        with self._lock:
+            # the compile cache too: its programs are lent by key only (_compile_cache), never read
+            cache = [self.jax_cache] if self.jax_cache else []
+            hide = [*private_dirs(), self.tmp, *cache, *self._hide, *(hide_extra or [])]
+        return {"scratch": scratch, "mem_bytes": self.mem_bytes, "fsize_bytes": _quota.FILE_BYTES,
+                "hide": list(dict.fromkeys(hide)), "read": [],
+                "network": False, "skip": self.sandbox_skip}
+
+    def hide(self, places: Any) -> None:
+        """Keeps ``places`` (paths) from every student worker started from now on: other submissions."""
+        with self._lock:
+            self._hide = list(dict.fromkeys([*self._hide, *places]))
+
+    def measure_isolation(self) -> dict[str, Any]:
+        """The isolation a student's worker obtains here (a throwaway sandboxed worker; no student code).
+
+        Returns:
+            Its ``isolation`` record (``level`` is ``full``, ``container`` or ``minimal``), or
+            ``{"level": "minimal", "error": ...}`` when it could not be measured.
+        """
+        if not self.sandbox:
+            return {"level": "minimal", "error": "the sandbox is off"}
+        try:
+            worker = self.start_worker("", os.devnull, "isolation")
+        except Exception as err:  # noqa: BLE001 - reported, never raised
+            return {"level": "minimal", "error": f"{type(err).__name__}: {err}"}
+        worker.close()
+        got = dict(worker.status.get("isolation") or {"level": "minimal", "error": str(worker.status)})
+        got.pop("pids_cgroup", None)  # names that one worker only
+        self._note_isolation(got)
+        return got
+
+    def _note_isolation(self, got: dict[str, Any]) -> None:
+        """Keeps the weakest isolation any student worker of this run obtained (without what names one
+        worker only: its pids cgroup)."""
+        from autograder.sandbox.isolate import level_at_least
+
+        got = {k: v for k, v in got.items() if k != "pids_cgroup"}
+        with self._lock:
+            if not self.isolation or not level_at_least(got, str(self.isolation.get("level", "minimal"))):
+                self.isolation = dict(got)

@@ -1,0 +1,190 @@
+"""Per-student feedback files: each exercise's tests with points and safe messages, as Markdown or HTML.
+
+Owns :func:`feedback_markdown`, :func:`feedback_html` (a standalone page), the file name a submission's
+feedback gets (:func:`safe_stem`: harmless characters, one file per submission) and writing them
+(:func:`write_feedback`), with the feedback's fixed words and the statuses' names by language
+(:data:`LABELS`, :data:`STATUS_WORDS`). Markdown and HTML escape markup; the records' text was cleaned
+where it entered them (``autograder/core/text.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+from autograder.core.i18n import section
+from autograder.core.text import clean, to_bytes
+from autograder.reports.report import _atomic_write, _fmt
+
+# The feedback's fixed words and the statuses' names, by language (UI text: autograder/messages/report.py).
+LABELS: dict[str, dict[str, str]] = section("report")
+STATUS_WORDS: dict[str, dict[str, str]] = section("status")
+
+# -------------------------------------------------------------------- feedback
+_WORD = re.compile(r"\w+", re.ASCII)  # a check or exercise name as the suites write them: shown as it is
+
+
+def _md(text: Any) -> str:
+    """Markdown-safe text: cleaned, HTML special characters escaped, markup characters neutralised."""
+    return _md_escape(clean(text, 0))
+
+
+def _md_escape(text: str) -> str:
+    return re.sub(r"([\\*_\[\]|`#~$])", r"\\\1", html.escape(text, quote=False))
+
+
+def _md_inline_code(text: str) -> str:
+    """Keeps the catalogue's `code` spans but escapes everything around and inside them."""
+    out = []
+    for i, part in enumerate(clean(text, 0).split("`")):
+        if i % 2 and part:
+            out.append("<code>" + html.escape(part, quote=False).replace("|", "&#124;") + "</code>")
+        else:
+            out.append(_md_escape(part))
+    return "".join(out).strip()
+
+
+def _md_code(text: Any) -> str:
+    """Text inside a ``<code>`` span of a Markdown table: cleaned, HTML-escaped, no cell break."""
+    return html.escape(clean(text, 0), quote=False).replace("|", "&#124;")
+
+
+def _status_word(status: str, lang: str) -> str:
+    return STATUS_WORDS.get(lang, {}).get(status, status)
+
+
+def feedback_markdown(res: dict[str, Any], lang: str = "en") -> str:
+    """Per-student feedback: each exercise's tests with points and safe messages."""
+    lab = LABELS.get(lang, LABELS["en"])
+    out = [f"# {lab['feedback']}: {_md(Path(str(res['submission'])).name)}", "",
+           f"**{lab['total']}: {_fmt(res['total'])} / {_fmt(res['max_total'])}**", ""]
+    if not res["exercises"]:
+        out.append(lab["no_exercises"])
+    for ex, e in res["exercises"].items():
+        heading = ex if _WORD.fullmatch(str(ex)) else _md(ex)
+        out.append(f"## {heading} — {_fmt(e['score'])} / {_fmt(e['max_score'])} "
+                   f"({_md(_status_word(e['status'], lang))})")
+        out.append("")
+        if e.get("message"):
+            out.append(f"> {_md_inline_code(e['message'])}")
+            out.append("")
+        out.append(f"| | {lab['test']} | {lab['points']} | |")
+        out.append("|---|---|---|---|")
+        for t in e["tests"]:
+            mark = "✅" if t["passed"] else "❌"
+            kind = lab["hidden"] if t.get("hidden") else lab["public"]
+            msg = _md_inline_code(t["message"]) if t.get("message") and not t["passed"] else ""
+            name = f"`{t['name']}`" if _WORD.fullmatch(str(t["name"])) else f"<code>{_md_code(t['name'])}</code>"
+            out.append(f"| {mark} | {name} ({kind}) | {_fmt(t['score'])} / {_fmt(t['max_score'])} | {msg} |")
+        out.append("")
+    return "\n".join(out)
+
+
+_FEEDBACK_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;
+color:#1d2330;line-height:1.45}
+h1{font-size:1.5rem;margin-bottom:.2rem} h2{font-size:1.15rem;margin:1.6rem 0 .4rem;display:flex;gap:.6rem;
+align-items:baseline} .total{font-size:1.2rem;font-weight:600} .meta{color:#667;font-size:.85rem}
+.score{margin-left:auto;font-variant-numeric:tabular-nums} .bar{height:6px;background:#e6e8ef;border-radius:3px}
+.bar>span{display:block;height:6px;border-radius:3px;background:#2f9e44} .status{font-size:.8rem;color:#667}
+table{border-collapse:collapse;width:100%;font-size:.92rem} td,th{padding:.3rem .5rem;border-bottom:1px solid #eee;
+text-align:left;vertical-align:top} td.pts{white-space:nowrap;font-variant-numeric:tabular-nums}
+tr.fail td:first-child{color:#c92a2a} tr.pass td:first-child{color:#2f9e44} .note{background:#fff4e6;
+border-left:3px solid #f08c00;padding:.4rem .7rem;margin:.3rem 0 .6rem} code{background:#f1f3f5;padding:0 .2rem;
+border-radius:3px} .kind{color:#889;font-size:.8rem}
+"""
+
+
+def _html_msg(text: str) -> str:
+    out = []
+    for i, part in enumerate(clean(text, 0).split("`")):
+        out.append(f"<code>{html.escape(part)}</code>" if i % 2 and part else html.escape(part))
+    return "".join(out)
+
+
+def feedback_html(res: dict[str, Any], lang: str = "en") -> str:
+    """The same feedback as :func:`feedback_markdown`, as a standalone HTML page."""
+    lab = LABELS.get(lang, LABELS["en"])
+    def esc(value: Any) -> str:
+        return html.escape(clean(value, 0))
+
+    name = esc(Path(str(res["submission"])).name)
+    dev = res.get("device") or {}
+    parts = [f"<!DOCTYPE html><html lang=\"{esc(lang)}\"><head><meta charset=\"utf-8\">",
+             f"<title>{lab['feedback']}: {name}</title><style>{_FEEDBACK_CSS}</style></head><body>",
+             f"<h1>{lab['feedback']}: {name}</h1>",
+             f"<div class=\"total\">{lab['total']}: {_fmt(res['total'])} / {_fmt(res['max_total'])}</div>",
+             f"<div class=\"meta\">{lab['device']}: torch {esc(str(dev.get('torch', '?')))}, "
+             f"jax {esc(str(dev.get('jax', '?')))}</div>"]
+    if not res["exercises"]:
+        parts.append(f"<p>{lab['no_exercises']}</p>")
+    for ex, e in res["exercises"].items():
+        frac = float(e["score"]) / float(e["max_score"]) if float(e["max_score"] or 0) else 0.0
+        parts.append(f"<h2 id=\"{esc(ex)}\">{esc(ex)} <span class=\"status\">{esc(_status_word(e['status'], lang))}"
+                     f"</span><span class=\"score\">{_fmt(e['score'])} / {_fmt(e['max_score'])}</span></h2>")
+        parts.append(f"<div class=\"bar\"><span style=\"width:{100 * frac:.0f}%\"></span></div>")
+        if e.get("message"):
+            parts.append(f"<div class=\"note\">{_html_msg(e['message'])}</div>")
+        parts.append("<table>")
+        for t in e["tests"]:
+            ok = bool(t["passed"])
+            kind = lab["hidden"] if t.get("hidden") else lab["public"]
+            msg = _html_msg(t["message"]) if t.get("message") and not ok else ""
+            parts.append(f"<tr class=\"{'pass' if ok else 'fail'}\"><td>{'✔' if ok else '✘'}</td>"
+                         f"<td><code>{esc(str(t['name']))}</code> <span class=\"kind\">{kind}</span></td>"
+                         f"<td class=\"pts\">{_fmt(t['score'])} / {_fmt(t['max_score'])}</td><td>{msg}</td></tr>")
+        parts.append("</table>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def safe_stem(submission: str) -> str:
+    """A file name for a submission's feedback: its base name, harmless characters only.
+
+    A name that had to change (spaces, other scripts, bytes that are not UTF-8, a leading ``-``, too
+    long) gets a short hash of the original: ``" alice"`` and ``"alice"`` never share a file.
+    """
+    base = Path(str(submission).rstrip("/\\")).name or "submission"
+    for suffix in (".ipynb", ".zip", ".py"):
+        if base.endswith(suffix) and len(base) > len(suffix):
+            base = base[: -len(suffix)]
+            break
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", base).strip("._-") or "submission"
+    if stem != base or len(stem) > 100:
+        stem = f"{stem[:100]}-{hashlib.sha256(to_bytes(base)).hexdigest()[:8]}"
+    return stem
+
+
+def write_feedback(results: list[dict[str, Any]], folder: str, lang: str = "en", fmt: str = "md") -> list[Path]:
+    """Writes one feedback file per submission: ``<folder>/<name>.md`` and/or ``.html``.
+
+    Args:
+        results: result objects.
+        folder: output directory (created).
+        lang: ``en`` or ``es`` for the headings (messages are in the grading language).
+        fmt: ``md``, ``html`` or ``both``.
+
+    Returns:
+        The paths written.
+    """
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    used: set[str] = set()
+    written = []
+    for res in results:
+        base = safe_stem(res["submission"])
+        name, k = base, 2
+        while name.lower() in used:
+            name, k = f"{base}-{k}", k + 1
+        used.add(name.lower())
+        if fmt in ("md", "both"):
+            p = Path(folder) / f"{name}.md"
+            _atomic_write(p, feedback_markdown(res, lang))
+            written.append(p)
+        if fmt in ("html", "both"):
+            p = Path(folder) / f"{name}.html"
+            _atomic_write(p, feedback_html(res, lang))
+            written.append(p)
+    return written

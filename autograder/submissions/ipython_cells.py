@@ -1,0 +1,164 @@
+"""IPython's view of a notebook cell: the plain Python it runs, line numbers kept (text only).
+
+Owns :func:`transform_cell`: IPython's own input transformer turns magics, ``!cmd``, ``x = !cmd`` and
+``obj?`` into calls of ``get_ipython()`` (in time linear in the cell's length: ``_ipython``), ``%time
+stmt`` becomes ``stmt``, and cell magics whose body is not Python (``%%bash``, ``%%html``, ...) are not
+graded. Without IPython a plain fallback drops magic lines. Nothing here runs student code.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import cache
+from typing import Any
+
+# Cell magics whose body is Python run by IPython in the notebook's namespace: the body is graded.
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+
+
+@cache
+def _transformer() -> Any:
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:  # no IPython: a plain fallback (magic lines dropped)
+        return None
+    return TransformerManager()
+
+
+def _plain_fallback(src: str) -> str:
+    lines = []
+    for line in src.splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith(("%", "!")):
+            lines.append(line[: len(line) - len(stripped)] + "pass" if line[:1].isspace() else "")
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+_MAGIC_START = re.compile(r"^\s*(?:%[A-Za-z]|!|\w+\s*=\s*[!%][A-Za-z!])")
+
+
+def _join_magic_continuations(lines: list[str]) -> list[str]:
+    """A magic or shell line continued with ``\\`` as one line, then blank lines: later lines keep their numbers."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _MAGIC_START.match(line) and line.endswith("\\"):
+            j = i
+            parts = [line]
+            while j + 1 < len(lines) and lines[j].endswith("\\"):
+                parts[-1] = parts[-1][:-1]
+                j += 1
+                parts.append(lines[j])
+            out += ["".join(parts)] + [""] * (j - i)
+            i = j + 1
+            continue
+        out.append(line)
+        i += 1
+    return out
+
+
+_TIME_LINE = re.compile(r"^(\s*)get_ipython\(\)\.run_line_magic\('time', (.*)\)\s*$")
+
+
+def _unwrap_time(line: str) -> str:
+    """``%time stmt`` runs ``stmt`` in the notebook: graded as the statement itself."""
+    m = _TIME_LINE.match(line)
+    if not m:
+        return line
+    try:
+        stmt = ast.literal_eval(m.group(2))
+        ast.parse(stmt)
+    except (ValueError, SyntaxError):
+        return line
+    return m.group(1) + stmt if "\n" not in stmt else line
+
+
+def transform_cell(src: str) -> str | None:
+    """One code cell as the plain Python IPython runs, line numbers kept; None: not Python.
+
+    IPython's own input transformer turns magics anywhere in the cell, ``x = !cmd`` and
+    ``obj?`` into calls of ``get_ipython()``; ``%time stmt`` becomes ``stmt``. A cell magic
+    whose body is Python (:data:`PYTHON_CELL_MAGICS`) keeps its body (its first line blank);
+    any other cell magic (``%%bash``, ``%%html``, ``%%writefile``, ...) gives None.
+    """
+    lines = src.splitlines()
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if first is None:
+        return ""
+    head = lines[first].lstrip()
+    if head.startswith("%%"):
+        name = head[2:].split(maxsplit=1)[0] if head[2:].strip() else ""
+        if name not in PYTHON_CELL_MAGICS:
+            return None
+        body = transform_cell("\n".join(lines[first + 1:]))
+        return None if body is None else "\n" * (first + 1) + body
+    text = "\n".join(_join_magic_continuations(lines[first:])) + "\n"
+    tm = _transformer()
+    try:
+        out = _ipython(tm, text) if tm is not None else _plain_fallback(text)
+    except Exception:  # noqa: BLE001 - IPython could not read it: Python will say what is wrong
+        out = text
+    out_lines = [_unwrap_time(ln) for ln in out.splitlines()]
+    out_lines += [""] * (len(lines) - first - len(out_lines))  # a joined `\` continuation: same length
+    return "\n" * first + "\n".join(out_lines) + "\n"
+
+
+# a line IPython's token transforms may rewrite: an escape first (``!cmd``, ``%magic``, ``?obj``, ``,f a``...),
+# ``x = !cmd`` / ``x = %magic``, or ``obj?`` at its end
+_IPYTHON_SYNTAX = re.compile(r"^\s*[!?%,;/]|=\s*[!%]|\?\s*(?:#.*)?$", re.MULTILINE)
+
+
+def _ipython(tm: Any, text: str) -> str:
+    """What IPython's ``TransformerManager.transform_cell`` gives, in time linear in the cell's length.
+
+    IPython re-tokenises the whole cell after each rewrite it makes (up to 500: a cell of thousands of
+    ``!cmd`` lines took minutes). Here its line-based clean-ups run on the whole cell as there, and its
+    token transforms run IPython's own loop on the cell's logical lines, each tokenised alone and only
+    again when it changed: each round, every transform's first match in the cell (its first logical
+    line with one), the earliest applied, the next tried when one fails, until none applies.
+    """
+    from IPython.core.inputtransformer2 import TRANSFORM_LOOP_LIMIT, make_tokens_by_line
+
+    lines = text.splitlines(keepends=True)
+    for transform in tm.cleanup_transforms + tm.line_transforms:
+        lines = transform(lines)
+    if not _IPYTHON_SYNTAX.search("".join(lines)):
+        return "".join(lines)
+    starts = sorted({group[0].start[0] - 1 for group in make_tokens_by_line(lines) if group} | {0})
+    chunks = [lines[a:b] for a, b in zip(starts, [*starts[1:], len(lines)], strict=True) if a < len(lines)]
+    kinds = tm.token_transformers
+    found: dict[int, list[Any]] = {}  # chunk -> each transform's match in it (None: no match)
+
+    def matches(k: int) -> list[Any]:
+        if k not in found:
+            maybe = _IPYTHON_SYNTAX.search("".join(chunks[k]))
+            tokens = make_tokens_by_line(chunks[k]) if maybe else []
+            found[k] = [kind.find(tokens) if maybe else None for kind in kinds]
+        return found[k]
+
+    first = [0] * len(kinds)  # per transform: no chunk before this one has a match
+    for _ in range(TRANSFORM_LOOP_LIMIT):
+        candidates = []
+        for t in range(len(kinds)):
+            while first[t] < len(chunks) and matches(first[t])[t] is None:
+                first[t] += 1
+            if first[t] < len(chunks):
+                m = matches(first[t])[t]
+                candidates.append((first[t], m.sortby(), m))
+        if not candidates:
+            return "".join(line for chunk in chunks for line in chunk)
+        for k, _order, m in sorted(candidates, key=lambda c: (c[0], c[1])):
+            try:
+                chunks[k] = m.transform(chunks[k])
+            except SyntaxError:
+                continue
+            found.pop(k, None)  # only chunk k changed: a transform's first match can only move to it
+            first = [k if f > k and matches(k)[t] is not None else f for t, f in enumerate(first)]
+            break
+        else:  # IPython stops at a round where every match fails
+            return "".join(line for chunk in chunks for line in chunk)
+    raise RuntimeError(f"Input transformation still changing after {TRANSFORM_LOOP_LIMIT} iterations. Aborting.")

@@ -1,0 +1,161 @@
+"""The notebook's helpers inside a graded module, as harmless stand-ins; ``google.colab`` where it is absent.
+
+Owns what a graded module finds before its code runs (:func:`add_standins`): a ``get_ipython()`` whose
+magics, ``!cmd`` and ``obj?`` do nothing (``x = !cmd`` gives an empty list), and ``display``, ``check``,
+``hint``, ``figure`` and ``solution`` as no-ops; and ``google.colab`` importable as a harmless stand-in
+where the real one is absent (:func:`install_colab_standin`, :func:`remove_colab_standin`). Used by
+:mod:`autograder.submissions.execute` (the worker, in the sandbox, and the notebook's self-check).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import types
+from typing import Any
+
+
+class _Output(list):
+    """What ``x = !cmd`` gives in IPython (an ``SList``), empty: the command never runs here."""
+
+    @property
+    def s(self) -> str:
+        return " ".join(self)
+
+    n = s
+    p = s
+    nlstr = s
+
+    @property
+    def l(self) -> list:  # noqa: E743 - IPython's name
+        return list(self)
+
+    def grep(self, *args: Any, **kwargs: Any) -> _Output:
+        return _Output()
+
+    def fields(self, *args: Any) -> _Output:
+        return _Output()
+
+
+class _Anything:
+    """Any attribute is another harmless object; calling one does nothing and returns None."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Anything()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def __bool__(self) -> bool:
+        return False
+
+
+class _Shell(_Anything):
+    """``get_ipython()`` in a graded module: magics and shell commands do nothing."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self.user_ns = namespace
+
+    def run_line_magic(self, name: str, line: str, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def run_cell_magic(self, name: str, line: str, cell: str, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def magic(self, line: str) -> None:
+        return None
+
+    def system(self, cmd: str) -> None:
+        return None
+
+    def getoutput(self, cmd: str, *args: Any, **kwargs: Any) -> _Output:
+        return _Output()
+
+    def run_cell(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _nothing(*args: Any, **kwargs: Any) -> None:
+    """``check``, ``hint``, ``figure``, ``solution``, ``display`` in a graded module: no-ops."""
+    return None
+
+
+STANDIN_NAMES = ("get_ipython", "display", "check", "hint", "figure", "solution")
+
+
+def add_standins(namespace: dict[str, Any]) -> None:
+    """Puts the notebook's helpers, as harmless stand-ins, into a module namespace."""
+    shell = _Shell(namespace)
+    namespace["get_ipython"] = lambda: shell
+    for name in STANDIN_NAMES[1:]:
+        namespace[name] = _nothing
+
+
+class _ColabModule(types.ModuleType):
+    """A ``google.colab`` module stand-in: every function does nothing (``files.upload()`` gives {})."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if self.__name__ == "google.colab" and name in _COLAB_SUBMODULES:
+            return importlib.import_module(f"google.colab.{name}")
+        if self.__name__ == "google.colab.files" and name == "upload":
+            return lambda *a, **k: {}
+        return _Anything()
+
+
+# ``from google.colab import files``: the submodules students import, as modules
+_COLAB_SUBMODULES = frozenset({"files", "drive", "output", "auth", "userdata", "data_table", "widgets", "patches",
+                               "syntax", "runtime", "_message"})
+
+
+class _ColabFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves ``google.colab`` (and ``google`` when nothing else does) as harmless stand-ins.
+
+    Placed last on ``sys.meta_path``: ``google`` stays the real namespace package wherever one is
+    installed (protobuf's), only the missing ``google.colab`` is filled in.
+    """
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname == "google" or fullname == "google.colab" or fullname.startswith("google.colab."):
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        mod = _ColabModule(spec.name) if spec.name != "google" else types.ModuleType(spec.name)
+        mod.__path__ = []
+        return mod
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+def install_colab_standin() -> _ColabFinder | None:
+    """Makes ``google.colab`` importable (harmless) where the real one is absent; returns the finder."""
+    try:
+        if importlib.util.find_spec("google.colab") is not None:
+            return None
+    except (ImportError, ValueError, AttributeError):
+        pass
+    if any(isinstance(f, _ColabFinder) for f in sys.meta_path):
+        return None
+    finder = _ColabFinder()
+    sys.meta_path.append(finder)
+    return finder
+
+
+def remove_colab_standin(finder: _ColabFinder | None) -> None:
+    """Undoes :func:`install_colab_standin` (and forgets the stand-in modules)."""
+    if finder is None:
+        return
+    if finder in sys.meta_path:
+        sys.meta_path.remove(finder)
+    for name, mod in list(sys.modules.items()):
+        if isinstance(mod, _ColabModule) or (name == "google" and getattr(mod, "__spec__", None)
+                                             and mod.__spec__.loader is finder):
+            del sys.modules[name]

@@ -22,13 +22,12 @@ PR_SET_NO_NEW_PRIVS = 38
 
 
 def _drop_capabilities(libc: ctypes.CDLL) -> bool:
-    last = 40
-    try:
-        last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
-    except (OSError, ValueError):
-        pass
-    for cap in range(last + 1):
-        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    """Empties the bounding set, clears every capability set (``capset``) and sets no_new_privs.
+
+    Returns:
+        Whether ``capset`` took.
+    """
+    _drop_bounding_set(libc)
 
     class Header(ctypes.Structure):
         _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]

@@ -52,6 +52,9 @@ def _why_not() -> str | None:
         return f"{OTHER_HOST} is not here (the shared other-host tool)"
     if not DASK.exists():
         return f"no dask command beside {sys.executable}"
+    for where in (ROOT, Path(sys.prefix)):  # each worker host mounts its own empty /tmp over the machine's
+        if Path(where).resolve().is_relative_to("/tmp"):
+            return f"{where} is under /tmp, which each worker host replaces with its own tmpfs: they could not see it"
     cp = subprocess.run(["unshare", "--mount", "--propagation", "private", "--pid", "--fork", "--mount-proc",
                          "true"], capture_output=True, text=True)
     if cp.returncode != 0:

@@ -217,14 +217,14 @@ def test_fingerprint_parts_follow_the_files_that_decide_verdicts(tmp_path):
     pkg, sol = tmp_path / "autograder", tmp_path / "solutions"
     own = pkg / "exercises" / "ex01_torch_mlp"
     for path in (pkg / "hidden" / "ex01_torch_mlp.py", own / "public.py", own / "probes.py", own / "__init__.py",
-                 own / "messages.py", pkg / "_tolerances.py", sol / "ex01_torch_mlp.py"):
+                 own / "messages.py", pkg / "core" / "tolerances.py", sol / "ex01_torch_mlp.py"):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"# {path.name}\n")
     before = _verdict_fp.file_parts("ex01_torch_mlp", root=pkg, solutions=sol)
     (own / "messages.py").write_text("# other words, same verdicts\n")
     assert _verdict_fp.file_parts("ex01_torch_mlp", root=pkg, solutions=sol) == before
     for path, part in ((pkg / "hidden" / "ex01_torch_mlp.py", "suite"), (sol / "ex01_torch_mlp.py", "reference"),
-                       (own / "probes.py", "probes"), (pkg / "_tolerances.py", "tolerances")):
+                       (own / "probes.py", "probes"), (pkg / "core" / "tolerances.py", "tolerances")):
         path.write_text(path.read_text() + "x = 1\n")
         now = _verdict_fp.file_parts("ex01_torch_mlp", root=pkg, solutions=sol)
         assert {k for k in now if now[k] != before[k]} == {part}

@@ -4,7 +4,7 @@ An exercise's checks pass or fail because of its hidden suite, its public checks
 reference solution, the tolerance table, the engine (the grading modules and the numerical
 libraries' versions), the datasets, the device and the seed. :func:`parts` names each of them (a file
 by its SHA-256, the device and seed as they are); :func:`stamp` adds ``fingerprint`` (``{"digest":
-..., "parts": {...}}``) to each exercise of a result row. ``tapetrace regrade`` (autograder/_regrade.py)
+..., "parts": {...}}``) to each exercise of a result row. ``tapetrace regrade`` (autograder/engine/regrade.py)
 compares an earlier row's parts with this install's and grades again only the exercises whose parts
 moved, and :func:`changed` says which moved, in words (``suite changed``, ``device differs``).
 """
@@ -37,19 +37,20 @@ WORDS: dict[str, str] = {
     "public_only": "public-only differs",
 }
 
-# Modules of the package that never decide a verdict (commands, reports, the after-grading tools):
-# a change in them does not make an exercise worth grading again.
-_NOT_ENGINE_PREFIXES = ("_cmd_", "_report", "_plots", "_receipt", "_regrade", "_mistakes", "_gradebook",
-                        "_similarity", "_after_report", "_mutants", "_verdict_fp", "cli")
-# Folders of the package that are not the engine: the per-exercise parts have their own entries, the
-# messages change words (not verdicts), the templates are what students get.
-_NOT_ENGINE_DIRS = ("hidden", "exercises", "messages", "templates", "data")
+# Subpackages of the package that are not the engine: the per-exercise parts and the datasets have their own
+# entries, the messages change words (not verdicts); the commands, reports and after-grading tools, the
+# builders (notebook, otter zip, the students' runtime) and the command-line entry never decide a verdict.
+_NOT_ENGINE_DIRS = ("hidden", "exercises", "messages", "data", "cli", "reports", "builders")
+# Modules of the engine's folders with a part of their own (tolerances) or that only compute this fingerprint.
+_NOT_ENGINE_FILES = ("core/tolerances.py", "core/verdict_fp.py")
+# The tolerance table (its own part: ``tolerances changed``).
+TOLERANCES = Path("core") / "tolerances.py"
 # The numerical libraries whose versions decide verdicts.
 _LIBRARIES = ("numpy", "torch", "jax", "jaxlib", "flax", "optax", "tapetrace")
 
 
-def _sha(paths: list[Path]) -> str:
-    """SHA-256 over files (their names relative to the install and their bytes); ``absent`` for none."""
+def _sha(paths: list[Path], base: Path | None = None) -> str:
+    """SHA-256 over files (their paths relative to ``base``, else their names, and their bytes); ``absent`` for none."""
     h = hashlib.sha256()
     found = False
     for p in sorted(paths):
@@ -58,7 +59,8 @@ def _sha(paths: list[Path]) -> str:
         except OSError:
             continue
         found = True
-        h.update(p.name.encode() + b"\0" + hashlib.sha256(data).digest())
+        name = p.relative_to(base).as_posix() if base is not None else p.name
+        h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
     return h.hexdigest()[:16] if found else "absent"
 
 
@@ -69,13 +71,20 @@ def _version(lib: str) -> str:
         return "absent"
 
 
-@functools.lru_cache(maxsize=1)
-def engine_part() -> str:
-    """The engine's part: the grading modules' bytes and the numerical libraries' versions (cached)."""
-    files = [p for p in PKG.rglob("*.py") if not p.stem.startswith(_NOT_ENGINE_PREFIXES)
-             and p.relative_to(PKG).parts[0] not in _NOT_ENGINE_DIRS]
+def engine_files(root: Path | None = None) -> list[Path]:
+    """The engine's modules under the package folder ``root`` (default the installed one): those whose
+    bytes decide verdicts, without the commands, reports, builders and the parts of their own."""
+    pkg = root or PKG
+    return [p for p in pkg.rglob("*.py") if p.relative_to(pkg).parts[0] not in _NOT_ENGINE_DIRS
+            and p.relative_to(pkg).as_posix() not in _NOT_ENGINE_FILES]
+
+
+@functools.lru_cache(maxsize=4)
+def engine_part(root: Path | None = None) -> str:
+    """The engine's part: the engine's modules' paths and bytes and the numerical libraries' versions (cached)."""
+    pkg = root or PKG
     versions = ",".join(f"{lib}={_version(lib)}" for lib in _LIBRARIES)
-    return hashlib.sha256((_sha(files) + versions).encode()).hexdigest()[:16]
+    return hashlib.sha256((_sha(engine_files(pkg), base=pkg) + versions).encode()).hexdigest()[:16]
 
 
 def file_parts(exercise: str, root: Path | None = None, solutions: Path | None = None) -> dict[str, str]:
@@ -99,8 +108,8 @@ def file_parts(exercise: str, root: Path | None = None, solutions: Path | None =
         "probes": _sha([own / "probes.py"]),
         "contract": _sha([own / "__init__.py"]),
         "reference": _sha([sol / f"{exercise}.py"]),
-        "tolerances": _sha([pkg / "_tolerances.py"]),
-        "engine": engine_part(),
+        "tolerances": _sha([pkg / TOLERANCES]),
+        "engine": engine_part(root),
         "data": _sha(sorted((pkg / "data").glob("*.npz"))),
     }
 

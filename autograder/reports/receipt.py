@@ -9,7 +9,9 @@ rows that look wrong (a row not graded that scores points, a score other than it
 
 :func:`receipt` builds it from result rows; ``tapetrace grade --json OUT.json`` writes it beside the
 results as ``OUT.receipt.json`` (the results file keeps GRADING.md's shape: one object or a list), and
-``tapetrace report`` shows it at the top of its page and writes ``receipt.json``.
+``tapetrace report`` shows it at the top of its page and writes ``receipt.json``. ``tapetrace gradebook``
+writes it beside its CSV with a ``late`` section: the late policy it applied, where the submission times came
+from (and whether they are trustworthy), counts per state and the students not on time.
 """
 
 from __future__ import annotations

@@ -300,3 +300,17 @@ def test_the_receipt_shows_the_policy_counts_and_escapes_names(tmp_path):
     assert "penalty 10% of the score per started day late" in rec["late"]["policy"]
     page = _receipt.render_html(rec)
     assert "Late policy" in page and "&lt;b onclick=x&gt;" in page and "<b " not in page
+
+
+def test_an_extension_without_an_offset_needs_a_timezone_and_names_on_the_terminal_are_escaped(tmp_path, capsys):
+    rows = [_row("subs/alice.ipynb", 10.0), _row("subs/evil\x1b[2J\x07.ipynb", 10.0, status="grader_error")]
+    ext = tmp_path / "ext.csv"
+    ext.write_text("file,deadline\nalice.ipynb,2026-12-03 23:59\n")
+    times = _times(tmp_path, alice="2026-12-03T20:00:00+01:00")
+    code, _ = _cli(tmp_path, rows, "--deadline", DEADLINE, "--times", times, "--extensions", str(ext))
+    assert code == 2 and "no UTC offset" in capsys.readouterr().err
+    code, table = _cli(tmp_path, rows, "--deadline", DEADLINE, "--times", times, "--extensions", str(ext),
+                       "--timezone", "Europe/Madrid")
+    err = capsys.readouterr().err
+    assert code == 3 and _by_id(table)["alice"][-1] == "on time (extended)"
+    assert "\x1b" not in err and "\x07" not in err and "evil\\x1b[2J\\x07.ipynb" in err

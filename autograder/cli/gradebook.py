@@ -54,6 +54,7 @@ def _late_rules(args: argparse.Namespace, results: list[dict[str, Any]]) -> Any:
 def run(args: argparse.Namespace) -> int:
     """``tapetrace gradebook``: writes the CSV and its receipt; returns the exit status."""
     from autograder.core import status as _status
+    from autograder.core.text import terminal
     from autograder.reports import gradebook as _gradebook
     from autograder.reports import receipt as _receipt
     from autograder.reports import report as _report
@@ -67,15 +68,15 @@ def run(args: argparse.Namespace) -> int:
         rec = _receipt.receipt(results, late=book.late)
         _receipt.write(rec, _receipt.sidecar(args.out))
     except (OSError, ValueError, _gradebook.GradebookError) as err:
-        print(f"tapetrace gradebook: {_report.terminal_text(str(err).splitlines()[0])}", file=sys.stderr)
+        print(f"tapetrace gradebook: {terminal(str(err).splitlines()[0])}", file=sys.stderr)
         return 2
     for n in book.notes:
-        print(f"tapetrace gradebook: {_report.terminal_text(n)}", file=sys.stderr)
+        print(f"tapetrace gradebook: {terminal(n)}", file=sys.stderr)
     for n in book.blanks:
-        print(f"tapetrace gradebook: blank: {_report.terminal_text(n)}", file=sys.stderr)
+        print(f"tapetrace gradebook: blank: {terminal(n)}", file=sys.stderr)
     if book.late is not None:
         counts = ", ".join(f"{k} {v}" for k, v in book.late["counts"].items() if v)
-        print(f"late policy: {book.late['policy']}; times: {book.late['times']}; {counts}")
+        print(terminal(f"late policy: {book.late['policy']}; times: {book.late['times']}; {counts}"))
     print(f"wrote {args.out} ({len(book.students)} students, {args.format}) and {_receipt.sidecar(args.out)}")
     return _status.EXIT_NOT_ALL_GRADED if book.blanks else 0
 

@@ -245,7 +245,7 @@ def read_extensions(path: str, policy: Policy, tz: tzinfo | None = None) -> dict
         key, sid = _keyed(path, r, n)
         try:
             if r.get("deadline"):
-                d = parse_time(r["deadline"], tz or policy.deadline.tzinfo, f"{path} row {n}: ")
+                d = parse_time(r["deadline"], tz, f"{path} row {n}: ")
             elif r.get("days") or r.get("hours"):
                 d = policy.deadline + timedelta(days=float(r.get("days") or 0), hours=float(r.get("hours") or 0))
             else:

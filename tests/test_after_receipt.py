@@ -153,3 +153,29 @@ def cli_main(argv):
     from autograder import cli
 
     return cli.main(argv)
+
+
+def test_the_receipts_html_escapes_what_a_student_controls():
+    from autograder.core.text import html_text
+
+    assert html_text('<img src=x onerror="alert(1)">') == "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;"
+    assert html_text("a\x1b[31mb\u202ec") == "a\\x1b[31mb\\u202ec"
+    rows = _rows()
+    rows[4]["submission"] = "subs/<script>alert(1)</script>\x1b[2J"
+    rows[4]["exercises"]["ex01_torch_mlp"].update(status="timeout", score=1.0)  # an anomaly naming the submission
+    page = _receipt.render_html(_receipt.receipt(rows, rates={}))
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;\\x1b[2J" in page
+
+
+def test_the_receipt_carries_a_gradebooks_late_policy():
+    late = {"policy": "deadline 2026-12-01T23:59:00+01:00; penalty 10% of the score per started day late",
+            "times": "file modification times (--times-from-mtime: not a trustworthy submission time)",
+            "trusted": False, "counts": {"on time": 3, "late": 1, "too late": 0, "time unknown": 1,
+                                         "no submission": 2},
+            "extensions": 1, "students": [{"student": "<i>bob</i>", "state": "late", "words": "late 2h 00m: -10%"}]}
+    rec = _receipt.receipt(_rows(), rates={}, late=late)
+    assert rec["late"] == late and "late" not in _receipt.receipt(_rows(), rates={})
+    page = _receipt.render_html(rec)
+    assert "<h3>Late policy</h3>" in page and "not a trustworthy submission time" in page
+    assert "<th class=n>no submission</th>" in page and "<td class=n>2</td>" in page
+    assert "&lt;i&gt;bob&lt;/i&gt;" in page and "Extensions applied: 1" in page

@@ -16,7 +16,7 @@ OWN_OPTIONS = {"grade": ["--json", "--shard", "--require-isolation", "--cluster"
                "figures": ["--epochs", "--lr", "--dpi"],
                "new": ["exNN_name", "--title", "--frameworks", "--force"],
                "regrade": ["OLD.json", "--json", "--all", "SUBMISSION"],
-               "gradebook": ["--out", "--format", "--roster"],
+               "gradebook": ["--out", "--format", "--roster", "--deadline", "--penalty", "--extensions", "--times"],
                "similarity": ["--out", "--threshold", "--top", "SUBMISSION"]}
 
 

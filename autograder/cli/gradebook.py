@@ -1,9 +1,14 @@
-"""``tapetrace gradebook``: results JSON -> a CSV Canvas or Moodle imports (autograder/_gradebook.py).
+"""``tapetrace gradebook``: results JSON -> a CSV Canvas or Moodle imports (autograder/reports/gradebook.py).
 
     tapetrace gradebook results.json --out grades.csv [--format canvas|moodle] [--roster roster.csv]
+        [--deadline 2026-12-01T23:59:00+01:00 [--penalty 10%/day] [--grace 15m] [--late-days N]
+         [--extensions ext.csv] [--times times.csv | --gradescope-metadata DIR | --times-from-mtime]
+         [--timezone Europe/Madrid]]
 
-Exit status: 0; 2 when it cannot be written (one line); 3 when some cell was left blank because the
-grader could not grade it (``tapetrace grade --resume`` first).
+Writes the CSV and, beside it, its receipt (``OUT.receipt.json``: the results' receipt with the late policy
+applied and its counts). Exit status: 0; 2 when it cannot be written (one line); 3 when some cell was left
+blank for the instructor to resolve (the grader could not grade it: ``tapetrace grade --resume`` first; or
+the submission's time is unknown under a late policy).
 """
 
 from __future__ import annotations
@@ -13,33 +18,104 @@ import sys
 from typing import Any
 
 
-def run(args: argparse.Namespace) -> int:
-    """``tapetrace gradebook``: writes the CSV; returns the exit status."""
-    from autograder.core import status as _status
+def _late_rules(args: argparse.Namespace, results: list[dict[str, Any]]) -> Any:
+    """The late policy the options ask for (None without ``--deadline``)."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     from autograder.reports import gradebook as _gradebook
+    from autograder.reports import late as _late
+
+    try:
+        tz = ZoneInfo(args.timezone) if args.timezone else None
+    except (ZoneInfoNotFoundError, ValueError) as err:
+        raise _late.LateError(f"--timezone {args.timezone}: no such time zone") from err
+    late_opts = (args.penalty, args.grace, args.late_days, args.extensions, args.times, args.gradescope_metadata,
+                 args.times_from_mtime)
+    if args.deadline is None:
+        if any(o not in (None, False) for o in late_opts):
+            raise _late.LateError("a late policy needs --deadline")
+        return None
+    rate, unit = _late.parse_penalty(args.penalty) if args.penalty else (0.0, "day")
+    policy = _late.Policy(_late.parse_time(args.deadline, tz, "--deadline "), rate, unit,
+                          _late.parse_duration(args.grace) if args.grace else _late.parse_duration("0s"),
+                          args.late_days)
+    if args.times:
+        times = _late.read_times_csv(args.times, tz)
+    elif args.gradescope_metadata:
+        times = _late.read_gradescope(args.gradescope_metadata, tz)
+    elif args.times_from_mtime:
+        times = _late.mtimes([str(r["submission"]) for r in results])
+    else:
+        times = None
+    ext = _late.read_extensions(args.extensions, policy, tz) if args.extensions else {}
+    return _gradebook.LateRules(policy, times, ext)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``tapetrace gradebook``: writes the CSV and its receipt; returns the exit status."""
+    from autograder.core import status as _status
+    from autograder.core.text import terminal
+    from autograder.reports import gradebook as _gradebook
+    from autograder.reports import receipt as _receipt
     from autograder.reports import report as _report
 
     try:
         results = [r for path in args.results for r in _report.read_json(path)]
         roster = _gradebook.read_roster(args.roster) if args.roster else None
-        text, notes = _gradebook.to_csv(results, args.format, roster, prefix=args.prefix)
+        book = _gradebook.build(results, roster, _late_rules(args, results))
+        text = _gradebook.to_csv(book, args.format, prefix=args.prefix)
         _report._atomic_write(args.out, text)
+        rec = _receipt.receipt(results, late=book.late)
+        _receipt.write(rec, _receipt.sidecar(args.out))
     except (OSError, ValueError, _gradebook.GradebookError) as err:
-        print(f"tapetrace gradebook: {str(err).splitlines()[0]}", file=sys.stderr)
+        print(f"tapetrace gradebook: {terminal(str(err).splitlines()[0])}", file=sys.stderr)
         return 2
-    for n in notes:
-        print(f"tapetrace gradebook: blank: {_report.terminal_text(n)}", file=sys.stderr)
-    print(f"wrote {args.out} ({len(results)} students, {args.format})")
-    return _status.EXIT_NOT_ALL_GRADED if notes else 0
+    for n in book.notes:
+        print(f"tapetrace gradebook: {terminal(n)}", file=sys.stderr)
+    for n in book.blanks:
+        print(f"tapetrace gradebook: blank: {terminal(n)}", file=sys.stderr)
+    if book.late is not None:
+        counts = ", ".join(f"{k} {v}" for k, v in book.late["counts"].items() if v)
+        print(terminal(f"late policy: {book.late['policy']}; times: {book.late['times']}; {counts}"))
+    print(f"wrote {args.out} ({len(book.students)} students, {args.format}) and {_receipt.sidecar(args.out)}")
+    return _status.EXIT_NOT_ALL_GRADED if book.blanks else 0
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Adds ``gradebook`` and its options to the CLI's subparsers."""
-    g = sub.add_parser("gradebook", help="a CSV for Canvas or Moodle from results JSON")
-    g.add_argument("results", nargs="+", metavar="RESULTS.json")
-    g.add_argument("--out", required=True, metavar="OUT.csv")
-    g.add_argument("--format", default="canvas", choices=["canvas", "moodle"])
-    g.add_argument("--roster", metavar="ROSTER.csv", help="columns file, student_id (optional name, email, section)")
+    from autograder.reports.gradebook import FORMATS
+
+    g = sub.add_parser("gradebook", help="a CSV for Canvas or Moodle from results JSON, with a late policy",
+                       description="One column per exercise and a total, for an LMS to import; a late policy "
+                                   "(--deadline) from submission times you can trust.")
+    g.add_argument("results", nargs="+", metavar="RESULTS.json", help="tapetrace grade's --json file(s)")
+    g.add_argument("--out", required=True, metavar="OUT.csv",
+                   help="the gradebook CSV to write (its receipt goes beside it: OUT.csv.receipt.json)")
+    g.add_argument("--format", default=FORMATS[0], choices=FORMATS,
+                   help=f"the LMS whose import columns to write (default {FORMATS[0]})")
+    g.add_argument("--roster", metavar="ROSTER.csv",
+                   help="columns file, student_id (optional name, email, section); a file may be a path's tail "
+                        "(alice/work.ipynb); roster students without a submission get a blank row")
     g.add_argument("--prefix", default="tapetrace ", help="prefix of the grade columns' names (default 'tapetrace ')")
+    late = g.add_argument_group("late policy (all but --deadline optional)")
+    late.add_argument("--deadline", metavar="TIME", help="the deadline, ISO 8601 with a UTC offset "
+                                                         "(2026-12-01T23:59:00+01:00) or with --timezone")
+    late.add_argument("--penalty", metavar="RATE", help="percent of the score taken per started day or hour late: "
+                                                        "10%%/day, 2%%/hour (never below 0; default none: flagged)")
+    late.add_argument("--grace", metavar="DURATION", help="lateness up to this counts as on time: 15m, 1h")
+    late.add_argument("--late-days", type=float, metavar="N",
+                      help="late work is accepted up to N days after the deadline; later it scores 0")
+    late.add_argument("--extensions", metavar="EXT.csv", help="per-student deadlines: columns file or student_id, "
+                                                              "and deadline (a time) or days/hours (added)")
+    src = late.add_mutually_exclusive_group()
+    src.add_argument("--times", metavar="TIMES.csv", help="submission times (an LMS export's or yours): columns "
+                                                          "file or student_id, and submitted_at")
+    src.add_argument("--gradescope-metadata", metavar="PATH",
+                     help="Gradescope's times: a folder of submission folders with submission_metadata.json, "
+                          "or the export's submission_metadata.yml")
+    src.add_argument("--times-from-mtime", action="store_true",
+                     help="use the submission files' modification times (not trustworthy: recorded as such)")
+    late.add_argument("--timezone", metavar="ZONE",
+                      help="the zone of times written without an offset (Europe/Madrid); without it they are refused")
     g.set_defaults(func=run)
     return g

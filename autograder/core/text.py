@@ -15,13 +15,15 @@ printable, one line and bounded:
 - the length is capped (an ellipsis marks the cut).
 
 Each output then escapes what its own medium gives meaning to: :func:`terminal` (the table, the
-progress line, pytest's summary), :func:`csv_cell` (no live spreadsheet formula); Markdown and HTML in
+progress line, pytest's summary), :func:`csv_cell` (no live spreadsheet formula), :func:`html_text` (an
+HTML element's text or an attribute's value); Markdown and HTML in
 ``autograder/reports/report.py``; plots draw with matplotlib's mathtext off (``$\\x$`` is text). Ships with the
 students' runtime (the notebook's self-check reports exceptions too).
 """
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
@@ -127,3 +129,12 @@ def csv_cell(value: Any) -> Any:
     if text.lstrip()[:1] in _FORMULA:
         return "'" + text
     return text
+
+
+def html_text(value: Any, limit: int = 0) -> str:
+    """Text for HTML (an element's text or a quoted attribute's value): :func:`clean`, then ``&<>"'`` escaped.
+
+    >>> html_text('<img src=x onerror="alert(1)">')
+    '&lt;img src=x onerror=&quot;alert(1)&quot;&gt;'
+    """
+    return html.escape(clean(value, limit, strip=False), quote=True)

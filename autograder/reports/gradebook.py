@@ -1,28 +1,41 @@
 """Gradebook export: a CSV that Canvas or Moodle imports, one column per exercise and a total.
 
 The student is named by the submission's file name (``alice.ipynb``, ``alice.zip``, the folder
-``alice/``: ``alice``), or by a roster CSV mapping file names to students (columns ``file`` and
-``student_id``, optional ``name``, ``email``, ``section``). An exercise the grader could not grade
-(``grader_error``, ``ungraded``) is left blank, never a 0: an LMS would keep the blank and the
-instructor is told (fail closed). A submission missing from a given roster is refused, not guessed.
+``alice/``: ``alice``), or by a roster CSV mapping files to students (columns ``file`` and
+``student_id``, optional ``name``, ``email``, ``section``; a ``file`` may be a path's tail such as
+``alice/work.ipynb`` where every student's file has the same name). An exercise the grader could not
+grade (``grader_error``, ``ungraded``) is left blank, never a 0: an LMS would keep the blank and the
+instructor is told (fail closed). A submission missing from a given roster is refused, not guessed; a
+roster student without a submission gets a blank row (``no submission``); two submissions of one
+student are refused (without a roster, the message suggests one).
+
+A late policy (:mod:`autograder.reports.late`) multiplies a late submission's scores and says so in the
+``notes`` column; a student whose submission time is unknown is left blank (``time unknown``).
 
 Canvas: the columns of its gradebook export (``Student``, ``ID``, ``SIS User ID``, ``SIS Login ID``,
 ``Section``, one per assignment) with a ``Points Possible`` row. Moodle: ``ID number`` (and ``Email
-address`` when the roster has one), one column per grade item; map the identifier on import.
+address`` when the roster has one), one column per grade item; map the identifier on import. The
+``notes`` column (when there is a late policy or something to say) is for the instructor: ignore it on
+import.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from pathlib import Path
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path, PurePath
 from typing import Any
 
 from autograder.core.status import is_graders
 from autograder.core.text import csv_cell
+from autograder.reports import late as _late
 
 FORMATS = ("canvas", "moodle")
 _SUFFIXES = (".ipynb", ".zip", ".py")
+NO_SUBMISSION = "no submission"
 
 
 class GradebookError(Exception):
@@ -38,8 +51,16 @@ def student_key(submission: str) -> str:
     return name
 
 
+def _parts(path: str) -> tuple[str, ...]:
+    """A path's components, the last one as :func:`student_key` gives it: ``subs/alice/work.ipynb`` ->
+    ``("subs", "alice", "work")``."""
+    parts = [p for p in PurePath(str(path).replace("\\", "/").rstrip("/")).parts if p not in ("/", ".")]
+    return (*parts[:-1], student_key(parts[-1])) if parts else ()
+
+
 def read_roster(path: str) -> dict[str, dict[str, str]]:
-    """``file`` (its student key) -> the roster row (``student_id``, optional ``name``, ``email``, ``section``).
+    """``file`` (its key: ``alice``, or ``alice/work`` for a path) -> the roster row (``student_id``, optional
+    ``name``, ``email``, ``section``).
 
     Raises:
         GradebookError: no ``file``/``student_id`` columns, or a file named twice.
@@ -50,75 +71,187 @@ def read_roster(path: str) -> dict[str, dict[str, str]]:
         raise GradebookError(f"{path}: a roster needs the columns file and student_id")
     out: dict[str, dict[str, str]] = {}
     for r in rows:
-        key = student_key(r["file"].strip())
+        key = "/".join(_parts(r["file"].strip()))
         if key in out:
             raise GradebookError(f"{path}: {r['file']} is named twice")
         out[key] = {k: (v or "").strip() for k, v in r.items() if k}
     return out
 
 
-def rows(results: list[dict[str, Any]], roster: dict[str, dict[str, str]] | None = None
-         ) -> tuple[list[str], list[dict[str, Any]], list[str]]:
-    """(exercises, one record per student, notes) for the export.
+def roster_key(roster: dict[str, dict[str, str]], submission: str) -> str | None:
+    """The roster's key for a submission: the longest roster ``file`` that is its path's tail; None if none."""
+    parts = _parts(submission)
+    for n in range(len(parts), 0, -1):
+        key = "/".join(parts[-n:])
+        if key in roster:
+            return key
+    return None
+
+
+@dataclass
+class LateRules:
+    """A late policy with the submission times and the extensions it applies."""
+
+    policy: _late.Policy
+    times: _late.Times | None = None
+    extensions: dict[str, datetime] = field(default_factory=dict)
+
+
+@dataclass
+class Book:
+    """A gradebook: the exercises, their maxima, one record per student, and what to tell the instructor.
+
+    ``blanks`` are cells left blank that the instructor must resolve (exit status 3); ``notes`` are facts
+    (no submission); ``late`` is the receipt's late section (None without a policy).
+    """
+
+    exercises: list[str]
+    maxima: dict[str, float]
+    students: list[dict[str, Any]]
+    blanks: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    late: dict[str, Any] | None = None
+
+
+def _who(r: dict[str, Any], roster: dict[str, dict[str, str]] | None) -> dict[str, str]:
+    key = student_key(str(r["submission"]))
+    who = {"student_id": key, "name": key, "email": "", "section": "", "key": key}
+    if roster is not None:
+        rk = roster_key(roster, str(r["submission"]))
+        if rk is None:
+            raise GradebookError(f"{r['submission']}: not in the roster (its file name {key!r} is no roster file)")
+        who.update({k: v for k, v in roster[rk].items() if k in who and k != "key" and v})
+        who["roster_key"] = rk
+    return who
+
+
+def _apply_late(rec: dict[str, Any], rules: LateRules) -> None:
+    """Sets the record's late verdict and multiplies (or blanks) its scores."""
+    sid, key = rec["student_id"], rec["key"]
+    t = rules.times.lookup(sid, key, *reversed(_parts(rec["submission"])[:-1])) if rules.times else None
+    due = rules.extensions.get(f"id:{sid}") or rules.extensions.get(f"file:{key}")
+    v = _late.assess(rules.policy, t, due)
+    if rules.times is not None and not rules.times.trusted and t is not None:
+        v["words"] += " (time from the file's mtime)"
+    v["extended"] = due is not None
+    rec["late"] = v
+    rec["note"] = v["words"]
+    if v["factor"] is None:
+        rec["scores"] = dict.fromkeys(rec["scores"])
+    elif v["factor"] != 1.0:
+        rec["scores"] = {ex: None if s is None else round(s * v["factor"], 6) for ex, s in rec["scores"].items()}
+
+
+def _late_section(students: list[dict[str, Any]], rules: LateRules) -> dict[str, Any]:
+    counts: Counter[str] = Counter({s: 0 for s in (*_late.STATES, NO_SUBMISSION)})
+    for s in students:
+        counts[s["late"]["state"] if s.get("late") else NO_SUBMISSION] += 1
+    times = rules.times
+    return {"policy": rules.policy.words(),
+            "times": times.source if times else "none given: every submission's time is unknown",
+            "trusted": bool(times is None or times.trusted),
+            "counts": dict(counts),
+            "extensions": sum(bool(s.get("late", {}).get("extended")) for s in students),
+            "students": [{"student": s["student_id"], "state": s["late"]["state"], "words": s["late"]["words"]}
+                         for s in students if s.get("late") and s["late"]["state"] != "on time"]}
+
+
+def build(results: list[dict[str, Any]], roster: dict[str, dict[str, str]] | None = None,
+          late: LateRules | None = None) -> Book:
+    """The gradebook of result rows.
+
+    Args:
+        results: GRADING.md's result objects.
+        roster: :func:`read_roster`'s mapping, or None (students named by file name).
+        late: the late policy to apply, or None.
 
     Raises:
         GradebookError: a submission the roster does not name, or two submissions of one student.
     """
     exercises = list(dict.fromkeys(ex for r in results for ex in r.get("exercises", {})))
-    out, notes, seen = [], [], {}
+    book = Book(exercises, {}, [])
+    seen: dict[str, str] = {}
     for r in results:
-        key = student_key(str(r["submission"]))
-        who = {"student_id": key, "name": key, "email": "", "section": ""}
-        if roster is not None:
-            if key not in roster:
-                raise GradebookError(f"{r['submission']}: not in the roster (its file name {key!r} is no roster file)")
-            who.update({k: v for k, v in roster[key].items() if k in who and v})
+        who = _who(r, roster)
         if who["student_id"] in seen:
+            hint = ("fix the roster or keep one submission" if roster is not None else
+                    "name each submission's student with --roster ROSTER.csv (columns file, student_id; a file "
+                    "may be a path's tail such as alice/work.ipynb)")
             raise GradebookError(f"{r['submission']} and {seen[who['student_id']]} are both student "
-                                 f"{who['student_id']}")
-        seen[who["student_id"]] = r["submission"]
+                                 f"{who['student_id']}: {hint}")
+        seen[who["student_id"]] = str(r["submission"])
         scores: dict[str, float | None] = {}
         for ex in exercises:
             e = r.get("exercises", {}).get(ex)
             if e is None or is_graders(str(e.get("status"))):
                 scores[ex] = None
-                notes.append(f"{r['submission']} {ex}: {e.get('status') if e else 'not in the results'}; left blank")
+                book.blanks.append(f"{r['submission']} {ex}: {e.get('status') if e else 'not in the results'}; "
+                                   "left blank")
             else:
                 scores[ex] = float(e["score"])
-        blank = any(v is None for v in scores.values())
-        out.append({**who, "scores": scores, "total": None if blank else round(sum(scores.values()), 6)})
-    maxima = {ex: max((float(r["exercises"][ex]["max_score"]) for r in results if ex in r.get("exercises", {})),
-                      default=0.0) for ex in exercises}
-    out.sort(key=lambda s: s["student_id"])
-    return exercises, [{"maxima": maxima}, *out], notes
+        rec = {**who, "submission": str(r["submission"]), "scores": scores, "note": ""}
+        if late is not None:
+            _apply_late(rec, late)
+            if rec["late"]["factor"] is None:
+                book.blanks.append(f"{r['submission']}: {rec['note']}")
+        book.students.append(rec)
+    if roster is not None:
+        found = {s.get("roster_key") for s in book.students}
+        for rk, row in roster.items():
+            if rk not in found:
+                sid = row.get("student_id") or rk
+                book.students.append({"student_id": sid, "name": row.get("name") or sid,
+                                      "email": row.get("email", ""), "section": row.get("section", ""), "key": rk,
+                                      "submission": "", "scores": dict.fromkeys(exercises), "note": NO_SUBMISSION})
+                book.notes.append(f"{sid} ({rk}): {NO_SUBMISSION}; left blank")
+    for s in book.students:
+        vals = list(s["scores"].values())
+        s["total"] = None if any(v is None for v in vals) else round(sum(vals), 6)  # type: ignore[arg-type]
+    book.maxima = {ex: max((float(r["exercises"][ex]["max_score"]) for r in results
+                            if ex in r.get("exercises", {})), default=0.0) for ex in exercises}
+    book.students.sort(key=lambda s: s["student_id"])
+    if late is not None:
+        book.late = _late_section(book.students, late)
+    return book
 
 
 def _num(v: float | None) -> str:
     return "" if v is None else f"{v:g}"
 
 
-def to_csv(results: list[dict[str, Any]], fmt: str = "canvas", roster: dict[str, dict[str, str]] | None = None,
-           prefix: str = "tapetrace ") -> tuple[str, list[str]]:
-    """The gradebook CSV text and the notes (blank cells) for ``fmt`` (``canvas`` or ``moodle``)."""
+def _text(v: Any) -> str:
+    return str(csv_cell(v))
+
+
+def to_csv(book: Book, fmt: str = "canvas", prefix: str = "tapetrace ") -> str:
+    """The gradebook CSV text for ``fmt`` (one of :data:`FORMATS`).
+
+    Raises:
+        GradebookError: an unknown format.
+    """
     if fmt not in FORMATS:
         raise GradebookError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    exercises, recs, notes = rows(results, roster)
-    maxima, students = recs[0]["maxima"], recs[1:]
+    exercises, students = book.exercises, book.students
+    with_notes = book.late is not None or any(s["note"] for s in students)
     buf = io.StringIO()
     w = csv.writer(buf)
-    cols = [f"{prefix}{ex}" for ex in exercises] + [f"{prefix}total"]
+    cols = [_text(f"{prefix}{ex}") for ex in exercises] + [_text(f"{prefix}total")]
+    notes_col = [_text(f"{prefix}notes")] if with_notes else []
+
+    def grades(s: dict[str, Any]) -> list[str]:
+        return [*[_num(s["scores"][ex]) for ex in exercises], _num(s["total"]),
+                *([_text(s["note"])] if with_notes else [])]
+
     if fmt == "canvas":
-        w.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *cols])
-        w.writerow(["Points Possible", "", "", "", "", *[_num(maxima[ex]) for ex in exercises],
-                    _num(sum(maxima.values()))])
+        w.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *cols, *notes_col])
+        w.writerow(["Points Possible", "", "", "", "", *[_num(book.maxima[ex]) for ex in exercises],
+                    _num(sum(book.maxima.values())), *([""] if with_notes else [])])
         for s in students:
-            w.writerow([csv_cell(v) for v in (s["name"], "", s["student_id"], s["email"] or s["student_id"],
-                                              s["section"], *[_num(s["scores"][ex]) for ex in exercises],
-                                              _num(s["total"]))])
+            w.writerow([*[_text(v) for v in (s["name"], "", s["student_id"], s["email"] or s["student_id"],
+                                              s["section"])], *grades(s)])
     else:
         with_email = any(s["email"] for s in students)
-        w.writerow(["ID number", *(["Email address"] if with_email else []), *cols])
+        w.writerow(["ID number", *(["Email address"] if with_email else []), *cols, *notes_col])
         for s in students:
-            w.writerow([csv_cell(v) for v in (s["student_id"], *([s["email"]] if with_email else []),
-                                              *[_num(s["scores"][ex]) for ex in exercises], _num(s["total"]))])
-    return buf.getvalue(), notes
+            w.writerow([_text(s["student_id"]), *([_text(s["email"])] if with_email else []), *grades(s)])
+    return buf.getvalue()

@@ -9,12 +9,13 @@ rows that look wrong (a row not graded that scores points, a score other than it
 
 :func:`receipt` builds it from result rows; ``tapetrace grade --json OUT.json`` writes it beside the
 results as ``OUT.receipt.json`` (the results file keeps GRADING.md's shape: one object or a list), and
-``tapetrace report`` shows it at the top of its page and writes ``receipt.json``.
+``tapetrace report`` shows it at the top of its page and writes ``receipt.json``. ``tapetrace gradebook``
+writes it beside its CSV with a ``late`` section: the late policy it applied, where the submission times came
+from (and whether they are trustworthy), counts per state and the students not on time.
 """
 
 from __future__ import annotations
 
-import html
 import json
 from collections import Counter
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any
 
 from autograder.core.paths import ROOT
 from autograder.core.status import STATUSES
+from autograder.core.text import html_text
 
 KILL_RATES = ROOT / "autograder" / "hidden" / "mutant_kill_rates.json"
 REFUSED_CODES = ("REFUSED_FILE",)
@@ -75,17 +77,21 @@ def _anomalies(results: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def receipt(results: list[dict[str, Any]], rates: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+def receipt(results: list[dict[str, Any]], rates: dict[str, dict[str, Any]] | None = None,
+            late: dict[str, Any] | None = None) -> dict[str, Any]:
     """The receipt of a batch of result rows (GRADING.md's objects).
 
     Args:
         results: the rows.
         rates: the mutant kill rates (default: the shipped file).
+        late: the late policy a gradebook applied (``Book.late`` of autograder/reports/gradebook.py: the
+            policy, where the times come from, counts per state, the students not on time), or None.
 
     Returns:
         ``{"submissions", "rows", "statuses", "refused", "isolation", "envelopes", "devices", "launchers",
-        "seeds", "suites", "mutant_kill_rates", "anomalies"}``: counts are of exercise rows, except
-        ``isolation``/``envelopes``/``devices``/``launchers`` (of submissions).
+        "seeds", "suites", "mutant_kill_rates", "anomalies"}`` (and ``"late"`` when given): counts are of
+        exercise rows, except ``isolation``/``envelopes``/``devices``/``launchers`` (of submissions) and
+        ``late`` (of students).
     """
     from autograder.core.verdict_fp import device_words
 
@@ -104,7 +110,7 @@ def receipt(results: list[dict[str, Any]], rates: dict[str, dict[str, Any]] | No
             suites.setdefault(ex, Counter())[str(suite or "not recorded")] += 1
     rates = kill_rates() if rates is None else rates
     shown = sorted(suites) or sorted(rates)
-    return {
+    rec: dict[str, Any] = {
         "submissions": len(results),
         "rows": sum(statuses.values()),
         "statuses": dict(statuses),
@@ -118,6 +124,9 @@ def receipt(results: list[dict[str, Any]], rates: dict[str, dict[str, Any]] | No
         "mutant_kill_rates": {ex: rates[ex] for ex in shown if ex in rates},
         "anomalies": _anomalies(results),
     }
+    if late is not None:
+        rec["late"] = late
+    return rec
 
 
 def sidecar(json_path: str) -> str:
@@ -139,8 +148,7 @@ def _counts(d: dict[str, Any]) -> str:
 
 def render_html(rec: dict[str, Any]) -> str:
     """The receipt as an HTML section (the report's first one)."""
-    def esc(v: Any) -> str:
-        return html.escape(str(v))
+    esc = html_text
 
     st = rec["statuses"]
     trouble = st.get("grader_error", 0) + st.get("ungraded", 0)
@@ -170,5 +178,23 @@ def render_html(rec: dict[str, Any]) -> str:
         killed = f"{kr.get('killed')}/{kr.get('mutants')}" if kr else "–"
         out.append(f"<tr><td>{esc(ex)}</td><td><code>{esc(_counts(rec['suites'].get(ex, {})))}</code></td>"
                    f"<td class=n>{esc(killed)}</td><td class=n>{esc(rate)}</td></tr>")
-    out.append("</table></section>")
+    out.append("</table>")
+    if rec.get("late"):
+        out.append(_late_html(rec["late"]))
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def _late_html(late: dict[str, Any]) -> str:
+    """The late policy the gradebook applied: the policy, the times' source, counts, the students not on time."""
+    warn = "" if late.get("trusted", True) else " <strong>(not a trustworthy submission time)</strong>"
+    out = ["<h3>Late policy</h3>", f"<p class=\"meta\">{html_text(late['policy'])}. Times: "
+           f"{html_text(late['times'])}{warn}. Extensions applied: {int(late.get('extensions') or 0)}.</p>",
+           "<table class=\"receipt\"><tr>" + "".join(f"<th class=n>{html_text(k)}</th>" for k in late["counts"])
+           + "</tr><tr>" + "".join(f"<td class=n>{int(v)}</td>" for v in late["counts"].values()) + "</tr></table>"]
+    rows = late.get("students") or []
+    if rows:
+        out.append("<table class=\"receipt\"><tr><th>student</th><th>late</th></tr>" + "".join(
+            f"<tr><td>{html_text(s['student'])}</td><td>{html_text(s['words'])}</td></tr>" for s in rows[:200])
+            + "</table>")
     return "\n".join(out)

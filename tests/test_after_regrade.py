@@ -9,8 +9,8 @@ are checked without grading.
 from __future__ import annotations
 
 import csv
-import io
 import dataclasses
+import io
 import json
 import re
 import shutil

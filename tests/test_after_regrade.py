@@ -327,3 +327,13 @@ def test_diff_outputs_keep_student_text_inert_and_numbers_numeric():
     assert not re.search(r"(?<!\\)[<>\[\]|(]", cell) and "\\<img src=x onerror=alert\\(1\\)\\> \\| \\[x\\]\\(javascript\\:1\\)" in md
     assert table and table[0].count(" | ") == 4  # the name's bar does not add a column
     assert "<img" not in _regrade.render_html(d)
+
+
+def test_the_engine_part_leaves_out_what_never_moves_a_verdict():
+    """A change in the reports (similarity, the diff's Markdown) or a command said "engine changed" for every row."""
+    from autograder.core.paths import ROOT
+
+    files = {p.relative_to(ROOT / "autograder").as_posix() for p in _verdict_fp.engine_files(ROOT / "autograder")}
+    assert {"engine/run.py", "engine/exercise.py", "core/compare.py", "workers/intake.py"} <= files
+    assert not {f for f in files if f.split("/")[0] in ("reports", "cli", "builders")}
+    assert "engine/regrade.py" not in files and "core/verdict_fp.py" not in files

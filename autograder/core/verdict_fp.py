@@ -40,10 +40,11 @@ WORDS: dict[str, str] = {
 # Modules of the package that never decide a verdict (commands, reports, the after-grading tools):
 # a change in them does not make an exercise worth grading again.
 _NOT_ENGINE_PREFIXES = ("_cmd_", "_report", "_plots", "_receipt", "_regrade", "_mistakes", "_gradebook",
-                        "_similarity", "_after_report", "_mutants", "_verdict_fp", "cli")
+                        "_similarity", "_after_report", "_mutants", "_verdict_fp", "cli", "regrade", "verdict_fp")
 # Folders of the package that are not the engine: the per-exercise parts have their own entries, the
-# messages change words (not verdicts), the templates are what students get.
-_NOT_ENGINE_DIRS = ("hidden", "exercises", "messages", "templates", "data")
+# messages change words (not verdicts), the templates are what students get; the reports (tables, pages,
+# similarity, the after-grading tools), the commands and the builders write what others read.
+_NOT_ENGINE_DIRS = ("hidden", "exercises", "messages", "templates", "data", "reports", "cli", "builders")
 # The numerical libraries whose versions decide verdicts.
 _LIBRARIES = ("numpy", "torch", "jax", "jaxlib", "flax", "optax", "tapetrace")
 
@@ -69,11 +70,16 @@ def _version(lib: str) -> str:
         return "absent"
 
 
+def engine_files(pkg: Path) -> list[Path]:
+    """The modules of the package at ``pkg`` that can move a verdict (not the reports, commands, builders...)."""
+    return [p for p in pkg.rglob("*.py") if not p.stem.startswith(_NOT_ENGINE_PREFIXES)
+            and p.relative_to(pkg).parts[0] not in _NOT_ENGINE_DIRS]
+
+
 @functools.lru_cache(maxsize=1)
 def engine_part() -> str:
     """The engine's part: the grading modules' bytes and the numerical libraries' versions (cached)."""
-    files = [p for p in PKG.rglob("*.py") if not p.stem.startswith(_NOT_ENGINE_PREFIXES)
-             and p.relative_to(PKG).parts[0] not in _NOT_ENGINE_DIRS]
+    files = engine_files(PKG)
     versions = ",".join(f"{lib}={_version(lib)}" for lib in _LIBRARIES)
     return hashlib.sha256((_sha(files) + versions).encode()).hexdigest()[:16]
 

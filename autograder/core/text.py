@@ -17,7 +17,8 @@ printable, one line and bounded:
 Each output then escapes what its own medium gives meaning to: :func:`terminal` (the table, the
 progress line, pytest's summary), :func:`csv_cell` (no live spreadsheet formula; numbers are passed as
 numbers and stay numbers), :func:`markdown` (a Markdown line or table cell: no markup, no raw HTML, no
-link), :func:`html_text` (HTML text or an attribute's value); plots draw with matplotlib's mathtext off (``$\\x$`` is text). Ships with the
+link), :func:`html_text` (HTML text or an attribute's value), :func:`html_code` (a student's code in a ``<pre>``,
+its lines kept); plots draw with matplotlib's mathtext off (``$\\x$`` is text). Ships with the
 students' runtime (the notebook's self-check reports exceptions too).
 """
 

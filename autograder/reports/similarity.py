@@ -23,6 +23,7 @@ import ast
 import csv
 import io
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,7 +137,7 @@ class Normalised:
     def as_written(cls, code: str) -> Normalised:
         """Code compared as it is (it does not parse): each line is its own origin."""
         spans, pos = [], 0
-        for k, line in enumerate(code.splitlines(keepends=True), 1):
+        for k, line in enumerate(re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", code), 1):
             spans.append((pos, pos + len(line), k, k))
             pos += len(line)
         return cls(code, code, spans)
@@ -392,7 +393,7 @@ def _marked(code: Normalised, slices: Any) -> str:
         for start, end in zip(slices[0], slices[1]):
             lines |= code.source_lines(int(start), int(end))
     out = []
-    for k, line in enumerate(code.source.splitlines(), 1):
+    for k, line in enumerate(re.split(r"\r\n|\r|\n", code.source.rstrip("\r\n")), 1):  # the parser's lines
         text = html_code(line)
         out.append(f"<mark>{text}</mark>" if k in lines and line.strip() else text)
     return "\n".join(out)
@@ -437,8 +438,6 @@ def exercise_page(exercise: str, pairs: list[Pair], codes: dict[str, str], top: 
 
 
 def _safe(name: str) -> str:
-    import re
-
     return re.sub(r"[^A-Za-z0-9._~-]+", "_", name)[:120] or "_"
 
 

@@ -6,14 +6,20 @@ normalised, as MOSS does): ``pip install 'tapetrace[similarity]'``. Per exercise
 1. each submission's **graded code** is read with the project's loader (autograder/_loader.py): a
    notebook's own section only (not the earlier sections "Run all" gives it as context), a folder's or
    zip's exercise file;
-2. the **template's** fingerprints (the stub in ``exercises/``, the student template's file and notebook
+2. each is **normalised** (:func:`normalise`: docstrings and comments out, formatting through
+   ``ast.unparse``, top-level definitions in an order moving them does not change), and so is the template:
+   code is compared, not its presentation (tests/similarity_bank: every usual disguise of a copy scores as a
+   verbatim one);
+3. the **template's** fingerprints (the stub in ``exercises/``, the student template's file and notebook
    section) are removed from every submission (copydetect's boilerplate), and so are passages more than
    ``max_share`` of the class wrote (MOSS's ``-m``: code everyone shares is not evidence);
-3. candidate pairs are those sharing fingerprints (an inverted index, so 1,000 submissions do not mean
+4. candidate pairs are those sharing fingerprints (an inverted index, so 1,000 submissions do not mean
    500,000 full comparisons); each is compared with ``copydetect.compare_files``.
 
-Outputs in ``--out``: ``index.html``; ``<exercise>.html`` with the top pairs side by side and the matching
-spans marked; ``pairs.csv`` (pairs at or above ``--threshold``); ``export/<exercise>/`` with one file per
+A submission that cannot be normalised or fingerprinted (code nested deeper than Python's parser goes) is
+left out of its exercise with a note saying why; the rest are compared. Outputs in ``--out``:
+``index.html``; ``<exercise>.html`` with the top pairs side by side, as the students wrote them, the lines
+the matching spans came from marked; ``pairs.csv`` (pairs at or above ``--threshold``); ``export/<exercise>/`` with one file per
 student and the template, in the form MOSS (``moss -l python -b template/...``) and JPlag (``-bc``) take.
 """
 

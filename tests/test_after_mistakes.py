@@ -84,3 +84,15 @@ def test_report_has_the_section_and_the_csv(tmp_path):
                      r"</td><td class=n>5</td>", section)
     with open(tmp_path / "rep" / "mistakes.csv", newline="", encoding="utf-8") as fh:
         assert fh.read() == _mistakes.to_csv(_mistakes.common_mistakes(_class()))
+
+
+def test_student_text_in_the_mistakes_is_inert_in_csv_and_html():
+    rows = [_row("=1+cmd|' /C calc'!A0", "relu_after_last")]
+    rows[0]["submission"] = "=1+cmd|' /C calc'!A0"
+    rows[0]["exercises"][EX]["tests"][2]["message"] = "<script>alert(1)</script>\x1b[2J"
+    m = _mistakes.common_mistakes(rows)
+    got = list(csv.DictReader(io.StringIO(_mistakes.to_csv(m))))
+    assert {r["example_submission"] for r in got} == {"'=1+cmd|' /C calc'!A0"}
+    assert all(r["count"] == "1" for r in got)  # a count stays a number
+    page = _mistakes.render_html(m)
+    assert "<script>" not in page and "&lt;script&gt;" in page and "\x1b" not in page

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import json
 import re
 import shutil
@@ -232,3 +233,107 @@ def test_fingerprint_parts_follow_the_files_that_decide_verdicts(tmp_path):
     old = _verdict_fp.make("ex01_torch_mlp", CPU, 5)
     new = _verdict_fp.make("ex01_torch_mlp", {"torch": "cuda", "jax": "gpu"}, 5)
     assert _verdict_fp.changed(old, new) == ["device differs"] and _verdict_fp.changed(old, old) == []
+
+
+# ------------------------------------------------------------------ the diff says what changed (issue 37)
+def _checks_rows(names_scores, points, parts):
+    """Rows of one exercise (EXS[1]) with checks c1..c3 worth ``points``; ``names_scores``: name -> passed set."""
+    rows = []
+    for name, passed in names_scores.items():
+        tests = [{"name": c, "score": points[c] if c in passed else 0.0, "max_score": points[c],
+                  "passed": c in passed, "code": "" if c in passed else "MISMATCH"} for c in points]
+        fp = {**_fp()(EXS[1], CPU, 5), "checks": parts}
+        rows.append({"submission": name, "seed": 5, "device": CPU, "exercises": {EXS[1]: {
+            "score": sum(t["score"] for t in tests), "max_score": sum(points.values()), "status": "graded",
+            "tests": tests, "fingerprint": fp}}})
+    return rows
+
+
+def _parts(points, definition=None, tolerance=None):
+    return {c: {"points": p, "definition": (definition or {}).get(c, "d"), "tolerance": (tolerance or {}).get(c, "t")}
+            for c, p in points.items()}
+
+
+def test_a_check_worth_more_points_moves_every_maximum_and_is_named():
+    """c2 went from 1 to 2 points: who passed it moves 3/10 -> 4/11, who failed it 3/10 -> 3/11; both are listed,
+    with the check that changed verdict for nobody, and c2 is named as changed."""
+    before, after = {"c1": 3.0, "c2": 1.0, "c3": 6.0}, {"c1": 3.0, "c2": 2.0, "c3": 6.0}
+    who = {"/nowhere/passed_c2": {"c2", "c1"}, "/nowhere/failed_c2": {"c1"}}
+    old = _checks_rows(who, before, _parts(before))
+    new = {r["submission"]: r for r in _checks_rows(who, after, _parts(after))}
+    plan = _regrade.plan(old, None, CPU, fingerprint=_fp(suite="new"), checks=lambda ex: _parts(after))
+    d = _regrade.diff(plan, new)
+    assert d["checks_changed"] == {EXS[1]: [{"name": "c2", "what": "points 1 → 2"}]}
+    assert {m["submission"]: (m["old_score"], m["old_max_score"], m["new_score"], m["max_score"])
+            for m in d["moved"]} == {"/nowhere/passed_c2": (4.0, 10.0, 5.0, 11.0),
+                                     "/nowhere/failed_c2": (3.0, 10.0, 3.0, 11.0)}
+    assert d["unchanged"] == 0
+    md = _regrade.diff_markdown(d)
+    assert "3/10 → 3/11" in md and "4/10 → 5/11" in md and "c2: points 1 → 2" in md
+    assert "Checks whose definition, points or tolerance changed" in _regrade.render_html(d)
+
+
+def test_the_checks_that_changed_verdict_are_listed_per_student():
+    points = {"c1": 3.0, "c2": 1.0, "c3": 6.0}
+    old = _checks_rows({"/nowhere/a": {"c1"}, "/nowhere/b": {"c1", "c3"}}, points, _parts(points))
+    new = {r["submission"]: r for r in _checks_rows({"/nowhere/a": {"c1", "c2", "c3"}, "/nowhere/b": {"c1", "c3"}},
+                                                    points, _parts(points, definition={"c2": "x"},
+                                                                   tolerance={"c3": "y"}))}
+    plan = _regrade.plan(old, None, CPU, fingerprint=_fp(suite="new"),
+                         checks=lambda ex: _parts(points, definition={"c2": "x"}, tolerance={"c3": "y"}))
+    d = _regrade.diff(plan, new)
+    assert d["checks_changed"][EXS[1]] == [{"name": "c2", "what": "definition changed"},
+                                           {"name": "c3", "what": "tolerance changed"}]
+    assert [m["submission"] for m in d["moved"]] == ["/nowhere/a"] and d["unchanged"] == 1
+    assert [(c["name"], c["old"], c["new"]) for c in d["moved"][0]["checks"]] == [("c2", "failed", "passed"),
+                                                                                  ("c3", "failed", "passed")]
+
+
+def test_changed_checks_in_words():
+    a = _parts({"c1": 1.0, "gone": 2.0})
+    b = _parts({"c1": 1.0, "new": 2.0}, definition={"c1": "other"})
+    assert _regrade.changed_checks(a, b) == [{"name": "c1", "what": "definition changed"},
+                                             {"name": "new", "what": "added (2 points)"},
+                                             {"name": "gone", "what": "removed"}]
+    assert _regrade.changed_checks(None, b) == [] and _regrade.changed_checks(a, a) == []
+
+
+def test_check_parts_follow_a_checks_definition_and_points(monkeypatch):
+    suite = load_suite("ex09_autograd_tape")
+    before = _regrade.check_parts("ex09_autograd_tape")
+    assert list(before) == [c.name for c in suite.checks]
+    monkeypatch.setattr(suite, "checks", [dataclasses.replace(c, fn=lambda ctx: None, points=c.points + 1)
+                                          if c.name == CHANGED else c for c in suite.checks])
+    now = _regrade.check_parts("ex09_autograd_tape")
+    words = {c["what"] for c in _regrade.changed_checks(before, now) if c["name"] == CHANGED}
+    assert words == {f"points {before[CHANGED]['points']:g} → {before[CHANGED]['points'] + 1:g}", "definition changed"}
+    assert not [c for c in _regrade.changed_checks(before, now) if c["name"] != CHANGED]
+
+
+def test_diff_outputs_keep_student_text_inert_and_numbers_numeric():
+    points = {"c1": 3.0, "c2": 1.0, "c3": 6.0}
+    names = ["=HYPERLINK(\"http://x\")", "<img src=x onerror=alert(1)> | [x](javascript:1)"]
+    old = _checks_rows({n: {"c1", "c3"} for n in names}, points, _parts(points))
+    new = {r["submission"]: r for r in _checks_rows({n: {"c1"} for n in names}, points, _parts(points))}
+    d = _regrade.diff(_regrade.plan(old, None, CPU, fingerprint=_fp(suite="new"), checks=lambda ex: _parts(points)),
+                      new)
+    rows = list(csv.DictReader(io.StringIO(_regrade.diff_csv(d))))
+    assert {r["submission"] for r in rows} == {"'" + names[0], names[1]}
+    for r in rows:  # numbers a spreadsheet reads: no apostrophe on a negative delta
+        assert r["delta"] == "-6" and r["old_score"] == "9" and r["new_score"] == "3" and r["max_score"] == "10"
+    md = _regrade.diff_markdown(d)
+    table = [ln for ln in md.splitlines() if ln.startswith("| ") and "img" in ln]
+    cell = table[0][2:].split(" | ")[0]
+    assert not re.search(r"(?<!\\)[<>\[\]|(]", cell) and "\\<img src=x onerror=alert\\(1\\)\\> \\| \\[x\\]\\(javascript\\:1\\)" in md
+    assert table and table[0].count(" | ") == 4  # the name's bar does not add a column
+    assert "<img" not in _regrade.render_html(d)
+
+
+def test_the_engine_part_leaves_out_what_never_moves_a_verdict():
+    """A change in the reports (similarity, the diff's Markdown) or a command said "engine changed" for every row."""
+    from autograder.core.paths import ROOT
+
+    files = {p.relative_to(ROOT / "autograder").as_posix() for p in _verdict_fp.engine_files(ROOT / "autograder")}
+    assert {"engine/run.py", "engine/exercise.py", "core/compare.py", "workers/intake.py"} <= files
+    assert not {f for f in files if f.split("/")[0] in ("reports", "cli", "builders")}
+    assert "engine/regrade.py" not in files and "core/verdict_fp.py" not in files

@@ -173,3 +173,88 @@ def test_a_zipped_notebook_is_compared_by_its_section_too(cls, tmp_path):
         zf.write(nb, "alice/nb_alice.ipynb")
     assert _similarity.graded_code(str(z)) == _similarity.graded_code(nb)
     assert "tapetrace-context" not in _similarity.graded_code(str(z))[EX2]
+
+
+# ------------------------------------------------------------------ one submission never stops the report
+def test_a_submission_nested_too_deep_is_skipped_and_the_rest_finish(tmp_path, capsys):
+    """A 30,000-term expression raised RecursionError and stopped the class's report (exit 1, no pairs.csv)."""
+    sol = (SOLUTIONS / f"{EX2}.py").read_text()
+    deep = sol + "\n\nBIG = " + " + ".join(["1"] * 30000) + "\n"
+    subs = [_folder(tmp_path, "alice", {EX2: sol}), _folder(tmp_path, "bob", {EX2: renamed_and_reordered(sol)}),
+            _folder(tmp_path, "deep", {EX2: deep})]
+    out = tmp_path / "out"
+    assert cli.main(["similarity", *subs, "--out", str(out), "--threshold", "0.9"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(rf"note: deep: {EX2} skipped \(RecursionError", err), err
+    with open(out / "pairs.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(r["a"], r["b"]) for r in rows] == [("alice", "bob")]
+    assert "deep" in (out / "index.html").read_text()  # the note is on the page too
+
+
+def test_a_tokenizer_failure_skips_that_submission_only(monkeypatch):
+    real = _similarity._fingerprint
+
+    def flaky(cd, name, code, boilerplate=None):
+        if name.startswith("bad"):
+            raise MemoryError("the tokenizer gave up")
+        return real(cd, name, code, boilerplate)
+
+    monkeypatch.setattr(_similarity, "_fingerprint", flaky)
+    sol = _similarity.canonical((SOLUTIONS / f"{EX2}.py").read_text())
+    notes: list[str] = []
+    pairs = _similarity.compare(EX2, {"a": sol, "b": sol, "bad": sol}, _similarity.template_code(EX2), notes=notes)
+    assert [(p.a, p.b) for p in pairs] == [("a", "b")]
+    assert notes == [f"bad: {EX2} skipped (MemoryError: the tokenizer gave up)"]
+
+
+# ------------------------------------------------------------------ the text boundary, per medium
+def test_student_names_are_text_in_every_medium(tmp_path):
+    sol = (SOLUTIONS / f"{EX2}.py").read_text()
+    names = ["=HYPERLINK(1)", "<img src=x onerror=alert(1)>"]
+    subs = [_folder(tmp_path, n.replace("/", "_"), {EX2: sol}) for n in names]
+    out = tmp_path / "out"
+    assert cli.main(["similarity", *subs, "--out", str(out), "--threshold", "0.5"]) == 0
+    with open(out / "pairs.csv", encoding="utf-8", newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[1][1:3] in (["'=HYPERLINK(1)", "<img src=x onerror=alert(1)>"],
+                            ["<img src=x onerror=alert(1)>", "'=HYPERLINK(1)"])
+    assert float(rows[1][3]) == 1.0 and not rows[1][3].startswith("'") and rows[1][6].isdigit()  # numbers
+    page = (out / f"{EX2}.html").read_text()
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+def test_matched_lines_are_marked_on_the_code_as_written():
+    src = ("import torch\n\n\ndef helper(v):\n    # the student's comment\n    total = (v +\n             1)\n"
+           "    return total * 2\n")
+    norm = _similarity.normalise(src)
+    assert "comment" not in norm.text and "total = v + 1" in norm.text
+    at = norm.text.index("total = v + 1")
+    assert norm.source_lines(at, at + 5) == {6, 7}  # the statement's lines as written
+    # a copy reordered and without comments: the page shows each side's own text, its matched lines marked
+    sol = (SOLUTIONS / f"{EX2}.py").read_text()
+    raw = {"a": sol, "b": renamed_and_reordered(sol)}
+    sources = {n: _similarity.normalise(c) for n, c in raw.items()}
+    codes = {n: s.text for n, s in sources.items()}
+    pairs = _similarity.compare(EX2, codes, _similarity.template_code(EX2))
+    page = _similarity.exercise_page(EX2, pairs, codes, sources=sources)
+    assert "BEGIN SOLUTION" in page  # the original's comments: the code as written is shown
+    marked = re.findall(r"<mark>(.*?)</mark>", page)
+    assert any("_mine" in m for m in marked) and any("optimizer.step()" in m for m in marked)
+    assert not any('"""' in m for m in marked)  # docstrings are the template's, never evidence
+
+
+def test_scores_are_the_same_on_every_run(tmp_path):
+    """copydetect hashed k-grams with the per-process salted ``hash``: scores moved between runs."""
+    import os
+    import subprocess
+    import sys
+
+    prog = ("from autograder.reports import similarity as s\nfrom autograder.core.paths import SOLUTIONS\n"
+            f"a = (SOLUTIONS / '{EX2}.py').read_text()\n"
+            f"b = open({str(MUTANTS / EX2 / 'valid_relu_log_no_log1p.py')!r}).read()\n"
+            f"p = s.compare('{EX2}', {{'a': s.canonical(a), 'b': s.canonical(b)}}, s.template_code('{EX2}'))\n"
+            "print(repr([(x.sim_a, x.sim_b) for x in p]))\n")
+    got = {subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(got) == 1, got

@@ -89,9 +89,12 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"tapetrace regrade: {len(d['moved'])} moved, {d['unchanged']} unchanged; diff in {out['md']}",
               file=sys.stderr)
+        for line in _regrade.changed_words(d):
+            print(f"  changed: {line}")
         for m in d["moved"][:50]:
-            print(f"  {_report.terminal_text(m['submission'])} {m['exercise']}: {m['old_score']:g} -> "
-                  f"{m['new_score']:g} ({'; '.join(m['reasons'])})")
+            old_max = m.get("old_max_score", m["max_score"])
+            print(f"  {_report.terminal_text(m['submission'])} {m['exercise']}: {m['old_score']:g}/{old_max:g} -> "
+                  f"{m['new_score']:g}/{m['max_score']:g} ({'; '.join(m['reasons'])})")
     return _status.EXIT_NOT_ALL_GRADED if _status.count_graders(results) else 0
 
 

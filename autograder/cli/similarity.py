@@ -2,7 +2,8 @@
 
     tapetrace similarity SUBMISSION... --out DIR [--threshold 0.5] [--top 20] [--only ex01_torch_mlp,...]
 
-Needs copydetect (``pip install 'tapetrace[similarity]'``). Exit status 0, or 2 with a one-line reason.
+Needs copydetect (``pip install 'tapetrace[similarity]'``). Exit status 0 (a submission that could not be compared is left out with a note saying why), or 2
+with a one-line reason.
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ def run(args: argparse.Namespace) -> int:
     except OSError as err:
         print(f"tapetrace similarity: cannot write {out}: {err}", file=sys.stderr)
         return 2
-    for n in done["notes"]:
-        print(f"tapetrace similarity: note: {n}", file=sys.stderr)
+    from autograder.core.text import terminal
+
+    for n in done["notes"]:  # a submission left out, and why (the rest were compared)
+        print(f"tapetrace similarity: note: {terminal(n)}", file=sys.stderr)
     print(f"wrote {out / 'index.html'} ({len(done['exercises'])} exercise(s), {done['pairs']} pair(s) at or above "
           f"{args.threshold:g})")
     return 0

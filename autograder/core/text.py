@@ -15,9 +15,10 @@ printable, one line and bounded:
 - the length is capped (an ellipsis marks the cut).
 
 Each output then escapes what its own medium gives meaning to: :func:`terminal` (the table, the
-progress line, pytest's summary), :func:`csv_cell` (no live spreadsheet formula), :func:`html_text` (an
-HTML element's text or an attribute's value); Markdown and HTML in
-``autograder/reports/report.py``; plots draw with matplotlib's mathtext off (``$\\x$`` is text). Ships with the
+progress line, pytest's summary), :func:`csv_cell` (no live spreadsheet formula; numbers are passed as
+numbers and stay numbers), :func:`markdown` (a Markdown line or table cell: no markup, no raw HTML, no
+link), :func:`html_text` (HTML text or an attribute's value), :func:`html_code` (a student's code in a ``<pre>``,
+its lines kept); plots draw with matplotlib's mathtext off (``$\\x$`` is text). Ships with the
 students' runtime (the notebook's self-check reports exceptions too).
 """
 
@@ -131,10 +132,36 @@ def csv_cell(value: Any) -> Any:
     return text
 
 
-def html_text(value: Any, limit: int = 0) -> str:
-    """Text for HTML (an element's text or a quoted attribute's value): :func:`clean`, then ``&<>"'`` escaped.
+# every ASCII punctuation CommonMark lets a backslash escape and that means something in a line or a table
+# cell: emphasis, code, links and images (``:`` and ``.`` too: no autolink), raw HTML and entities, headings,
+# lists, the cell's bar
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&:])")
 
-    >>> html_text('<img src=x onerror="alert(1)">')
-    '&lt;img src=x onerror=&quot;alert(1)&quot;&gt;'
+
+def markdown(value: Any, limit: int = 0) -> str:
+    """Text for one Markdown line or table cell: cleaned (:func:`clean`: one line, ``limit`` characters)
+    and every character Markdown or inline HTML gives meaning to escaped with a backslash, so that it is
+    shown as written (``<img src=x>`` stays text, ``|`` does not end the cell, ``[a](b)`` is no link).
+
+    >>> markdown("<b>x</b> | *y*")
+    '\\\\<b\\\\>x\\\\</b\\\\> \\\\| \\\\*y\\\\*'
     """
+    return _MARKDOWN.sub(r"\\\1", clean(value, limit))
+
+
+def html_text(value: Any, limit: int = 0) -> str:
+    """Text for an HTML page (an element's text or a quoted attribute's value): cleaned (:func:`clean`)
+    and ``& < > " '`` escaped."""
     return html.escape(clean(value, limit, strip=False), quote=True)
+
+
+_CODE_CONTROLS = re.compile("[\x0b\x0c\r\x85\u2028\u2029]")
+
+
+def html_code(value: Any) -> str:
+    """A student's code for an HTML ``<pre>``, its lines and indentation kept: every control and invisible
+    character shown as an escape (a bidirectional override cannot reorder what the instructor reads, a
+    carriage return cannot hide a line), then ``& < > " '`` escaped."""
+    text = _printable(value).replace("\r\n", "\n")
+    text = _INVISIBLE.sub(_escape, _CODE_CONTROLS.sub(_escape, text))
+    return html.escape(text, quote=True)

@@ -42,7 +42,7 @@ WORDS: dict[str, str] = {
 # builders (notebook, otter zip, the students' runtime) and the command-line entry never decide a verdict.
 _NOT_ENGINE_DIRS = ("hidden", "exercises", "messages", "data", "cli", "reports", "builders")
 # Modules of the engine's folders with a part of their own (tolerances) or that only compute this fingerprint.
-_NOT_ENGINE_FILES = ("core/tolerances.py", "core/verdict_fp.py")
+_NOT_ENGINE_FILES = ("core/tolerances.py", "core/verdict_fp.py", "engine/regrade.py")
 # The tolerance table (its own part: ``tolerances changed``).
 TOLERANCES = Path("core") / "tolerances.py"
 # The numerical libraries whose versions decide verdicts.

@@ -6,15 +6,24 @@ on this run's device, with the earlier seed: a (submission, exercise) pair is gr
 moved (its suite, public checks, probes, reference, tolerances, engine, datasets, device), when it has no
 fingerprint, when the grader could not grade it (``grader_error``/``ungraded``), or with ``--all``.
 The new rows are merged into the earlier ones (autograder/_resume.py's ``merge``) and :func:`diff` lists,
-per submission and exercise whose score or any check's verdict moved, the old and new score, the
-checks that changed verdict, and why (the parts that moved). :func:`diff_csv` and :func:`diff_markdown`
-write it for people; the JSON form feeds ``tapetrace report --regrade DIFF.json``.
+per submission and exercise whose score, maximum or any check's verdict moved, the old and new score out
+of the old and new maximum, the checks that changed verdict, and why (the parts that moved). Each row
+also records, per check, its points and digests of its definition and of the tolerances it names
+(:func:`check_parts`, stamped by :func:`stamp_checks`): the diff names the checks whose definition, points
+or tolerance changed (:func:`changed_checks`). :func:`diff_csv` and :func:`diff_markdown` write it for
+people (student text through autograder/core/text.py; numbers as numbers); the JSON form feeds
+``tapetrace report --regrade DIFF.json``.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
+import inspect
 import io
+import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +47,8 @@ class Plan:
         exercises_for: per such path, the exercises to grade again.
         reasons: per (path, exercise), why (``["suite changed"]``...).
         old: per path, the earlier row.
+        definitions: per (path, exercise), the checks whose definition, points or tolerance changed since
+            that row was graded (:func:`changed_checks`; empty when the earlier row did not record them).
     """
 
     seed: int | None
@@ -46,11 +57,92 @@ class Plan:
     exercises_for: dict[str, list[str]] = field(default_factory=dict)
     reasons: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     old: dict[str, dict[str, Any]] = field(default_factory=dict)
+    definitions: dict[tuple[str, str], list[dict[str, str]]] = field(default_factory=dict)
 
     @property
     def pairs(self) -> int:
         """How many (submission, exercise) pairs are graded again."""
         return sum(len(v) for v in self.exercises_for.values())
+
+
+_TOLERANCE_KINDS = re.compile(r"""["']([a-z_]+)["']""")
+_CHECK_CACHE: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _source(fn: Callable[..., Any]) -> str:
+    """A check function's text (its code object's parts where the file cannot be read)."""
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):
+        code = getattr(fn, "__code__", None)
+        return repr((code.co_code, code.co_consts, code.co_names)) if code is not None else repr(fn)
+
+
+def _check_part(check: Any) -> dict[str, Any]:
+    from autograder.core.tolerances import TOLERANCES
+
+    key = (check.name, id(check.fn), check.points, check.hidden, check.timeout_scale, check.needs)
+    if key not in _CHECK_CACHE:
+        src = _source(check.fn)
+        kinds = sorted(set(_TOLERANCE_KINDS.findall(src)) & set(TOLERANCES))
+        tols = {k: {b: [t.atol, t.rtol] for b, t in TOLERANCES[k].items()} for k in kinds}
+        _CHECK_CACHE[key] = {"points": float(check.points),
+                             "definition": _digest([src, check.hidden, check.timeout_scale, check.needs]),
+                             "tolerance": _digest(tols)}
+    return _CHECK_CACHE[key]
+
+
+def check_parts(exercise: str) -> dict[str, dict[str, Any]]:
+    """Per check of ``exercise``'s suite: its points, a digest of its definition (its function's text, whether
+    hidden, its timeout scale, what it needs) and one of the tolerances it names (``"forward"``, ``"step"``...).
+
+    A helper the check calls is not its definition: a change there moves the suite's part (``suite changed``)
+    without naming the check.
+    """
+    from autograder import hidden
+
+    return {c.name: _check_part(c) for c in hidden.load_suite(exercise).checks}
+
+
+def stamp_checks(row: dict[str, Any]) -> None:
+    """Adds ``checks`` (:func:`check_parts`) to each graded exercise's fingerprint of a result row."""
+    for ex, e in (row.get("exercises") or {}).items():
+        if isinstance(e, dict) and isinstance(e.get("fingerprint"), dict):
+            try:
+                e["fingerprint"]["checks"] = check_parts(ex)
+            except Exception:  # noqa: BLE001 - naming checks is for the diff's reader; grading never depends on it
+                continue
+
+
+def changed_checks(before: dict[str, Any] | None, now: dict[str, Any] | None) -> list[dict[str, str]]:
+    """The checks whose definition, points or tolerance differ between two :func:`check_parts`, in words.
+
+    Returns:
+        ``[{"name", "what"}]`` (``"points 1 → 2"``, ``"definition changed"``, ``"tolerance changed"``,
+        ``"added (2 points)"``, ``"removed"``), in the suite's order; ``[]`` when either is unknown.
+    """
+    if not isinstance(before, dict) or not isinstance(now, dict):
+        return []
+    out = []
+    for name in dict.fromkeys([*now, *before]):
+        a, b = before.get(name), now.get(name)
+        if not isinstance(a, dict):
+            out.append({"name": name, "what": f"added ({float(b['points']):g} points)"})
+            continue
+        if not isinstance(b, dict):
+            out.append({"name": name, "what": "removed"})
+            continue
+        if float(a.get("points", 0)) != float(b["points"]):
+            out.append({"name": name, "what": f"points {float(a.get('points', 0)):g} → {float(b['points']):g}"})
+        if a.get("definition") != b.get("definition"):
+            out.append({"name": name, "what": "definition changed"})
+        elif a.get("tolerance") != b.get("tolerance"):  # (a new definition may name other tolerances: it says so)
+            out.append({"name": name, "what": "tolerance changed"})
+    return out
 
 
 def _seed(rows: list[dict[str, Any]]) -> int | None:
@@ -61,7 +153,8 @@ def _seed(rows: list[dict[str, Any]]) -> int | None:
 
 
 def plan(old_rows: list[dict[str, Any]], submissions: list[str] | None, device: dict[str, Any],
-         public_only: bool = False, everything: bool = False, fingerprint: Any = None) -> Plan:
+         public_only: bool = False, everything: bool = False, fingerprint: Any = None,
+         checks: Callable[[str], dict[str, Any]] | None = None) -> Plan:
     """Decides which (submission, exercise) pairs to grade again.
 
     Args:
@@ -72,6 +165,7 @@ def plan(old_rows: list[dict[str, Any]], submissions: list[str] | None, device: 
         everything: ``--all``: every pair, whatever its fingerprint.
         fingerprint: ``(exercise, device, seed, public_only) -> fingerprint`` (default
             :func:`autograder.core.verdict_fp.make`; tests pass another).
+        checks: ``exercise -> check parts`` (default :func:`check_parts`), to name the checks that changed.
 
     Raises:
         RegradeRefused: mixed seeds, or a submission the earlier results do not hold.
@@ -89,6 +183,16 @@ def plan(old_rows: list[dict[str, Any]], submissions: list[str] | None, device: 
                 raise RegradeRefused(f"{p} is not in the earlier results (grade it with tapetrace grade)")
             chosen.append(p)
     now = {ex: make(ex, device, seed, public_only) for ex in exercises}
+    parts_now: dict[str, dict[str, Any] | None] = {}
+
+    def current(ex: str) -> dict[str, Any] | None:
+        if ex not in parts_now:
+            try:
+                parts_now[ex] = (checks or check_parts)(ex)
+            except Exception:  # noqa: BLE001 - an unknown exercise: nothing to name
+                parts_now[ex] = None
+        return parts_now[ex]
+
     out = Plan(seed=seed, exercises=exercises)
     for p in chosen:
         old = by_place[same_place(p)]
@@ -103,6 +207,8 @@ def plan(old_rows: list[dict[str, Any]], submissions: list[str] | None, device: 
             if why:
                 again.append(ex)
                 out.reasons[(p, ex)] = why
+                before = (e.get("fingerprint") or {}).get("checks") if isinstance(e.get("fingerprint"), dict) else None
+                out.definitions[(p, ex)] = changed_checks(before, current(ex)) if before else []
         if again:
             out.paths.append(p)
             out.exercises_for[p] = again
@@ -113,19 +219,34 @@ def _verdicts(e: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
     return {str(t.get("name")): t for t in (e or {}).get("tests") or []}
 
 
+def _points_moved(ov: dict[str, dict[str, Any]], nv: dict[str, dict[str, Any]]) -> list[dict[str, str]]:
+    """Checks whose points differ between two rows' test records (rows graded before checks were recorded)."""
+    out = []
+    for name in dict.fromkeys([*nv, *ov]):
+        a, b = ov.get(name), nv.get(name)
+        if a is None or b is None:
+            out.append({"name": name, "what": "added" if a is None else "removed"})
+        elif float(a.get("max_score") or 0) != float(b.get("max_score") or 0):
+            out.append({"name": name, "what": f"points {float(a.get('max_score') or 0):g} → "
+                                              f"{float(b.get('max_score') or 0):g}"})
+    return out
+
+
 def diff(the_plan: Plan, new_rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """What moved: per (submission, exercise) graded again whose score, status or any verdict changed.
+    """What moved: per (submission, exercise) graded again whose score, maximum, status or any verdict changed.
 
     Args:
         the_plan: the :class:`Plan` that was graded.
         new_rows: per path, the merged new row.
 
     Returns:
-        ``{"tapetrace_regrade": 1, "seed", "regraded": pairs, "moved": [{"submission", "exercise",
-        "old_score", "new_score", "max_score", "old_status", "new_status", "reasons", "checks":
-        [{"name", "old", "new", "old_code", "new_code", "message"}]}], "unchanged": pairs - moved}``.
+        ``{"tapetrace_regrade": 1, "seed", "regraded": pairs, "checks_changed": {exercise: [{"name",
+        "what"}]}, "moved": [{"submission", "exercise", "old_score", "new_score", "old_max_score",
+        "max_score" (the new one), "old_status", "new_status", "reasons", "checks": [{"name", "old", "new",
+        "old_code", "new_code", "message"}]}], "unchanged": pairs - moved}``.
     """
     moved = []
+    named: dict[str, dict[tuple[str, str], dict[str, str]]] = {}
     for p, exs in the_plan.exercises_for.items():
         old_row, new_row = the_plan.old[p], new_rows.get(p)
         if new_row is None:
@@ -133,6 +254,8 @@ def diff(the_plan: Plan, new_rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
         for ex in exs:
             o, n = old_row["exercises"].get(ex) or {}, new_row["exercises"].get(ex) or {}
             ov, nv = _verdicts(o), _verdicts(n)
+            for c in [*the_plan.definitions.get((p, ex), []), *(_points_moved(ov, nv) if ov and nv else [])]:
+                named.setdefault(ex, {}).setdefault((c["name"], c["what"].split(" (")[0]), c)
             checks = []
             for name in dict.fromkeys([*ov, *nv]):
                 a, b = ov.get(name, {}), nv.get(name, {})
@@ -141,13 +264,25 @@ def diff(the_plan: Plan, new_rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
                                    "old_code": a.get("code", ""), "new_code": b.get("code", ""),
                                    "message": str(b.get("message") or a.get("message") or "")})
             os_, ns = float(o.get("score") or 0.0), float(n.get("score") or 0.0)
-            if checks or abs(os_ - ns) > 1e-9 or o.get("status") != n.get("status"):
+            om, nm = float(o.get("max_score") or 0.0), float(n.get("max_score") or o.get("max_score") or 0.0)
+            if checks or abs(os_ - ns) > 1e-9 or abs(om - nm) > 1e-9 or o.get("status") != n.get("status"):
                 moved.append({"submission": str(old_row["submission"]), "exercise": ex, "old_score": os_,
-                              "new_score": ns, "max_score": float(n.get("max_score") or o.get("max_score") or 0.0),
+                              "new_score": ns, "old_max_score": om, "max_score": nm,
                               "old_status": o.get("status"), "new_status": n.get("status"),
                               "reasons": the_plan.reasons.get((p, ex), []), "checks": checks})
-    return {"tapetrace_regrade": 1, "seed": the_plan.seed, "regraded": the_plan.pairs, "moved": moved,
-            "unchanged": the_plan.pairs - len(moved)}
+    changed = {ex: _merge_named(list(v.values())) for ex, v in named.items()}
+    return {"tapetrace_regrade": 1, "seed": the_plan.seed, "regraded": the_plan.pairs, "checks_changed": changed,
+            "moved": moved, "unchanged": the_plan.pairs - len(moved)}
+
+
+def _merge_named(items: list[dict[str, str]]) -> list[dict[str, str]]:
+    """One entry per (check, what): "added (2 points)" over a bare "added" the test records gave."""
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    for c in items:
+        key = (c["name"], c["what"].split(" (")[0])
+        if key not in out or len(c["what"]) > len(out[key]["what"]):
+            out[key] = c
+    return list(out.values())
 
 
 def _word(t: dict[str, Any], present: bool) -> str:
@@ -161,57 +296,87 @@ def _checks_words(m: dict[str, Any]) -> str:
                      for c in m["checks"])
 
 
+def changed_words(d: dict[str, Any]) -> list[str]:
+    """One line per check whose definition, points or tolerance changed: ``"ex09: check: points 1 → 2"``."""
+    return [f"{ex}: {c['name']}: {c['what']}" for ex, items in (d.get("checks_changed") or {}).items() for c in items]
+
+
+def _score(score: float, maximum: float) -> str:
+    return f"{score:g}/{maximum:g}"
+
+
 def diff_csv(d: dict[str, Any]) -> str:
-    """One row per (submission, exercise) that moved."""
+    """One row per (submission, exercise) that moved: scores, maxima and the delta as numbers a spreadsheet
+    reads; the student's text through :func:`autograder.core.text.csv_cell`."""
     from autograder.core.text import csv_cell
 
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["submission", "exercise", "old_score", "new_score", "delta", "max_score", "old_status", "new_status",
-                "why", "checks_changed"])
+    w.writerow(["submission", "exercise", "old_score", "new_score", "delta", "max_score", "old_max_score",
+                "old_status", "new_status", "why", "checks_changed"])
     for m in d["moved"]:
-        w.writerow([csv_cell(v) for v in (m["submission"], m["exercise"], f"{m['old_score']:g}", f"{m['new_score']:g}",
-                                          f"{m['new_score'] - m['old_score']:+g}", f"{m['max_score']:g}",
-                                          m["old_status"], m["new_status"], "; ".join(m["reasons"]),
-                                          _checks_words(m))])
+        old_max = float(m.get("old_max_score", m["max_score"]))
+        w.writerow([csv_cell(m["submission"]), csv_cell(m["exercise"]), _num(m["old_score"]), _num(m["new_score"]),
+                    _num(m["new_score"] - m["old_score"]), _num(m["max_score"]), _num(old_max),
+                    csv_cell(m["old_status"]), csv_cell(m["new_status"]), csv_cell("; ".join(m["reasons"])),
+                    csv_cell(_checks_words(m))])
     return buf.getvalue()
 
 
+def _num(x: float) -> int | float:
+    """A number as a spreadsheet reads it: 2 (not 2.0), 0.5, -1."""
+    x = round(float(x), 6)
+    return int(x) if x.is_integer() else x
+
+
 def _md(text: Any) -> str:
+    """The grader's own words (check names, catalogue keys) in a Markdown table cell."""
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def diff_markdown(d: dict[str, Any]) -> str:
-    """The diff as a Markdown table, with one line on how many pairs were graded again."""
+    """The diff in Markdown: the checks that changed, then every student whose score or maximum moved (the
+    submission's name through :func:`autograder.core.text.markdown`)."""
+    from autograder.core.text import markdown
+
     lines = [f"# Regrade (seed {d['seed']})", "",
              f"{d['regraded']} (submission, exercise) pair(s) graded again; {len(d['moved'])} moved, "
              f"{d['unchanged']} unchanged.", ""]
+    named = changed_words(d)
+    if named:
+        lines += ["## Checks whose definition, points or tolerance changed", "", *[f"- {_md(w)}" for w in named], ""]
     if d["moved"]:
-        lines += ["| submission | exercise | old → new | why | checks that changed verdict |",
+        lines += ["## Scores or maxima that moved", "",
+                  "| submission | exercise | old → new | why | checks that changed verdict |",
                   "|---|---|---|---|---|"]
         for m in d["moved"]:
-            lines.append(f"| {_md(m['submission'])} | {m['exercise']} | {m['old_score']:g} → {m['new_score']:g} "
-                         f"/ {m['max_score']:g} | {_md('; '.join(m['reasons']))} | {_md(_checks_words(m))} |")
+            old_max = float(m.get("old_max_score", m["max_score"]))
+            lines.append(f"| {markdown(m['submission'])} | {_md(m['exercise'])} | "
+                         f"{_score(m['old_score'], old_max)} → {_score(m['new_score'], m['max_score'])} | "
+                         f"{_md('; '.join(m['reasons']))} | {_md(_checks_words(m))} |")
     return "\n".join(lines) + "\n"
 
 
 def render_html(d: dict[str, Any]) -> str:
     """The report's "Regrade" section."""
-    import html
-
-    def esc(v: Any) -> str:
-        return html.escape(str(v))
+    from autograder.core.text import html_text as esc
 
     out = [f"<section id=\"regrade\"><h2>Regrade</h2><p class=\"meta\">{d['regraded']} (submission, exercise) "
            f"pair(s) graded again with seed {esc(d['seed'])}: {len(d['moved'])} moved, {d['unchanged']} unchanged."
            "</p>"]
+    named = changed_words(d)
+    if named:
+        out.append("<p>Checks whose definition, points or tolerance changed:</p><ul>"
+                   + "".join(f"<li>{esc(w)}</li>" for w in named) + "</ul>")
     if d["moved"]:
         out.append("<table class=\"regrade\"><tr><th>submission</th><th>exercise</th><th class=n>old → new</th>"
                    "<th>why</th><th>checks that changed verdict</th></tr>")
         for m in d["moved"]:
+            old_max = float(m.get("old_max_score", m["max_score"]))
             cls = " low" if m["new_score"] < m["old_score"] else ""
             out.append(f"<tr><td>{esc(m['submission'])}</td><td>{esc(m['exercise'])}</td>"
-                       f"<td class=\"n{cls}\">{m['old_score']:g} → {m['new_score']:g}</td>"
+                       f"<td class=\"n{cls}\">{_score(m['old_score'], old_max)} → "
+                       f"{_score(m['new_score'], m['max_score'])}</td>"
                        f"<td>{esc('; '.join(m['reasons']))}</td><td>{esc(_checks_words(m))}</td></tr>")
         out.append("</table>")
     out.append("</section>")

@@ -346,3 +346,6 @@ class GradingRun(RunWorkers):
         from autograder.core import verdict_fp as _verdict_fp
 
         _verdict_fp.stamp(res, getattr(self, "public_only", False))  # what decides each verdict (regrade)
+        from autograder.engine.regrade import stamp_checks
+
+        stamp_checks(res)  # each check's points, definition and tolerances (a regrade names those that changed)

@@ -16,11 +16,10 @@ The mutants' headers come from the shipped catalogue (autograder/_mutants.py's `
 from __future__ import annotations
 
 import csv
-import html
 import io
 from typing import Any
 
-from autograder.core.text import clean, csv_cell
+from autograder.core.text import clean, csv_cell, html_text
 
 SKIP_CODES = {"NOT_ATTEMPTED"}
 
@@ -113,8 +112,8 @@ def to_csv(mistakes: dict[str, dict[str, Any]]) -> str:
 
 def render_html(mistakes: dict[str, dict[str, Any]], top: int = 8) -> str:
     """The report's "Common mistakes" section: per exercise, the named mistakes, then the failures by key."""
-    def esc(v: Any) -> str:
-        return html.escape(clean(v, 0))
+    def esc(v: Any) -> str:  # a submission's name, a message quoting its code: text, never markup
+        return html_text(v)
 
     out = ["<section id=\"mistakes\"><h2>Common mistakes</h2><p class=\"meta\">Failed checks grouped by the "
            "message's catalogue key, and the catalogued mistakes (tests/mutants) whose failures a submission's "

@@ -6,23 +6,30 @@ normalised, as MOSS does): ``pip install 'tapetrace[similarity]'``. Per exercise
 1. each submission's **graded code** is read with the project's loader (autograder/_loader.py): a
    notebook's own section only (not the earlier sections "Run all" gives it as context), a folder's or
    zip's exercise file;
-2. the **template's** fingerprints (the stub in ``exercises/``, the student template's file and notebook
+2. each is **normalised** (:func:`normalise`: docstrings and comments out, formatting through
+   ``ast.unparse``, top-level definitions in an order moving them does not change), and so is the template:
+   code is compared, not its presentation (tests/similarity_bank: every usual disguise of a copy scores as a
+   verbatim one);
+3. the **template's** fingerprints (the stub in ``exercises/``, the student template's file and notebook
    section) are removed from every submission (copydetect's boilerplate), and so are passages more than
    ``max_share`` of the class wrote (MOSS's ``-m``: code everyone shares is not evidence);
-3. candidate pairs are those sharing fingerprints (an inverted index, so 1,000 submissions do not mean
+4. candidate pairs are those sharing fingerprints (an inverted index, so 1,000 submissions do not mean
    500,000 full comparisons); each is compared with ``copydetect.compare_files``.
 
-Outputs in ``--out``: ``index.html``; ``<exercise>.html`` with the top pairs side by side and the matching
-spans marked; ``pairs.csv`` (pairs at or above ``--threshold``); ``export/<exercise>/`` with one file per
+A submission that cannot be normalised or fingerprinted (code nested deeper than Python's parser goes) is
+left out of its exercise with a note saying why; the rest are compared. Outputs in ``--out``:
+``index.html``; ``<exercise>.html`` with the top pairs side by side, as the students wrote them, the lines
+the matching spans came from marked; ``pairs.csv`` (pairs at or above ``--threshold``); ``export/<exercise>/`` with one file per
 student and the template, in the form MOSS (``moss -l python -b template/...``) and JPlag (``-bc``) take.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
-import html
 import io
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,9 +49,31 @@ class SimilarityError(Exception):
 def _copydetect() -> Any:
     try:
         import copydetect
+        import copydetect.utils
     except ImportError:
         raise SimilarityError("copydetect is not installed: pip install 'tapetrace[similarity]'") from None
+    copydetect.utils.hashed_kgrams = stable_kgrams  # the same report on every run (see stable_kgrams)
     return copydetect
+
+
+def stable_kgrams(string: str, k: int) -> Any:
+    """The hashes of every ``k``-gram of ``string``, the same in every process and run.
+
+    copydetect hashes k-grams with Python's ``hash``, which is salted per process (``PYTHONHASHSEED``):
+    winnowing then keeps other fingerprints on each run, and one pair's score moved by 0.1 between two runs
+    on the same class. This replaces it: CRC-32 and Adler-32 of each k-gram's UTF-8 (C code, about as fast as
+    ``hash``), side by side in one 64-bit integer.
+    """
+    import zlib
+
+    import numpy as np
+
+    whole = string.encode("utf-8", "surrogatepass")
+    if len(whole) == len(string):  # ASCII (the tokenizer's output nearly always is): slice the bytes
+        grams = [whole[o:o + k] for o in range(len(whole) - k + 1)]
+    else:
+        grams = [string[o:o + k].encode("utf-8", "surrogatepass") for o in range(len(string) - k + 1)]
+    return np.array([(zlib.crc32(g) << 32) | zlib.adler32(g) for g in grams], dtype=np.uint64).view(np.int64)
 
 
 @dataclass
@@ -94,45 +123,132 @@ def template_code(exercise: str) -> list[str]:
     return out
 
 
-def canonical(code: str) -> str:
-    """``code`` as it is compared: docstrings out, top-level definitions in an order renaming and reordering
-    do not change.
+@dataclass
+class Normalised:
+    """A submission's code as it is compared, and where each part of it came from.
 
-    Docstrings become ``...`` (copydetect reads any string as one token ``S``: they are no evidence, and the
-    template's are long). Statements other than definitions (imports, constants) stay first, in their
-    order; the functions and classes follow, sorted by their shape (the syntax tree's node types and
-    constants, not its names). A copy with renamed variables and its helpers moved around is then the same
-    text as its origin. Code that does not parse is left as it is.
+    Attributes:
+        text: what is fingerprinted (:func:`normalise`).
+        source: the code as the student wrote it (what the pages show).
+        spans: ``(start, end, first_line, last_line)``: the characters ``text[start:end]`` came from the
+            1-based lines ``first_line..last_line`` of ``source``; outer statements before inner ones (the
+            innermost one that holds a character says where it came from).
     """
-    import ast
 
+    text: str
+    source: str
+    spans: list[tuple[int, int, int, int]] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def as_written(cls, code: str) -> Normalised:
+        """Code compared as it is (it does not parse): each line is its own origin."""
+        spans, pos = [], 0
+        for k, line in enumerate(re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", code), 1):
+            spans.append((pos, pos + len(line), k, k))
+            pos += len(line)
+        return cls(code, code, spans)
+
+    def source_lines(self, start: int, end: int) -> set[int]:
+        """The lines of :attr:`source` the characters ``text[start:end]`` came from."""
+        owner = self.__dict__.get("_owner")
+        if owner is None:
+            owner = [-1] * len(self.text)
+            for k, (a, b, _f, _l) in enumerate(self.spans):  # outer first: inner ones overwrite
+                owner[a:b] = [k] * (min(b, len(owner)) - a)
+            self.__dict__["_owner"] = owner
+        out: set[int] = set()
+        for k in set(owner[max(0, start):end]) - {-1}:
+            out.update(range(self.spans[k][2], self.spans[k][3] + 1))
+        return out
+
+
+class _Recorder(ast._Unparser):  # the standard library's unparser, noting where each statement's text goes
+    def __init__(self) -> None:
+        super().__init__()
+        self.length = 0
+        self.spans: list[tuple[int, int, int, int]] = []
+
+    def write(self, *text: str) -> None:
+        self.length += sum(len(t) for t in text)
+        super().write(*text)
+
+    def traverse(self, node: Any) -> None:
+        if not isinstance(node, ast.stmt) or not hasattr(node, "lineno"):
+            super().traverse(node)
+            return
+        k = len(self.spans)
+        self.spans.append((self.length, self.length, 0, 0))
+        super().traverse(node)
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and hasattr(body[0], "lineno"):  # a compound statement: its header
+            last = max(first, body[0].lineno - 1)
+        else:
+            last = node.end_lineno or node.lineno
+        self.spans[k] = (self.spans[k][0], self.length, first, last)
+
+
+def _is_text(stmt: ast.stmt) -> bool:
+    """A statement that is only a string (a docstring, a string used as a comment): it does nothing."""
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+def _shape(node: ast.AST) -> str:
+    """A definition's shape: its syntax tree's node types and constants, not its names."""
+    return " ".join(type(n).__name__ + (repr(n.value) if isinstance(n, ast.Constant) else "") for n in ast.walk(node))
+
+
+def normalise(code: str) -> Normalised:
+    """``code`` as it is compared: what presentation changes set aside, where each part came from kept.
+
+    Docstrings and every other statement that is only a string are dropped (the template hands out long
+    ones; deleting them is no change to the code); comments and formatting go with a round trip through the
+    syntax tree (``ast.unparse``: ``black`` or ``ast.unparse`` applied by a student changes nothing);
+    statements other than definitions (imports, constants) stay first, in their order, and the top-level
+    functions and classes follow sorted by their shape (:func:`_shape`), so that moving them around changes
+    nothing either. Names need nothing here: the tokenizer reads every name as one token (``V``, ``F``,
+    ``O``), so renamed locals are the same text. Code that does not parse is compared as written.
+
+    Raises:
+        RecursionError: the code nests deeper than Python's parser or unparser go (the caller skips it).
+    """
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
-        return code
-    lines = code.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
+        return Normalised.as_written(code)
     for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
-            doc = body[0]
-            lines[doc.lineno - 1] = " " * doc.col_offset + "...\n"
-            for k in range(doc.lineno, doc.end_lineno or doc.lineno):
-                lines[k] = ""
-    head, defs = [], []
-    for node in tree.body:
-        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]) - 1
-        text = "".join(lines[first:node.end_lineno])
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            shape = " ".join(type(n).__name__ + (repr(n.value) if isinstance(n, ast.Constant) else "")
-                             for n in ast.walk(node))
-            defs.append((shape, text))
-        else:
-            head.append(text)
-    return "".join(head) + "\n" + "\n".join(t for _k, t in sorted(defs, key=lambda d: d[0]))
+        for attr in ("body", "orelse", "finalbody"):
+            body = getattr(node, attr, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                kept = [b for b in body if not _is_text(b)]
+                if not kept and not isinstance(node, ast.Module) and attr == "body":
+                    kept = [ast.Pass()]
+                setattr(node, attr, kept)
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    head = [n for n in tree.body if not isinstance(n, defs)]
+    tree.body = head + sorted((n for n in tree.body if isinstance(n, defs)), key=_shape)
+    rec = _Recorder()
+    text = rec.visit(tree)
+    return Normalised(text + "\n", code, rec.spans)
+
+
+def canonical(code: str) -> str:
+    """The text :func:`normalise` gives ``code`` (what is fingerprinted)."""
+    return normalise(code).text
+
+
+def _label(name: str) -> str:
+    """A student's name for a note: one printable line (:func:`autograder.core.text.clean`)."""
+    from autograder.core.text import NAME_CHARS, clean
+
+    return clean(name, NAME_CHARS, strip=False)
+
+
+def _why(err: BaseException) -> str:
+    """An exception in a few words, for a note (its type names it; a message the student's code shaped is cut)."""
+    from autograder.core.text import clean
+
+    return clean(f"{type(err).__name__}: {err}", 160)
 
 
 def _fingerprint(cd: Any, name: str, code: str, boilerplate: Any = None) -> Any:
@@ -141,13 +257,20 @@ def _fingerprint(cd: Any, name: str, code: str, boilerplate: Any = None) -> Any:
 
 
 def _fingerprint_all(items: list[tuple[str, str]], boilerplate: Any) -> list[Any]:
+    """Each item's fingerprint, or the reason (a str) it has none: one submission never stops the rest."""
     cd = _copydetect()
-    return [_fingerprint(cd, name, code, boilerplate) for name, code in items]
+    out = []
+    for name, code in items:
+        try:
+            out.append(_fingerprint(cd, name, code, boilerplate))
+        except Exception as err:  # noqa: BLE001 - whatever one submission's code does to the tokenizer
+            out.append(_why(err))
+    return out
 
 
 def fingerprints(codes: dict[str, str], boilerplate: Any, jobs: int = 1) -> list[Any]:
     """copydetect's fingerprints of ``codes`` (in sorted name order), in ``jobs`` processes (tokenizing is
-    most of the time: pygments, about 10 ms a file)."""
+    most of the time: pygments, about 10 ms a file); where one could not be made, the reason (a str)."""
     items = sorted(codes.items())
     if jobs <= 1 or len(items) < 64:
         return _fingerprint_all(items, boilerplate)
@@ -174,7 +297,7 @@ def default_jobs() -> int:
 
 
 def compare(exercise: str, codes: dict[str, str], templates: list[str], max_share: float = 0.1,
-            min_shared: int = MIN_SHARED, jobs: int = 1) -> list[Pair]:
+            min_shared: int = MIN_SHARED, jobs: int = 1, notes: list[str] | None = None) -> list[Pair]:
     """Every pair of ``codes`` (student -> graded code) that shares code beyond the template, best first.
 
     Args:
@@ -185,18 +308,25 @@ def compare(exercise: str, codes: dict[str, str], templates: list[str], max_shar
             is common code, not evidence.
         min_shared: fingerprints two submissions must share to be compared.
         jobs: processes for fingerprinting.
+        notes: where a submission or a pair that could not be compared is said (and left out).
     """
     import numpy as np
 
     cd = _copydetect()
     from copydetect.utils import get_token_coverage
 
+    said = notes if notes is not None else []
     boiler: set[int] = set()
     for k, t in enumerate(templates):
-        boiler |= set(_fingerprint(cd, f"template{k}", canonical(t)).hashes)
+        try:
+            boiler |= set(_fingerprint(cd, f"template{k}", canonical(t)).hashes)
+        except Exception as err:  # noqa: BLE001 - a template that cannot be read removes nothing
+            said.append(f"{exercise}: a template text could not be fingerprinted ({_why(err)})")
     bp = np.array(sorted(boiler), dtype=np.int64) if boiler else None
-    names = sorted(codes)
-    fps = fingerprints(codes, bp, jobs)
+    made = fingerprints(codes, bp, jobs)
+    names = [n for n, fp in zip(sorted(codes), made) if not isinstance(fp, str)]
+    said += [f"{_label(n)}: {exercise} skipped ({fp})" for n, fp in zip(sorted(codes), made) if isinstance(fp, str)]
+    fps = [fp for fp in made if not isinstance(fp, str)]
     owners: dict[int, list[int]] = {}
     for i, fp in enumerate(fps):
         for h in fp.hashes:
@@ -220,7 +350,11 @@ def compare(exercise: str, codes: dict[str, str], templates: list[str], max_shar
     for (i, j), n in shared.items():
         if n < min_shared:
             continue
-        tokens, (sa, sb), slices = cd.compare_files(fps[i], fps[j])
+        try:
+            tokens, (sa, sb), slices = cd.compare_files(fps[i], fps[j])
+        except Exception as err:  # noqa: BLE001 - one pair never stops the rest
+            said.append(f"{_label(names[i])} and {_label(names[j])}: {exercise} not compared ({_why(err)})")
+            continue
         if tokens:
             pairs.append(Pair(exercise, names[i], names[j], float(sa), float(sb), int(tokens), slices))
     pairs.sort(key=lambda p: (-p.score, p.a, p.b))
@@ -256,43 +390,60 @@ font-size:.8rem;max-height:40rem;min-width:0} mark{background:#ffe066} .meta{col
 """
 
 
-def _marked(cd: Any, code: str, slices: Any) -> str:
-    from copydetect.utils import highlight_overlap
+def _marked(code: Normalised, slices: Any) -> str:
+    """The student's code as written, each line a matched span came from marked."""
+    from autograder.core.text import html_code
 
-    if slices is None or getattr(slices, "shape", (0, 0))[1] == 0:
-        return html.escape(code)
-    text, _ = highlight_overlap(code, slices, "<mark>", "</mark>", escape_html=True)
-    return text
+    lines: set[int] = set()
+    if slices is not None and getattr(slices, "shape", (0, 0))[1]:
+        for start, end in zip(slices[0], slices[1]):
+            lines |= code.source_lines(int(start), int(end))
+    out = []
+    for k, line in enumerate(re.split(r"\r\n|\r|\n", code.source.rstrip("\r\n")), 1):  # the parser's lines
+        text = html_code(line)
+        out.append(f"<mark>{text}</mark>" if k in lines and line.strip() else text)
+    return "\n".join(out)
 
 
-def exercise_page(exercise: str, pairs: list[Pair], codes: dict[str, str], top: int = 20) -> str:
-    """One exercise's page: the top pairs, each side by side with the matching spans marked."""
-    cd = _copydetect()
-    out = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(exercise)} similarity"
-           f"</title><style>{_CSS}</style></head><body><h1>{html.escape(exercise)}</h1>",
+def exercise_page(exercise: str, pairs: list[Pair], codes: dict[str, str], top: int = 20,
+                  sources: dict[str, Normalised] | None = None) -> str:
+    """One exercise's page: the top pairs, each side by side with the lines their matching spans came from marked.
+
+    Args:
+        exercise: the exercise.
+        pairs: its pairs, best first.
+        codes: student -> the compared text (:func:`canonical`).
+        top: pairs shown side by side.
+        sources: student -> :func:`normalise`'s result (the code as written, where the compared text came
+            from); without it the compared text is shown.
+    """
+    from autograder.core.text import html_text as esc
+
+    shown = sources or {n: Normalised.as_written(c) for n, c in codes.items()}
+    out = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(exercise)} similarity"
+           f"</title><style>{_CSS}</style></head><body><h1>{esc(exercise)}</h1>",
            f"<p class=\"meta\">{len(codes)} submissions, {len(pairs)} pairs sharing code beyond the template; "
-           f"top {min(top, len(pairs))} shown. Marked: code both wrote (names and strings normalised). Shares: of "
-           "each one's code beyond the template. Code is shown as compared: top-level definitions in a canonical "
-           "order, so moved helpers line up.</p>",
+           f"top {min(top, len(pairs))} shown. Compared: the code, not its presentation (docstrings, comments, "
+           "formatting, names and the order of top-level definitions set aside; the template's code and code "
+           "most of the class wrote left out). Shown: the code as written, the lines both wrote marked. Shares: "
+           "of each one's code beyond the template.</p>",
            "<table><tr><th>#</th><th>a</th><th>b</th><th class=n>a's code shared</th><th class=n>b's code shared</th>"
            "<th class=n>tokens</th></tr>"]
     for k, p in enumerate(pairs[:top], 1):
-        out.append(f"<tr><td><a href=\"#pair{k}\">{k}</a></td><td>{html.escape(p.a)}</td><td>{html.escape(p.b)}</td>"
+        out.append(f"<tr><td><a href=\"#pair{k}\">{k}</a></td><td>{esc(p.a)}</td><td>{esc(p.b)}</td>"
                    f"<td class=n>{100 * p.sim_a:.0f}%</td><td class=n>{100 * p.sim_b:.0f}%</td>"
                    f"<td class=n>{p.tokens}</td></tr>")
     out.append("</table>")
     for k, p in enumerate(pairs[:top], 1):
         sa, sb = p.slices if p.slices is not None else (None, None)
-        out.append(f"<h2 id=\"pair{k}\">{k}. {html.escape(p.a)} – {html.escape(p.b)} ({100 * p.score:.0f}%)</h2>"
-                   f"<div class=\"side\"><pre>{_marked(cd, codes[p.a], sa)}</pre>"
-                   f"<pre>{_marked(cd, codes[p.b], sb)}</pre></div>")
+        out.append(f"<h2 id=\"pair{k}\">{k}. {esc(p.a)} – {esc(p.b)} ({100 * p.score:.0f}%)</h2>"
+                   f"<div class=\"side\"><pre>{_marked(shown[p.a], sa)}</pre>"
+                   f"<pre>{_marked(shown[p.b], sb)}</pre></div>")
     out.append("</body></html>")
     return "\n".join(out)
 
 
 def _safe(name: str) -> str:
-    import re
-
     return re.sub(r"[^A-Za-z0-9._~-]+", "_", name)[:120] or "_"
 
 
@@ -317,9 +468,47 @@ the code every student was given.
 """
 
 
+def pairs_csv(rows: list[Pair]) -> str:
+    """``pairs.csv``: names through the text boundary (never a live formula), shares as numbers."""
+    from autograder.core.text import csv_cell
+
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["exercise", "a", "b", "similarity", "a_shared", "b_shared", "tokens"])
+    for p in rows:
+        w.writerow([csv_cell(p.exercise), csv_cell(p.a), csv_cell(p.b), round(p.score, 4), round(p.sim_a, 4),
+                    round(p.sim_b, 4), int(p.tokens)])
+    return buf.getvalue()
+
+
+def _exercise(ex: str, raw: dict[str, str], out: Path, threshold: float, top: int, max_share: float,
+              jobs: int, notes: list[str]) -> tuple[list[Pair], dict[str, Any]]:
+    """One exercise's page and export; its pairs at or above ``threshold`` and its line of the index."""
+    templates = template_code(ex)
+    sources: dict[str, Normalised] = {}
+    for name, src in raw.items():
+        try:
+            sources[name] = normalise(src)
+        except Exception as err:  # noqa: BLE001 - RecursionError, MemoryError...: one submission never stops the rest
+            notes.append(f"{_label(name)}: {ex} skipped ({_why(err)})")
+    codes = {name: n.text for name, n in sources.items()}
+    pairs = compare(ex, codes, templates, max_share=max_share, jobs=jobs, notes=notes)
+    (out / f"{_safe(ex)}.html").write_text(exercise_page(ex, pairs, codes, top, sources), encoding="utf-8")
+    export(ex, raw, templates, out / "export")
+    above = [p for p in pairs if p.score >= threshold]
+    return above, {"submissions": len(codes), "pairs": len(pairs), "above": len(above),
+                   "top": pairs[0].score if pairs else 0.0}
+
+
 def run(submissions: list[str], out: Path, threshold: float = 0.5, top: int = 20, max_share: float = 0.1,
         exercises: list[str] | None = None, jobs: int | None = None) -> dict[str, Any]:
-    """Writes every output into ``out``; returns ``{"pairs": n_above, "exercises": {ex: n}, "notes": [...]}``."""
+    """Writes every output into ``out``; returns ``{"pairs": n_above, "exercises": {ex: n}, "notes": [...]}``.
+
+    A submission that cannot be read, normalised or fingerprinted (code nested deeper than Python's parser
+    goes, a tokenizer's failure) is left out of its exercise with a note saying why; the rest are compared.
+    """
+    from autograder.core.text import html_text
+
     _copydetect()
     per, notes = collect(submissions, exercises)
     if not per:
@@ -328,33 +517,28 @@ def run(submissions: list[str], out: Path, threshold: float = 0.5, top: int = 20
     rows: list[Pair] = []
     summary: dict[str, dict[str, Any]] = {}
     for ex, raw in per.items():
-        templates = template_code(ex)
-        codes = {name: canonical(src) for name, src in raw.items()}
-        pairs = compare(ex, codes, templates, max_share=max_share, jobs=jobs or default_jobs())
-        (out / f"{_safe(ex)}.html").write_text(exercise_page(ex, pairs, codes, top), encoding="utf-8")
-        export(ex, raw, templates, out / "export")
-        above = [p for p in pairs if p.score >= threshold]
+        try:
+            above, summary[ex] = _exercise(ex, raw, out, threshold, top, max_share, jobs or default_jobs(), notes)
+        except OSError:
+            raise
+        except Exception as err:  # noqa: BLE001 - one exercise never stops the others
+            notes.append(f"{ex}: not compared ({_why(err)})")
+            continue
         rows += above
-        summary[ex] = {"submissions": len(codes), "pairs": len(pairs), "above": len(above),
-                       "top": pairs[0].score if pairs else 0.0}
+    (out / "export").mkdir(parents=True, exist_ok=True)
     (out / "export" / "README.md").write_text(EXPORT_README, encoding="utf-8")
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["exercise", "a", "b", "similarity", "a_shared", "b_shared", "tokens"])
-    for p in rows:
-        w.writerow([p.exercise, p.a, p.b, f"{p.score:.4f}", f"{p.sim_a:.4f}", f"{p.sim_b:.4f}", p.tokens])
-    (out / "pairs.csv").write_text(buf.getvalue(), encoding="utf-8")
+    (out / "pairs.csv").write_text(pairs_csv(rows), encoding="utf-8")
     index = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>similarity</title>"
              f"<style>{_CSS}</style></head><body><h1>Similarity</h1><p class=\"meta\">{len(submissions)} submissions; "
              f"template code removed; pairs at or above {100 * threshold:.0f}% in pairs.csv; MOSS/JPlag input in "
              "export/.</p><table><tr><th>exercise</th><th class=n>submissions</th><th class=n>pairs sharing code</th>"
              f"<th class=n>at or above {100 * threshold:.0f}%</th><th class=n>top</th></tr>"]
     for ex, s in summary.items():
-        index.append(f"<tr><td><a href=\"{html.escape(_safe(ex))}.html\">{html.escape(ex)}</a></td>"
+        index.append(f"<tr><td><a href=\"{html_text(_safe(ex))}.html\">{html_text(ex)}</a></td>"
                      f"<td class=n>{s['submissions']}</td><td class=n>{s['pairs']}</td><td class=n>{s['above']}</td>"
                      f"<td class=n>{100 * s['top']:.0f}%</td></tr>")
     index.append("</table>")
-    index += [f"<p class=\"meta\">{html.escape(n)}</p>" for n in notes]
+    index += [f"<p class=\"meta\">{html_text(n)}</p>" for n in notes]
     index.append("</body></html>")
     (out / "index.html").write_text("\n".join(index), encoding="utf-8")
     return {"pairs": len(rows), "exercises": summary, "notes": notes}

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 import sys
-import tomllib
+import textwrap
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADINGS = {"may": "**May import**", "by": "**Imported by**"}
@@ -87,13 +88,15 @@ def test_the_lists_follow_the_contract():
 
 
 def write() -> None:
-    """Rewrites each README's two lines from the contract (the first line of each heading's paragraph)."""
+    """Rewrites each README's two paragraphs under the headings from the contract."""
     for package in packages():
         path = ROOT / "autograder" / package / "README.md"
         text = path.read_text(encoding="utf-8")
         for key, heading in HEADINGS.items():
-            text = re.sub(rf"^{re.escape(heading)}[^\n]*(\n(?!\n)[^\n]*)*", line(f"autograder.{package}", key)
-                          .replace("\\", "\\\\"), text, count=1, flags=re.M)
+            new = textwrap.fill(line(f"autograder.{package}", key), 110, break_on_hyphens=False,
+                                break_long_words=False)
+            text = re.sub(rf"^{re.escape(heading)}[^\n]*(\n(?!\n)[^\n]*)*", new.replace("\\", "\\\\"), text,
+                          count=1, flags=re.M)
         path.write_text(text, encoding="utf-8")
 
 

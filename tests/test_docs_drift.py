@@ -141,3 +141,29 @@ def test_the_checks_catch_drift_and_tolerate_placeholders(tmp_path):
         "x: `tapetrace grades`", "x: the pre-split cmd_grade"]
     assert drift("x", "tapetrace grade subs/*\n`tapetrace notes` column", markdown=True) == []
     assert drift("x", "tapetrace public checks", markdown=False) == []
+
+
+WHERE = ("a hidden check", "a message in one language", "a new report or gradebook format", "a sandbox layer",
+         "how tasks spread over Dask")
+
+
+def _where_rows() -> list[list[str]]:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## Where to change what", 1)[1].split("\n## ", 1)[0]
+    return [[c.strip() for c in row.strip().strip("|").split("|")] for row in section.splitlines()
+            if row.startswith("| ") and not row.startswith("| To change")]
+
+
+def test_where_to_change_what_names_files_and_names_that_exist():
+    rows = _where_rows()
+    assert all(any(r[0].startswith(w) for r in rows) for w in WHERE), [r[0] for r in rows]
+    for change, edit, run in rows:
+        files = [ROOT / p for p in PATH.findall(edit) if p.endswith(".py") and "NN" not in p]
+        files += [f for p in PATH.findall(edit) if "NN" in p and p.endswith(".py")
+                  for f in sorted(ROOT.glob(re.sub(r"exNN(?:_\w+)?", "ex[0-9][0-9]_*", p)))[:1]]
+        assert run, f"{change}: nothing to run"
+        assert files or not change.startswith(WHERE), f"{change}: no file to edit"
+        sources = "\n".join(f.read_text(encoding="utf-8") for f in files)
+        names = re.findall(r"`([A-Za-z_]\w*)`", edit)
+        missing = [n for n in names if not re.search(rf"\b{n}\b", sources)]
+        assert not missing, f"{change}: {missing} defined in none of {[str(f.relative_to(ROOT)) for f in files]}"

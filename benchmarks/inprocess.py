@@ -25,6 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 T0 = time.monotonic()
 
 
@@ -51,6 +52,9 @@ def main() -> None:
     from autograder.workers.warmup import PRELOAD
 
     exercises = [e for e in args.only.split(",") if e]
+    from _loud import require_rows, require_score
+
+    require_rows("exercises to grade (--only)", exercises)
     device = {"torch": "cpu", "jax": "cpu"}
     for name in PRELOAD:  # the same imports a worker has
         try:
@@ -164,6 +168,9 @@ def main() -> None:
         out["thread_diffs"] = {k: v for k, v in sorted(diffs.items(), key=lambda kv: -kv[1])}
     out["wall"] = round(time.monotonic() - T0, 3)
     print(json.dumps(out))
+    require_rows("exercises graded in one process", out["exercises"])
+    require_score(f"{args.submission} in one process", sum(e["score"] for e in out["exercises"].values()),
+                  sum(e["max_score"] for e in out["exercises"].values()))
 
 
 if __name__ == "__main__":

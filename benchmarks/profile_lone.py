@@ -26,10 +26,15 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _loud import require_rows, require_score  # noqa: E402
 
 from autograder.core.paths import EXERCISES, SOLUTIONS  # noqa: E402
+from autograder.engine import exercise as _exercise  # noqa: E402
 from autograder.engine import run as _engine  # noqa: E402
 from autograder.workers import handle as _handle  # noqa: E402
+from autograder.workers import intake as _intake  # noqa: E402
 
 _local = threading.local()
 RECORDS: list[dict[str, Any]] = []
@@ -43,12 +48,11 @@ def _cpu_children() -> float:
 
 def _instrument() -> None:
     """Grader side: time worker starts and probe calls; take the workers' ``_prof`` records off."""
-    init, call, run = _handle.Worker.__init__, _handle.Worker.call, _engine.ExerciseGrading.run
-    start_worker = _engine.GradingRun.start_worker
+    init, call, run = _handle.Worker.__init__, _handle.Worker.call, _exercise.ExerciseGrading.run
 
-    def w_init(self: _handle.Worker, launcher: Any, spec: dict[str, Any], load_timeout: float, *rest: Any) -> None:
+    def w_init(self: _handle.Worker, launcher: Any, spec: dict[str, Any], *rest: Any, **kw: Any) -> None:
         t = time.perf_counter()
-        init(self, launcher, spec, load_timeout, *rest)
+        init(self, launcher, spec, *rest, **kw)
         prof = self.status.pop("_prof", {}) if isinstance(self.status, dict) else {}
         self._who = (spec.get("exercise", ""), spec.get("role", ""))
         _add(kind="start", exercise=self._who[0], role=self._who[1], wall=time.perf_counter() - t, prof=prof)
@@ -61,7 +65,7 @@ def _instrument() -> None:
              prof=prof)
         return resp
 
-    def g_run(self: _engine.ExerciseGrading, check: Any) -> dict[str, Any]:
+    def g_run(self: _exercise.ExerciseGrading, check: Any) -> dict[str, Any]:
         _local.check = check.name
         t = time.perf_counter()
         try:
@@ -71,12 +75,18 @@ def _instrument() -> None:
                  prof={})
             _local.check = ""
 
-    def g_start(self: _engine.GradingRun, exercise: str, source_path: str, role: str,
-                hide_extra: list[str] | None = None) -> _handle.Worker:
-        return start_worker(self, exercise, source_path, role, hide_extra)
+    def keep_prof(check: Any) -> Any:
+        # the grader's intake keeps only the keys it knows: carry the worker's ``_prof`` record past it
+        def checked(msg: Any, *rest: Any) -> dict[str, Any]:
+            out = check(msg, *rest)
+            if isinstance(msg, dict) and isinstance(msg.get("_prof"), dict):
+                out["_prof"] = msg["_prof"]
+            return out
+        return checked
 
+    _intake.status, _intake.response = keep_prof(_intake.status), keep_prof(_intake.response)
     _handle.Worker.__init__, _handle.Worker.call = w_init, w_call
-    _engine.ExerciseGrading.run, _engine.GradingRun.start_worker = g_run, g_start
+    _exercise.ExerciseGrading.run = g_run
 
 
 def _add(**rec: Any) -> None:
@@ -175,6 +185,11 @@ def main() -> None:
     if args.json:
         Path(args.json).write_text(json.dumps({"wall": wall, "cpu": cpu, "load": load0, **numbers,
                                                "records": RECORDS}, indent=1, default=str))
+    require_rows("probe calls measured", [r for r in RECORDS if r["kind"] == "call"])
+    require_rows("worker starts measured", [r for r in RECORDS if r["kind"] == "start"])
+    require_score("the workers' own CPU seconds (benchmarks/_prof/sitecustomize.py)",
+                  sum(r["prof"].get("cpu", 0.0) for r in RECORDS))
+    require_score(f"the lone submission {args.submission}", rows[0]["total"], rows[0]["max_total"])
 
 
 if __name__ == "__main__":

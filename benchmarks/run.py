@@ -42,6 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from _loud import require_rows, require_score  # noqa: E402
+
 from autograder.core.paths import EXERCISES, EXERCISES_DIR, SOLUTIONS  # noqa: E402
 from autograder.hidden import available_exercises  # noqa: E402
 from autograder.workers.environment import worker_env  # noqa: E402
@@ -108,6 +110,9 @@ def bench_iso(tmp: Path, exercises: list[str], seed: int, reps: int) -> dict[str
         runs["inproc"].append((w2, c2))
         ip = json.loads(out.strip().splitlines()[-1])
     res = json.loads((tmp / "iso-jobs1.json").read_text())
+    res = res[0] if isinstance(res, list) else res  # one submission's row
+    require_score("[iso] the solutions, isolated", res["total"], res["max_total"])
+    require_score("[iso] the solutions, in one process", sum(e["score"] for e in ip["exercises"].values()))
     best = {k: (min(x[0] for x in v), min(x[1] for x in v)) for k, v in runs.items()}
     (wi, ci), (wa, ca), (wp, cp), (ww, cw) = best["jobs1"], best["auto"], best["inproc"], best["warm"]
     same = all(res["exercises"][e]["score"] == ip["exercises"][e]["score"] for e in exercises)
@@ -217,6 +222,8 @@ def bench_otter(tmp: Path, exercises: list[str], seed: int, zip_path: str | None
                               "--seed", str(seed), "--jobs", str(jobs), "--json", str(tmp / "nb.json"), "--quiet"])
     tt = json.loads((tmp / "nb.json").read_text())
     print(f"\n[otter] one filled notebook ({len(exercises)} exercises), {kind}; {load()}")
+    require_score("[otter] otter run's score", otter_score)
+    require_score("[otter] tapetrace grade's score", tt["total"])
     line("otter run", f"{w_o:6.1f} s wall, {c_o:6.1f} s CPU, score {otter_score:g}")
     line("tapetrace grade", f"{w_t:6.1f} s wall, {c_t:6.1f} s CPU, score {tt['total']:g}")
     line("otter run / tapetrace grade", f"{w_o / w_t:5.2f}x wall")
@@ -275,6 +282,7 @@ def bench_load_real(tmp: Path, exercises: list[str], n: int, timeout: float) -> 
     line("rows in the JSON / submissions given", f"{len(rows)} / {n}")
     line("rows with every exercise graded", f"{len(complete)} / {n}")
     line("CSV rows", str(len((tmp / 'load.csv').read_text().splitlines()) - 1))
+    require_score("[load] honest submissions with full marks", sum(r["total"] == r["max_total"] for r in honest))
     line("honest submissions with full marks", f"{sum(r['total'] == r['max_total'] for r in honest)} / {len(honest)}")
     line("time", f"{w:6.1f} s wall, {c:6.1f} s CPU, {3600 * n / w:.0f} submissions/hour")
     return {"n": n, "rows": len(rows), "complete": len(complete), "wall": w,
@@ -286,6 +294,8 @@ def bench_safety(tmp: Path, exercises: list[str], seed: int) -> dict[str, Any]:
 
     subs = [str(SOLUTIONS), str(EXERCISES_DIR)]
     rep = compare_launchers(subs, exercises, seed=seed)
+    require_rows("[safety] probe answers recorded", range(rep["probe_calls"]))
+    require_score("[safety] the solutions", rep["scores"].get(str(SOLUTIONS), 0.0))
     print(f"\n[safety] zygote-forked vs spawned workers, solutions + stubs, {len(exercises)} exercise(s); {load()}")
     line("probe answers compared (student and reference workers)", str(rep["probe_calls"]))
     line("probe answers that differ", str(len(rep["probe_mismatches"])))
@@ -347,6 +357,7 @@ def main() -> None:
     load_ex = [e for e in exercises if e.startswith(tuple((args.load_only or exercises[0]).split(",")))]
     print(f"tapetrace benchmarks: {len(exercises)} exercise(s) installed with a solution: "
           f"{', '.join(e[:4] for e in exercises)}; {os.cpu_count()} CPUs; {load()}")
+    require_rows(f"exercises installed with a solution matching --only {args.only!r}", exercises)
     results: dict[str, Any] = {"exercises": exercises, "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory(prefix="tapetrace-bench-") as t:
         tmp = Path(t)
@@ -383,6 +394,9 @@ def main() -> None:
 
             results["envelope"] = bench_envelope(tmp, exercises, args.seed, line, load,
                                                  [e for e in args.envelopes.split(",") if e])
+    for name in sections:
+        if name != "cache":  # cache: no JAX exercise among --only is said, not broken
+            require_rows(f"[{name}] its numbers", results.get(name, {}))
     results["load_average_end"] = os.getloadavg()
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1, default=str))

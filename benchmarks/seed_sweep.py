@@ -34,7 +34,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from _loud import require_rows  # noqa: E402
 from conftest import make_submission, mutant_files, mutant_meta, valid_files  # noqa: E402
 
 from autograder.core.paths import EXERCISES, SOLUTIONS  # noqa: E402
@@ -139,9 +141,12 @@ def main(argv: list[str] | None = None) -> int:
     exercises = [ex for ex in EXERCISES if not prefixes or any(ex.startswith(p) for p in prefixes)]
     todo = cases(exercises, [f for f in args.files.split(",") if f] or None)
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    require_rows(f"files to grade (--only {args.only!r}, --files {args.files!r})", todo)
     print(f"{len(todo)} files of {len(exercises)} exercises, seeds {seeds[0]}..{seeds[-1]}", flush=True)
     t0 = time.monotonic()
     verdicts = sweep(todo, seeds, jobs=args.jobs, progress=True)
+    require_rows("verdicts (every graded file's checks)",
+                 [v for by_seed in verdicts.values() for checks in by_seed.values() for v in checks])
     bad, wrong = unstable(verdicts), unexpected(verdicts)
     print(f"\n{len(todo)} files x {len(seeds)} seeds in {time.monotonic() - t0:.0f} s")
     print(f"unstable verdicts (file, check: passed at / failed at): {len(bad)}")

@@ -27,6 +27,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _loud import require_rows, require_score  # noqa: E402
 
 from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS  # noqa: E402
 from autograder.reports import similarity as _similarity  # noqa: E402
@@ -137,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", metavar="DIR", help="write the outputs here (default: a temporary folder)")
     args = p.parse_args(argv)
     exercises = [e for e in args.exercises.split(",") if e in EXERCISES]
+    require_rows(f"exercises among --exercises {args.exercises!r}", exercises)
     tmp = Path(tempfile.mkdtemp(prefix="tapetrace-sim-bench-"))
     try:
         t0 = time.perf_counter()
@@ -146,12 +150,14 @@ def main(argv: list[str] | None = None) -> int:
         t2 = time.perf_counter()
         print(f"class: {len(subs)} students x {len(exercises)} exercises made in {t1 - t0:.1f} s; "
               f"read with the loader in {t2 - t1:.1f} s; fingerprinting in {args.jobs} process(es)")
-        found = total = 0
+        require_rows("submissions read", [c for raw in per.values() for c in raw])
+        found = total = compared = 0
         for ex, raw in per.items():
             s = time.perf_counter()
             codes = {k: _similarity.canonical(v) for k, v in raw.items()}
             pairs = _similarity.compare(ex, codes, _similarity.template_code(ex), jobs=args.jobs)
             el = time.perf_counter() - s
+            compared += len(pairs)
             want = {pr for e, pr in ring_pairs if e == ex}
             top = {frozenset((q.a, q.b)) for q in pairs[:len(want)]}
             found += len(want & top)
@@ -166,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
         _similarity.run(subs, out, exercises=exercises, jobs=args.jobs)
         print(f"tapetrace similarity end to end (reading, comparing, pages, export): {time.perf_counter() - s:.1f} s")
         print(f"ring pairs ranked first: {found}/{total}")
+        require_rows("candidate pairs compared", range(compared))
+        if total:
+            require_score("ring pairs ranked first", found, total)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

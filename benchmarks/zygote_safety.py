@@ -87,3 +87,11 @@ if __name__ == "__main__":
     exs = sys.argv[1:] or available_exercises()
     rep = compare_launchers([str(SOLUTIONS), str(EXERCISES_DIR)], exs)
     print(json.dumps({k: v for k, v in rep.items()}, indent=1, default=str))
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from _loud import broken, require_rows, require_score
+
+    require_rows("probe answers recorded", range(rep["probe_calls"]))
+    require_score("the solutions", rep["scores"].get(str(SOLUTIONS), 0.0))
+    if rep["probe_mismatches"] or rep["result_mismatches"]:
+        broken(f"zygote and spawn differ: {len(rep['probe_mismatches'])} probe answers, "
+               f"{len(rep['result_mismatches'])} results")

@@ -1,4 +1,4 @@
-"""Gradebook export (autograder/_gradebook.py, ``tapetrace gradebook``): Canvas and Moodle CSVs, one column
+"""Gradebook export (autograder/reports/gradebook.py, ``tapetrace gradebook``): Canvas and Moodle CSVs, one column
 per exercise and a total; students named by file name or a roster; the grader's rows left blank (fail closed)."""
 
 from __future__ import annotations

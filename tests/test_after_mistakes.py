@@ -1,4 +1,4 @@
-"""The class's common mistakes (autograder/_mistakes.py): failed checks grouped by catalogue key, and the
+"""The class's common mistakes (autograder/reports/mistakes.py): failed checks grouped by catalogue key, and the
 catalogued mutants whose headers match, with counts and one example each, in the report and as CSV.
 
 Rows are synthetic but shaped as grading shapes them from the mutants: each student's failures are a

@@ -1,4 +1,4 @@
-"""A run's receipt (autograder/_receipt.py) and the mutant kill rates shipped with the suite.
+"""A run's receipt (autograder/reports/receipt.py) and the mutant kill rates shipped with the suite.
 
 No grading here: rows are synthetic (the engine's shape). The receipt of a real run is checked in
 tests/test_after_regrade.py (``tapetrace grade --json`` writes ``OUT.receipt.json``).

@@ -1,5 +1,5 @@
 """``tapetrace regrade``: after one check changes, only that exercise is graded again, with the old seed,
-and exactly the students whose score moved are listed (autograder/_regrade.py, autograder/_verdict_fp.py).
+and exactly the students whose score moved are listed (autograder/engine/regrade.py, autograder/core/verdict_fp.py).
 
 One class is graded for real (two exercises, five students made of the solutions, mutants from
 tests/mutants and a renamed copy); the plan's rules (device, --all, the grader's rows, no fingerprint)

@@ -1,4 +1,4 @@
-"""``tapetrace similarity`` (autograder/_similarity.py): renamed, reordered copies rank above honest work;
+"""``tapetrace similarity`` (autograder/reports/similarity.py): renamed, reordered copies rank above honest work;
 template code never counts; notebooks are compared by their graded code only; the outputs (pages with
 marked spans, pairs.csv, the MOSS/JPlag export) are written.
 

@@ -1,4 +1,4 @@
-"""``tapetrace similarity``: pairwise similarity per exercise, template removed (autograder/_similarity.py).
+"""``tapetrace similarity``: pairwise similarity per exercise, template removed (autograder/reports/similarity.py).
 
     tapetrace similarity SUBMISSION... --out DIR [--threshold 0.5] [--top 20] [--only ex01_torch_mlp,...]
 

@@ -5,7 +5,7 @@ when the grader's own environment imports flax. Where it does not (a broken or p
 folder hidden by a mount, a wheel missing from the image), every correct submission would fail the
 same way: that is the grader's trouble (status ``grader_error``, never a crash blamed on the student),
 on a local run as on a Dask worker, which is refused for the same reason at admission
-(``autograder/_cluster_worker.py``).
+(``autograder/scaleout/cluster_worker.py``).
 
 The check costs one fresh process importing what grading needs (:class:`autograder.workers.fingerprint.ImportCheck`),
 paid at most once per run and only after a load failed.

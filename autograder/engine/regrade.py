@@ -1,11 +1,11 @@
 """``tapetrace regrade``: grade again only what a change can have moved, and say what moved and why.
 
 Each exercise of every result carries a fingerprint of what decides its verdicts
-(autograder/_verdict_fp.py). :func:`plan` compares an earlier run's fingerprints with this install's,
+(autograder/core/verdict_fp.py). :func:`plan` compares an earlier run's fingerprints with this install's,
 on this run's device, with the earlier seed: a (submission, exercise) pair is graded again when a part
 moved (its suite, public checks, probes, reference, tolerances, engine, datasets, device), when it has no
 fingerprint, when the grader could not grade it (``grader_error``/``ungraded``), or with ``--all``.
-The new rows are merged into the earlier ones (autograder/_resume.py's ``merge``) and :func:`diff` lists,
+The new rows are merged into the earlier ones (autograder/engine/resume.py's ``merge``) and :func:`diff` lists,
 per submission and exercise whose score, maximum or any check's verdict moved, the old and new score out
 of the old and new maximum, the checks that changed verdict, and why (the parts that moved). Each row
 also records, per check, its points and digests of its definition and of the tolerances it names

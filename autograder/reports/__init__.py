@@ -1,8 +1,10 @@
 """Reports: what a grading run's rows become for people.
 
 Owns the tables, JSON and CSV (``report``), the per-student feedback (``feedback``), the progress bar
-(``progress``) and the instructor's plots (``plots``). Imports the core only; imported by the scale-out
-and the CLI. Names are imported on first use (PEP 562).
+(``progress``) and the instructor's plots (``plots``). Imports the engine (a regrade's diff), the
+submissions (similarity reads the graded code), the hidden suites (otter's results), the core and the
+messages (autograder/reports/README.md); imported by the scale-out and the CLI. Names are imported on
+first use (PEP 562).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The report's sections for after the grades: the receipt (top), a regrade's diff, the common mistakes.
 
-``tapetrace report`` (autograder/_cmd_report.py) calls :func:`write` once: it writes ``receipt.json``,
+``tapetrace report`` (autograder/cli/report.py) calls :func:`write` once: it writes ``receipt.json``,
 ``mistakes.csv`` (and ``regrade.csv`` when given a regrade diff) into the report folder and returns the
 HTML of the sections, keyed by where they go on the page (``top``, ``bottom``).
 """

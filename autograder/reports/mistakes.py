@@ -10,7 +10,7 @@ Per exercise, two views of the rows that were graded:
   agree with its ``# CODE`` lines): "31 submissions: ReLU after every layer, the last one too".
 
 Not attempted checks (``NOT_ATTEMPTED``) and rows not graded are left out: they are not mistakes in code.
-The mutants' headers come from the shipped catalogue (autograder/_mutants.py's ``shipped``).
+The mutants' headers come from the shipped catalogue (autograder/reports/mutants.py's ``shipped``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Each mutant file starts with header lines: ``# MUTANT: what the mistake is``, ``
 optional ``# CODE check: KEY`` (the message catalogue key that check reports). :func:`catalogue` reads
 them; :func:`kill_rates` turns them into the shipped data file ``autograder/hidden/mutant_kill_rates.json``
 (``scripts/mutant_kill_rates.py`` writes it, tests/test_after_receipt.py checks it for drift). The file
-also carries each mutant's headers, so the report's common mistakes (autograder/_mistakes.py) can name
+also carries each mutant's headers, so the report's common mistakes (autograder/reports/mistakes.py) can name
 the mistake a student's failures match where the tests folder is not installed.
 """
 

@@ -2,7 +2,7 @@
 
 How many exercise rows are graded, timed out, crashed, were refused, are the grader's trouble; the
 isolation levels, envelopes, devices, launchers and seeds the rows were graded under; the suite
-fingerprints (autograder/_verdict_fp.py) seen per exercise; each exercise's mutant kill rate (the share
+fingerprints (autograder/core/verdict_fp.py) seen per exercise; each exercise's mutant kill rate (the share
 of its catalogued mutants that lose points, shipped with the suite in
 ``autograder/hidden/mutant_kill_rates.json``, written by ``scripts/mutant_kill_rates.py``); and the
 rows that look wrong (a row not graded that scores points, a score other than its tests' sum).

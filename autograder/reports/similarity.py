@@ -3,7 +3,7 @@
 Fingerprinting is copydetect's (winnowing over a token stream in which names, strings and comments are
 normalised, as MOSS does): ``pip install 'tapetrace[similarity]'``. Per exercise:
 
-1. each submission's **graded code** is read with the project's loader (autograder/_loader.py): a
+1. each submission's **graded code** is read with the project's loader (autograder/submissions/loader.py): a
    notebook's own section only (not the earlier sections "Run all" gives it as context), a folder's or
    zip's exercise file;
 2. each is **normalised** (:func:`normalise`: docstrings and comments out, formatting through

@@ -201,7 +201,7 @@ def read_inputs(paths: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
         except (OSError, UnicodeDecodeError, ValueError) as err:
             raise ReportError(f"{f}: not readable JSON ({str(err).splitlines()[0]})") from None
         if isinstance(data, dict) and set(data) == {"receipt"}:
-            continue  # a run's receipt beside its results (autograder/_receipt.py): the report makes its own
+            continue  # a run's receipt beside its results (autograder/reports/receipt.py): the report makes its own
         items = data if isinstance(data, list) else [data]
         if items and all(isinstance(r, dict) and "submission" in r and "exercises" in r for r in items):
             for r in items:
@@ -272,7 +272,7 @@ def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], tit
     """The report page: summary cards, the plots, the hardest checks, every submission.
 
     ``sections``: HTML put at the ``top`` (after the notes) and ``bottom`` (before the submissions), with
-    its ``css`` (autograder/_after_report.py: the receipt, a regrade's diff, the common mistakes).
+    its ``css`` (autograder/reports/after.py: the receipt, a regrade's diff, the common mistakes).
     """
     from autograder.reports.plots import check_stats, exercise_order, hardest_first, shorten
 

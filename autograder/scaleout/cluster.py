@@ -19,8 +19,8 @@ the scheduler (connecting, registering the run, admitting workers: ``cluster_wor
   are kept, the rest are ``ungraded`` (exit status 3; ``--resume`` grades them).
 - **Same results.** Rows are made by the engine's own functions (``grade_exercise`` on the worker;
   the run's ``_empty``/``_finish``/``_unreadable``/``graders_row`` here), so the JSON, CSV,
-  feedback, progress and ``--resume`` of ``cmd_grade`` work unchanged. A row's ``isolation`` is the
-  weakest its exercises were graded under.
+  feedback, progress and ``--resume`` of ``autograder.cli.grade.run`` work unchanged. A row's
+  ``isolation`` is the weakest its exercises were graded under.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ class _Item:
 class ClusterRun(SchedulerLink):
     """A grading run whose (submission, exercise) tasks run on a Dask cluster.
 
-    Has the interface of :class:`GradingRun` that ``cmd_grade`` uses (``grade``, ``cancel``,
+    Has the interface of :class:`GradingRun` that ``autograder.cli.grade.run`` uses (``grade``, ``cancel``,
     ``close``, ``seed``); every keyword argument of :class:`GradingRun` is passed on to the runs the
     workers keep. The device is resolved on the workers (a login node without a GPU can drive GPU
     workers). The isolation is measured on each worker when it is admitted (there is no

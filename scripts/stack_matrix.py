@@ -70,13 +70,16 @@ STACKS: dict[str, Stack] = {
                                     "optax": "0.2.5", "numpy": "2.0.2", "matplotlib": "3.10.0",
                                     "ipython": "7.34.0"}, extra=("ipykernel==6.17.1",), note="Colab, late 2025"),
     "pinned": Stack("", {}, torch_from="main", note="constraints.txt (the grader's)"),
+    "outside": Stack("3.11", {"jax": "0.4.30", "jaxlib": "0.4.30", "flax": "0.8.5", "optax": "0.2.0",
+                              "numpy": "1.26.4", "matplotlib": "3.7.5", "ipython": "8.0.1"}, torch_from="main",
+                     note="below the ranges: the set-up cell says what to install"),
     "newest": Stack("3.13", {"torch": "2.14.1", **_NEWEST}, note="the newest releases allowed"),
     # CI (tests/test_stacks.py): the jax/flax/optax/numpy floor and newest, torch borrowed from the main venv
     "ci-floor": Stack("", _FLOOR, torch_from="main", note="CI: the floor, the main venv's torch"),
     "ci-newest": Stack("", _NEWEST, torch_from="main", note="CI: the newest, the main venv's torch"),
 }
 CI_STACKS = ("ci-floor", "ci-newest")
-MATRIX_STACKS = ("floor", "colab-2025-06", "colab-2025-12", "pinned", "newest")
+MATRIX_STACKS = ("floor", "colab-2025-06", "colab-2025-12", "pinned", "newest", "outside")
 
 
 class Unavailable(RuntimeError):
@@ -127,8 +130,8 @@ def ensure(name: str, root: Path = CACHE) -> Path:
         Unavailable: no interpreter of the stack's Python, or pip could not install its pins (offline).
     """
     spec = STACKS[name]
-    if not spec.pins and spec.torch_from == "main":
-        return Path(sys.executable)
+    if spec.torch_from == "main" and _matches(installed(sys.executable), spec.pins):
+        return Path(sys.executable)  # the running interpreter is this stack already
     python = venv_python(name, root)
     if spec.torch_from:
         donor = Path(sys.executable) if spec.torch_from == "main" else ensure(spec.torch_from, root)
@@ -259,25 +262,35 @@ def summarize(run: dict[str, Any]) -> tuple[str, str]:
     fresh = [ex for ex in run["exercises"] if run["untouched"].get(ex, {}).get("status") == "not attempted"]
 
     def cell(ok: list[str], results: dict[str, Any]) -> str:
-        bad = [f"{ex[:4]}: {results.get(ex, {}).get('status', 'no result')}" for ex in run["exercises"]
-               if ex not in ok]
-        return f"{len(ok)}/{n}" + (f" ({'; '.join(bad)})" if bad else "")
+        bad: dict[str, list[str]] = {}
+        for ex in run["exercises"]:
+            if ex not in ok:
+                bad.setdefault(results.get(ex, {}).get("status", "no result"), []).append(ex[:4])
+        said = "; ".join(f"{status}: {', '.join(exs) if len(exs) < n else 'all'}" for status, exs in bad.items())
+        return f"{len(ok)}/{n}" + (f" ({said})" if said else "")
 
     return cell(passed, run["filled"]), cell(fresh, run["untouched"])
+
+
+def flagged(row: dict[str, Any]) -> str:
+    """What the set-up cell named as unsupported (its "  - " lines, first language), or "nothing"."""
+    setup = row["runs"][row["langs"][0]]["setup"] if row.get("runs") else ""
+    items = [line.strip()[2:].split(" (")[0] for line in setup.splitlines() if line.startswith("  - ")]
+    return ", ".join(items) or "nothing"
 
 
 def matrix(rows: list[dict[str, Any]]) -> str:
     """The Markdown table of measured stacks."""
     head = ("| stack | Python | torch | jax / jaxlib | flax | optax | numpy | matplotlib | IPython "
-            "| solutions pass (EN / ES) | stub not attempted (EN / ES) |")
-    lines = [head, "|" + "---|" * 11]
+            "| set-up cell flags | solutions pass (EN / ES) | stub not attempted (EN / ES) |")
+    lines = [head, "|" + "---|" * 12]
     for r in rows:
         v = r["versions"]
         sol = " / ".join(r["solutions"][lang] for lang in r["langs"])
         stub = " / ".join(r["stubs"][lang] for lang in r["langs"])
         lines.append(f"| {r['name']} ({r['note']}) | {r['python']} | {v.get('torch', '-')} | {v.get('jax', '-')} / "
                      f"{v.get('jaxlib', '-')} | {v.get('flax', '-')} | {v.get('optax', '-')} | {v.get('numpy', '-')} "
-                     f"| {v.get('matplotlib', '-')} | {v.get('ipython', '-')} | {sol} | {stub} |")
+                     f"| {v.get('matplotlib', '-')} | {v.get('ipython', '-')} | {flagged(r)} | {sol} | {stub} |")
     return "\n".join(lines)
 
 
@@ -314,9 +327,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--langs", nargs="+", default=["en", "es"], choices=["en", "es"])
     ap.add_argument("--write", type=Path, help="a docs page holding the stack-matrix markers")
     ap.add_argument("--json", type=Path, help="also save every run's results here")
+    ap.add_argument("--from-json", type=Path, nargs="+", default=[],
+                    help="rows saved by --json (runs in parallel): the matrix of these, in this order, runs nothing")
     args = ap.parse_args(argv)
-    rows = []
-    for name in args.stacks:
+    rows = [row for path in args.from_json for row in json.loads(path.read_text())]
+    for name in args.stacks if not args.from_json else []:
         try:
             rows.append(measure(name, tuple(args.langs)))
         except Unavailable as err:

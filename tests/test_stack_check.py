@@ -130,9 +130,8 @@ def test_shard_map_shim_maps_like_jax_shard_map():
     jax = pytest.importorskip("jax")
     pytest.importorskip("jax.experimental.shard_map")
     import jax.numpy as jnp
-    from jax.sharding import PartitionSpec as P
-
     import numpy as np
+    from jax.sharding import PartitionSpec as P
 
     mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("data",))
     x = jnp.arange(8.0)

@@ -145,3 +145,32 @@ def test_shard_map_shim_maps_like_jax_shard_map():
     assert float(got) == float(want) == float(deco) == 3.5
     with pytest.raises(TypeError, match="mesh="):
         compat.shard_map(f, in_specs=(P("data"),), out_specs=P())
+
+
+def test_checks_that_cannot_load_on_these_libraries_are_the_graders_trouble(tmp_path):
+    """ex11/ex13's probes once crashed at import on an older torch/JAX: a traceback, or INCORRECT on a stub."""
+    from autograder import builders
+    from autograder.builders import notebook as _notebook
+
+    nb = json.loads((builders.TEMPLATES["en"] / _notebook.NOTEBOOK).read_text(encoding="utf-8"))
+    zip_path = tmp_path / _notebook.RUNTIME_FILE
+    zip_path.write_bytes(_notebook.runtime_of(nb))
+    code = f"""
+import importlib, sys
+sys.path.insert(0, {str(zip_path)!r})
+real = importlib.import_module
+def fake(name, *args, **kwargs):
+    if name == "autograder.exercises.ex01_torch_mlp.probes":
+        raise AttributeError("module 'torch.compiler' has no attribute 'is_compiling'")
+    return real(name, *args, **kwargs)
+importlib.import_module = fake
+from autograder.builders import public
+res = public.run("ex01", {{}}, lang="es")
+print(res.status)
+print(res.report)
+"""
+    proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    status, report = proc.stdout.split("\n", 1)
+    assert status == "grader trouble"
+    assert "PROBLEMA DEL CORRECTOR" in report and "is_compiling" in report and "INCORRECTO" not in report

@@ -121,8 +121,8 @@ def _reason(message: str, lang: str) -> str:
 def _report(res: CheckResult, lang: str) -> str:
     lines = [_text(lang, "title", exercise=res.exercise, torch=res.device.get("torch", "cpu"),
                    jax=res.device.get("jax", "cpu"))]
-    found = _stack.unsupported()
     if res.status == "unsupported versions":
+        found = _stack.unsupported()
         listed = ", ".join(f"{p.dist} {p.have or '-'}" for p in found)
         command = _stack.fix_command(found)
         lines.append(_text(lang, "unsupported" if command else "unsupported_python", problems=listed, command=command))

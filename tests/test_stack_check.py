@@ -119,10 +119,10 @@ def test_the_check_reads_metadata_only():
 
 def test_shard_map_shim_only_where_jax_lacks_it(monkeypatch):
     jax = pytest.importorskip("jax")
-    assert compat.install({"jax": "0.10.2"}) == []
+    assert compat.add_missing({"jax": "0.10.2"}) == []
     monkeypatch.delattr(jax, "shard_map")
-    assert compat.install({"jax": "0.10.2"}) == []  # metadata says it has one: nothing patched, nothing imported
-    assert compat.install({"jax": "0.5.2"}) == ["jax.shard_map"]
+    assert compat.add_missing({"jax": "0.10.2"}) == []  # metadata says it has one: nothing patched, nothing imported
+    assert compat.add_missing({"jax": "0.5.2"}) == ["jax.shard_map"]
     assert jax.shard_map is compat.shard_map
 
 

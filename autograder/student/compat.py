@@ -1,7 +1,7 @@
 """Shims for APIs that a supported library version lacks (docs/supported-versions.md).
 
 The notebook teaches the newest APIs; a supported older version that lacks one gets a shim here,
-installed by the set-up cell (:func:`install`) so that the student's code, the reference's and the
+added by the set-up cell (:func:`add_missing`) so that the student's code, the reference's and the
 checks call the same thing on every supported stack. A library is imported only where its package
 metadata says the shim is needed (the set-up cell stays fast on current stacks).
 
@@ -50,7 +50,7 @@ def shard_map(f: Callable[..., Any] | None = None, /, *, out_specs: Any, in_spec
     return legacy(f, mesh, in_specs, out_specs, check_rep=check_vma, **extra)
 
 
-def install(versions: dict[str, str | None] | None = None) -> list[str]:
+def add_missing(versions: dict[str, str | None] | None = None) -> list[str]:
     """Adds the shims this session's libraries need; returns the names added (e.g. ``["jax.shard_map"]``).
 
     Args:

@@ -34,7 +34,7 @@ def _tapetrace_setup(sha256, data):
     _public.set_language("__LANG__")
     student.set_language("__LANG__")
     stack.check_stack("__LANG__")  # package metadata only: says which version to install, if any
-    compat.install()  # APIs a supported older version lacks (imports a library only when it needs one)
+    compat.add_missing()  # APIs a supported older version lacks (imports a library only when it needs one)
     return __HELPERS__
 
 __NAMES__ = _tapetrace_setup("__SHA256__", "__DATA__")

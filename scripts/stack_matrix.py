@@ -328,9 +328,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write", type=Path, help="a docs page holding the stack-matrix markers")
     ap.add_argument("--json", type=Path, help="also save every run's results here")
     ap.add_argument("--from-json", type=Path, nargs="+", default=[],
-                    help="rows saved by --json (runs in parallel): the matrix of these, in this order, runs nothing")
+                    help="rows saved by --json (runs in parallel): the matrix of these, in STACKS' order; runs nothing")
     args = ap.parse_args(argv)
     rows = [row for path in args.from_json for row in json.loads(path.read_text())]
+    order = [n for n in STACKS]
+    rows.sort(key=lambda row: order.index(row["name"]) if row["name"] in order else len(order))
     for name in args.stacks if not args.from_json else []:
         try:
             rows.append(measure(name, tuple(args.langs)))

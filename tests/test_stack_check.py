@@ -174,3 +174,22 @@ print(res.report)
     status, report = proc.stdout.split("\n", 1)
     assert status == "grader trouble"
     assert "PROBLEMA DEL CORRECTOR" in report and "is_compiling" in report and "INCORRECTO" not in report
+
+
+def test_jax_random_bits_are_pinned_while_checking_and_restored_after():
+    """ex08 blamed the student on a JAX whose default jax_threefry_partitionable differed from the snapshot's."""
+    jax = pytest.importorskip("jax")
+    from autograder.builders.public_student import pinned_precision
+
+    before = jax.config.jax_threefry_partitionable
+    try:
+        jax.config.update("jax_threefry_partitionable", False)
+        off = jax.random.bits(jax.random.PRNGKey(0), (4,))
+        with pinned_precision():
+            assert jax.config.jax_threefry_partitionable is True
+            pinned = jax.random.bits(jax.random.PRNGKey(0), (4,))
+        assert jax.config.jax_threefry_partitionable is False
+        jax.config.update("jax_threefry_partitionable", True)
+        assert (jax.random.bits(jax.random.PRNGKey(0), (4,)) == pinned).all() and not (off == pinned).all()
+    finally:
+        jax.config.update("jax_threefry_partitionable", before)

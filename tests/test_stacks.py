@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from autograder.core.paths import ROOT
+from autograder.student import stack
 
 pytest.importorskip("nbclient")
 _spec = importlib.util.spec_from_file_location("stack_matrix", ROOT / "scripts" / "stack_matrix.py")
@@ -43,7 +44,8 @@ def _python(name: str) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "lang"), [("ci-floor", "en"), ("ci-floor", "es"), ("ci-newest", "en")])
+# one language each (the texts do not depend on the stack): both stacks and both languages in two kernels
+@pytest.mark.parametrize(("name", "lang"), [("ci-floor", "en"), ("ci-newest", "es")])
 def test_notebook_on_the_stack(tmp_path, name, lang):
     python = _python(name)
     have = stack_matrix.installed(python)
@@ -56,3 +58,35 @@ def test_notebook_on_the_stack(tmp_path, name, lang):
     for ex in run["exercises"]:
         assert run["filled"][ex]["status"] == "passed", (ex, run["filled"][ex])
         assert run["untouched"][ex]["status"] == "not attempted", (ex, run["untouched"][ex])
+
+
+def _pad(version: str) -> tuple[int, ...]:
+    return (stack.parse(version) + (0,) * 4)[:4]
+
+
+def test_the_declared_floors_are_measured_stacks():
+    """Each library's lowest supported version is one a measured stack ran, and every measured supported
+    stack lies inside the ranges: the ranges say exactly what was measured."""
+    measured = [stack_matrix.STACKS[n] for n in stack_matrix.MATRIX_STACKS if n != "outside"]
+    for dist, (low, high) in stack.SUPPORTED.items():
+        seen = [s.pins[dist] for s in measured if dist in s.pins]
+        assert _pad(low) in {_pad(v) for v in seen}, (dist, low, seen)
+        assert all(_pad(v) < _pad(high) for v in seen), (dist, high, seen)
+    pythons = {tuple(int(x) for x in s.python.split(".")) for s in measured if s.python}
+    assert min(pythons) == stack.PYTHON[0] and max(pythons) < stack.PYTHON[1]
+    outside = stack_matrix.STACKS["outside"].pins
+    assert stack.problems(outside, python=(3, 11)), "the 'outside' stack must be outside the ranges"
+
+
+def test_the_docs_show_the_matrix_the_script_printed():
+    page = (ROOT / "docs" / "supported-versions.md").read_text(encoding="utf-8")
+    table = page.split(stack_matrix.BEGIN, 1)[1].split(stack_matrix.END, 1)[0].strip().splitlines()
+    assert table[0] == stack_matrix.matrix([]).splitlines()[0]
+    rows = {line.split(" (", 1)[0].strip("| "): line for line in table[2:]}
+    assert set(rows) == set(stack_matrix.MATRIX_STACKS)
+    for name, line in rows.items():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if name == "outside":
+            assert cells[9] != "nothing" and "unsupported versions: all" in cells[10], line
+        else:
+            assert cells[9] == "nothing" and cells[10] == "13/13 / 13/13" and cells[11] == "13/13 / 13/13", line

@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo setup lint stubs build clean bench docs
+.PHONY: test demo setup lint stubs build clean bench docs stacks
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ build: $(STAMP)
 # the documentation site (mkdocs.yml, docs/) into site/; warnings (broken links, anchors, nav) fail it
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
+# the student notebook on every stack of docs/supported-versions.md (venvs under .tapetrace-cache/stacks/,
+# several GB: torch builds from the registry); rewrites the page's matrix. `make test` runs the floor and newest.
+stacks: $(STAMP)
+	$(PY) scripts/stack_matrix.py --write docs/supported-versions.md
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py

@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADINGS = {"may": "**May import**", "by": "**Imported by**"}

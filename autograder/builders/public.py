@@ -37,7 +37,8 @@ from autograder.core import i18n as _i18n
 from autograder.core import registry as _registry
 from autograder.core.i18n import render
 from autograder.core.protocol import check_rng
-from autograder.core.suite import Check, Ctx, run_check
+from autograder.core.suite import INTERNAL_ERROR, Check, Ctx, run_check
+from autograder.student import stack as _stack
 
 DEFAULT_TIMEOUT = 120.0
 NOT_ATTEMPTED_CODES = ("NOT_ATTEMPTED", "MISSING_NAMES")
@@ -77,7 +78,9 @@ def run_checks(exercise: str, checks: list[Check], *, student: Callable[..., Any
 
 @dataclass
 class CheckResult:
-    """One exercise's self-check: ``status`` is "not attempted", "incorrect" or "passed"."""
+    """One exercise's self-check: ``status`` is "not attempted", "incorrect", "passed", "unsupported versions"
+    (the session's libraries are outside the supported ranges: no verdict on the code) or "grader trouble"
+    (a check could not run for a reason of the checks' own, never the student's)."""
 
     exercise: str
     status: str
@@ -97,6 +100,10 @@ RESULTS: dict[str, CheckResult] = {}
 
 
 def _status(tests: list[dict[str, Any]]) -> str:
+    if _stack.unsupported():
+        return "unsupported versions"
+    if any(t["code"] == INTERNAL_ERROR for t in tests):
+        return "grader trouble"
     if tests and all(t["passed"] for t in tests):
         return "passed"
     if tests and all(t["code"] in NOT_ATTEMPTED_CODES for t in tests):
@@ -114,6 +121,12 @@ def _reason(message: str, lang: str) -> str:
 def _report(res: CheckResult, lang: str) -> str:
     lines = [_text(lang, "title", exercise=res.exercise, torch=res.device.get("torch", "cpu"),
                    jax=res.device.get("jax", "cpu"))]
+    if res.status == "unsupported versions":
+        found = _stack.unsupported()
+        listed = ", ".join(f"{p.dist} {p.have or '-'}" for p in found)
+        command = _stack.fix_command(found)
+        lines.append(_text(lang, "unsupported" if command else "unsupported_python", problems=listed, command=command))
+        return "\n".join(lines)
     if res.status == "not attempted":
         lines.append(_text(lang, "not_attempted", message=_reason(res.tests[0]["message"], lang).rstrip(".")))
     else:
@@ -121,8 +134,12 @@ def _report(res: CheckResult, lang: str) -> str:
             lines.append(_text(lang, "ok" if t["passed"] else "bad", name=t["name"], points=t["points"],
                                message=t["message"]))
         failed = sum(1 for t in res.tests if not t["passed"])
-        lines.append(_text(lang, "passed", n=len(res.tests)) if not failed
-                     else _text(lang, "incorrect_one" if failed == 1 else "incorrect", failed=failed, n=len(res.tests)))
+        if res.status == "grader trouble":
+            lines.append(_text(lang, "grader_trouble", n=sum(1 for t in res.tests if t["code"] == INTERNAL_ERROR)))
+        elif not failed:
+            lines.append(_text(lang, "passed", n=len(res.tests)))
+        else:
+            lines.append(_text(lang, "incorrect_one" if failed == 1 else "incorrect", failed=failed, n=len(res.tests)))
     if res.note:
         lines.append(res.note)
     lines.append(_text(lang, "reminder", public=res.public_points, total=res.total_points))
@@ -151,13 +168,18 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
     ex = _registry.resolve(exercise, list(snap["exercises"]), lang)
     info = snap["exercises"][ex]
     _use_packaged_data()
-    suite = importlib.import_module(f"autograder.exercises.{ex}.public").suite
-    checks = [c for c in suite.checks if not c.hidden]
-    probes = importlib.import_module(f"autograder.exercises.{ex}.probes")
-    from autograder.probing import tools as _probing
-
     device = devices()
-    _probing.DEVICE.update(device)
+    try:  # the checks' own modules: one that cannot load on these libraries is the grader's trouble
+        checks = [c for c in importlib.import_module(f"autograder.exercises.{ex}.public").suite.checks if not c.hidden]
+        probes = importlib.import_module(f"autograder.exercises.{ex}.probes")
+        from autograder.probing import tools as _probing
+
+        _probing.DEVICE.update(device)
+    except Exception as err:  # noqa: BLE001 - reported, never the student's
+        error = render(INTERNAL_ERROR, lang, error=f"{type(err).__name__}: {err}")
+        tests = [{"name": ex, "points": 0.0, "passed": False, "code": INTERNAL_ERROR, "message": error}]
+        return _finish(CheckResult(ex, _status(tests), tests, float(info["public_points"]),
+                                   float(info["total_points"]), device), lang)
     names = list(importlib.import_module(f"autograder.exercises.{ex}").META.names)
     view = graded_view(ex, namespace, tuple(names), lang) if graded else GradedView(module=as_module(namespace))
     mod = view.module
@@ -173,10 +195,13 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
         with pinned_precision():
             tests = run_checks(ex, checks, student=student, reference=snapshot_reference(ex, snap["values"]),
                                seed=int(snap["seed"]), device=device, lang=lang)
-    res = CheckResult(ex, _status(tests), tests, float(info["public_points"]), float(info["total_points"]),
-                      device, note=view.note)
+    return _finish(CheckResult(ex, _status(tests), tests, float(info["public_points"]), float(info["total_points"]),
+                               device, note=view.note), lang)
+
+
+def _finish(res: CheckResult, lang: str) -> CheckResult:
     res.report = _report(res, lang)
-    RESULTS[ex] = res
+    RESULTS[res.exercise] = res
     return res
 
 

@@ -145,9 +145,15 @@ def devices() -> dict[str, str]:
     return out
 
 
+# JAX options the checks' verdicts depend on, pinned while checking: matmul precision (GRADING.md), and the
+# random bits a key gives (``jax.random`` draws; the default changed in JAX 0.5.0), as the snapshot recorded them
+JAX_PINNED = {"jax_default_matmul_precision": "highest", "jax_threefry_partitionable": True}
+
+
 @contextlib.contextmanager
 def pinned_precision() -> Iterator[None]:
-    """TF32 off for torch, JAX matmuls at "highest" (GRADING.md); restores the student's settings."""
+    """TF32 off for torch, JAX matmuls at "highest" (GRADING.md), JAX's random bits pinned (``JAX_PINNED``);
+    restores the student's settings."""
     restore: list[Callable[[], None]] = []
     torch = sys.modules.get("torch")
     if torch is not None:
@@ -164,9 +170,12 @@ def pinned_precision() -> Iterator[None]:
         restore.append(_torch_back)
     jax = sys.modules.get("jax")
     if jax is not None:
-        before = jax.config.jax_default_matmul_precision
-        jax.config.update("jax_default_matmul_precision", "highest")
-        restore.append(lambda: jax.config.update("jax_default_matmul_precision", before))
+        for option, value in JAX_PINNED.items():
+            if not hasattr(jax.config, option):  # a JAX that no longer has the option behaves as pinned
+                continue
+            before = getattr(jax.config, option)
+            jax.config.update(option, value)
+            restore.append(lambda option=option, before=before: jax.config.update(option, before))
     try:
         yield
     finally:

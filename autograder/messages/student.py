@@ -143,6 +143,23 @@ EN = {
               "or try hint(\"{short}\", 1..3).",
     "solution.title": "Reference solution — {exercise}",
     "solution.missing": "no solution for {exercise} in this build",
+    "stack.title": "UNSUPPORTED VERSIONS: this runtime's libraries are outside the versions the self-checks were "
+        "measured on:",
+    "stack.bad": "  - {dist} {have} (supported: {want})",
+    "stack.missing": "  - {dist} is not installed (supported: {want})",
+    "stack.python": "  - Python {have} (supported: {want})",
+    "stack.fix": "Fix it: run `{command}` in a new cell, then Runtime > Restart session, then run the notebook "
+        "again from the top.",
+    "stack.fix_python": "Python itself is outside the supported versions: use a runtime whose Python is supported "
+        "(Colab's default runtime is).",
+    "stack.meaning": "Until then, check() reports UNSUPPORTED VERSIONS instead of judging your code.",
+    "public.unsupported": "UNSUPPORTED VERSIONS: these checks ran on library versions they were not measured on "
+        "({problems}), so they say nothing about your code. Run `{command}`, restart the session and run the "
+        "notebook again.",
+    "public.unsupported_python": "UNSUPPORTED VERSIONS: these checks ran on library versions they were not measured "
+        "on ({problems}), so they say nothing about your code. Use a runtime whose versions are supported.",
+    "public.grader_trouble": "GRADER TROUBLE: {n} public check(s) could not run on this runtime's libraries; that is "
+        "the checks' fault, not your code's. Tell your instructor, with this message.",
 }
 
 ES = {
@@ -290,4 +307,23 @@ ES = {
               "o prueba hint(\"{short}\", 1..3).",
     "solution.title": "Solución de referencia — {exercise}",
     "solution.missing": "no hay solución de {exercise} en esta versión",
+    "stack.title": "VERSIONES NO SOPORTADAS: las bibliotecas de este entorno están fuera de las versiones con las que "
+        "se midieron las comprobaciones:",
+    "stack.bad": "  - {dist} {have} (soportadas: {want})",
+    "stack.missing": "  - {dist} no está instalado (soportadas: {want})",
+    "stack.python": "  - Python {have} (soportadas: {want})",
+    "stack.fix": "Para arreglarlo: ejecuta `{command}` en una celda nueva, después Entorno de ejecución > Reiniciar "
+        "sesión, y vuelve a ejecutar el cuaderno desde el principio.",
+    "stack.fix_python": "El propio Python está fuera de las versiones soportadas: usa un entorno cuyo Python lo esté "
+        "(el entorno por defecto de Colab lo está).",
+    "stack.meaning": "Hasta entonces, check() dice VERSIONES NO SOPORTADAS en lugar de juzgar tu código.",
+    "public.unsupported": "VERSIONES NO SOPORTADAS: estas comprobaciones se ejecutaron con versiones de bibliotecas "
+        "con las que no se midieron ({problems}), así que no dicen nada de tu código. Ejecuta `{command}`, "
+        "reinicia la sesión y vuelve a ejecutar el cuaderno.",
+    "public.unsupported_python": "VERSIONES NO SOPORTADAS: estas comprobaciones se ejecutaron con versiones de "
+        "bibliotecas con las que no se midieron ({problems}), así que no dicen nada de tu código. Usa un entorno "
+        "con versiones soportadas.",
+    "public.grader_trouble": "PROBLEMA DEL CORRECTOR: {n} comprobación(es) pública(s) no pudieron ejecutarse con las "
+        "bibliotecas de este entorno; es culpa de las comprobaciones, no de tu código. Avisa a tu profesor con "
+        "este mensaje.",
 }

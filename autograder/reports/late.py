@@ -20,7 +20,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -227,7 +227,7 @@ def mtimes(submissions: list[str]) -> Times:
                   trusted=False)
     for s in submissions:
         try:
-            times.by_key[student_key(s)] = datetime.fromtimestamp(os.stat(s).st_mtime, timezone.utc)
+            times.by_key[student_key(s)] = datetime.fromtimestamp(os.stat(s).st_mtime, UTC)
         except OSError:
             continue  # time unknown
     return times

@@ -46,6 +46,8 @@ def _setup_threads_and_precision(device: dict[str, str], jax_cache: str | None) 
         import jax
 
         jax.config.update("jax_default_matmul_precision", "highest")
+        if hasattr(jax.config, "jax_threefry_partitionable"):  # the random bits the snapshot records (public checks)
+            jax.config.update("jax_threefry_partitionable", True)
         if device.get("jax") == "cpu":
             jax.config.update("jax_platforms", "cpu")
         if jax_cache:

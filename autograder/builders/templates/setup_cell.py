@@ -29,10 +29,12 @@ def _tapetrace_setup(sha256, data):
     from autograder import student
     from autograder.builders import public as _public
     from autograder.student import figures, hints
-    from autograder.student import devices
+    from autograder.student import compat, devices, stack
     devices.ensure_host_devices()  # before JAX starts: 8 CPU devices for ex13's meshes
     _public.set_language("__LANG__")
     student.set_language("__LANG__")
+    stack.check_stack("__LANG__")  # package metadata only: says which version to install, if any
+    compat.add_missing()  # APIs a supported older version lacks (imports a library only when it needs one)
     return __HELPERS__
 
 __NAMES__ = _tapetrace_setup("__SHA256__", "__DATA__")

@@ -87,6 +87,7 @@ class CheckResult:
     device: dict[str, str] = field(default_factory=dict)
     note: str = ""
     report: str = ""
+    file: str = ""  # the .py file checked (python check.py), not a notebook's cells: the advice names it
 
     def __repr__(self) -> str:
         passed = sum(1 for t in self.tests if t["passed"])
@@ -111,11 +112,18 @@ def _reason(message: str, lang: str) -> str:
     return rest.strip() if sep and head.strip().lower() == label.lower() else message
 
 
+def _file_name(files: tuple[str, ...]) -> str:
+    """The checked .py file as the student names it (its base name)."""
+    return files[0].replace("\\", "/").rsplit("/", 1)[-1]
+
+
 def _report(res: CheckResult, lang: str) -> str:
     lines = [_text(lang, "title", exercise=res.exercise, torch=res.device.get("torch", "cpu"),
                    jax=res.device.get("jax", "cpu"))]
     if res.status == "not attempted":
-        lines.append(_text(lang, "not_attempted", message=_reason(res.tests[0]["message"], lang).rstrip(".")))
+        message = _reason(res.tests[0]["message"], lang).rstrip(".")
+        lines.append(_text(lang, "not_attempted_file", message=message, file=res.file, exercise=res.exercise[:4])
+                     if res.file else _text(lang, "not_attempted", message=message))
     else:
         for t in res.tests:
             lines.append(_text(lang, "ok" if t["passed"] else "bad", name=t["name"], points=t["points"],
@@ -165,7 +173,9 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
         tests = [{"name": c.name, "points": c.points, "passed": False, "code": view.code, "message": view.problem}
                  for c in checks]
     elif names and not any(hasattr(mod, n) for n in names):
-        msg = _text(lang, "missing", names=", ".join(f"`{n}`" for n in names))
+        listed = ", ".join(f"`{n}`" for n in names)
+        msg = (_text(lang, "missing_file", names=listed, file=_file_name(files)) if files and not graded
+               else _text(lang, "missing", names=listed))
         tests = [{"name": c.name, "points": c.points, "passed": False, "code": "MISSING_NAMES", "message": msg}
                  for c in checks]
     else:
@@ -174,7 +184,7 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
             tests = run_checks(ex, checks, student=student, reference=snapshot_reference(ex, snap["values"]),
                                seed=int(snap["seed"]), device=device, lang=lang)
     res = CheckResult(ex, _status(tests), tests, float(info["public_points"]), float(info["total_points"]),
-                      device, note=view.note)
+                      device, note=view.note, file=_file_name(files) if files and not graded else "")
     res.report = _report(res, lang)
     RESULTS[ex] = res
     return res

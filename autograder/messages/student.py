@@ -14,6 +14,9 @@ EN = {
     "public.not_attempted": "NOT ATTEMPTED: {message}. Write your code in the exercise's cell, run it, then run this "
         "check again.",
     "public.missing": "none of {names} is defined yet — run the exercise's code cell first",
+    "public.not_attempted_file": "NOT ATTEMPTED: {message}. Write your code in {file}, then run "
+        "`python check.py {exercise}` again.",
+    "public.missing_file": "none of {names} is defined in {file} yet",
     "public.reminder": "Reminder: these public checks are worth {public:g} of the exercise's {total:g} points. When you "
         "submit, hidden tests grade more (other inputs, more properties): passing here does not "
         "guarantee full marks.",
@@ -158,6 +161,9 @@ ES = {
     "public.not_attempted": "SIN INTENTAR: {message}. Escribe tu código en la celda del ejercicio, ejecútala y vuelve "
         "a ejecutar esta comprobación.",
     "public.missing": "todavía no está definido ninguno de {names} — ejecuta primero la celda de código del ejercicio",
+    "public.not_attempted_file": "SIN INTENTAR: {message}. Escribe tu código en {file} y vuelve a ejecutar "
+        "`python check.py {exercise}`.",
+    "public.missing_file": "{file} todavía no define ninguno de {names}",
     "public.reminder": "Recuerda: estas comprobaciones públicas valen {public:g} de los {total:g} puntos del ejercicio. "
         "Al entregar, pruebas ocultas corrigen más (otras entradas, más propiedades): pasar aquí no "
         "garantiza la nota máxima.",

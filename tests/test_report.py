@@ -387,3 +387,20 @@ def test_same_file_names_in_a_folder_per_student_export_are_named_by_their_folde
     assert "other.ipynb" in texts[2] and "carol" not in texts[2]
     reordered = _feedback.feedback_names([r["submission"] for r in reversed(results)])
     assert reordered[::-1] == _feedback.feedback_names([r["submission"] for r in results])
+
+
+def test_table_shortens_long_messages_at_a_word_and_says_where_the_whole_text_is():
+    """The demo table cut messages mid-word at 110 characters and never said where the rest was (issue 37)."""
+    results = fake_results(1)
+    ex = next(iter(results[0]["exercises"]))
+    words = " ".join(f"word{i:03d}" for i in range(40))  # 319 characters of 7-letter words
+    results[0]["exercises"][ex]["message"] = words
+    text = _report.table(results, full_text_in="grades.json")
+    row = next(line for line in text.splitlines() if "word000" in line)
+    shown = row[row.index("word000"):]
+    assert shown.endswith(" …") and len(shown) <= _report.MESSAGE_WIDTH
+    assert words.startswith(shown[:-2]) and words[len(shown) - 2] == " "  # whole words only
+    assert text.splitlines()[-1] == "(messages ending in … are shortened: the whole text is in grades.json)"
+    assert "--json FILE" in _report.table(results).splitlines()[-1]
+    results[0]["exercises"][ex]["message"] = "short"
+    assert "shortened" not in _report.table(results)

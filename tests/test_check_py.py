@@ -53,3 +53,23 @@ def test_ex1_is_ex01_and_a_check_not_passed_exits_1_naming_the_file(template: Pa
     assert "ex01_torch_mlp: public checks" in done.stdout, done.stdout
     assert "ex01_torch_mlp.py" in done.stdout and "python check.py ex01" in done.stdout
     assert "cell" not in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_check_of_every_exercise_reminds_once_and_ends_with_how_many_pass(capsys, monkeypatch, lang: str) -> None:
+    """check() with no argument printed the points reminder 13 times and never said how many pass (issue 37)."""
+    from autograder.builders import public
+    from autograder.core.i18n import render
+
+    exercises = builders.present()
+    fake = {"seed": 1, "values": {}, "exercises": {ex: {"public_points": 5, "total_points": 10} for ex in exercises}}
+    monkeypatch.setattr(public, "snapshot", lambda: fake)
+    public.check(None, {}, lang=lang)  # nothing defined: every exercise not attempted
+    out = capsys.readouterr().out
+    n = len(exercises)
+    reminder = render("public.reminder", lang, public=5, total=10)
+    assert out.count(reminder) == 0
+    assert render("public.all", lang, passed=0, n=n, public=5 * n, total=10 * n) in out
+    last = out.strip().splitlines()[-1]
+    assert last.startswith({"en": f"0 of {n} exercises pass", "es": f"0 de {n} ejercicios pasan"}[lang]), last
+    assert out.count(render("public.title", lang, exercise="ex01_torch_mlp", torch="cpu", jax="cpu")[:20]) == 1

@@ -38,6 +38,7 @@ from autograder.core import registry as _registry
 from autograder.core.i18n import render
 from autograder.core.protocol import check_rng
 from autograder.core.suite import Check, Ctx, run_check
+from autograder.student import checked as _checked
 
 DEFAULT_TIMEOUT = 120.0
 NOT_ATTEMPTED_CODES = ("NOT_ATTEMPTED", "MISSING_NAMES")
@@ -117,7 +118,7 @@ def _file_name(files: tuple[str, ...]) -> str:
     return files[0].replace("\\", "/").rsplit("/", 1)[-1]
 
 
-def _report(res: CheckResult, lang: str) -> str:
+def _report(res: CheckResult, lang: str, reminder: bool = True) -> str:
     lines = [_text(lang, "title", exercise=res.exercise, torch=res.device.get("torch", "cpu"),
                    jax=res.device.get("jax", "cpu"))]
     if res.status == "not attempted":
@@ -133,7 +134,8 @@ def _report(res: CheckResult, lang: str) -> str:
                      else _text(lang, "incorrect_one" if failed == 1 else "incorrect", failed=failed, n=len(res.tests)))
     if res.note:
         lines.append(res.note)
-    lines.append(_text(lang, "reminder", public=res.public_points, total=res.total_points))
+    if reminder:
+        lines.append(_text(lang, "reminder", public=res.public_points, total=res.total_points))
     return "\n".join(lines)
 
 
@@ -187,6 +189,7 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
                       device, note=view.note, file=_file_name(files) if files and not graded else "")
     res.report = _report(res, lang)
     RESULTS[ex] = res
+    _checked.record(ex, sum(1 for t in tests if not t["passed"]), len(tests))
     return res
 
 
@@ -206,8 +209,16 @@ def check(exercise: str | int | None = None, namespace: Any = None, *, lang: str
     graded = namespace is None
     if namespace is None:
         namespace = sys._getframe(1).f_globals
-    todo = list(snapshot()["exercises"]) if exercise is None else [exercise]
-    for i, ex in enumerate(todo):
+    if exercise is not None:
+        print(run(exercise, namespace, lang=lang, timeout=timeout, graded=graded).report)
+        return
+    lang = _i18n.get_language(lang)
+    results = []
+    for i, ex in enumerate(snapshot()["exercises"]):  # each exercise's lines, then one total and one reminder
         if i:
             print()
-        print(run(ex, namespace, lang=lang, timeout=timeout, graded=graded).report)
+        results.append(run(ex, namespace, lang=lang, timeout=timeout, graded=graded))
+        print(_report(results[-1], lang, reminder=False))
+    print()
+    print(_text(lang, "all", passed=sum(r.status == "passed" for r in results), n=len(results),
+                public=sum(r.public_points for r in results), total=sum(r.total_points for r in results)))

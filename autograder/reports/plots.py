@@ -24,7 +24,7 @@ import numpy as np  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 
 from autograder.core.paths import EXERCISES  # noqa: E402
-from autograder.core.text import clean  # noqa: E402
+from autograder.core.text import clean, shorten  # noqa: E402, F401 - shorten: the reports' name for it
 
 DPI = 110
 # Legible at a glance in the report page: no text under MIN_FONT_PT points (8 pt at 110 dpi: 12 px), and no
@@ -56,15 +56,6 @@ def check_order(results: list[dict[str, Any]], exercise: str) -> list[str]:
             if t["name"] not in names:
                 names.append(t["name"])
     return names
-
-
-def shorten(text: str, limit: int = 240) -> str:
-    """``text`` on one line, cut at a word boundary with "…" when longer than ``limit`` (never mid-word)."""
-    flat = " ".join(str(text).split())
-    if len(flat) <= limit:
-        return flat
-    cut = flat.rfind(" ", 0, limit)
-    return flat if cut <= 0 else flat[:cut].rstrip(" ,;:—-") + " …"
 
 
 def wrap_name(name: str, width: int) -> str:

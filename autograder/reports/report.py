@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.core.paths import EXERCISES
-from autograder.core.text import csv_cell, terminal
+from autograder.core.text import csv_cell, shorten, terminal
 
 
 def _fmt(x: Any) -> str:
@@ -52,15 +52,6 @@ def _atomic_write(path: str | os.PathLike, text: str) -> None:
 MESSAGE_WIDTH = 110  # the table's message column; a longer message is cut at a word and marked
 
 
-def shorten(message: str, width: int = MESSAGE_WIDTH) -> str:
-    """``message`` if it fits in ``width`` characters, else its words that fit, then `` …``."""
-    if len(message) <= width:
-        return message
-    head = message[: width - 2]
-    cut = head.rfind(" ")
-    return (head[:cut] if cut > width // 2 else head).rstrip(" ,;:") + " …"
-
-
 def table(results: list[dict[str, Any]], full_text_in: str = "") -> str:
     """A readable table: per submission, exercise, score, max, first failure message.
 
@@ -78,7 +69,7 @@ def table(results: list[dict[str, Any]], full_text_in: str = "") -> str:
         lines.append(f"   {'exercise':<24} {'score':>6} {'max':>5}  {'status':<8} message")
         for ex, e in res["exercises"].items():
             whole = terminal(e.get("message", ""))
-            msg = shorten(whole)
+            msg = shorten(whole, MESSAGE_WIDTH - 1)
             cut = cut or msg != whole
             lines.append(f"   {terminal(ex):<24} {_fmt(e['score']):>6} {_fmt(e['max_score']):>5}  "
                          f"{terminal(e['status']):<8} {msg}")

@@ -73,3 +73,13 @@ def test_check_of_every_exercise_reminds_once_and_ends_with_how_many_pass(capsys
     last = out.strip().splitlines()[-1]
     assert last.startswith({"en": f"0 of {n} exercises pass", "es": f"0 de {n} ejercicios pasan"}[lang]), last
     assert out.count(render("public.title", lang, exercise="ex01_torch_mlp", torch="cpu", jax="cpu")[:20]) == 1
+
+
+def test_several_exercises_end_with_how_many_pass_and_one_reminder(template: Path) -> None:
+    from autograder.core.paths import SOLUTIONS
+
+    shutil.copy(SOLUTIONS / "ex01_torch_mlp.py", template / "ex01_torch_mlp.py")
+    done = _run(template, "1", "ex03")
+    assert done.returncode == 1, done.stderr[-2000:]  # ex03 is not attempted
+    out = done.stdout
+    assert out.count("Reminder") == 1 and out.strip().splitlines()[-1].startswith("1 of 2 exercises pass"), out

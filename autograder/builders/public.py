@@ -220,5 +220,15 @@ def check(exercise: str | int | None = None, namespace: Any = None, *, lang: str
         results.append(run(ex, namespace, lang=lang, timeout=timeout, graded=graded))
         print(_report(results[-1], lang, reminder=False))
     print()
-    print(_text(lang, "all", passed=sum(r.status == "passed" for r in results), n=len(results),
-                public=sum(r.public_points for r in results), total=sum(r.total_points for r in results)))
+    print(all_summary(results, lang))
+
+
+def report_lines(res: CheckResult, lang: str | None = None) -> str:
+    """One exercise's report without the points reminder: for a run of several (see :func:`all_summary`)."""
+    return _report(res, _i18n.get_language(lang), reminder=False)
+
+
+def all_summary(results: list[CheckResult], lang: str | None = None) -> str:
+    """The closing line of a run of several exercises: how many pass, and the points reminder once."""
+    return _text(_i18n.get_language(lang), "all", passed=sum(r.status == "passed" for r in results), n=len(results),
+                 public=sum(r.public_points for r in results), total=sum(r.total_points for r in results))

@@ -53,6 +53,8 @@ def main(argv):
         print(f"check.py: {err}", file=sys.stderr)
         return 2
     passed = True
+    several = len(wanted) > 1
+    results = []
     for exercise in known:
         if exercise not in wanted:
             continue
@@ -72,8 +74,11 @@ def main(argv):
             passed = False
             continue
         result = _public.run(exercise, module, files=(path,))
-        print(result.report + "\n")
+        results.append(result)
+        print((_public.report_lines(result) if several else result.report) + "\n")
         passed = passed and result.status == "passed"
+    if several and results:  # the points reminder once, after how many pass
+        print(_public.all_summary(results))
     return 0 if passed else 1
 
 

@@ -1,4 +1,4 @@
-"""Hidden suites as pytest: ``pytest --tapetrace-submission PATH [autograder/hidden] -k ex05``.
+"""Hidden suites as pytest: ``pytest --tapetrace-submission=PATH [autograder/hidden] -k ex05`` (with ``=``).
 
 Every check of every exercise's hidden suite (the public checks included) is a
 pytest item with node id ``exNN_name::check_name``. Items run through the

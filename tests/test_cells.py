@@ -356,7 +356,10 @@ def test_self_check_loads_the_graded_module_or_says_why_not(tmp_path, monkeypatc
         assert view.module is None and view.code == "LOAD_EXCEPTION"
         assert words in view.problem and "`NameError: name 'undefined_here'" in view.problem, view.problem
         assert line in view.problem and "`VALUE = undefined_here`" in view.problem, view.problem
+    monkeypatch.setattr(_public_graded, "SAID", set())
     assert _public_graded.graded_view(EX[0], {"MLP": 1}, ("MLP",), "en").note.startswith("Note: check could not read")
+    # said once a session (outside Jupyter every check would repeat it, issue 37): later views say nothing
+    assert [_public_graded.graded_view(ex, {"MLP": 1}, ("MLP",), "en").note for ex in EX[:3]] == ["", "", ""]
 
     nb = tmp_path / "work.ipynb"
     nb.write_text(json.dumps({"cells": cells}))

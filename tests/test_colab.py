@@ -292,7 +292,7 @@ def test_check_py_for_students_working_locally(tmp_path, lang):
     env.update(PYTHONDONTWRITEBYTECODE="1", TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "torchinductor"))
     proc = subprocess.run([sys.executable, "-I", str(folder / "check.py"), solved[:4], untouched[:4]], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.returncode == 1, proc.stderr[-3000:]  # one exercise not attempted: not every check passes
     out = proc.stdout
     title = "public checks" if lang == "en" else "comprobaciones públicas"
     assert f"{solved}: {title}" in out and WORDS[lang]["passed"] in out, out

@@ -50,6 +50,15 @@ def test_the_site_builds_strict_and_offline(tmp_path):
         assert (tmp_path / "site" / built).with_suffix(".html").is_file(), page
     html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert "fonts.googleapis.com" not in html  # theme.font: false (the build fetches nothing)
+    for built in (tmp_path / "site").rglob("*.html"):  # a diagram needing a CDN's script shows as raw text offline
+        text = built.read_text(encoding="utf-8")
+        assert 'class="mermaid"' not in text and "unpkg.com" not in text, built
+
+
+def test_no_page_draws_with_a_script_the_offline_site_lacks():
+    """The architecture diagram was a mermaid fence: raw text in the offline (file://) build (issue 37)."""
+    for page in [README, *DOCS.rglob("*.md")]:
+        assert "```mermaid" not in page.read_text(encoding="utf-8"), page.relative_to(ROOT)
 
 
 def test_every_nav_page_exists_and_every_page_is_in_the_nav():

@@ -93,3 +93,20 @@ def test_ex05_figure_says_when_the_students_step_diverges(capsys):
     assert warned and all(("nan" in n or "diverged" in n or "chance" in n) for n in warned), warned
     printed = capsys.readouterr().out
     assert warned[0] in printed
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_ex02_figure_prints_each_sentence_once_and_says_its_check_fails(capsys, monkeypatch, lang):
+    """figure("ex02") draws two figures that carry the same caption: printed once, not twice; drawn while
+    ex02's latest check failed, every figure and the output say so (issue 37)."""
+    from autograder.student import checked
+
+    ns = {**_solution("ex01_torch_mlp"), **_solution("ex02_torch_training")}
+    monkeypatch.setattr(checked, "LAST", {})
+    checked.record("ex02_torch_training", 2, 4)
+    figs = figures.figure("ex02", ns, lang=lang, show=True)
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert len(printed) == len(set(printed)) and len(figs) >= 2, printed
+    words = {"en": "ex02's check does not pass yet (2 of 4", "es": "la comprobación de ex02 todavía no pasa (fallan 2 de 4"}
+    assert sum(words[lang] in line for line in printed) == 1, printed
+    assert all(any(words[lang] in n for n in figure_canvas.notes(fig)) for fig in figs)

@@ -211,7 +211,7 @@ def test_feedback_names_are_unique_and_safe(tmp_path):
     results[1]["submission"] = "b/alice.ipynb"
     results[2]["submission"] = "../../etc/pass wd.zip"
     paths = _feedback.write_feedback(results, str(tmp_path / "fb"))
-    assert [p.name for p in paths[:2]] == ["alice.md", "alice-2.md"]
+    assert [p.name for p in paths[:2]] == ["a-alice.md", "b-alice.md"]
     assert re.fullmatch(r"pass_wd-[0-9a-f]{8}\.md", paths[2].name), paths[2].name
     assert all(p.parent == tmp_path / "fb" for p in paths)
 
@@ -371,3 +371,36 @@ def test_checkpoint_keeps_order_and_earlier_results(tmp_path):
     cp.add(res[1])
     cp.add(res[2])
     assert [r["submission"] for r in cp.results()] == [r["submission"] for r in res]
+
+
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_same_file_names_in_a_folder_per_student_export_are_named_by_their_folder(tmp_path, fmt):
+    """alice/work.ipynb and bob/work.ipynb: alice-work / bob-work, each titled with its own path (issue 37)."""
+    results = fake_results(3)
+    for r, name in zip(results, ["export/bob/work.ipynb", "export/alice/work.ipynb", "export/carol/other.ipynb"],
+                       strict=True):
+        r["submission"] = name
+    paths = _feedback.write_feedback(results, str(tmp_path / "fb"), fmt=fmt)
+    assert [p.name for p in paths] == [f"bob-work.{fmt}", f"alice-work.{fmt}", f"other.{fmt}"]
+    texts = [p.read_text(encoding="utf-8") for p in paths]
+    assert "bob/work.ipynb" in texts[0] and "alice/work.ipynb" in texts[1] and "alice" not in texts[0]
+    assert "other.ipynb" in texts[2] and "carol" not in texts[2]
+    reordered = _feedback.feedback_names([r["submission"] for r in reversed(results)])
+    assert reordered[::-1] == _feedback.feedback_names([r["submission"] for r in results])
+
+
+def test_table_shortens_long_messages_at_a_word_and_says_where_the_whole_text_is():
+    """The demo table cut messages mid-word at 110 characters and never said where the rest was (issue 37)."""
+    results = fake_results(1)
+    ex = next(iter(results[0]["exercises"]))
+    words = " ".join(f"word{i:03d}" for i in range(40))  # 319 characters of 7-letter words
+    results[0]["exercises"][ex]["message"] = words
+    text = _report.table(results, full_text_in="grades.json")
+    row = next(line for line in text.splitlines() if "word000" in line)
+    shown = row[row.index("word000"):]
+    assert shown.endswith(" …") and len(shown) <= _report.MESSAGE_WIDTH
+    assert words.startswith(shown[:-2]) and words[len(shown) - 2] == " "  # whole words only
+    assert text.splitlines()[-1] == "(messages ending in … are shortened: the whole text is in grades.json)"
+    assert "--json FILE" in _report.table(results).splitlines()[-1]
+    results[0]["exercises"][ex]["message"] = "short"
+    assert "shortened" not in _report.table(results)

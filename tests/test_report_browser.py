@@ -37,6 +37,11 @@ window.addEventListener('load', () => {
     out.imgs.push([img.getAttribute('src'), img.naturalWidth, img.getBoundingClientRect().width, img.complete]);
   for (const a of document.querySelectorAll('a[href]')) out.links.push(a.getAttribute('href'));
   for (const td of document.querySelectorAll('td.msg')) out.cells.push(td.textContent);
+  const content = document.body.getBoundingClientRect().right;  // the page's column, inside the 1280 px window
+  out.viewport = [document.documentElement.clientWidth, document.documentElement.scrollWidth];
+  out.tables = [...document.querySelectorAll('table')].map(t => [t.rows[0].textContent.slice(0, 30),
+    Math.round(t.getBoundingClientRect().right - content), t.parentElement.scrollWidth - t.parentElement.clientWidth,
+    [...t.querySelectorAll('td,th')].filter(c => c.getBoundingClientRect().right > out.viewport[0]).length]);
   const pre = document.createElement('pre');
   pre.id = 'tapetrace-probe';
   pre.textContent = JSON.stringify(out);
@@ -88,6 +93,8 @@ def _batch() -> list[dict]:
         for t in r["exercises"]["ex02_exercise_2"]["tests"]:
             if not t["passed"]:
                 t["message"] = long_msg
+        for t in r["exercises"]["ex03_exercise_3"]["tests"][:1]:  # a name with no break in it
+            t["name"] = "dp_step_optimizers_needing_params_on_the_largest_mesh_here_with_every_optimizer"
     return results
 
 
@@ -96,9 +103,13 @@ def report(tmp_path_factory):
     """The report of the batch, and the smallest text (points) of each plot, read from the figures."""
     tmp = tmp_path_factory.mktemp("report")
     smallest: dict[str, float] = {}
+    fits: list[bool] = []
     real_save = _plots._save
 
     def save(fig, path):
+        if Path(path).name == "pass_rate_heatmap.png":
+            fig.canvas.draw()
+            fits.append(_plots._cells_fit(fig, fig.axes[0]))
         texts = [t for t in fig.findobj(_plots.matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
         out = real_save(fig, path)
         smallest[Path(path).name] = min(t.get_fontsize() for t in texts)
@@ -110,7 +121,58 @@ def report(tmp_path_factory):
         page = build_report(results, tmp / "out", feedback=str(tmp / "out" / "feedback"), feedback_format="html")
     finally:
         _plots._save = real_save
-    return {"page": page, "tmp": tmp, "smallest": smallest, "results": results}
+    return {"page": page, "tmp": tmp, "smallest": smallest, "results": results, "heatmap_fits": fits == [True]}
+
+
+def test_the_heatmap_labels_fit_their_cells(report):
+    """The heatmap's check names (long, many per row) are wrapped to the cell as drawn: none is clipped."""
+    assert report["heatmap_fits"]
+
+
+def _graded(results: list[dict]) -> list[dict]:
+    for r in results:
+        for e in r["exercises"].values():
+            e.update(status="graded", message="")
+            for t in e["tests"]:
+                t.update(passed=True, score=t["max_score"], code="", message="")
+    return results
+
+
+def test_a_check_every_attempt_passed_has_no_commonest_failure():
+    """Attempts all passed, the rest did not attempt: the commonest failure is none, not NOT_ATTEMPTED."""
+    results = _graded(fake_results(6, exercises={"ex01_a": [("easy", 1, True)]}))
+    for r in results[:2]:
+        r["exercises"]["ex01_a"]["tests"][0].update(passed=False, score=0.0, code="NOT_ATTEMPTED",
+                                                     message="not attempted: still raises")
+    (s,) = _plots.check_stats(results)
+    assert (s["attempted"], s["passed"], s["common_failure"], s["example_message"]) == (4, 4, "", "")
+    for r in results:
+        r["exercises"]["ex01_a"]["tests"][0].update(passed=False, score=0.0, code="NOT_ATTEMPTED")
+    (s,) = _plots.check_stats(results)
+    assert s["attempted"] == 0 and s["common_failure"] == "NOT_ATTEMPTED"  # nobody tried: that is why
+
+
+def test_an_import_timeout_is_no_attempt_of_the_exercises_checks():
+    """One submission's ex05 timed out at import: its checks are not the hardest (they were never tried)."""
+    checks = {"ex01_a": [(f"a{j}", 1, True) for j in range(3)], "ex05_b": [(f"b{j}", 1, True) for j in range(9)]}
+    results = _graded(fake_results(5, exercises=checks))
+    for t in results[0]["exercises"]["ex01_a"]["tests"][:2]:
+        t.update(passed=False, score=0.0, code="MISMATCH", message="differs")
+    for i, r in enumerate(results):
+        e = r["exercises"]["ex05_b"]
+        e.update(status="timeout" if i == 0 else "missing", message="importing your code did not finish")
+        for t in e["tests"]:
+            t.update(passed=False, score=0.0, code="LOAD_TIMEOUT" if i == 0 else "MISSING_FILE")
+    head = _plots.hardest_first(_plots.check_stats(results))[:3]
+    assert [s["check"] for s in head] == ["a0", "a1", "a2"], [(s["check"], s["attempted"]) for s in head]
+
+
+def test_the_median_card_gives_the_maximum():
+    from autograder.reports.summary import _stats_cards
+
+    results = fake_results(5)
+    cards = dict(_stats_cards(results))
+    assert cards["median"].endswith(f" / {max(float(r['max_total']) for r in results):g}")
 
 
 def test_hardest_is_ranked_among_attempts(report):
@@ -155,3 +217,7 @@ def test_the_report_reads_at_a_glance_in_a_browser(report):
         assert (out / html.unescape(href)).is_file(), f"broken link {href}"
     for cell in seen["cells"]:
         assert not re.search(r"\w…|…\w", cell), cell
+    # at 1280 px every table fits the page: no column cut or scrolled off (the tests and submissions tables were)
+    assert seen["viewport"][1] <= seen["viewport"][0], seen["viewport"]
+    assert seen["tables"] and all(over <= 1 and scroll <= 0 and cut == 0 for _h, over, scroll, cut in seen["tables"]), \
+        seen["tables"]

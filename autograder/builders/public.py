@@ -38,6 +38,7 @@ from autograder.core import registry as _registry
 from autograder.core.i18n import render
 from autograder.core.protocol import check_rng
 from autograder.core.suite import INTERNAL_ERROR, Check, Ctx, run_check
+from autograder.student import checked as _checked
 from autograder.student import stack as _stack
 
 DEFAULT_TIMEOUT = 120.0
@@ -90,6 +91,7 @@ class CheckResult:
     device: dict[str, str] = field(default_factory=dict)
     note: str = ""
     report: str = ""
+    file: str = ""  # the .py file checked (python check.py), not a notebook's cells: the advice names it
 
     def __repr__(self) -> str:
         passed = sum(1 for t in self.tests if t["passed"])
@@ -118,7 +120,12 @@ def _reason(message: str, lang: str) -> str:
     return rest.strip() if sep and head.strip().lower() == label.lower() else message
 
 
-def _report(res: CheckResult, lang: str) -> str:
+def _file_name(files: tuple[str, ...]) -> str:
+    """The checked .py file as the student names it (its base name)."""
+    return files[0].replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _report(res: CheckResult, lang: str, reminder: bool = True) -> str:
     lines = [_text(lang, "title", exercise=res.exercise, torch=res.device.get("torch", "cpu"),
                    jax=res.device.get("jax", "cpu"))]
     if res.status == "unsupported versions":
@@ -128,7 +135,9 @@ def _report(res: CheckResult, lang: str) -> str:
         lines.append(_text(lang, "unsupported" if command else "unsupported_python", problems=listed, command=command))
         return "\n".join(lines)
     if res.status == "not attempted":
-        lines.append(_text(lang, "not_attempted", message=_reason(res.tests[0]["message"], lang).rstrip(".")))
+        message = _reason(res.tests[0]["message"], lang).rstrip(".")
+        lines.append(_text(lang, "not_attempted_file", message=message, file=res.file, exercise=res.exercise[:4])
+                     if res.file else _text(lang, "not_attempted", message=message))
     else:
         for t in res.tests:
             lines.append(_text(lang, "ok" if t["passed"] else "bad", name=t["name"], points=t["points"],
@@ -142,7 +151,8 @@ def _report(res: CheckResult, lang: str) -> str:
             lines.append(_text(lang, "incorrect_one" if failed == 1 else "incorrect", failed=failed, n=len(res.tests)))
     if res.note:
         lines.append(res.note)
-    lines.append(_text(lang, "reminder", public=res.public_points, total=res.total_points))
+    if reminder:
+        lines.append(_text(lang, "reminder", public=res.public_points, total=res.total_points))
     return "\n".join(lines)
 
 
@@ -187,7 +197,9 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
         tests = [{"name": c.name, "points": c.points, "passed": False, "code": view.code, "message": view.problem}
                  for c in checks]
     elif names and not any(hasattr(mod, n) for n in names):
-        msg = _text(lang, "missing", names=", ".join(f"`{n}`" for n in names))
+        listed = ", ".join(f"`{n}`" for n in names)
+        msg = (_text(lang, "missing_file", names=listed, file=_file_name(files)) if files and not graded
+               else _text(lang, "missing", names=listed))
         tests = [{"name": c.name, "points": c.points, "passed": False, "code": "MISSING_NAMES", "message": msg}
                  for c in checks]
     else:
@@ -195,8 +207,11 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
         with pinned_precision():
             tests = run_checks(ex, checks, student=student, reference=snapshot_reference(ex, snap["values"]),
                                seed=int(snap["seed"]), device=device, lang=lang)
-    return _finish(CheckResult(ex, _status(tests), tests, float(info["public_points"]), float(info["total_points"]),
-                               device, note=view.note), lang)
+    res = CheckResult(ex, _status(tests), tests, float(info["public_points"]), float(info["total_points"]),
+                      device, note=view.note, file=_file_name(files) if files and not graded else "")
+    _finish(res, lang)
+    _checked.record(ex, sum(1 for t in tests if not t["passed"]), len(tests))
+    return res
 
 
 def _finish(res: CheckResult, lang: str) -> CheckResult:
@@ -221,8 +236,26 @@ def check(exercise: str | int | None = None, namespace: Any = None, *, lang: str
     graded = namespace is None
     if namespace is None:
         namespace = sys._getframe(1).f_globals
-    todo = list(snapshot()["exercises"]) if exercise is None else [exercise]
-    for i, ex in enumerate(todo):
+    if exercise is not None:
+        print(run(exercise, namespace, lang=lang, timeout=timeout, graded=graded).report)
+        return
+    lang = _i18n.get_language(lang)
+    results = []
+    for i, ex in enumerate(snapshot()["exercises"]):  # each exercise's lines, then one total and one reminder
         if i:
             print()
-        print(run(ex, namespace, lang=lang, timeout=timeout, graded=graded).report)
+        results.append(run(ex, namespace, lang=lang, timeout=timeout, graded=graded))
+        print(_report(results[-1], lang, reminder=False))
+    print()
+    print(all_summary(results, lang))
+
+
+def report_lines(res: CheckResult, lang: str | None = None) -> str:
+    """One exercise's report without the points reminder: for a run of several (see :func:`all_summary`)."""
+    return _report(res, _i18n.get_language(lang), reminder=False)
+
+
+def all_summary(results: list[CheckResult], lang: str | None = None) -> str:
+    """The closing line of a run of several exercises: how many pass, and the points reminder once."""
+    return _text(_i18n.get_language(lang), "all", passed=sum(r.status == "passed" for r in results), n=len(results),
+                 public=sum(r.public_points for r in results), total=sum(r.total_points for r in results))

@@ -138,17 +138,31 @@ def graded_module(exercise: str, source: str, names: tuple[str, ...], lang: str)
     return GradedView(module=mod, files=(filename,))
 
 
+SAID: set[str] = set()  # notes said once per session (outside Jupyter every check would repeat "unread")
+
+
+def said_once(key: str, lang: str) -> str:
+    """The note ``public.<key>`` the first time this session asks for it, then ``""``."""
+    if key in SAID:
+        return ""
+    SAID.add(key)
+    return _text(lang, key)
+
+
 def graded_view(exercise: str, namespace: Any, names: tuple[str, ...], lang: str) -> GradedView:
-    """The exercise as the grader will see it in this notebook, or the session's names with a note."""
+    """The exercise as the grader will see it in this notebook, or the session's names with a note.
+
+    A notebook that cannot be read stays unreadable for the session: that note is said once (:func:`said_once`).
+    """
     nb, where = notebook_json(namespace)
     if nb is None:
-        return GradedView(module=as_module(namespace), note=_text(lang, "unread"))
+        return GradedView(module=as_module(namespace), note=said_once("unread", lang))
     exercises = tuple(snapshot()["exercises"])
     try:
         cells = _cells.notebook_cells(nb, exercises)
         sources = _cells.graded_sources(cells, exercises)
     except ValueError:
-        return GradedView(module=as_module(namespace), note=_text(lang, "unread"))
+        return GradedView(module=as_module(namespace), note=said_once("unread", lang))
     source = sources.get(exercise)
     if where == "file":
         code = "\n".join([c.source for c in cells if c.kind == "code"]

@@ -239,7 +239,8 @@ def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[s
     new_results = all_results[len(before):]
     if not args.quiet:
         if new_results and (len(new_results) <= 20 or args.table):
-            print(_report.table(new_results))
+            kept = [f"{args.json}" if args.json else "", f"the feedback files in {args.feedback}" if args.feedback else ""]
+            print(_report.table(new_results, full_text_in=" and ".join(k for k in kept if k)))
         elif new_results:
             print(_report.compact_table(new_results))
         if len(new_results) > 1 or interrupted:

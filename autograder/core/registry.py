@@ -50,10 +50,10 @@ class UnknownExercise(ValueError):
 
 
 def resolve(name: str | int, exercises: Iterable[str] | None = None, lang: str = "en") -> str:
-    """The one resolver of exercise names: ``"ex05"``, ``"5"``, ``5`` or ``"ex05_jit_train_step"`` -> the full name.
+    """The one resolver of exercise names: ``"ex05"``, ``"ex5"``, ``"5"``, ``5`` or ``"ex05_jit_train_step"`` -> the full name.
 
     Args:
-        name: a full name, its ``exNN`` prefix, or the number.
+        name: a full name, its ``exNN`` prefix (``exN`` too), or the number.
         exercises: the names to choose from (default: every exercise of the registry; the notebook
             passes those its snapshot holds).
         lang: the language of the error's message.
@@ -69,8 +69,9 @@ def resolve(name: str | int, exercises: Iterable[str] | None = None, lang: str =
         text = f"ex{name:02d}"
     else:
         text = str(name).strip()
-        if text.isdigit():
-            text = f"ex{int(text):02d}"
+        number = text[2:] if text.lower().startswith("ex") else text
+        if number.isdigit():
+            text = f"ex{int(number):02d}"
     match = [e for e in choices if e == text or e.startswith(text + "_")]
     if len(match) == 1:
         return match[0]

@@ -118,6 +118,19 @@ def terminal(value: Any, limit: int = 0) -> str:
 _FORMULA = ("=", "+", "-", "@", "\t", "\r", "\n", "|", "%")
 
 
+def shorten(text: Any, limit: int = 240) -> str:
+    """``text`` on one line, cut at a word boundary with " …" when longer than ``limit`` (never mid-word).
+
+    Where a table has room for part of a message (the report's cells, the grade table): the cut text is
+    a prefix of the whole, whole words only, and says it was cut.
+    """
+    flat = " ".join(str(text).split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat.rfind(" ", 0, limit)
+    return flat if cut <= 0 else flat[:cut].rstrip(" ,;:—-") + " …"
+
+
 def csv_cell(value: Any) -> Any:
     """A spreadsheet cell that is never a live formula (numbers stay numbers).
 

@@ -114,6 +114,8 @@ Submit the notebook (or, if your instructor asks for it, the `.py` files).
 The checks travel inside tapetrace.ipynb (keep it next to this file): like the notebook's set-up
 cell, this writes tapetrace_checks.zip here, then runs each exercise file (exNN_*.py) of this
 folder in this process and prints its public checks. Hidden tests grade more when you submit.
+An exercise is named by its number or prefix (`5`, `ex5`, `ex05`). Exit status: 0 when every
+exercise checked passes, 1 when one does not, 2 for a name that is no exercise here.
 """,
     "check_py.no_setup": "check.py: tapetrace.ipynb has no set-up cell; download a fresh copy",
     "check_py.no_file": "{exercise}: no file {exercise}.py here",
@@ -241,7 +243,9 @@ públicas cubren parte de los puntos de cada ejercicio: al entregar, las pruebas
 Las pruebas viajan dentro de tapetrace.ipynb (mantenlo junto a este archivo): como la celda de
 preparación del cuaderno, esto escribe aquí tapetrace_checks.zip, después ejecuta en este proceso
 cada archivo de ejercicio (exNN_*.py) de esta carpeta y muestra sus pruebas públicas. Al entregar,
-las pruebas ocultas corrigen más.
+las pruebas ocultas corrigen más. Un ejercicio se nombra por su número o prefijo (`5`, `ex5`, `ex05`).
+Código de salida: 0 si pasan todos los ejercicios comprobados, 1 si alguno no, 2 si un nombre no es
+ningún ejercicio de aquí.
 """,
     "check_py.no_setup": "check.py: tapetrace.ipynb no tiene celda de preparación; descarga una copia nueva",
     "check_py.no_file": "{exercise}: aquí no hay ningún archivo {exercise}.py",

@@ -14,6 +14,12 @@ EN = {
     "public.not_attempted": "NOT ATTEMPTED: {message}. Write your code in the exercise's cell, run it, then run this "
         "check again.",
     "public.missing": "none of {names} is defined yet — run the exercise's code cell first",
+    "public.not_attempted_file": "NOT ATTEMPTED: {message}. Write your code in {file}, then run "
+        "`python check.py {exercise}` again.",
+    "public.missing_file": "none of {names} is defined in {file} yet",
+    "public.all": "{passed} of {n} exercises pass all their public checks. Reminder: public checks are worth "
+        "{public:g} of the {total:g} points. When you submit, hidden tests grade more (other inputs, more "
+        "properties): passing here does not guarantee full marks.",
     "public.reminder": "Reminder: these public checks are worth {public:g} of the exercise's {total:g} points. When you "
         "submit, hidden tests grade more (other inputs, more properties): passing here does not "
         "guarantee full marks.",
@@ -28,8 +34,8 @@ EN = {
     "public.where": " at line {line} of the exercise's code: `{code}`",
     "public.no_section": "the notebook has no code cell under {exercise}'s heading, so grading finds no code for it: "
         "keep your code in the exercise's cells (between its heading and the next exercise's)",
-    "public.unread": "Note: check could not read this notebook's cells, so it checked the names your session has "
-        "defined, not the code as it is graded (each exercise's cells under its heading, after what "
+    "public.unread": "Note: check could not read this notebook's cells, so this check and the later ones check the "
+        "names your session has defined, not the code as it is graded (each exercise's cells under its heading, after what "
         "the cells above define).",
     "public.stale": "Note: the saved notebook differs from the code you ran: save it (Ctrl+S) so check reads what "
         "you hand in. This time it checked the names your session has defined.",
@@ -78,6 +84,8 @@ EN = {
     "figure.needs": "figure({ex!r}) needs {names} in your notebook: run the cells of {where} first",
     "figure.no_figure": "there is no figure for {ex}",
     "figure.no_model": "give at least one of torch_model or jax_params (with jax_forward)",
+    "figure.check_fails": "{ex}'s check does not pass yet ({failed} of {n} public checks fail): this figure draws your "
+        "code as it is now, mistakes included. Run check({ex!r}) for what to fix.",
     "figure.not_done": "No figure yet for {ex}: part of it still raises NotImplementedError. Write the exercise, "
         "run its code cell and its check, then this cell again.",
     "figure.failed": "figure({ex!r}) could not be drawn: your code raised {error}. Run check({ex!r}): it says what "
@@ -175,6 +183,12 @@ ES = {
     "public.not_attempted": "SIN INTENTAR: {message}. Escribe tu código en la celda del ejercicio, ejecútala y vuelve "
         "a ejecutar esta comprobación.",
     "public.missing": "todavía no está definido ninguno de {names} — ejecuta primero la celda de código del ejercicio",
+    "public.not_attempted_file": "SIN INTENTAR: {message}. Escribe tu código en {file} y vuelve a ejecutar "
+        "`python check.py {exercise}`.",
+    "public.missing_file": "{file} todavía no define ninguno de {names}",
+    "public.all": "{passed} de {n} ejercicios pasan todas sus comprobaciones públicas. Recuerda: las comprobaciones "
+        "públicas valen {public:g} de los {total:g} puntos. Al entregar, pruebas ocultas corrigen más (otras "
+        "entradas, más propiedades): pasar aquí no garantiza la nota máxima.",
     "public.reminder": "Recuerda: estas comprobaciones públicas valen {public:g} de los {total:g} puntos del ejercicio. "
         "Al entregar, pruebas ocultas corrigen más (otras entradas, más propiedades): pasar aquí no "
         "garantiza la nota máxima.",
@@ -192,8 +206,8 @@ ES = {
     "public.no_section": "el cuaderno no tiene ninguna celda de código bajo el encabezado de {exercise}, así que la "
         "corrección no encuentra código para él: deja tu código en las celdas del ejercicio "
         "(entre su encabezado y el del siguiente ejercicio)",
-    "public.unread": "Nota: check no pudo leer las celdas de este cuaderno, así que comprobó los nombres que ha "
-        "definido tu sesión, no el código tal como se corrige (las celdas de cada ejercicio bajo su "
+    "public.unread": "Nota: check no pudo leer las celdas de este cuaderno, así que esta comprobación y las "
+        "siguientes comprueban los nombres que ha definido tu sesión, no el código tal como se corrige (las celdas de cada ejercicio bajo su "
         "encabezado, después de lo que definen las celdas de encima).",
     "public.stale": "Nota: el cuaderno guardado difiere del código que ejecutaste: guárdalo (Ctrl+S) para que check "
         "lea lo que entregas. Esta vez comprobó los nombres que ha definido tu sesión.",
@@ -242,6 +256,8 @@ ES = {
     "figure.needs": "figure({ex!r}) necesita {names} en tu cuaderno: ejecuta antes las celdas de {where}",
     "figure.no_figure": "no hay figura para {ex}",
     "figure.no_model": "da al menos torch_model o jax_params (con jax_forward)",
+    "figure.check_fails": "la comprobación de {ex} todavía no pasa (fallan {failed} de {n} comprobaciones públicas): "
+        "esta figura dibuja tu código tal como está, con sus errores. Ejecuta check({ex!r}) para saber qué corregir.",
     "figure.not_done": "Todavía no hay figura de {ex}: una parte sigue lanzando NotImplementedError. Escribe el "
         "ejercicio, ejecuta su celda de código y su comprobación, y después otra vez esta celda.",
     "figure.failed": "no se pudo dibujar figure({ex!r}): tu código lanzó {error}. Ejecuta check({ex!r}): dice qué "

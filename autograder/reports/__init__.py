@@ -24,6 +24,7 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "compact_table": "report",
     "feedback_html": "feedback",
     "feedback_markdown": "feedback",
+    "feedback_names": "feedback",
     "from_otter": "summary",
     "hardest_first": "plots",
     "merge_callbacks": "progress",

@@ -1,7 +1,8 @@
 """Per-student feedback files: each exercise's tests with points and safe messages, as Markdown or HTML.
 
 Owns :func:`feedback_markdown`, :func:`feedback_html` (a standalone page), the file name a submission's
-feedback gets (:func:`safe_stem`: harmless characters, one file per submission) and writing them
+feedback gets (:func:`safe_stem`: harmless characters, one file per submission; :func:`feedback_names`:
+the path's differing part where file names repeat) and writing them
 (:func:`write_feedback`), with the feedback's fixed words and the statuses' names by language
 (:data:`LABELS`, :data:`STATUS_WORDS`). Markdown and HTML escape markup; the records' text was cleaned
 where it entered them (``autograder/core/text.py``).
@@ -56,10 +57,14 @@ def _status_word(status: str, lang: str) -> str:
     return STATUS_WORDS.get(lang, {}).get(status, status)
 
 
-def feedback_markdown(res: dict[str, Any], lang: str = "en") -> str:
-    """Per-student feedback: each exercise's tests with points and safe messages."""
+def feedback_markdown(res: dict[str, Any], lang: str = "en", title: str | None = None) -> str:
+    """Per-student feedback: each exercise's tests with points and safe messages.
+
+    ``title`` names the submission in the heading (default: its file name; :func:`feedback_names`
+    gives the path's differing part where several submissions share a file name).
+    """
     lab = LABELS.get(lang, LABELS["en"])
-    out = [f"# {lab['feedback']}: {_md(Path(str(res['submission'])).name)}", "",
+    out = [f"# {lab['feedback']}: {_md(title or Path(str(res['submission'])).name)}", "",
            f"**{lab['total']}: {_fmt(res['total'])} / {_fmt(res['max_total'])}**", ""]
     if not res["exercises"]:
         out.append(lab["no_exercises"])
@@ -105,13 +110,13 @@ def _html_msg(text: str) -> str:
     return "".join(out)
 
 
-def feedback_html(res: dict[str, Any], lang: str = "en") -> str:
-    """The same feedback as :func:`feedback_markdown`, as a standalone HTML page."""
+def feedback_html(res: dict[str, Any], lang: str = "en", title: str | None = None) -> str:
+    """The same feedback as :func:`feedback_markdown` (``title`` as there), as a standalone HTML page."""
     lab = LABELS.get(lang, LABELS["en"])
     def esc(value: Any) -> str:
         return html.escape(clean(value, 0))
 
-    name = esc(Path(str(res["submission"])).name)
+    name = esc(title or Path(str(res["submission"])).name)
     dev = res.get("device") or {}
     parts = [f"<!DOCTYPE html><html lang=\"{esc(lang)}\"><head><meta charset=\"utf-8\">",
              f"<title>{lab['feedback']}: {name}</title><style>{_FEEDBACK_CSS}</style></head><body>",
@@ -158,6 +163,31 @@ def safe_stem(submission: str) -> str:
     return stem
 
 
+def _parts(submission: str) -> list[str]:
+    """A submission's path as its parts (either separator), the last one its file or folder name."""
+    return [p for p in re.split(r"[/\\]+", str(submission).rstrip("/\\")) if p not in ("", ".")] or ["submission"]
+
+
+def feedback_names(submissions: list[str]) -> list[tuple[str, str]]:
+    """Per submission, its feedback file's stem and the name its heading shows.
+
+    A file name alone where it is the only one with its stem; where several submissions share one (a
+    folder-per-student export: ``alice/work.ipynb``, ``bob/work.ipynb``), the path's last parts, as
+    few as tell them apart: ``alice-work`` titled ``alice/work.ipynb``. Order never changes a name.
+    """
+    parts = [_parts(s) for s in submissions]
+    stems = [safe_stem(s) for s in submissions]
+    out = []
+    for i, stem in enumerate(stems):
+        group = {tuple(parts[j]) for j in range(len(stems)) if stems[j].lower() == stem.lower()}
+        k = 1
+        while len({g[-k:] for g in group}) < len(group) and k < max(len(g) for g in group):
+            k += 1
+        tail = parts[i][-k:]
+        out.append((safe_stem("-".join(tail)) if k > 1 else stem, "/".join(tail)))
+    return out
+
+
 def write_feedback(results: list[dict[str, Any]], folder: str, lang: str = "en", fmt: str = "md") -> list[Path]:
     """Writes one feedback file per submission: ``<folder>/<name>.md`` and/or ``.html``.
 
@@ -173,18 +203,17 @@ def write_feedback(results: list[dict[str, Any]], folder: str, lang: str = "en",
     Path(folder).mkdir(parents=True, exist_ok=True)
     used: set[str] = set()
     written = []
-    for res in results:
-        base = safe_stem(res["submission"])
+    for res, (base, title) in zip(results, feedback_names([str(r["submission"]) for r in results]), strict=True):
         name, k = base, 2
         while name.lower() in used:
             name, k = f"{base}-{k}", k + 1
         used.add(name.lower())
         if fmt in ("md", "both"):
             p = Path(folder) / f"{name}.md"
-            _atomic_write(p, feedback_markdown(res, lang))
+            _atomic_write(p, feedback_markdown(res, lang, title))
             written.append(p)
         if fmt in ("html", "both"):
             p = Path(folder) / f"{name}.html"
-            _atomic_write(p, feedback_html(res, lang))
+            _atomic_write(p, feedback_html(res, lang, title))
             written.append(p)
     return written

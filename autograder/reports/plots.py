@@ -24,7 +24,7 @@ import numpy as np  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 
 from autograder.core.paths import EXERCISES  # noqa: E402
-from autograder.core.text import clean  # noqa: E402
+from autograder.core.text import clean, shorten  # noqa: E402, F401 - shorten: the reports' name for it
 
 DPI = 110
 # Legible at a glance in the report page: no text under MIN_FONT_PT points (8 pt at 110 dpi: 12 px), and no
@@ -58,20 +58,14 @@ def check_order(results: list[dict[str, Any]], exercise: str) -> list[str]:
     return names
 
 
-def shorten(text: str, limit: int = 240) -> str:
-    """``text`` on one line, cut at a word boundary with "…" when longer than ``limit`` (never mid-word)."""
-    flat = " ".join(str(text).split())
-    if len(flat) <= limit:
-        return flat
-    cut = flat.rfind(" ", 0, limit)
-    return flat if cut <= 0 else flat[:cut].rstrip(" ,;:—-") + " …"
-
-
-def wrap_name(name: str, width: int) -> str:
+def wrap_name(name: str, width: int, hard: bool = False) -> str:
     """A check name on lines of at most ``width`` characters, broken after underscores (a part longer than
-    ``width`` stays whole: a name is never cut inside a word)."""
+    ``width`` stays whole, unless ``hard``: then it is split every ``width`` characters, where a cell has
+    no room for it)."""
     parts = [p + "_" for p in name.split("_")]
     parts[-1] = parts[-1][:-1]
+    if hard:
+        parts = [part[k:k + width] for part in parts for k in range(0, len(part), width)]
     lines = [""]
     for part in parts:
         if lines[-1] and len(lines[-1]) + len(part) > width:
@@ -89,10 +83,13 @@ def _not_attempted(e: dict[str, Any]) -> bool:
 def check_stats(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per (exercise, check): submissions, passes, pass rates, hidden flag, commonest failure and message.
 
-    ``rate`` is over every submission; ``attempted`` counts the submissions that attempted the exercise
-    (not missing, not every check NOT_ATTEMPTED) and ``attempted_rate`` is the pass rate among them: what
-    "hardest" means (a check nobody tried is not hard). The commonest failure and message are taken
-    among the attempted failures when there are any; the message is whole (one line).
+    ``rate`` is over every submission; ``attempted`` counts the submissions whose checks ran on an
+    attempt (the exercise ``graded``: not missing, not every check NOT_ATTEMPTED, and not an exercise
+    that did not load — an import timeout or error says nothing about one check) and
+    ``attempted_rate`` is the pass rate among them: what "hardest" means (a check nobody tried is not
+    hard). The commonest failure and message are those of the attempts that failed; where every
+    attempt passed there is none (``""``), and only a check nobody attempted shows why (e.g.
+    NOT_ATTEMPTED). The message is whole (one line).
     """
     rows = []
     for ex in exercise_order(results):
@@ -107,7 +104,7 @@ def check_stats(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 e = r["exercises"].get(ex)
                 if not e:
                     continue
-                tried = not _not_attempted(e)
+                tried = e.get("status", "graded") == "graded" and not _not_attempted(e)
                 for t in e.get("tests", []):
                     if t["name"] != name:
                         continue
@@ -122,7 +119,7 @@ def check_stats(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
                         for table, key in ((codes, code), (messages, msg)) + (
                                 ((tried_codes, code), (tried_messages, msg)) if tried else ()):
                             table[key] = table.get(key, 0) + 1
-            codes, messages = (tried_codes, tried_messages) if tried_codes else (codes, messages)
+            codes, messages = (tried_codes, tried_messages) if attempted else (codes, messages)
             common = max(codes.items(), key=lambda kv: kv[1])[0] if codes else ""
             example = max(messages.items(), key=lambda kv: kv[1])[0] if messages else ""
             rows.append({"exercise": ex, "check": name, "n": n, "passed": passed,
@@ -254,27 +251,58 @@ def status_breakdown(results: list[dict[str, Any]], path: Path) -> Path:
     return _save(fig, path)
 
 
+def _cells_fit(fig: Any, ax: Any) -> bool:
+    """Whether every label of the heatmap lies inside its cell, as drawn."""
+    renderer = fig.canvas.get_renderer()
+    for text in ax.texts:
+        x, y = text.get_position()
+        corners = ax.transData.transform([[x - 0.5, y - 0.5], [x + 0.5, y + 0.5]])
+        box = text.get_window_extent(renderer)
+        if box.width > abs(corners[1, 0] - corners[0, 0]) - 2 or box.height > abs(corners[1, 1] - corners[0, 1]) - 2:
+            return False
+    return True
+
+
 def pass_rate_heatmap(results: list[dict[str, Any]], path: Path) -> Path:
-    """Pass rate of every check: one row per exercise, one cell per check (named inside)."""
+    """Pass rate of every check: one row per exercise, one cell per check (named inside).
+
+    Names are wrapped to the cell's width as drawn: narrower lines until every label fits its cell
+    (the rows grow taller for the extra lines), never a smaller font.
+    """
     stats = check_stats(results)
     exs = exercise_order(results)
     width = max([1, *(sum(1 for s in stats if s["exercise"] == ex) for ex in exs)])
+    fig_width = min(MAX_WIDTH_IN, max(7.0, 1.9 * width + 2))
+    chars = max(4, int((fig_width - 2.2) / width * 72 / (0.6 * MIN_FONT_PT)))  # per line, in one cell
+    hard = False  # first whole words; then, where a word is wider than a cell, split inside it
+    while True:
+        fig, ax = _heatmap(stats, exs, width, fig_width, chars, hard)
+        fig.canvas.draw()
+        if (hard and chars <= 3) or _cells_fit(fig, ax):
+            return _save(fig, path)
+        plt.close(fig)
+        longest = max((len(p) + 1 for s in stats for p in clean(s["check"], 0).split("_")), default=0)
+        hard = hard or chars <= 4 or chars - 1 < longest
+        chars -= 1
+
+
+def _heatmap(stats: list[dict[str, Any]], exs: list[str], width: int, fig_width: float, chars: int,
+             hard: bool) -> tuple[Any, Any]:
+    """The heatmap's figure and axes, check names wrapped at ``chars`` characters a line (``hard``: see wrap_name)."""
     grid = np.full((len(exs), width), np.nan)
     labels: dict[tuple[int, int], str] = {}
-    chars = max(10, int((MAX_WIDTH_IN - 2.2) / width * 72 / (0.6 * MIN_FONT_PT)))  # per line, in one cell
     lines = 1
     public: dict[tuple[int, int], bool] = {}
     for i, ex in enumerate(exs):
         for j, s in enumerate([s for s in stats if s["exercise"] == ex]):
             rate = s["attempted_rate"]
             grid[i, j] = 100 * rate
-            name = wrap_name(clean(s["check"], 0), chars)
+            name = wrap_name(clean(s["check"], 0), chars, hard)
             pct = f"{100 * rate:.0f}%" if s["attempted"] else "–"
             labels[(i, j)] = f"{name}\n{pct}"
             public[(i, j)] = not s["hidden"]
             lines = max(lines, labels[(i, j)].count("\n") + 1)
-    fig, ax = plt.subplots(figsize=(min(MAX_WIDTH_IN, max(7.0, 1.9 * width + 2)),
-                                    (0.17 * lines + 0.12) * len(exs) + 1.6))
+    fig, ax = plt.subplots(figsize=(fig_width, (0.17 * lines + 0.12) * len(exs) + 1.6))
     cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#f8f9fa")
     im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=100, aspect="auto")
     for (i, j), text in labels.items():
@@ -289,7 +317,7 @@ def pass_rate_heatmap(results: list[dict[str, Any]], path: Path) -> Path:
     ax.tick_params(which="minor", length=0)
     fig.colorbar(im, ax=ax, fraction=0.03, pad=0.02, label="% passing, of those who attempted")
     ax.set_title("Pass rate per test among attempts (bold: public checks)")
-    return _save(fig, path)
+    return fig, ax
 
 
 def student_check_matrix(results: list[dict[str, Any]], path: Path) -> Path:

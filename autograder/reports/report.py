@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.core.paths import EXERCISES
-from autograder.core.text import csv_cell, terminal
+from autograder.core.text import csv_cell, shorten, terminal
 
 
 def _fmt(x: Any) -> str:
@@ -49,9 +49,18 @@ def _atomic_write(path: str | os.PathLike, text: str) -> None:
 
 
 # ----------------------------------------------------------------------- table
-def table(results: list[dict[str, Any]]) -> str:
-    """A readable table: per submission, exercise, score, max, first failure message."""
+MESSAGE_WIDTH = 110  # the table's message column; a longer message is cut at a word and marked
+
+
+def table(results: list[dict[str, Any]], full_text_in: str = "") -> str:
+    """A readable table: per submission, exercise, score, max, first failure message.
+
+    A message longer than :data:`MESSAGE_WIDTH` is cut at a word and ends with `` …``; a last line then
+    says where the whole text is: ``full_text_in`` (the outputs written, e.g. ``"grades.json"``), or
+    which options would keep it.
+    """
     lines = []
+    cut = False
     for res in results:
         dev = res.get("device") or {}
         lines.append(f"== {terminal(res['submission'])}  total {_fmt(res['total'])} / {_fmt(res['max_total'])}"
@@ -59,11 +68,14 @@ def table(results: list[dict[str, Any]]) -> str:
                      f" seed {res.get('seed')})")
         lines.append(f"   {'exercise':<24} {'score':>6} {'max':>5}  {'status':<8} message")
         for ex, e in res["exercises"].items():
-            msg = terminal(e.get("message", ""))
-            if len(msg) > 110:
-                msg = msg[:107] + "..."
+            whole = terminal(e.get("message", ""))
+            msg = shorten(whole, MESSAGE_WIDTH - 1)
+            cut = cut or msg != whole
             lines.append(f"   {terminal(ex):<24} {_fmt(e['score']):>6} {_fmt(e['max_score']):>5}  "
                          f"{terminal(e['status']):<8} {msg}")
+    if cut:
+        where = f"in {full_text_in}" if full_text_in else "kept with --json FILE or --feedback DIR"
+        lines.append(f"(messages ending in … are shortened: the whole text is {where})")
     return "\n".join(lines)
 
 

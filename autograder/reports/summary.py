@@ -230,7 +230,13 @@ border-radius:6px} figcaption{color:#555;font-size:.9rem;margin-top:.3rem} table
 font-size:.88rem;width:100%} th,td{padding:.25rem .5rem;border-bottom:1px solid #eee;text-align:left}
 td.n{text-align:right;font-variant-numeric:tabular-nums} .low{color:#c92a2a;font-weight:600} .note{background:#fff4e6;
 padding:.4rem .7rem;border-left:3px solid #f08c00} details{margin:1rem 0} summary{cursor:pointer;font-weight:600}
+td,th{overflow-wrap:anywhere} .wide{overflow-x:auto;max-width:100%}
 """
+
+
+def _short_exercise(name: str) -> str:
+    """An exercise's column heading: ``exNN`` for a curriculum-style name (the whole name is its title)."""
+    return name[:4] if name in EXERCISES or re.fullmatch(r"ex\d\d_\w+", name) else name
 
 
 def _stats_cards(results: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -240,7 +246,7 @@ def _stats_cards(results: list[dict[str, Any]]) -> list[tuple[str, str]]:
     tot = [float(r["total"]) for r in results]
     cards = [("submissions", str(len(results))),
              ("mean", f"{statistics.fmean(tot):.1f} / {top:g}"),
-             ("median", f"{statistics.median(tot):.1f}"),
+             ("median", f"{statistics.median(tot):.1f} / {top:g}"),
              ("full marks", f"{sum(p >= 99.999 for p in pct)}"),
              ("below 50%", f"{sum(p < 50 for p in pct)}")]
     srcs = sorted({r.get("source", "tapetrace") for r in results})
@@ -297,8 +303,9 @@ def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], tit
                    "</figcaption></figure>")
     stats = hardest_first(check_stats(results))
     out.append("<h2>Tests, hardest first</h2><p class=\"meta\">Ranked by the pass rate among the submissions "
-               "that attempted the exercise (a test nobody tried is not hard: those come last).</p>"
-               "<table><tr><th>exercise</th><th>test</th><th>kind</th><th class=n>passed / attempted</th>"
+               "that attempted the exercise (a test nobody tried is not hard: those come last; an exercise that did not "
+               "load, such as an import timeout, is no attempt of its tests).</p>"
+               "<div class=\"wide\"><table><tr><th>exercise</th><th>test</th><th>kind</th><th class=n>passed / attempted</th>"
                "<th class=n>rate</th><th class=n>not attempted</th><th>commonest failure</th>"
                "<th>its commonest message</th></tr>")
     for s in stats:
@@ -308,8 +315,8 @@ def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], tit
         out.append(f"<tr><td>{esc(s['exercise'])}</td><td><code>{esc(s['check'])}</code></td>"
                    f"<td>{'hidden' if s['hidden'] else 'public'}</td><td class=n>{s['passed']}/{tried}</td>"
                    f"<td class=\"n{cls}\">{rate}</td><td class=n>{s['n'] - tried}</td>"
-                   f"<td>{esc(s['common_failure'])}</td><td class=\"msg\">{esc(shorten(s['example_message']))}</td></tr>")
-    out.append("</table>")
+                   f"<td>{esc(s['common_failure']) or '–'}</td><td class=\"msg\">{esc(shorten(s['example_message']))}</td></tr>")
+    out.append("</table></div>")
     agree = _agreement(results)
     if agree:
         same = sum(abs(a - b) < 0.01 for _n, a, b in agree)
@@ -323,8 +330,8 @@ def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], tit
     out.append((sections or {}).get("bottom", ""))
     exs = exercise_order(results)
     out.append(f"<details{' open' if len(results) <= 60 else ''}><summary>All {len(results)} submissions"
-               "</summary><table><tr><th>submission</th><th>source</th><th class=n>total</th>"
-               + "".join(f"<th class=n>{esc(ex[:4] if ex in EXERCISES else ex)}</th>" for ex in exs) + "</tr>")
+               "</summary><div class=\"wide\"><table><tr><th>submission</th><th>source</th><th class=n>total</th>"
+               + "".join(f"<th class=n title=\"{esc(ex)}\">{esc(_short_exercise(ex))}</th>" for ex in exs) + "</tr>")
     for i in sorted(range(len(results)), key=lambda k: str(results[k]["submission"])):
         r = results[i]
         name = esc(str(r["submission"]))
@@ -341,7 +348,7 @@ def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], tit
                 cells.append(f"<td class=\"n{low}\">{val}</td>")
         out.append(f"<tr><td>{name}</td><td>{esc(str(r.get('source', 'tapetrace')))}</td>"
                    f"<td class=n>{float(r['total']):g} / {float(r['max_total']):g}</td>{''.join(cells)}</tr>")
-    out.append("</table></details></body></html>")
+    out.append("</table></div></details></body></html>")
     return "\n".join(out)
 
 

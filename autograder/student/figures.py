@@ -27,8 +27,9 @@ import sys
 from typing import Any
 
 from autograder.core.registry import module_name, resolve
+from autograder.student import checked as _checked
 from autograder.student import get_language
-from autograder.student.figure_canvas import _show, _t, notes
+from autograder.student.figure_canvas import _show, _t, notes, say
 from autograder.student.figure_training import _MissingNames, _one_torch_thread
 
 
@@ -71,11 +72,17 @@ def figure(exercise: str, namespace: dict | None = None, *, lang: str | None = N
         namespace = sys._getframe(1).f_globals
     with _one_torch_thread():
         figs = _figures_for(ex, dict(namespace), lang)
+    failing = _checked.failing(ex)
+    if failing is not None:
+        for fig in figs:
+            say(fig, _t("check_fails", lang, ex=ex[:4], failed=failing[0], n=failing[1]), warn=True)
+    said: list[str] = []
     for fig in figs:
         _show(fig, show)
-        if show:
-            for line in notes(fig):
-                print(line)
+        said += [line for line in notes(fig) if line not in said]
+    if show:
+        for line in said:  # each sentence once, though several figures carry it
+            print(line)
     return figs[0] if len(figs) == 1 else _figure_list(figs)
 
 

@@ -3,7 +3,9 @@
 Las pruebas viajan dentro de tapetrace.ipynb (mantenlo junto a este archivo): como la celda de
 preparación del cuaderno, esto escribe aquí tapetrace_checks.zip, después ejecuta en este proceso
 cada archivo de ejercicio (exNN_*.py) de esta carpeta y muestra sus pruebas públicas. Al entregar,
-las pruebas ocultas corrigen más.
+las pruebas ocultas corrigen más. Un ejercicio se nombra por su número o prefijo (`5`, `ex5`, `ex05`).
+Código de salida: 0 si pasan todos los ejercicios comprobados, 1 si alguno no, 2 si un nombre no es
+ningún ejercicio de aquí.
 """
 
 import importlib.util
@@ -35,15 +37,31 @@ def _set_up():
 
 
 def main(argv):
+    """Checks the exercises ``argv`` names (all without one); exit 0 when all pass, 1 when not, 2: a bad argument."""
+    if any(a in ("-h", "--help") for a in argv):
+        print(__doc__.strip())
+        return 0
     _set_up()
     from autograder.builders import public as _public
+    from autograder.core import i18n as _i18n
+    from autograder.core import registry as _registry
 
-    for exercise in _public.snapshot()["exercises"]:
-        if argv and not any(exercise == a or exercise.startswith(a + "_") for a in argv):
+    known = list(_public.snapshot()["exercises"])
+    try:
+        wanted = [_registry.resolve(a, known, _i18n.get_language(None)) for a in argv] or known
+    except ValueError as err:
+        print(f"check.py: {err}", file=sys.stderr)
+        return 2
+    passed = True
+    several = len(wanted) > 1
+    results = []
+    for exercise in known:
+        if exercise not in wanted:
             continue
         path = os.path.join(HERE, exercise + ".py")
         if not os.path.isfile(path):
             print(TEXT["no_file"].format(exercise=exercise) + "\n")
+            passed = False
             continue
         spec = importlib.util.spec_from_file_location(exercise, path)
         module = importlib.util.module_from_spec(spec)
@@ -53,9 +71,15 @@ def main(argv):
         except Exception as err:
             error = f"{type(err).__name__}: {err}"
             print(TEXT["import_error"].format(exercise=exercise, error=error) + "\n")
+            passed = False
             continue
-        print(_public.run(exercise, module, files=(path,)).report + "\n")
-    return 0
+        result = _public.run(exercise, module, files=(path,))
+        results.append(result)
+        print((_public.report_lines(result) if several else result.report) + "\n")
+        passed = passed and result.status == "passed"
+    if several and results:  # the points reminder once, after how many pass
+        print(_public.all_summary(results))
+    return 0 if passed else 1
 
 
 if __name__ == "__main__":

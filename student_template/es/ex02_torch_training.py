@@ -70,7 +70,9 @@ def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: Tensor, y:
 
     Args:
         model: la red; ponla en modo de entrenamiento.
-        optimizer: un optimizador de `torch.optim` sobre `model.parameters()`.
+        optimizer: cualquier optimizador de `torch.optim` sobre `model.parameters()` (SGD,
+            Adam, AdamW, RMSprop, ...). Puede haber gradientes ya acumulados en los
+            parámetros cuando se llama (de un `backward()` anterior).
         x: entradas `(N, d)`.
         y: objetivos con la forma de la salida del modelo.
         loss_fn: `loss_fn(model(x), y)` -> tensor 0-d.

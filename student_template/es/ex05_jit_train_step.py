@@ -63,7 +63,8 @@ def make_train_step(loss_fn: Callable[[dict, jax.Array, jax.Array], jax.Array],
 
     Args:
         loss_fn: ``loss_fn(params, x, y) -> scalar``, derivable respecto a ``params``.
-        optimizer: cualquier transformación de gradientes de optax.
+        optimizer: cualquier transformación de gradientes de optax, también una cuya actualización
+            necesita los params (``optax.adamw``, ``optax.lamb``, ``optax.add_decayed_weights``).
 
     Returns:
         ``step(params, opt_state, x, y) -> (new_params, new_opt_state, loss)``,

@@ -101,7 +101,8 @@ def make_flax_train_step(model: nn.Module, optimizer: optax.GradientTransformati
 
     Args:
         model: un módulo de Flax que transforma entradas `(N, ...)` en logits `(N, num_classes)`.
-        optimizer: cualquier optimizador de optax.
+        optimizer: cualquier optimizador de optax, también uno cuya actualización necesita los
+            params (`optax.adamw`, `optax.lamb`, `optax.add_decayed_weights`).
 
     Returns:
         `step(params, opt_state, x, y) -> (params, opt_state, loss)`, compilado

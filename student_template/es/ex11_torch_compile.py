@@ -52,7 +52,9 @@ Qué construir:
       `compiled_train_step`, no dentro de `step`: las llamadas repetidas con
       las mismas formas no capturan ningún grafo nuevo ni vuelven a llamar a
       `torch.compile`. Tras 3 pasos los parámetros coinciden con los del
-      `train_step` en modo eager.
+      `train_step` en modo eager. Funciona con cualquier optimizador de
+      `torch.optim` (SGD, AdamW, ...), también cuando hay gradientes ya
+      acumulados en los parámetros (de un `backward()` anterior).
 
 Ejemplo:
     >>> x = torch.full((2, 2), 3.0)

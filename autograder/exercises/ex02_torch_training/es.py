@@ -58,7 +58,9 @@ Returns:
 
 Args:
     model: la red; ponla en modo de entrenamiento.
-    optimizer: un optimizador de `torch.optim` sobre `model.parameters()`.
+    optimizer: cualquier optimizador de `torch.optim` sobre `model.parameters()` (SGD,
+        Adam, AdamW, RMSprop, ...). Puede haber gradientes ya acumulados en los
+        parámetros cuando se llama (de un `backward()` anterior).
     x: entradas `(N, d)`.
     y: objetivos con la forma de la salida del modelo.
     loss_fn: `loss_fn(model(x), y)` -> tensor 0-d.
@@ -90,4 +92,4 @@ Returns:
 
 # Fingerprint of the English docstrings these translations follow: tests/test_i18n.py fails when the
 # English changes (`python -m autograder.student.instructions_es` prints the current ones).
-SOURCE_SHA = "7df1ea8eb3ad"
+SOURCE_SHA = "b87f1624b5f3"

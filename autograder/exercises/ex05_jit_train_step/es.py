@@ -59,7 +59,8 @@ DOCSTRINGS: dict[str, str] = {
 
 Args:
     loss_fn: ``loss_fn(params, x, y) -> scalar``, derivable respecto a ``params``.
-    optimizer: cualquier transformación de gradientes de optax.
+    optimizer: cualquier transformación de gradientes de optax, también una cuya actualización
+        necesita los params (``optax.adamw``, ``optax.lamb``, ``optax.add_decayed_weights``).
 
 Returns:
     ``step(params, opt_state, x, y) -> (new_params, new_opt_state, loss)``,
@@ -80,4 +81,4 @@ Returns:
 
 # Fingerprint of the English docstrings these translations follow: tests/test_i18n.py fails when the
 # English changes (`python -m autograder.student.instructions_es` prints the current ones).
-SOURCE_SHA = "f4473627671f"
+SOURCE_SHA = "d19382acd6ef"

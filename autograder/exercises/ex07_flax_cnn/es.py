@@ -77,7 +77,8 @@ Returns:
 
 Args:
     model: un módulo de Flax que transforma entradas `(N, ...)` en logits `(N, num_classes)`.
-    optimizer: cualquier optimizador de optax.
+    optimizer: cualquier optimizador de optax, también uno cuya actualización necesita los
+        params (`optax.adamw`, `optax.lamb`, `optax.add_decayed_weights`).
 
 Returns:
     `step(params, opt_state, x, y) -> (params, opt_state, loss)`, compilado
@@ -88,4 +89,4 @@ Returns:
 
 # Fingerprint of the English docstrings these translations follow: tests/test_i18n.py fails when the
 # English changes (`python -m autograder.student.instructions_es` prints the current ones).
-SOURCE_SHA = "772e9c03bdd9"
+SOURCE_SHA = "90f9a328d9eb"

@@ -26,7 +26,9 @@ Qué construir:
     - `torch_mlp_to_jax(model)`: las capas `nn.Linear` de `model`, en orden
       (`model.modules()`), como `{"W": [weight.T, ...], "b": [bias, ...]}` de
       `jax.Array`s float32 que poseen su memoria, de modo que
-      `mlp_forward(torch_mlp_to_jax(m), x)` sea igual a `m(x)`.
+      `mlp_forward(torch_mlp_to_jax(m), x)` sea igual a `m(x)`. `model` es
+      cualquier módulo que contenga las capas `nn.Linear` del MLP, no solo un
+      `nn.Sequential`: capas como atributos, o anidadas en bloques.
     - `jax_to_torch_mlp(params, model)`: copia `params` en las capas
       `nn.Linear` de `model`, en el sitio, sin grabar en la cinta; devuelve
       None. Antes de copiar nada, comprueba cada capa: si una forma no
@@ -84,4 +86,4 @@ Returns:
 
 # Fingerprint of the English docstrings these translations follow: tests/test_i18n.py fails when the
 # English changes (`python -m autograder.student.instructions_es` prints the current ones).
-SOURCE_SHA = "ff593e8c39ff"
+SOURCE_SHA = "ef0ee779009f"

@@ -52,7 +52,9 @@ Qué construir:
       `compiled_train_step`, no dentro de `step`: las llamadas repetidas con
       las mismas formas no capturan ningún grafo nuevo ni vuelven a llamar a
       `torch.compile`. Tras 3 pasos los parámetros coinciden con los del
-      `train_step` en modo eager.
+      `train_step` en modo eager. Funciona con cualquier optimizador de
+      `torch.optim` (SGD, AdamW, ...), también cuando hay gradientes ya
+      acumulados en los parámetros (de un `backward()` anterior).
 
 Ejemplo:
     >>> x = torch.full((2, 2), 3.0)
@@ -118,4 +120,4 @@ Returns:
 
 # Fingerprint of the English docstrings these translations follow: tests/test_i18n.py fails when the
 # English changes (`python -m autograder.student.instructions_es` prints the current ones).
-SOURCE_SHA = "8e54d1a83db6"
+SOURCE_SHA = "7d2d59f193bc"

@@ -30,6 +30,12 @@ El corrector da a tu código 8 dispositivos CPU y comprueba mallas de 1, 2, 4 y
 8 dispositivos (en un cuaderno, la celda de preparación pide 8 dispositivos CPU;
 si JAX ya estaba en marcha con menos, las pruebas usan los tamaños que haya y lo
 dicen).
+Las funciones que reciben una `mesh` se llaman con mallas de los dos tipos
+de ejes y deben funcionar con ambas: de `jax.make_mesh` (ejes Explicit en el
+JAX actual) y de `jax.sharding.Mesh(devices, ("data",))` (ejes Auto, lo que
+también daba `jax.make_mesh` en versiones anteriores de JAX). Las specs
+deducidas de shardings Explicit (p. ej. `jax.shard_map` sin `in_specs`)
+fallan con ejes Auto: dalas tú.
 
 Qué construir:
     - `make_data_mesh(n_devices=None)`: una malla 1-D con el eje "data" sobre
@@ -80,7 +86,7 @@ Returns:
 
 Args:
     x: un array ``(N, ...)``, N divisible por el tamaño de la malla.
-    mesh: una malla 1-D con el eje "data".
+    mesh: una malla 1-D con el eje "data" (ejes Auto o Explicit).
 
 Returns:
     Los mismos valores, colocados con ``NamedSharding(mesh, P("data"))``.""",
@@ -88,8 +94,9 @@ Returns:
 
 Args:
     loss_fn: ``loss_fn(params, x, y) -> scalar``, una media sobre el lote.
-    optimizer: cualquier transformación de gradientes de optax.
-    mesh: una malla 1-D con el eje "data".
+    optimizer: cualquier transformación de gradientes de optax, también una cuya actualización
+        necesita los params (``optax.adamw``, ``optax.lamb``, ``optax.add_decayed_weights``).
+    mesh: una malla 1-D con el eje "data" (ejes Auto o Explicit).
 
 Returns:
     ``step(params, opt_state, x, y) -> (new_params, new_opt_state, loss)``: params y
@@ -101,7 +108,7 @@ Args:
     params: el pytree de parámetros (replicado).
     x: entradas ``(N, ...)``, repartidas sobre "data".
     y: objetivos ``(N, ...)``, repartidos sobre "data".
-    mesh: una malla 1-D con el eje "data".
+    mesh: una malla 1-D con el eje "data" (ejes Auto o Explicit).
 
 Returns:
     Un escalar replicado: ``pmean`` sobre "data" de las pérdidas por dispositivo.""",
@@ -109,4 +116,4 @@ Returns:
 
 # Fingerprint of the English docstrings these translations follow: tests/test_i18n.py fails when the
 # English changes (`python -m autograder.student.instructions_es` prints the current ones).
-SOURCE_SHA = "0c2ad78a96da"
+SOURCE_SHA = "f573b45654df"

@@ -23,6 +23,7 @@ from conftest import SOLUTIONS, make_submission
 from test_shards import ONLY, class_of, tapetrace, without_timing
 
 from autograder.core.paths import ROOT
+from autograder.engine.reading import HideRefused
 from autograder.reports import report as _report
 from autograder.scaleout import cluster as _cluster
 from autograder.scaleout import cluster_options as _cluster_options
@@ -332,11 +333,10 @@ def test_sigterm_keeps_what_was_graded_and_stops_the_local_cluster(tmp_path):
 
 def test_hide_list_is_the_submissions_folder(tmp_path):
     subs = [str(make_submission(tmp_path / "class" / f"s{i}", only=["ex09_autograd_tape"])) for i in range(3)]
-    if not hasattr(__import__("autograder.engine.run", fromlist=["x"]), "_hideable"):
-        pytest.skip("this engine hides each submission's place per task only")
-    assert _cluster.hide_list(subs) == [str(tmp_path / "class")]
-    many = [f"/nowhere/d{i}/s" for i in range(_cluster.MAX_HIDE + 1)]
-    assert _cluster.hide_list(many) == []
+    assert _cluster.hide_list(subs) == [str(tmp_path.parents[1])]  # up to /tmp/pytest-of-USER, below /tmp
+    many = [f"/usr/local/d{i}/s" for i in range(_cluster.MAX_HIDE + 1)]  # never /usr/local: one place each
+    with pytest.raises(HideRefused, match="more than 256"):  # never [] (each task would hide its own only)
+        _cluster.hide_list(many)
 
 
 def test_required_isolation_is_each_workers_entry_rule(dask_cluster, tmp_path):

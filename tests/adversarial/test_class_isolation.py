@@ -198,3 +198,25 @@ def test_pytest_entry_keeps_the_class_apart(klass, tmp_path):
     assert xml.exists(), cp.stdout[-3000:] + cp.stderr[-3000:]
     cases = [c for c in __import__("xml.etree.ElementTree", fromlist=["x"]).parse(xml).getroot().iter("testcase")]
     assert cases and all(c.find("failure") is not None or c.find("error") is not None for c in cases), cp.stdout[-3000:]
+
+
+def test_grade_refuses_submissions_it_cannot_hide(tmp_path):
+    """Notebooks loose in a folder a worker needs (here on ``sys.path``): each is a place of its own; past
+    MAX_HIDE of them the run grades nothing and says why in one line (the cluster's client did the same with
+    an empty list: every classmate visible)."""
+    loose = _var_tmp("tapetrace-loose-")
+    try:
+        subs = []
+        for i in range(MAX_HIDE + 1):
+            _notebook(loose / f"s{i:03d}.ipynb", None, "")
+            subs.append(str(loose / f"s{i:03d}.ipynb"))
+        out = tmp_path / "r.json"
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(loose)]))
+        cp = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", *subs, "--only", EX, "--device", "cpu",
+                             "--json", str(out)], capture_output=True, text=True, timeout=HANG, cwd=ROOT, env=env)
+        assert cp.returncode not in (0, 1), cp.stderr[-2000:]
+        said = [line for line in cp.stderr.splitlines() if f"more than {MAX_HIDE}" in line]
+        assert len(said) == 1 and "folder of their own" in said[0], cp.stderr[-2000:]
+        assert not out.exists() or json.loads(out.read_text()) == []
+    finally:
+        shutil.rmtree(loose, ignore_errors=True)

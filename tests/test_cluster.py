@@ -353,3 +353,39 @@ def test_required_isolation_is_each_workers_entry_rule(dask_cluster, tmp_path):
     row = json.loads((tmp_path / "r.json").read_text())  # one submission: one object
     assert row["exercises"]["ex01_torch_mlp"]["status"] == "ungraded" and row["total"] == 0
     assert not any(k.startswith("tapetrace-run-") for k in cluster.scheduler.worker_plugins)
+
+
+def test_a_worker_grades_nothing_where_the_clients_places_hide_its_own_python(monkeypatch, tmp_path):
+    """The client chose the places on its machine: a Dask worker whose Python or engine lies under one
+    gives a grader_error row (hiding it would break the student's worker; not hiding it would leak)."""
+    from types import SimpleNamespace
+
+    from autograder.scaleout import cluster_worker as _worker
+
+    graded: list[list[str]] = []
+
+    class Run:
+        tmp = str(tmp_path / "tapetrace-run-x")
+        isolation: dict = {}
+        device: dict = {}
+        launcher = SimpleNamespace(kind="spawn")
+
+        def hide(self, places):
+            graded.append(list(places))
+
+        def grade_exercise(self, sub, exercise):
+            return {"status": "graded"}
+
+        def graders_row(self, exercise, status, reason):
+            return {"status": status, "message": reason}
+
+    holder = SimpleNamespace(admitted=lambda worker, digest: Run(), after=lambda worker, run: None)
+    worker = SimpleNamespace(plugins={"p": holder}, address="tcp://w")
+    monkeypatch.setattr(distributed, "get_worker", lambda: worker)
+    clash = _worker.grade_task("p", "d", str(tmp_path / "s"), "directory", "ex01_torch_mlp", "", None,
+                               [os.path.dirname(sys.prefix)])
+    assert clash["result"]["status"] == "grader_error" and sys.prefix.startswith(
+        clash["result"]["message"].split("'")[1]) and not graded
+    fine = _worker.grade_task("p", "d", str(tmp_path / "s"), "directory", "ex01_torch_mlp", "", None,
+                              [str(tmp_path / "class")])
+    assert fine["result"] == {"status": "graded"} and graded == [[str(tmp_path / "class")]]

@@ -1,4 +1,5 @@
-"""Reading a run's submissions under the reading budget, each in a child process (``submissions.loadguard``).
+"""Reading a run's submissions under the reading budget, each in a child process (``submissions.loadguard``),
+and what of their places every student worker must not see (:func:`hide_places`: one function for every path).
 """
 
 from __future__ import annotations

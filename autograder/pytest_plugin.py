@@ -332,7 +332,7 @@ class TapetraceSession:
                 self._sub = err
             except Exception as err:  # noqa: BLE001 - as `tapetrace grade`: the submission is unreadable
                 self._sub = _loader.SubmissionError(f"{type(err).__name__}: {err}")
-            run.hide(_engine._hideable(os.path.abspath(self.path), run.tmp))
+            run.hide(_engine.hide_places([self.path], run.tmp))  # its classmates' folders too
             if run.sandbox and not run.isolation:
                 run.measure_isolation()
             self._run = run

@@ -23,6 +23,7 @@ from conftest import SOLUTIONS, make_submission
 from test_shards import ONLY, class_of, tapetrace, without_timing
 
 from autograder.core.paths import ROOT
+from autograder.engine.reading import HideRefused
 from autograder.reports import report as _report
 from autograder.scaleout import cluster as _cluster
 from autograder.scaleout import cluster_options as _cluster_options
@@ -332,11 +333,10 @@ def test_sigterm_keeps_what_was_graded_and_stops_the_local_cluster(tmp_path):
 
 def test_hide_list_is_the_submissions_folder(tmp_path):
     subs = [str(make_submission(tmp_path / "class" / f"s{i}", only=["ex09_autograd_tape"])) for i in range(3)]
-    if not hasattr(__import__("autograder.engine.run", fromlist=["x"]), "_hideable"):
-        pytest.skip("this engine hides each submission's place per task only")
-    assert _cluster.hide_list(subs) == [str(tmp_path / "class")]
-    many = [f"/nowhere/d{i}/s" for i in range(_cluster.MAX_HIDE + 1)]
-    assert _cluster.hide_list(many) == []
+    assert _cluster.hide_list(subs) == [str(tmp_path.parents[1])]  # up to /tmp/pytest-of-USER, below /tmp
+    many = [f"/usr/local/d{i}/s" for i in range(_cluster.MAX_HIDE + 1)]  # never /usr/local: one place each
+    with pytest.raises(HideRefused, match="more than 256"):  # never [] (each task would hide its own only)
+        _cluster.hide_list(many)
 
 
 def test_required_isolation_is_each_workers_entry_rule(dask_cluster, tmp_path):
@@ -353,3 +353,39 @@ def test_required_isolation_is_each_workers_entry_rule(dask_cluster, tmp_path):
     row = json.loads((tmp_path / "r.json").read_text())  # one submission: one object
     assert row["exercises"]["ex01_torch_mlp"]["status"] == "ungraded" and row["total"] == 0
     assert not any(k.startswith("tapetrace-run-") for k in cluster.scheduler.worker_plugins)
+
+
+def test_a_worker_grades_nothing_where_the_clients_places_hide_its_own_python(monkeypatch, tmp_path):
+    """The client chose the places on its machine: a Dask worker whose Python or engine lies under one
+    gives a grader_error row (hiding it would break the student's worker; not hiding it would leak)."""
+    from types import SimpleNamespace
+
+    from autograder.scaleout import cluster_worker as _worker
+
+    graded: list[list[str]] = []
+
+    class Run:
+        tmp = str(tmp_path / "tapetrace-run-x")
+        isolation: dict = {}
+        device: dict = {}
+        launcher = SimpleNamespace(kind="spawn")
+
+        def hide(self, places):
+            graded.append(list(places))
+
+        def grade_exercise(self, sub, exercise):
+            return {"status": "graded"}
+
+        def graders_row(self, exercise, status, reason):
+            return {"status": status, "message": reason}
+
+    holder = SimpleNamespace(admitted=lambda worker, digest: Run(), after=lambda worker, run: None)
+    worker = SimpleNamespace(plugins={"p": holder}, address="tcp://w")
+    monkeypatch.setattr(distributed, "get_worker", lambda: worker)
+    clash = _worker.grade_task("p", "d", str(tmp_path / "s"), "directory", "ex01_torch_mlp", "", None,
+                               [os.path.dirname(sys.prefix)])
+    assert clash["result"]["status"] == "grader_error" and sys.prefix.startswith(
+        clash["result"]["message"].split("'")[1]) and not graded
+    fine = _worker.grade_task("p", "d", str(tmp_path / "s"), "directory", "ex01_torch_mlp", "", None,
+                              [str(tmp_path / "class")])
+    assert fine["result"] == {"status": "graded"} and graded == [[str(tmp_path / "class")]]

@@ -60,6 +60,8 @@ def test_a_uid_protects_only_private_files_that_other_users_cannot_read():
         private = base / "solutions"
         private.mkdir(mode=0o755)
         private.chmod(0o755)
+        (private / "ex01.py").write_text("x = 1\n")  # an empty folder gives away no file
+        (private / "ex01.py").chmod(0o644)
         got = _record(uid=300000)
         _sandbox._guarantees(got, [str(private)])
         assert got["level"] == "minimal" and not got["private_files_unreadable"]

@@ -17,7 +17,7 @@ from autograder.core.protocol import probe_error as _probe_error
 from autograder.core.suite import INTERNAL_ERROR, Check, Ctx, GraderBug, StudentProblem, result_of, run_check
 from autograder.core.text import NAME_CHARS, clean
 from autograder.engine import libraries
-from autograder.engine.reading import _hideable
+from autograder.engine.reading import hide_places
 from autograder.sandbox import quota as _quota
 from autograder.submissions import loader as _loader
 from autograder.workers import handle as _handle
@@ -151,7 +151,7 @@ class ExerciseGrading:
         self._src_path = os.path.join(scratch_src, f"{exercise}.py")
         with open(self._src_path, "w", encoding="utf-8") as fh:
             fh.write(source)
-        self._hide = _hideable(self.sub.path, run.tmp)
+        self._hide = hide_places([self.sub.path], run.tmp)
         # Load once up front: load failures decide the exercise's status.
         try:
             first = run.start_worker(exercise, self._src_path, "student", self._hide)

@@ -1,10 +1,13 @@
-"""Reading a run's submissions under the reading budget, each in a child process (``submissions.loadguard``).
+"""Reading a run's submissions under the reading budget, each in a child process (``submissions.loadguard``),
+and what of their places every student worker must not see (:func:`hide_places`: one function for every path).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
+from collections.abc import Iterable
 from typing import Any
 
 from autograder.core.paths import ROOT
@@ -35,12 +38,95 @@ def read_error(err: Exception) -> str | dict[str, Any]:
     return str(err)
 
 
-def _hideable(path: str, tmp: str) -> list[str]:
-    """What of a submission's place to hide from students: its folder (other students' work) if hiding
-    it breaks nothing, else the submission itself."""
-    path = os.path.abspath(path)
-    parent = os.path.dirname(path)
-    needed = [str(ROOT), tmp, sys.prefix, sys.base_prefix, os.path.expanduser("~")]
-    if any(n == parent or n.startswith(parent.rstrip(os.sep) + os.sep) for n in needed):
-        return [path]
-    return [parent]
+MAX_HIDE = 256
+"""The most places :func:`hide_places` may return: each is a mount in every student worker (its start time)."""
+
+# Top-level folders of the system: never hidden whole, and within them nothing above the third level
+# (/usr/local/cuda may sit beside /usr/local/class): a class there hides folder by folder.
+_SYSTEM = frozenset({"bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "nix", "opt", "proc", "run",
+                     "sbin", "snap", "sys", "usr", "var"})
+
+
+class HideRefused(Exception):
+    """A run's submissions cannot be kept from each other's workers with at most :data:`MAX_HIDE` places."""
+
+
+def needed_places(tmp: str, extra: Iterable[str] = ()) -> list[str]:
+    """What a student's worker reads or writes on this machine: never hidden, nor any folder holding it.
+
+    Args:
+        tmp: the run's folder (its workers' scratch and sources).
+        extra: more such places (another machine's, a test's).
+
+    Returns:
+        Absolute paths, each also as its real path: the engine, ``tmp`` and the machine's temporary folder,
+        Python (its prefixes and every ``sys.path`` entry), the home folder, the CUDA and
+        ``LD_LIBRARY_PATH`` folders.
+    """
+    env = [os.environ.get(k, "") for k in ("CUDA_HOME", "CUDA_PATH")]
+    env += os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)
+    places = [str(ROOT), tmp, tempfile.gettempdir(), sys.prefix, sys.base_prefix, sys.exec_prefix,
+              os.path.expanduser("~"), *sys.path, *env, *extra]
+    out = [os.path.abspath(p) for p in places if p]
+    return list(dict.fromkeys([*out, *(os.path.realpath(p) for p in out)]))
+
+
+def _holds(folder: str, needed: list[str]) -> bool:
+    """Whether ``folder`` (as given, or its real path) is or holds one of ``needed``."""
+    for f in dict.fromkeys((folder, os.path.realpath(folder))):
+        inside = f.rstrip(os.sep) + os.sep
+        if any(n == f or n.startswith(inside) for n in needed):
+            return True
+    return False
+
+
+def covers_needed(place: str, tmp: str) -> bool:
+    """Whether hiding ``place`` would hide what a student's worker on this machine needs (:func:`needed_places`):
+    a Dask worker asks it of the places the client chose."""
+    return _holds(os.path.abspath(place), needed_places(tmp))
+
+
+def _may_cover(folder: str, needed: list[str]) -> bool:
+    """Whether hiding the whole ``folder`` breaks nothing: not ``/``, not a folder of the system (in its trees,
+    only from the third level down), holding nothing a worker needs."""
+    parts = [p for p in folder.split(os.sep) if p]
+    if not parts or len(parts) < (3 if parts[0] in _SYSTEM else 1):
+        return False
+    return not _holds(folder, needed)
+
+
+def hide_places(paths: Iterable[str], tmp: str, extra_needed: Iterable[str] = ()) -> list[str]:
+    """The fewest places that keep a run's submissions from every student worker: one folder for a class.
+
+    Each submission's place climbs to the highest folder above it that breaks nothing when hidden (see
+    :func:`needed_places`; never ``/`` nor a folder of the system): a class of any size in folders of its
+    own (``class/alice/work.ipynb``...) is one folder; a submission whose own folder holds what a worker
+    needs (the engine's, the home folder) is that file or folder alone. Places under another are dropped.
+
+    Args:
+        paths: the run's submissions (files or folders).
+        tmp: the run's folder (see :func:`needed_places`).
+        extra_needed: further places no hidden folder may hold.
+
+    Returns:
+        The places, sorted; every submission is at or under one of them.
+
+    Raises:
+        HideRefused: more than :data:`MAX_HIDE` places (one line saying why): nothing may be graded, since
+            a worker without Landlock would see the submissions past the limit.
+    """
+    needed = needed_places(tmp, extra_needed)
+    found: set[str] = set()
+    for p in paths:
+        place = os.path.abspath(p)
+        up = os.path.dirname(place)
+        while up != place and _may_cover(up, needed):
+            place, up = up, os.path.dirname(up)
+        found.add(place)
+    places = sorted(found)
+    kept = [p for p in places if not any(p.startswith(q.rstrip(os.sep) + os.sep) for q in places)]
+    if len(kept) > MAX_HIDE:
+        raise HideRefused(f"{len(kept)} submissions' places would have to be hidden from each student's worker, "
+                          f"more than {MAX_HIDE}: put the submissions in a folder of their own (e.g. one folder "
+                          "per student under it), away from the engine, Python and the home folder")
+    return kept

@@ -34,7 +34,7 @@ from autograder.engine import libraries
 from autograder.engine.exercise import ExerciseGrading
 from autograder.engine.jaxcache import jax_cache_dir
 from autograder.engine.outcomes import DEADLINE_MARGIN, DeadlineReached
-from autograder.engine.reading import _hideable, read_all, read_error
+from autograder.engine.reading import hide_places, read_all, read_error
 from autograder.engine.reference import ReferenceBank
 from autograder.engine.run_workers import RunWorkers, TrackedLauncher
 from autograder.sandbox import quota as _quota
@@ -232,8 +232,8 @@ class GradingRun(RunWorkers):
         timer = self._start_deadline(deadline)
         exercises = [e for e in EXERCISES if not only or e in only]
         wanted = [[e for e in exercises if e in (exercises_for or {}).get(p, exercises)] for p in paths]
+        self.hide(hide_places(paths, self.tmp))  # HideRefused before anything is read or graded
         subs = read_all(paths, self.timeout)
-        self.hide(h for p in paths for h in _hideable(p, self.tmp))
         if self.sandbox and not self.isolation:  # recorded from the start: a row without student code has it too
             self.measure_isolation()
         results: list[dict[str, Any]] = [self._empty(p) for p in paths]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.core import device as _device
+from autograder.engine.reading import HideRefused
 
 
 class IsolationRefused(Exception):
@@ -84,7 +85,8 @@ def _raise_interrupt(_signum: int, _frame: Any) -> None:
 @dataclass
 class Outcome:
     """How a session ended: ``interrupted`` (Ctrl-C), or ``error`` (the run could not start or go on: a
-    device, the isolation, the cluster; nothing more was graded)."""
+    device, the isolation, submissions that cannot be hidden from each other, the cluster; nothing more was
+    graded)."""
 
     interrupted: bool = False
     error: str = ""
@@ -127,7 +129,7 @@ def grade(make_run: Callable[[], Any], paths: list[str], only: list[str], *, int
             extra = {"deadline": deadline} if deadline is not None else {}
             run.grade(paths, only=only, jobs=jobs, on_result=on_result, on_task=on_task,
                       exercises_for=exercises_for, **extra)
-        except (_device.DeviceError, IsolationRefused, *errors) as err:
+        except (_device.DeviceError, IsolationRefused, HideRefused, *errors) as err:
             outcome.error = str(err)
         finally:
             if on_done is not None:

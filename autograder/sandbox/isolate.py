@@ -46,7 +46,7 @@ from pathlib import Path
 from autograder.sandbox.libc import c_library
 from autograder.sandbox.namespaces import _namespaces
 from autograder.sandbox.pids_cgroup import _pids_cgroup
-from autograder.sandbox.privileges import _fallback, _python_dirs, _readable_by_others
+from autograder.sandbox.privileges import _fallback, _python_dirs, reachable_by_others
 
 PR_SET_DUMPABLE = 4
 BLOCKED_PACKAGES = ("solutions", "tests", "autograder.hidden")
@@ -81,12 +81,25 @@ class _Blocker:
         return None
 
 
-def _guarantees(got: dict[str, object], hide: list[str]) -> None:
-    """What the obtained layers add up to, and the level."""
+def _exposed(hide: list[str]) -> list[str]:
+    """The places of ``hide`` where another user (a worker's unprivileged uid) could read a file: judged with
+    the grader's rights, before the uid is dropped (see :func:`reachable_by_others`)."""
+    return [d for d in hide if os.path.lexists(d) and reachable_by_others(d)]
+
+
+def _guarantees(got: dict[str, object], hide: list[str], exposed: list[str] | None = None) -> None:
+    """What the obtained layers add up to, and the level.
+
+    Args:
+        got: the isolation record (its layers).
+        hide: what students must not read.
+        exposed: :func:`_exposed` of ``hide`` as measured before the worker dropped its uid (None: measured now).
+    """
     landlock = bool(got.get("landlock"))
     uid = got.get("uid") is not None
-    got["private_files_unreadable"] = bool(got["private_dirs_hidden"] or landlock or (
-        uid and not any(_readable_by_others(d) for d in hide if os.path.exists(d))))
+    if not (got["private_dirs_hidden"] or landlock) and uid and exposed is None:
+        exposed = _exposed(hide)
+    got["private_files_unreadable"] = bool(got["private_dirs_hidden"] or landlock or (uid and not exposed))
     got["writes_confined"] = bool(got["read_only_filesystem"] or landlock or uid)
     got["network_blocked"] = bool(got["network_dropped"] or got.get("seccomp"))
     got["processes_confined"] = bool(got["pid_namespace"] or uid or got.get("landlock_scoped")
@@ -147,6 +160,7 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
     Returns:
         ``(scratch_dir, isolation)``: where student files go, and what was obtained.
     """
+    exposed: list[str] | None = None
     got: dict[str, object] = {"network_dropped": False, "pid_namespace": False,
                               "read_only_filesystem": False, "private_dirs_hidden": False,
                               "capabilities_dropped": False, "landlock": 0, "seccomp": False, "uid": None}
@@ -188,6 +202,8 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
         else:  # Landlock on every level: with namespaces it also keeps out what no list names (another checkout)
             _landlock_layer(scratch, hide, list(read or ()), got, skip, private_shm=bool(root))
             if not root:
+                # what only file modes keep from the worker's uid: looked at while the folders can still be listed
+                exposed = None if got.get("landlock") else _exposed(private)
                 _fallback(scratch, got, skip)
         libc = c_library()
         libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
@@ -198,7 +214,7 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
                                           or got.get("landlock_scoped"))
             got["seccomp"] = _seccomp.install(confine_signals=bool(got["seccomp_signals"]))
             got["seccomp_signals"] = bool(got["seccomp"] and got["seccomp_signals"])
-    _guarantees(got, private)
+    _guarantees(got, private, exposed)
     sys.meta_path.insert(0, _Blocker())
     os.chdir(scratch)
     # every per-user cache a library may write (torch inductor's under tempfile's folder, matplotlib's, XDG's)

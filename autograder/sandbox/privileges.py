@@ -3,7 +3,7 @@
 Owns dropping the capability bounding set and every capability with ``no_new_privs``
 (:func:`_drop_capabilities`, :func:`_drop_bounding_set`), becoming a fresh unprivileged user owning the
 scratch where Python's files are readable by such a user (:func:`_drop_uid`, :func:`_uid_feasible`,
-:func:`_readable_by_others`, :func:`_python_dirs`) and the layers of a worker without namespaces
+:func:`_readable_by_others`, :func:`reachable_by_others`, :func:`_python_dirs`) and the layers of a worker without namespaces
 (:func:`_fallback`). Used by :mod:`autograder.sandbox.namespaces` and :mod:`autograder.sandbox.isolate`.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import stat
 import sys
 from pathlib import Path
 
@@ -61,6 +62,57 @@ def _readable_by_others(path: str) -> bool:
         elif last and not st.st_mode & 0o004:
             return False
     return True
+
+
+REACH_LIMIT = 20_000
+"""Entries :func:`reachable_by_others` looks at before it answers yes (it cannot tell: fail closed)."""
+
+
+def reachable_by_others(path: str, limit: int = REACH_LIMIT) -> bool:
+    """Whether a user who is neither the owner nor in the group could read anything at or under ``path``.
+
+    Unlike :func:`_readable_by_others` it looks inside: a folder others may enter but not list (``0711``)
+    still gives away every file whose name can be guessed (``class/bob/work.ipynb``), so each entry
+    under an enterable folder counts. Run it with the grader's rights (before a worker drops its uid):
+    a folder it cannot list, or more than ``limit`` entries, is a yes.
+
+    Args:
+        path: a place kept from students (a class's folder, the run's folder, the solutions).
+        limit: how many entries to look at, at most.
+
+    Returns:
+        True when some regular file there has the others' read bit and every folder on the way
+        (ancestors included) the others' search bit.
+    """
+    real = os.path.realpath(path)
+    parts = real.split("/")
+    for i in range(2, len(parts)):
+        try:
+            if not os.stat("/".join(parts[:i])).st_mode & 0o001:
+                return False
+        except OSError:
+            return False
+    stack, seen = [real], 0
+    while stack:
+        here = stack.pop()
+        try:
+            st = os.lstat(here)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_mode & 0o004:
+            return True
+        if not stat.S_ISDIR(st.st_mode) or not st.st_mode & 0o001:
+            continue  # a link is judged where it leads (a place of its own, or what students may read anyway)
+        try:
+            with os.scandir(here) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > limit:
+                        return True
+                    stack.append(entry.path)
+        except OSError:
+            return True
+    return False
 
 
 def _python_dirs() -> list[str]:

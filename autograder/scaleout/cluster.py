@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.core.paths import EXERCISES
-from autograder.engine import run as _engine
+from autograder.engine import reading as _reading
 from autograder.engine.run import GradingRun, read_error, schedule
 from autograder.scaleout.cluster_link import POLL, SchedulerLink, _GiveUp
 from autograder.scaleout.cluster_worker import GradingPlugin, WorkerRefused, _text, grade_task
@@ -57,19 +57,17 @@ def factory(cluster: str | None, scheduler: str | None, **options: Any) -> Calla
     return functools.partial(ClusterRun, cluster=cluster, scheduler=scheduler, **options)
 
 
-MAX_HIDE = 256
+MAX_HIDE = _reading.MAX_HIDE
 
 
 def hide_list(paths: list[str]) -> list[str]:
-    """The places to keep from every student worker: as ``GradingRun.grade`` computes them, for the client.
+    """The places to keep from every student worker, for the client: :func:`autograder.engine.hide_places`
+    of the run's submissions (a class in folders of its own is one folder).
 
-    Usually one folder (the submissions' common one); [] past :data:`MAX_HIDE` places, where each
-    task still hides its own submission's place (``grade_exercise``).
+    Raises:
+        HideRefused: past :data:`MAX_HIDE` places (nothing is graded; never an empty list).
     """
-    hideable = _engine._hideable
-    tmp = os.path.join(tempfile.gettempdir(), "tapetrace-run-")  # where a worker's run keeps its scratch
-    places = sorted({h for p in paths for h in hideable(os.path.abspath(p), tmp)})
-    return places if len(places) <= MAX_HIDE else []
+    return _reading.hide_places(paths, tempfile.gettempdir())  # a worker's run keeps its scratch there
 
 
 @dataclass
@@ -161,7 +159,8 @@ class ClusterRun(SchedulerLink):
                     finish(j)
                 unsent.clear()
 
-        todo = self._tasks(paths, wanted, record)
+        hide = hide_list(paths)  # no student worker may read any submission (HideRefused: none is graded)
+        todo = self._tasks(paths, wanted, record, hide)
         retry: deque[_Item] = deque()
         inflight: dict[Any, _Item] = {}
         exhausted = False
@@ -337,9 +336,9 @@ class ClusterRun(SchedulerLink):
         return self.window or max(1, self._capacity)
 
     def _tasks(self, paths: list[str], wanted: list[list[str]],
-               record: Callable[..., None]) -> Iterator[_Item]:
-        """Reads each submission when its first task is due; unreadable ones are rows at once."""
-        hide = hide_list(paths)  # no student worker may read any submission
+               record: Callable[..., None], hide: list[str]) -> Iterator[_Item]:
+        """Reads each submission when its first task is due; unreadable ones are rows at once. ``hide``: the
+        run's :func:`hide_list`, sent with each task."""
         with _loadguard.Reader(_loadguard.read_seconds(self.timeout)) as reader:  # as GradingRun.grade reads
             for i, p in enumerate(paths):
                 order = schedule(wanted[i])

@@ -23,6 +23,7 @@ import logging
 import threading
 from typing import Any
 
+from autograder.engine import reading as _reading
 from autograder.engine.run import GradingRun
 from autograder.submissions import loader as _loader
 from autograder.workers import fingerprint as _fingerprint
@@ -269,9 +270,15 @@ def grade_task(plugin: str, digest: str, path: str, form: str, exercise: str, so
     sub = _loader.Submission(path, {exercise: source}, form,
                              refused={exercise: (refused[0], refused[1])} if refused else {})
     try:
-        if hide:
-            run.hide(hide)
-        res = run.grade_exercise(sub, exercise)
+        clash = [h for h in hide or [] if _reading.covers_needed(h, run.tmp)]
+        if clash:  # the client's machine differs: hiding it would break the student's worker, not hiding leaks
+            res = run.graders_row(exercise, "grader_error", f"the run hides {clash[0]!r} from students, which "
+                                  "holds what this Dask worker's students' workers need (its Python, the engine, "
+                                  "its temporary folder): put the submissions elsewhere")
+        else:
+            if hide:
+                run.hide(hide)
+            res = run.grade_exercise(sub, exercise)
     except Exception as err:  # noqa: BLE001 - nothing lost (GradingRun.grade does the same)
         res = run.graders_row(exercise, "grader_error", f"internal error: {_text(err)}")
     holder.after(worker, run)

@@ -49,12 +49,42 @@ def hogs(cpu: int, n: int = 3) -> Iterator[list[subprocess.Popen]]:
             p.wait()
 
 
+def _sample(at: float, cpu: float, waits: dict | None = None, cgroup: float | None = None) -> _watch.Sample:
+    """A reading made up: ``waits`` maps a thread to ``(seconds waited for a CPU, lowered)``."""
+    s = _watch.Sample.__new__(_watch.Sample)
+    s.at, s.cpu, s.cgroup, s.cgroup_cpu = at, cpu, "/sys/fs/cgroup/tapetrace-1" if cgroup is not None else None, cgroup
+    s.waits = {(1, t): (int(w * 1e9), low) for t, (w, low) in (waits or {}).items()}
+    return s
+
+
 def test_working_time_counts_cpu_and_sleep_not_waiting_for_a_cpu():
     w = _watch.working
-    assert w((0.0, 0.0, 0.0), (10.0, 2.0, 8.0)) == pytest.approx(2.0)  # starved: only its CPU
-    assert w((0.0, 0.0, 0.0), (10.0, 0.0, 0.0)) == pytest.approx(10.0)  # asleep: all of it
-    assert w((0.0, 0.0, 0.0), (10.0, 3.0, 2.0)) == pytest.approx(8.0)  # 3 CPU + 5 asleep
-    assert w((0.0, 0.0, 0.0), (1.0, 2.0, 0.0)) == pytest.approx(2.0)  # two threads busy: CPU counts in full
+    assert w(_sample(0, 0, {1: (0, False)}), _sample(10, 2, {1: (8, False)})) == pytest.approx(2.0)  # starved
+    assert w(_sample(0, 0), _sample(10, 0)) == pytest.approx(10.0)  # asleep: all of it
+    assert w(_sample(0, 0, {1: (0, False)}), _sample(10, 3, {1: (2, False)})) == pytest.approx(8.0)  # 3 CPU + 5
+    assert w(_sample(0, 0), _sample(1, 2)) == pytest.approx(2.0)  # two threads busy: CPU counts in full
+
+
+def test_a_starved_idle_thread_does_not_cancel_a_sleep():
+    """The main thread sleeps 10 s beside a SCHED_IDLE (or reniced) spinner that waited 10 s for a CPU: the
+    spinner chose to wait, so the 10 s are asleep; an ordinary thread's wait stays excused."""
+    w = _watch.working
+    before = _sample(0, 0, {1: (0, False), 2: (0, True)})
+    assert w(before, _sample(10, 0.01, {1: (0, False), 2: (10, True)})) == pytest.approx(10.0)
+    flipped = _sample(10, 0.01, {1: (0, False), 2: (10, False)})  # lowered at the first look: still its own
+    assert w(before, flipped) == pytest.approx(10.0)
+    lowered: set = set()
+    _watch.interval(before, flipped, lowered)  # and once seen lowered, always
+    later = _watch.interval(flipped, _sample(20, 0.02, {1: (0, False), 2: (20, False)}), lowered)
+    assert sum(later) == pytest.approx(10.0)
+
+
+def test_cpu_of_threads_and_children_that_ended_counts_from_the_cgroup():
+    """Work relayed through threads or children that ended between two samples: the process tree saw none of
+    it, the cgroup all of it (and none of it is also counted as asleep)."""
+    cpu, asleep = _watch.interval(_sample(0, 1.0, cgroup=5.0), _sample(1, 1.0, cgroup=9.0))
+    assert cpu == pytest.approx(4.0) and asleep < 0
+    assert _watch.working(_sample(0, 1.0), _sample(1, 1.0)) == pytest.approx(1.0)  # no cgroup: wall at most
 
 
 def _burner(cpu_seconds: float) -> list[str]:
@@ -80,6 +110,63 @@ def test_a_starved_process_is_not_out_of_time_but_a_sleeping_one_is():
     nap = _watch.Budget(asleep.pid, 1.0, asleep.kill)
     _until_done(asleep, nap)
     assert nap.expired and asleep.returncode == -signal.SIGKILL
+
+
+IDLE_SPINNER_BESIDE_SLEEP = """
+import os, threading, time
+def spin():
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # this thread only: it runs when nothing else does
+    while True:
+        pass
+for _ in range(4):
+    threading.Thread(target=spin, daemon=True).start()
+time.sleep(12)
+"""
+
+# Work relayed through children that live less than a sample apart, four at a time while the parent works too;
+# it stops (exit 0) once the tree used 5 CPU-s. Each process only ever saw its own share of the CPU.
+RELAY = """
+import os, time
+def burn(s):
+    t = time.process_time()
+    while time.process_time() - t < s:
+        pass
+kids = set()
+while sum(os.times()[:4]) < 5.0:
+    while len(kids) < 4:
+        pid = os.fork()
+        if pid == 0:
+            burn(0.005)
+            os._exit(0)
+        kids.add(pid)
+    burn(0.01)
+    for k in list(kids):
+        if os.waitpid(k, os.WNOHANG)[0]:
+            kids.discard(k)
+"""
+
+
+def test_an_idle_spinner_does_not_stretch_a_sleep():
+    """A sleeping main thread beside SCHED_IDLE spinners, with hogs on its CPU (they starve, waiting for
+    a CPU all along): the 12 s sleep still uses up the 5 working seconds (their waits once cancelled it: 1.3 to 3.4
+    working seconds charged for the whole sleep)."""
+    cpu = _cpu()
+    with hogs(cpu, 2):
+        proc = subprocess.Popen([sys.executable, "-c", IDLE_SPINNER_BESIDE_SLEEP], preexec_fn=_pin(cpu))
+        budget = _watch.Budget(proc.pid, 5.0, proc.kill)
+        _until_done(proc, budget)
+    assert budget.expired and proc.returncode == -signal.SIGKILL
+
+
+def test_work_relayed_through_short_lived_children_is_counted():
+    """5 CPU-s through children that end between samples (the parent reaps them): stopped at the 2 working-s
+    limit, without a cgroup too (what the processes reaped counts); they were once charged about 1.7."""
+    cpu = _cpu()
+    proc = subprocess.Popen([sys.executable, "-c", RELAY], preexec_fn=_pin(cpu))
+    budget = _watch.Budget(proc.pid, 2.0, proc.kill)
+    _until_done(proc, budget)
+    assert budget.expired and proc.returncode == -signal.SIGKILL
+    assert budget.accounting == "process tree"
 
 
 def test_a_notebooks_context_budget_is_in_working_seconds():

@@ -135,7 +135,8 @@ class Worker:
             TimeoutError: the limit (or the cap) was reached; the worker is killed.
             EOFError, OSError, _wire.WireError: it died or sent garbage.
         """
-        budget = _watch.Budget(self.proc.pid, limit, self.proc.kill, self._grader_behind)
+        budget = _watch.Budget(self.proc.pid, limit, self.proc.kill, self._grader_behind,
+                               lambda: (self.isolation or {}).get("cpu_cgroup"))
         deadline = time.monotonic() + _watch.wall_cap(limit)
         with _watch.watching(budget):
             try:

@@ -169,6 +169,76 @@ def test_work_relayed_through_short_lived_children_is_counted():
     assert budget.accounting == "process tree"
 
 
+HONEST_THREADS_AND_CHILDREN = """
+import hashlib, os, threading, time
+block = b"\\0" * (1 << 20)
+def burn(s):
+    t = time.process_time()  # the process's: both threads' CPU
+    while time.process_time() - t < s:
+        hashlib.sha256(block).digest()  # releases the GIL
+threads = [threading.Thread(target=burn, args=(1.0,)) for _ in range(2)]
+for th in threads:
+    th.start()
+for th in threads:
+    th.join()
+kids = []
+for _ in range(2):
+    pid = os.fork()
+    if pid == 0:
+        t = time.process_time()
+        while time.process_time() - t < 0.2:
+            pass
+        os._exit(0)
+    kids.append(pid)
+for pid in kids:
+    os.waitpid(pid, 0)
+"""
+
+
+@contextlib.contextmanager
+def _cpu_cgroup() -> Iterator[str | None]:
+    """A CPU-accounting cgroup named as the sandbox names its own (None where none can be made here)."""
+    folder = None
+    for parent in ("/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+        candidate = os.path.join(parent, f"tapetrace-{os.getpid()}")
+        try:
+            os.makedirs(candidate, exist_ok=True)
+        except OSError:
+            continue
+        if _watch.cgroup_cpu(candidate) is not None:
+            folder = candidate
+            break
+        os.rmdir(candidate)
+    try:
+        yield folder
+    finally:
+        if folder:
+            os.rmdir(folder)
+
+
+@pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "process_tree"])
+def test_honest_threads_and_children_beside_hogs_stay_within_budget(cgroup):
+    """About 1.5 CPU-s in two threads working side by side, then in two children, on one CPU beside three hogs
+    (several wall seconds): all of it counts, none of the waiting for the CPU, within a 4 s limit."""
+    cpu = _cpu()
+    with _cpu_cgroup() as folder, hogs(cpu):
+        if cgroup and folder is None:
+            pytest.skip("no cgroup can be made here")
+        use = folder if cgroup else None
+
+        def enter() -> None:
+            os.sched_setaffinity(0, {cpu})
+            if use:
+                Path(use, "cgroup.procs").write_text("0")
+
+        proc = subprocess.Popen([sys.executable, "-c", HONEST_THREADS_AND_CHILDREN], preexec_fn=enter)
+        budget = _watch.Budget(proc.pid, 4.0, proc.kill, cgroup=lambda: use)
+        _until_done(proc, budget)
+    assert not budget.expired and proc.returncode == 0
+    assert 1.0 < budget.used < 4.0, budget.used
+    assert budget.accounting == ("cgroup" if cgroup else "process tree")
+
+
 def test_a_notebooks_context_budget_is_in_working_seconds():
     """A context statement of 0.5 CPU-s (under the 1 s a statement may take) runs to its end beside hogs."""
     script = textwrap.dedent("""

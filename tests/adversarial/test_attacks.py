@@ -196,10 +196,27 @@ def test_run_still_sound_after_attacks(attack_run):
     for guarantee in ("private_files_unreadable", "writes_confined", "network_blocked", "processes_confined"):
         assert iso[guarantee] is True, (guarantee, iso)
     assert iso["seccomp"] is True
+    # time limits count the CPU of all a worker starts from its cgroup, at either level, where root may make one
+    assert iso.get("cpu_accounting") == ("cgroup" if _cgroups_writable() else "process tree"), iso
     if attack_run.expected_level == "full":
         assert iso["private_dirs_hidden"] is True and iso["network_dropped"] is True
     else:
         assert iso["pid_namespace"] is False and (iso["landlock"] or iso["uid"] is not None), iso
+
+
+def _cgroups_writable() -> bool:
+    """Whether this process may make a cgroup (v1's cpuacct hierarchy or the unified one) and enter it."""
+    for parent in ("/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+        folder = Path(parent, f"tapetrace-probe-{os.getpid()}")
+        try:
+            folder.mkdir()
+        except OSError:
+            continue
+        try:
+            return (folder / "cgroup.procs").exists()
+        finally:
+            folder.rmdir()
+    return False
 
 
 def test_workers_forked_from_one_zygote_share_no_writable_state(attack_run, tmp_path):

@@ -75,6 +75,7 @@ class Worker:
         self.isolation: dict[str, Any] | None = None
         self.scratch: str | None = (spec.get("sandbox") or {}).get("scratch")
         self.limit_hit: str | None = None  # the message key of a cap the watch killed it for
+        self.time_accounting = ""  # how its last load or call was timed: "cgroup" or "process tree" (_watch.Budget)
         self._watch = watch if self.scratch else None
         self._phase = ""  # "serving": the grader works out an answer; "sending": it writes one (see _grader_behind)
         self.death: dict[str, Any] | None = None
@@ -151,6 +152,8 @@ class Worker:
                 if budget.expired:  # killed by the watcher: its time was up
                     raise TimeoutError(f"{limit:g} working seconds") from None
                 raise
+            finally:
+                self.time_accounting = budget.accounting
 
     def _diagnose(self, phase: str) -> str:
         """After the worker died: how (for the student's message), and :attr:`death` for the grader.

@@ -219,6 +219,24 @@ def _cgroups_writable() -> bool:
     return False
 
 
+def test_a_workers_time_is_its_cgroups(attack_run, tmp_path):
+    """A student's load that takes a second is timed from the CPU cgroup the sandbox made for the worker (every
+    thread and child it starts counts), at either level, where root may make one."""
+    src = tmp_path / "slow" / "ex01_torch_mlp.py"
+    src.parent.mkdir()
+    src.write_text((SOLUTIONS / "ex01_torch_mlp.py").read_text() + "\nimport time\ntime.sleep(1.5)\n")
+    worker = attack_run.start_worker("ex01_torch_mlp", str(src), "student")
+    try:
+        assert worker.status.get("status") == "loaded", worker.status
+        if _cgroups_writable():
+            assert (worker.isolation or {}).get("cpu_cgroup"), worker.isolation
+        assert worker.time_accounting == ("cgroup" if _cgroups_writable() else "process tree")
+    finally:
+        worker.close()
+    folder = (worker.isolation or {}).get("cpu_cgroup")
+    assert not folder or not os.path.exists(folder), "a closed worker's cgroup was left"
+
+
 def test_workers_forked_from_one_zygote_share_no_writable_state(attack_run, tmp_path):
     """One worker takes every shared lock it inherited, overwrites every shared writable mapping and exits;
     the next worker forked from the same zygote must neither block nor see it (a semaphore tqdm made while

@@ -268,6 +268,34 @@ def test_a_notebooks_context_budget_is_in_working_seconds():
     assert alone == loaded == {"ran": 1, "interrupted": 0, "x": 1}
 
 
+def test_a_context_statement_asleep_beside_idle_spinners_is_interrupted():
+    """A context statement that sleeps 3 s beside SCHED_IDLE spinners, on a CPU with hogs: the sleep spends the
+    1 s a statement may take (the spinners' waits once cancelled it, and the statement ran to its end)."""
+    script = textwrap.dedent("""
+        import json, os, threading, time
+        from autograder.submissions import execute as _exec
+        def spin():
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            while True:
+                time.sleep(0)
+        def nap():
+            for _ in range(4):
+                threading.Thread(target=spin, daemon=True).start()
+            time.sleep(3)
+            return 1
+        ns = {"nap": nap}
+        cells = [{"file": "<cell 1>", "source": "x = nap()\\n", "stmts": [[0, "other", ["x"], ["nap"]]]}]
+        report = _exec.run_context(ns, cells, {"x"})
+        print(json.dumps({"interrupted": report.interrupted, "x": ns.get("x")}))
+    """)
+    cpu = _cpu()
+    with hogs(cpu, 2):
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+                             preexec_fn=_pin(cpu), timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"interrupted": 1, "x": None}
+
+
 # A section that trains at the top level (as many notebooks do): ~1.5 CPU-s at import, under the 4 s limit alone.
 TRAINS_AT_IMPORT = textwrap.dedent("""
     import time as _time

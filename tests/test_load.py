@@ -49,12 +49,42 @@ def hogs(cpu: int, n: int = 3) -> Iterator[list[subprocess.Popen]]:
             p.wait()
 
 
+def _sample(at: float, cpu: float, waits: dict | None = None, cgroup: float | None = None) -> _watch.Sample:
+    """A reading made up: ``waits`` maps a thread to ``(seconds waited for a CPU, lowered)``."""
+    s = _watch.Sample.__new__(_watch.Sample)
+    s.at, s.cpu, s.cgroup, s.cgroup_cpu = at, cpu, "/sys/fs/cgroup/tapetrace-1" if cgroup is not None else None, cgroup
+    s.waits = {(1, t): (int(w * 1e9), low) for t, (w, low) in (waits or {}).items()}
+    return s
+
+
 def test_working_time_counts_cpu_and_sleep_not_waiting_for_a_cpu():
     w = _watch.working
-    assert w((0.0, 0.0, 0.0), (10.0, 2.0, 8.0)) == pytest.approx(2.0)  # starved: only its CPU
-    assert w((0.0, 0.0, 0.0), (10.0, 0.0, 0.0)) == pytest.approx(10.0)  # asleep: all of it
-    assert w((0.0, 0.0, 0.0), (10.0, 3.0, 2.0)) == pytest.approx(8.0)  # 3 CPU + 5 asleep
-    assert w((0.0, 0.0, 0.0), (1.0, 2.0, 0.0)) == pytest.approx(2.0)  # two threads busy: CPU counts in full
+    assert w(_sample(0, 0, {1: (0, False)}), _sample(10, 2, {1: (8, False)})) == pytest.approx(2.0)  # starved
+    assert w(_sample(0, 0), _sample(10, 0)) == pytest.approx(10.0)  # asleep: all of it
+    assert w(_sample(0, 0, {1: (0, False)}), _sample(10, 3, {1: (2, False)})) == pytest.approx(8.0)  # 3 CPU + 5
+    assert w(_sample(0, 0), _sample(1, 2)) == pytest.approx(2.0)  # two threads busy: CPU counts in full
+
+
+def test_a_starved_idle_thread_does_not_cancel_a_sleep():
+    """The main thread sleeps 10 s beside a SCHED_IDLE (or reniced) spinner that waited 10 s for a CPU: the
+    spinner chose to wait, so the 10 s are asleep; an ordinary thread's wait stays excused."""
+    w = _watch.working
+    before = _sample(0, 0, {1: (0, False), 2: (0, True)})
+    assert w(before, _sample(10, 0.01, {1: (0, False), 2: (10, True)})) == pytest.approx(10.0)
+    flipped = _sample(10, 0.01, {1: (0, False), 2: (10, False)})  # lowered at the first look: still its own
+    assert w(before, flipped) == pytest.approx(10.0)
+    lowered: set = set()
+    _watch.interval(before, flipped, lowered)  # and once seen lowered, always
+    later = _watch.interval(flipped, _sample(20, 0.02, {1: (0, False), 2: (20, False)}), lowered)
+    assert sum(later) == pytest.approx(10.0)
+
+
+def test_cpu_of_threads_and_children_that_ended_counts_from_the_cgroup():
+    """Work relayed through threads or children that ended between two samples: the process tree saw none of
+    it, the cgroup all of it (and none of it is also counted as asleep)."""
+    cpu, asleep = _watch.interval(_sample(0, 1.0, cgroup=5.0), _sample(1, 1.0, cgroup=9.0))
+    assert cpu == pytest.approx(4.0) and asleep < 0
+    assert _watch.working(_sample(0, 1.0), _sample(1, 1.0)) == pytest.approx(1.0)  # no cgroup: wall at most
 
 
 def _burner(cpu_seconds: float) -> list[str]:
@@ -80,6 +110,133 @@ def test_a_starved_process_is_not_out_of_time_but_a_sleeping_one_is():
     nap = _watch.Budget(asleep.pid, 1.0, asleep.kill)
     _until_done(asleep, nap)
     assert nap.expired and asleep.returncode == -signal.SIGKILL
+
+
+IDLE_SPINNER_BESIDE_SLEEP = """
+import os, threading, time
+def spin():
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # this thread only: it runs when nothing else does
+    while True:
+        pass
+for _ in range(4):
+    threading.Thread(target=spin, daemon=True).start()
+time.sleep(12)
+"""
+
+# Work relayed through children that live less than a sample apart, four at a time while the parent works too;
+# it stops (exit 0) once the tree used 5 CPU-s. Each process only ever saw its own share of the CPU.
+RELAY = """
+import os, time
+def burn(s):
+    t = time.process_time()
+    while time.process_time() - t < s:
+        pass
+kids = set()
+while sum(os.times()[:4]) < 5.0:
+    while len(kids) < 4:
+        pid = os.fork()
+        if pid == 0:
+            burn(0.005)
+            os._exit(0)
+        kids.add(pid)
+    burn(0.01)
+    for k in list(kids):
+        if os.waitpid(k, os.WNOHANG)[0]:
+            kids.discard(k)
+"""
+
+
+def test_an_idle_spinner_does_not_stretch_a_sleep():
+    """A sleeping main thread beside SCHED_IDLE spinners, with hogs on its CPU (they starve, waiting for
+    a CPU all along): the 12 s sleep still uses up the 5 working seconds (their waits once cancelled it: 1.3 to 3.4
+    working seconds charged for the whole sleep)."""
+    cpu = _cpu()
+    with hogs(cpu, 2):
+        proc = subprocess.Popen([sys.executable, "-c", IDLE_SPINNER_BESIDE_SLEEP], preexec_fn=_pin(cpu))
+        budget = _watch.Budget(proc.pid, 5.0, proc.kill)
+        _until_done(proc, budget)
+    assert budget.expired and proc.returncode == -signal.SIGKILL
+
+
+def test_work_relayed_through_short_lived_children_is_counted():
+    """5 CPU-s through children that end between samples (the parent reaps them): stopped at the 2 working-s
+    limit, without a cgroup too (what the processes reaped counts); they were once charged about 1.7."""
+    cpu = _cpu()
+    proc = subprocess.Popen([sys.executable, "-c", RELAY], preexec_fn=_pin(cpu))
+    budget = _watch.Budget(proc.pid, 2.0, proc.kill)
+    _until_done(proc, budget)
+    assert budget.expired and proc.returncode == -signal.SIGKILL
+    assert budget.accounting == "process tree"
+
+
+HONEST_THREADS_AND_CHILDREN = """
+import hashlib, os, threading, time
+block = b"\\0" * (1 << 20)
+def burn(s):
+    t = time.process_time()  # the process's: both threads' CPU
+    while time.process_time() - t < s:
+        hashlib.sha256(block).digest()  # releases the GIL
+threads = [threading.Thread(target=burn, args=(1.0,)) for _ in range(2)]
+for th in threads:
+    th.start()
+for th in threads:
+    th.join()
+kids = []
+for _ in range(2):
+    pid = os.fork()
+    if pid == 0:
+        t = time.process_time()
+        while time.process_time() - t < 0.2:
+            pass
+        os._exit(0)
+    kids.append(pid)
+for pid in kids:
+    os.waitpid(pid, 0)
+"""
+
+
+@contextlib.contextmanager
+def _cpu_cgroup() -> Iterator[str | None]:
+    """A CPU-accounting cgroup named as the sandbox names its own (None where none can be made here)."""
+    folder = None
+    for parent in ("/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+        candidate = os.path.join(parent, f"tapetrace-{os.getpid()}")
+        try:
+            os.makedirs(candidate, exist_ok=True)
+        except OSError:
+            continue
+        if _watch.cgroup_cpu(candidate) is not None:
+            folder = candidate
+            break
+        os.rmdir(candidate)
+    try:
+        yield folder
+    finally:
+        if folder:
+            os.rmdir(folder)
+
+
+@pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "process_tree"])
+def test_honest_threads_and_children_beside_hogs_stay_within_budget(cgroup):
+    """About 1.5 CPU-s in two threads working side by side, then in two children, on one CPU beside three hogs
+    (several wall seconds): all of it counts, none of the waiting for the CPU, within a 4 s limit."""
+    cpu = _cpu()
+    with _cpu_cgroup() as folder, hogs(cpu):
+        if cgroup and folder is None:
+            pytest.skip("no cgroup can be made here")
+        use = folder if cgroup else None
+
+        def enter() -> None:
+            os.sched_setaffinity(0, {cpu})
+            if use:
+                Path(use, "cgroup.procs").write_text("0")
+
+        proc = subprocess.Popen([sys.executable, "-c", HONEST_THREADS_AND_CHILDREN], preexec_fn=enter)
+        budget = _watch.Budget(proc.pid, 4.0, proc.kill, cgroup=lambda: use)
+        _until_done(proc, budget)
+    assert not budget.expired and proc.returncode == 0
+    assert 1.0 < budget.used < 4.0, budget.used
+    assert budget.accounting == ("cgroup" if cgroup else "process tree")
 
 
 def test_a_notebooks_context_budget_is_in_working_seconds():
@@ -109,6 +266,34 @@ def test_a_notebooks_context_budget_is_in_working_seconds():
     with hogs(cpu):
         loaded = run()
     assert alone == loaded == {"ran": 1, "interrupted": 0, "x": 1}
+
+
+def test_a_context_statement_asleep_beside_idle_spinners_is_interrupted():
+    """A context statement that sleeps 3 s beside SCHED_IDLE spinners, on a CPU with hogs: the sleep spends the
+    1 s a statement may take (the spinners' waits once cancelled it, and the statement ran to its end)."""
+    script = textwrap.dedent("""
+        import json, os, threading, time
+        from autograder.submissions import execute as _exec
+        def spin():
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            while True:
+                time.sleep(0)
+        def nap():
+            for _ in range(4):
+                threading.Thread(target=spin, daemon=True).start()
+            time.sleep(3)
+            return 1
+        ns = {"nap": nap}
+        cells = [{"file": "<cell 1>", "source": "x = nap()\\n", "stmts": [[0, "other", ["x"], ["nap"]]]}]
+        report = _exec.run_context(ns, cells, {"x"})
+        print(json.dumps({"interrupted": report.interrupted, "x": ns.get("x")}))
+    """)
+    cpu = _cpu()
+    with hogs(cpu, 2):
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+                             preexec_fn=_pin(cpu), timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"interrupted": 1, "x": None}
 
 
 # A section that trains at the top level (as many notebooks do): ~1.5 CPU-s at import, under the 4 s limit alone.

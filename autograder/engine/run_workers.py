@@ -149,16 +149,17 @@ class RunWorkers:
             return {"level": "minimal", "error": f"{type(err).__name__}: {err}"}
         worker.close()
         got = dict(worker.status.get("isolation") or {"level": "minimal", "error": str(worker.status)})
-        got.pop("pids_cgroup", None)  # names that one worker only
+        for own in ("pids_cgroup", "cpu_cgroup"):  # they name that one worker only
+            got.pop(own, None)
         self._note_isolation(got)
         return got
 
     def _note_isolation(self, got: dict[str, Any]) -> None:
         """Keeps the weakest isolation any student worker of this run obtained (without what names one
-        worker only: its pids cgroup)."""
+        worker only: its pids and CPU cgroups)."""
         from autograder.sandbox.isolate import level_at_least
 
-        got = {k: v for k, v in got.items() if k != "pids_cgroup"}
+        got = {k: v for k, v in got.items() if k not in ("pids_cgroup", "cpu_cgroup")}
         with self._lock:
             if not self.isolation or not level_at_least(got, str(self.isolation.get("level", "minimal"))):
                 self.isolation = dict(got)

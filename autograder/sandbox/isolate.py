@@ -45,7 +45,7 @@ from pathlib import Path
 
 from autograder.sandbox.libc import c_library
 from autograder.sandbox.namespaces import _namespaces
-from autograder.sandbox.pids_cgroup import _pids_cgroup
+from autograder.sandbox.pids_cgroup import _cpu_cgroup, _pids_cgroup
 from autograder.sandbox.privileges import _fallback, _python_dirs, reachable_by_others
 
 PR_SET_DUMPABLE = 4
@@ -154,7 +154,7 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
             allow-list): solutions, hidden suites, the run's folder, other submissions.
         read: extra paths the worker reads afterwards (the engine's package, the compile cache).
         network: keep the network (default: drop it).
-        skip: layers not to try (``namespaces``, ``landlock``, ``uid``): what a machine that refuses them
+        skip: layers not to try (``namespaces``, ``landlock``, ``uid``, ``pids``, ``cpu``): what a machine that refuses them
             obtains (benchmarks and tests; the record says what was skipped).
 
     Returns:
@@ -179,6 +179,10 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
         got["skipped"] = skip
     if linux and "pids" not in skip:
         _pids_cgroup(got)  # first: the namespaces' worker and whatever it starts stay in it
+    if linux and "cpu" not in skip:
+        _cpu_cgroup(got)  # the CPU time of all it starts, for the grader's time limits
+    else:
+        got["cpu_accounting"] = "process tree"
     root = _namespaces(hide, network, got, skip) if linux and "namespaces" not in skip else None
     if root:
         scratch = os.path.join(root, "scratch")

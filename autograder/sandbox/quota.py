@@ -11,9 +11,9 @@ cap: its exercise or test scores 0 with ``SCRATCH_FULL``. A worker's scratch is 
 What a watch cannot promise: between two looks a worker may write what the disk takes in
 :data:`PERIOD` seconds (at most :data:`FILE_BYTES` per file).
 
-Processes: the sandbox puts each worker in a pids cgroup of its own where the machine lets root write
-cgroupfs (``autograder.sandbox.pids_cgroup._pids_cgroup``), and an unprivileged uid has its own ``RLIMIT_NPROC``;
-:func:`release_cgroup` empties and removes a closed worker's cgroup.
+Processes: the sandbox puts each worker in a pids cgroup of its own (and one that counts its CPU time) where
+the machine lets root write cgroupfs (``autograder.sandbox.pids_cgroup``), and an unprivileged uid has its own
+``RLIMIT_NPROC``; :func:`release_cgroup` empties and removes a closed worker's cgroups.
 """
 
 from __future__ import annotations
@@ -165,11 +165,16 @@ def _remove(path: str) -> None:
 
 
 def release_cgroup(isolation: dict[str, Any] | None) -> None:
-    """Kills what is left in a closed worker's pids cgroup (its isolation record's ``pids_cgroup``, set by the
-    sandbox before any student code ran) and removes the cgroup."""
-    folder = str((isolation or {}).get("pids_cgroup") or "")
-    if not re.fullmatch(r"/sys/fs/cgroup/.*/tapetrace-\d+|/sys/fs/cgroup/tapetrace-\d+", folder):
-        return  # only a cgroup the sandbox made
+    """Kills what is left in a closed worker's cgroups (its isolation record's ``pids_cgroup`` and
+    ``cpu_cgroup``, set by the sandbox before any student code ran) and removes them."""
+    for key in ("pids_cgroup", "cpu_cgroup"):
+        folder = str((isolation or {}).get(key) or "")
+        if re.fullmatch(r"/sys/fs/cgroup/.*/tapetrace-\d+|/sys/fs/cgroup/tapetrace-\d+", folder):
+            _empty_and_remove(folder)  # only a cgroup the sandbox made
+
+
+def _empty_and_remove(folder: str) -> None:
+    """Kills every process in a cgroup and removes it (gone already: nothing to do)."""
     for _ in range(40):
         try:
             pids = [int(p) for p in Path(folder, "cgroup.procs").read_text().split()]

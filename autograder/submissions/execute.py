@@ -46,6 +46,7 @@ CONTEXT_BUDGET = 3.0
 DEFINITIONS_GRACE = 2.0
 STATEMENT_LIMIT = 1.0  # one assignment or block of the context (a definition or import: the budget left)
 _REPEAT = 0.02  # re-interrupt period once a statement overran
+_SCHED_IDLE = 5  # a thread's policy (``/proc/.../stat`` field 41) that runs only when nothing else wants the CPU
 
 
 # --------------------------------------------------------------------------- the context
@@ -98,36 +99,55 @@ def _future_flags(names: list[str]) -> int:
     return flags
 
 
-def _waited_for_cpu() -> float | None:
-    """Seconds this process's threads have waited for a CPU so far (run-queue delay, a CPU quota's throttling
-    included: ``/proc/self/task/*/schedstat``); None where that cannot be read (then wall time counts)."""
-    total = 0
+def _waits() -> dict[str, int] | None:
+    """Nanoseconds each thread of this process has waited for a CPU so far (run-queue delay, a CPU quota's
+    throttling included: ``/proc/self/task/*/schedstat``), leaving out threads that lowered their own priority
+    (``SCHED_IDLE``, a nice value above the main thread's): they wait by their own choice, and a starved one
+    must not excuse a sleep beside it. None where that cannot be read (then wall time counts)."""
+    out: dict[str, int] = {}
     try:
         tasks = os.listdir("/proc/self/task")
-    except OSError:
+        base = int(_stat(f"/proc/self/task/{os.getpid()}/stat")[16])
+    except (OSError, IndexError, ValueError):
         return None
     for t in tasks:
         try:
+            fields = _stat(f"/proc/self/task/{t}/stat")
+            if int(fields[16]) > base or int(fields[38]) == _SCHED_IDLE:
+                continue
             with open(f"/proc/self/task/{t}/schedstat", encoding="ascii") as fh:
-                total += int(fh.read().split()[1])
+                out[t] = int(fh.read().split()[1])
         except (OSError, IndexError, ValueError):
             continue
-    return total / 1e9
+    return out
+
+
+def _stat(path: str) -> list[str]:
+    """The fields of a ``/proc/.../stat`` file after the command's name (the state first)."""
+    with open(path, encoding="ascii", errors="replace") as fh:
+        return fh.read().rpartition(")")[2].split()
+
+
+def _cpu() -> float:
+    """CPU seconds of this process (every thread, ended ones included) and of the children it reaped."""
+    t = os.times()
+    return time.process_time() + t.children_user + t.children_system
 
 
 class _Clock:
-    """Working seconds of this process since it was made: CPU time, plus time asleep with none of its threads
-    running or waiting for a CPU. Time spent waiting behind other processes (a loaded machine, a container's
-    CPU quota) does not count, so a budget in these seconds means the same on a busy machine as on an idle
-    one (the grader measures its workers the same way: ``autograder/workers/watch.py``)."""
+    """Working seconds of this process since it was made: CPU time (its children's it reaped included), plus
+    time asleep with none of its threads running or waiting for a CPU. Time spent waiting behind other
+    processes (a loaded machine, a container's CPU quota) does not count, so a budget in these seconds means
+    the same on a busy machine as on an idle one (the grader measures its workers the same way:
+    ``autograder/workers/watch.py``)."""
 
     def __init__(self) -> None:
         self.used = 0.0
         self._last = self._sample()
 
     @staticmethod
-    def _sample() -> tuple[float, float, float | None]:
-        return time.monotonic(), time.process_time(), _waited_for_cpu()
+    def _sample() -> tuple[float, float, dict[str, int] | None]:
+        return time.monotonic(), _cpu(), _waits()
 
     def elapsed(self) -> float:
         """Working seconds so far."""
@@ -136,7 +156,9 @@ class _Clock:
         if now[2] is None or self._last[2] is None:
             self.used += wall
         else:
-            self.used += cpu + max(0.0, wall - cpu - max(0.0, now[2] - self._last[2]))
+            before = self._last[2]
+            waited = sum(max(0, w - before.get(t, 0)) for t, w in now[2].items()) / 1e9
+            self.used += cpu + max(0.0, wall - cpu - waited)
         self._last = now
         return self.used
 

@@ -75,6 +75,7 @@ class Worker:
         self.isolation: dict[str, Any] | None = None
         self.scratch: str | None = (spec.get("sandbox") or {}).get("scratch")
         self.limit_hit: str | None = None  # the message key of a cap the watch killed it for
+        self.time_accounting = ""  # how its last load or call was timed: "cgroup" or "process tree" (_watch.Budget)
         self._watch = watch if self.scratch else None
         self._phase = ""  # "serving": the grader works out an answer; "sending": it writes one (see _grader_behind)
         self.death: dict[str, Any] | None = None
@@ -135,7 +136,8 @@ class Worker:
             TimeoutError: the limit (or the cap) was reached; the worker is killed.
             EOFError, OSError, _wire.WireError: it died or sent garbage.
         """
-        budget = _watch.Budget(self.proc.pid, limit, self.proc.kill, self._grader_behind)
+        budget = _watch.Budget(self.proc.pid, limit, self.proc.kill, self._grader_behind,
+                               lambda: (self.isolation or {}).get("cpu_cgroup"))
         deadline = time.monotonic() + _watch.wall_cap(limit)
         with _watch.watching(budget):
             try:
@@ -150,6 +152,8 @@ class Worker:
                 if budget.expired:  # killed by the watcher: its time was up
                     raise TimeoutError(f"{limit:g} working seconds") from None
                 raise
+            finally:
+                self.time_accounting = budget.accounting
 
     def _diagnose(self, phase: str) -> str:
         """After the worker died: how (for the student's message), and :attr:`death` for the grader.

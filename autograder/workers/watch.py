@@ -1,15 +1,23 @@
 """Watching workers from the grader's side: time limits load cannot shorten, and each worker's stderr tail.
 
 **Time.** A worker's load and each of its probe calls get a limit in *working seconds*: the CPU time
-its process tree used, plus the time it spent asleep with nothing of it running or waiting for a CPU
+of everything the worker started, plus the time it spent asleep with nothing of it running or waiting for a CPU
 (a ``time.sleep`` or a deadlock counts; waiting behind other processes, in a CPU quota's throttle or
 for the grader to read its answer does not). On an idle machine that is the wall time of a
 single-threaded worker; on a loaded one, or in a container with half a CPU, it is the same number,
-so load cannot turn into a student's timeout. Measured from ``/proc``: each living thread's ``schedstat``
-(CPU time and run-queue delay, in nanoseconds); an interval is asleep by ``wall - cpu - run-queue
-delay`` (never below 0). A thread or child process that ends takes its last interval's counts with it:
-that time then counts as asleep (the worker waited for it), never as less than it was. A wall-clock cap of
-:data:`WALL_FACTOR` times the limit stays as a last resort (:func:`wall_cap`).
+so load cannot turn into a student's timeout. Measured from ``/proc`` and the cgroup (:class:`Sample`):
+
+* **CPU**: the worker's own cgroup (``cpu_cgroup`` in its isolation record, made by the sandbox before any
+  student code ran: v1 ``cpuacct.usage``, v2 ``cpu.stat``), which keeps the time of every thread and process
+  it started, those that ended between two samples included; where the machine gives no cgroup, its process
+  tree's (``/proc/PID/stat``: each living process's threads, ended ones included, and the children it reaped).
+  ``Budget.accounting`` says which.
+* **Asleep**, per interval: wall time less CPU less each living thread's run-queue delay (``schedstat``).
+  A thread that lowered its own priority (``SCHED_IDLE``, a higher nice value) waits by its own choice: its
+  delay is never excused, so a starved idle spinner cannot cancel a sleep beside it. A thread or process
+  that ends takes its last interval's delay with it: that time then counts as asleep, never as less.
+
+A wall-clock cap of :data:`WALL_FACTOR` times the limit stays as a last resort (:func:`wall_cap`).
 
 **Stderr.** Each worker writes its stderr into a pipe of its own; one daemon thread drains every pipe
 and keeps the first :data:`HEAD_BYTES` and the last :data:`TAIL_BYTES` of each (what a worker prints is never shown to a student; a
@@ -22,6 +30,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import select
 import struct
 import termios
@@ -34,6 +43,9 @@ TAIL_BYTES = 4096
 SAMPLE_S = 0.25
 WALL_FACTOR = 10.0
 SLACK_S = 0.5
+SCHED_IDLE = 5  # a thread's policy (``/proc/.../stat`` field 41) that runs only when nothing else wants the CPU
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_CGROUP = re.compile(r"/sys/fs/cgroup/(.*/)?tapetrace-\d+")  # only a cgroup the sandbox made
 
 
 def wall_cap(limit: float) -> float:
@@ -60,48 +72,117 @@ def tree(pid: int) -> list[int]:
     return out
 
 
-def _times(pid: int) -> tuple[float, float]:
-    """``(CPU seconds, seconds waited for a CPU)`` of a process's living threads (``schedstat``: nanosecond
-    counts; the run-queue delay includes a CPU quota's throttling)."""
-    ran = waited = 0
+def _stat_fields(path: str) -> list[str]:
+    """The fields of a ``/proc/.../stat`` file after the command's name (field 3, the state, first)."""
+    with open(path, encoding="ascii", errors="replace") as fh:
+        return fh.read().rpartition(")")[2].split()
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds of a process: every thread it ran, the ended ones included, and every child it reaped
+    (``/proc/PID/stat``'s utime, stime, cutime and cstime); 0 when it is gone."""
+    try:
+        fields = _stat_fields(f"/proc/{pid}/stat")
+        return sum(int(x) for x in fields[11:15]) / _TICKS
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def nice_of(pid: int) -> int:
+    """A process's nice value (0 when unknown)."""
+    try:
+        return int(_stat_fields(f"/proc/{pid}/stat")[16])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def waits(pid: int, base_nice: int) -> dict[int, tuple[int, bool]]:
+    """Each living thread of a process: ``{tid: (nanoseconds waited for a CPU, lowered)}`` (``schedstat``; the
+    run-queue delay includes a CPU quota's throttling). *Lowered*: the thread asked to wait, with
+    ``SCHED_IDLE`` or a nice value above ``base_nice`` (its wait is then its own, see :class:`Budget`)."""
+    out: dict[int, tuple[int, bool]] = {}
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return 0.0, 0.0
+        return out
     for t in tasks:
         try:
             with open(f"/proc/{pid}/task/{t}/schedstat", encoding="ascii") as fh:
-                fields = fh.read().split()
-            ran += int(fields[0])
-            waited += int(fields[1])
+                waited = int(fh.read().split()[1])
+            fields = _stat_fields(f"/proc/{pid}/task/{t}/stat")
+            lowered = int(fields[16]) > base_nice or int(fields[38]) == SCHED_IDLE
+            out[int(t)] = (waited, lowered)
         except (OSError, IndexError, ValueError):
             continue
-    return ran / 1e9, waited / 1e9
+    return out
 
 
-def sample(pid: int) -> tuple[float, float, float]:
-    """``(monotonic time, CPU seconds, run-queue delay seconds)`` of ``pid``'s process tree (living threads)."""
-    before = time.monotonic()
-    ran = waited = 0.0
-    for p in tree(pid):
-        r, w = _times(p)
-        ran += r
-        waited += w
-    return (before + time.monotonic()) / 2, ran, waited  # the counters were read in between
+def cgroup_cpu(folder: str | None) -> float | None:
+    """CPU seconds used so far by everything in a cgroup the sandbox made (exited threads and processes
+    included): v1 ``cpuacct.usage``, v2 ``cpu.stat``'s ``usage_usec``; None when unreadable or not the
+    sandbox's (``tapetrace-PID`` under ``/sys/fs/cgroup``)."""
+    if not folder or not _CGROUP.fullmatch(folder):
+        return None
+    try:
+        with open(os.path.join(folder, "cpuacct.usage"), encoding="ascii") as fh:
+            return int(fh.read()) / 1e9
+    except (OSError, ValueError):
+        pass
+    try:
+        with open(os.path.join(folder, "cpu.stat"), encoding="ascii") as fh:
+            for line in fh:
+                key, _, value = line.partition(" ")
+                if key == "usage_usec":
+                    return int(value) / 1e6
+    except (OSError, ValueError):
+        pass
+    return None
 
 
-def working(before: tuple[float, float, float], after: tuple[float, float, float]) -> float:
-    """Working seconds between two :func:`sample` s: CPU used, plus time asleep (nothing running or waiting)."""
-    cpu, asleep = split(before, after)
+class Sample:
+    """One reading of a worker: when, its process tree's CPU seconds (living processes and what they reaped),
+    its cgroup's (None: none), and each living thread's wait for a CPU (see :func:`waits`)."""
+
+    def __init__(self, pid: int, base_nice: int = 0, cgroup: str | None = None) -> None:
+        before = time.monotonic()
+        self.cgroup = cgroup
+        self.cgroup_cpu = cgroup_cpu(cgroup)
+        self.cpu = 0.0
+        self.waits: dict[tuple[int, int], tuple[int, bool]] = {}
+        for p in tree(pid):
+            self.cpu += process_cpu(p)
+            self.waits.update(((p, tid), w) for tid, w in waits(p, base_nice).items())
+        self.at = (before + time.monotonic()) / 2  # the counters were read in between
+
+
+def interval(before: Sample, after: Sample, lowered: set[tuple[int, int]] | None = None) -> tuple[float, float]:
+    """``(CPU seconds, seconds asleep)`` between two samples.
+
+    CPU: the cgroup's where both samples read the same one (every thread and process the worker started,
+    those that ended between the samples included), else the process tree's; the larger of the two. Asleep:
+    wall time less CPU less the waits for a CPU of threads that did not lower their priority (``lowered``
+    collects those that did: a thread once seen lowered stays so). It may come out a little below 0 (the
+    counters are read one file after another) and does when threads ran in parallel. A thread that ended
+    between the samples takes its last wait with it: that time then counts as asleep, never as less.
+    """
+    lowered = set() if lowered is None else lowered
+    cpu = max(0.0, after.cpu - before.cpu)
+    if after.cgroup == before.cgroup and after.cgroup_cpu is not None and before.cgroup_cpu is not None:
+        cpu = max(cpu, after.cgroup_cpu - before.cgroup_cpu)
+    excused = 0
+    for key, (waited, low) in after.waits.items():
+        was = before.waits.get(key)
+        if low or (was is not None and was[1]):
+            lowered.add(key)
+        if key not in lowered:
+            excused += max(0, waited - (was[0] if was is not None else 0))
+    return cpu, after.at - before.at - cpu - excused / 1e9
+
+
+def working(before: Sample, after: Sample) -> float:
+    """Working seconds between two :class:`Sample` s: CPU used, plus time asleep (nothing running or waiting)."""
+    cpu, asleep = interval(before, after)
     return cpu + max(0.0, asleep)
-
-
-def split(before: tuple[float, float, float], after: tuple[float, float, float]) -> tuple[float, float]:
-    """``(CPU seconds, seconds asleep)`` between two samples; asleep may come out a little below 0 (the
-    counters are read one file after another) and does when threads ran in parallel."""
-    wall, cpu, delay = (a - b for a, b in zip(after, before, strict=True))
-    cpu = max(0.0, cpu)
-    return cpu, wall - cpu - max(0.0, delay)
 
 
 def pending(fd: int) -> int:
@@ -121,10 +202,14 @@ class Budget:
         kill: called once, from the watcher's thread, when the limit is reached.
         behind: whether the worker now waits for the grader (its answer unread, or the grader working out
             one for it): that time is not the worker's, only its CPU counts then.
+        cgroup: the worker's CPU-accounting cgroup once known (its isolation record's ``cpu_cgroup``, sent
+            before any student code ran); None or returning None: its process tree is measured alone.
+
+    ``accounting`` says how the last interval was measured: ``cgroup`` or ``process tree``.
     """
 
     def __init__(self, pid: int, limit: float, kill: Callable[[], None],
-                 behind: Callable[[], bool] | None = None) -> None:
+                 behind: Callable[[], bool] | None = None, cgroup: Callable[[], str | None] | None = None) -> None:
         self.pid = pid
         self.limit = float(limit)
         self.used = 0.0
@@ -132,13 +217,19 @@ class Budget:
         self.expired = False
         self._kill = kill
         self._behind = behind
-        self._last = sample(pid)
+        self._cgroup = cgroup or (lambda: None)
+        self._nice = nice_of(pid)  # the worker's own priority: a thread below it chose to wait
+        self._lowered: set[tuple[int, int]] = set()
+        self._last = Sample(pid, self._nice, self._cgroup())
+        self.accounting = "process tree"
 
     def step(self) -> None:
         """Adds the working time since the last step; kills the worker once the limit is reached."""
-        now = sample(self.pid)
+        now = Sample(self.pid, self._nice, self._cgroup())
         grader_behind = bool(self._behind and self._behind())
-        cpu, asleep = split(self._last, now)
+        cpu, asleep = interval(self._last, now, self._lowered)
+        self.accounting = "cgroup" if now.cgroup_cpu is not None and self._last.cgroup_cpu is not None \
+            else "process tree"
         self.used += cpu
         if not grader_behind:  # (waiting for the grader is not the worker's time)
             # the reading's jitter cancels out over a few samples instead of adding up; the credit is

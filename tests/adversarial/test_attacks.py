@@ -196,10 +196,45 @@ def test_run_still_sound_after_attacks(attack_run):
     for guarantee in ("private_files_unreadable", "writes_confined", "network_blocked", "processes_confined"):
         assert iso[guarantee] is True, (guarantee, iso)
     assert iso["seccomp"] is True
+    # time limits count the CPU of all a worker starts from its cgroup, at either level, where root may make one
+    assert iso.get("cpu_accounting") == ("cgroup" if _cgroups_writable() else "process tree"), iso
     if attack_run.expected_level == "full":
         assert iso["private_dirs_hidden"] is True and iso["network_dropped"] is True
     else:
         assert iso["pid_namespace"] is False and (iso["landlock"] or iso["uid"] is not None), iso
+
+
+def _cgroups_writable() -> bool:
+    """Whether this process may make a cgroup (v1's cpuacct hierarchy or the unified one) and enter it."""
+    for parent in ("/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+        folder = Path(parent, f"tapetrace-probe-{os.getpid()}")
+        try:
+            folder.mkdir()
+        except OSError:
+            continue
+        try:
+            return (folder / "cgroup.procs").exists()
+        finally:
+            folder.rmdir()
+    return False
+
+
+def test_a_workers_time_is_its_cgroups(attack_run, tmp_path):
+    """A student's load that takes a second is timed from the CPU cgroup the sandbox made for the worker (every
+    thread and child it starts counts), at either level, where root may make one."""
+    src = tmp_path / "slow" / "ex01_torch_mlp.py"
+    src.parent.mkdir()
+    src.write_text((SOLUTIONS / "ex01_torch_mlp.py").read_text() + "\nimport time\ntime.sleep(1.5)\n")
+    worker = attack_run.start_worker("ex01_torch_mlp", str(src), "student")
+    try:
+        assert worker.status.get("status") == "loaded", worker.status
+        if _cgroups_writable():
+            assert (worker.isolation or {}).get("cpu_cgroup"), worker.isolation
+        assert worker.time_accounting == ("cgroup" if _cgroups_writable() else "process tree")
+    finally:
+        worker.close()
+    folder = (worker.isolation or {}).get("cpu_cgroup")
+    assert not folder or not os.path.exists(folder), "a closed worker's cgroup was left"
 
 
 def test_workers_forked_from_one_zygote_share_no_writable_state(attack_run, tmp_path):

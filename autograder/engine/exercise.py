@@ -275,10 +275,12 @@ class ExerciseGrading:
             return error
         again = _whose.stand_in(check, _whose.stand_in_ctx(self.ctx(check), self._reference_call))
         if again is None:
+            if isinstance(error, CheckFailure):  # a probe with no answer: its message says so
+                return error
             self.log.append(_status.clean_reason(
                 f"{check.name}: failed with {_whose.described(error)} on the student's answers and passed with "
                 "the reference standing in for the student: scored 0 as the student's"))
-            return error if isinstance(error, CheckFailure) else StudentProblem(_whose.UNREADABLE)
+            return StudentProblem(_whose.UNREADABLE)
         reason = _whose.reason(check.name, again)
         self.log.append(_status.clean_reason(f"{reason}; on the student's answers: {_whose.described(error)}"))
         self.trouble = self.trouble or reason

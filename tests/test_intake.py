@@ -138,6 +138,9 @@ def test_load_statuses_a_worker_cannot_send(msg):
 @pytest.mark.parametrize("msg", [
     [], {"ok": "yes"}, {"ok": True}, {"ok": False, "kind": "grader"},
     {"ok": False, "kind": "fail", "code": "INTERNAL_ERROR"}, {"ok": False, "kind": "fail", "code": "lower"},
+    # the grader's own words (its trouble, a run stopped, its judgement of a check) are never a probe's finding
+    *({"ok": False, "kind": "fail", "code": key} for key in ("GRADER_TROUBLE", "NOT_GRADED_YET", "MACHINE_TOO_SMALL",
+                                                            "ISOLATION_TOO_LOW", "CHECK_UNREADABLE", "PROBE_NO_ANSWER")),
     {"ok": False, "kind": "exception", "where": {"key": "GRADER_ERROR"}},
 ])
 def test_responses_a_worker_cannot_send(msg):

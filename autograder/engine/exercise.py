@@ -272,6 +272,9 @@ class ExerciseGrading:
         grader's (a :class:`GraderBug` whose reason holds grader-side facts only, kept in :attr:`trouble`).
         Anything else is returned as it is."""
         if not _whose.needs_judging(error):
+            if isinstance(error, GraderBug):
+                # raised in the grader's own process (the reference, a death it judged): its words are the reason
+                self.trouble = self.trouble or clean(f"{check.name}: {error}")
             return error
         again = _whose.stand_in(check, _whose.stand_in_ctx(self.ctx(check), self._reference_call))
         if again is None:

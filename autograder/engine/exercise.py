@@ -266,11 +266,19 @@ class ExerciseGrading:
         return None
 
     def judged(self, check: Check, error: BaseException) -> BaseException:
-        """Whose the failure ``error`` of ``check`` is (:mod:`autograder.engine.whose`): a crash, or a probe
-        with no answer, is judged again with the reference standing in for the student. Passing so, it is the
-        student's (:data:`~autograder.engine.whose.UNREADABLE`, or the probe's own problem); failing so, the
-        grader's (a :class:`GraderBug` whose reason holds grader-side facts only, kept in :attr:`trouble`).
-        Anything else is returned as it is."""
+        """Whose the failure ``error`` of ``check`` is (:mod:`autograder.engine.whose`).
+
+        A crash, or a probe with no answer, is judged again with the reference standing in for the student.
+
+        Args:
+            check: the check.
+            error: what it raised.
+
+        Returns:
+            Passing with the reference standing in, the student's problem (:data:`~autograder.engine.whose.UNREADABLE`,
+            or the probe's own); failing so, a :class:`GraderBug` whose reason (kept in :attr:`trouble`) holds
+            grader-side facts only. Anything else as it was raised.
+        """
         if not _whose.needs_judging(error):
             if isinstance(error, GraderBug):
                 # raised in the grader's own process (the reference, a death it judged): its words are the reason

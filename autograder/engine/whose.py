@@ -42,9 +42,16 @@ def needs_judging(error: BaseException | None) -> bool:
 
 
 def stand_in_ctx(ctx: Ctx, reference: Callable[[str, dict[str, Any]], Any]) -> Ctx:
-    """A context like ``ctx`` (a fresh one of the check: its rng unused) with the reference standing in for the
-    student: ``ctx.student`` is answered by ``reference`` (``(probe, kwargs) -> value``, cached per run), each
-    answer a copy of its own; ``ctx.observed()`` is None (nothing of the student's is seen)."""
+    """A context like ``ctx`` with the reference standing in for the student.
+
+    Args:
+        ctx: a fresh context of the check (its rng not drawn from yet): its seed, device and rng are kept.
+        reference: ``(probe, kwargs) -> value``, the reference's probe call (cached per run).
+
+    Returns:
+        A context whose ``ctx.student`` is answered by ``reference`` (each answer a copy of its own) and whose
+        ``ctx.observed()`` is None (nothing of the student's is seen).
+    """
 
     def student(probe: str, _call: Any, _scale: float, kwargs: dict[str, Any]) -> Any:
         return copy.deepcopy(reference(probe, kwargs))  # its own copy: a check may change what it got
@@ -53,7 +60,15 @@ def stand_in_ctx(ctx: Ctx, reference: Callable[[str, dict[str, Any]], Any]) -> C
 
 
 def stand_in(check: Check, ctx: Ctx) -> BaseException | None:
-    """Runs ``check`` in ``ctx`` (:func:`stand_in_ctx`'s): what it raised, None when it passed."""
+    """Runs ``check`` in ``ctx``.
+
+    Args:
+        check: the check.
+        ctx: its context with the reference standing in (:func:`stand_in_ctx`).
+
+    Returns:
+        What it raised, or None when it passed.
+    """
     try:
         check.fn(ctx)
     except Exception as err:  # noqa: BLE001 - whatever it raised is the answer

@@ -389,3 +389,20 @@ def test_a_worker_grades_nothing_where_the_clients_places_hide_its_own_python(mo
     fine = _worker.grade_task("p", "d", str(tmp_path / "s"), "directory", "ex01_torch_mlp", "", None,
                               [str(tmp_path / "class")])
     assert fine["result"] == {"status": "graded"} and graded == [[str(tmp_path / "class")]]
+
+
+def test_a_forged_answer_is_the_students_on_the_cluster_too(dask_cluster, tmp_path):
+    """A forged answer that crashes a check's verdict (tests/adversarial/attacks/forged_value_crashes_check.py),
+    graded on a Dask worker (autograder/scaleout/cluster_worker.py): the student's 0s, not a grader_error."""
+    cluster, _client = dask_cluster
+    sub = make_submission(tmp_path / "forger", only=["ex01_torch_mlp", "ex09_autograd_tape"])
+    attack = (ROOT / "tests" / "adversarial" / "attacks" / "forged_value_crashes_check.py").read_text()
+    with open(sub / "ex01_torch_mlp.py", "a") as fh:
+        fh.write("\n\n" + attack)
+    cp = tapetrace("grade", str(sub), *COMMON, "--scheduler", cluster.scheduler_address,
+                   "--json", str(tmp_path / "r.json"), "--quiet")
+    assert cp.returncode == 0, cp.stderr  # no grader_error: exit status 3 would ask for --resume
+    res = json.loads((tmp_path / "r.json").read_text())
+    ex01 = (res[0] if isinstance(res, list) else res)["exercises"]["ex01_torch_mlp"]  # one submission: its row
+    assert ex01["status"] == "graded" and "grader_reason" not in ex01, ex01
+    assert {t["code"] for t in ex01["tests"] if t["name"] == "works_on_any_device"} == {"CHECK_UNREADABLE"}

@@ -249,3 +249,94 @@ def test_workers_go_to_the_oom_killer_before_the_grader_and_its_zygote(tmp_path)
     assert got == {"student": 1000, "reference": 500}
     with open("/proc/self/oom_score_adj") as fh:
         assert int(fh.read()) < 500  # the grader's own is untouched
+
+
+# ------------------------------------------------------------------ whose a check's failure is (docs/security.md)
+EX1 = "ex01_torch_mlp"
+ONE_ROW = "_honest_forward = MLP.forward\nMLP.forward = lambda self, x: _honest_forward(self, x)[:1]\n"
+
+
+def _ex01(tmp: Path, tail: str = "") -> str:
+    sub = tmp / "sub"
+    sub.mkdir()
+    (sub / f"{EX1}.py").write_text((SOLUTIONS / f"{EX1}.py").read_text() + "\n\n" + tail)
+    return str(sub)
+
+
+def _forward_pair(ctx):
+    from autograder.exercises.ex01_torch_mlp.public import _case
+
+    return ctx.both("forward", call="MLP.forward", **_case(ctx))
+
+
+def reads_every_row(ctx) -> None:
+    """Crashes (IndexError) on an answer with fewer rows than the reference's: on the student's data only."""
+    got, want = _forward_pair(ctx)
+    for i in range(len(want)):
+        assert got[i].shape == want[i].shape
+
+
+def always_raises(ctx) -> None:
+    """A broken check: it crashes whatever it gets, its text quoting what the student's side sent."""
+    got, _ = _forward_pair(ctx)
+    raise RuntimeError(f"STUDENT-TEXT {got.shape}")
+
+
+def asks_for_no_probe(ctx) -> None:
+    """A broken check on the student's side only: no worker has that probe (it says so, as a student can)."""
+    ctx.student("no_such_probe", call="MLP.forward")
+
+
+def _graded_with(monkeypatch, sub: str, *checks) -> dict:
+    """``sub``'s ex01 graded by a suite of ``checks`` (1 point each) in place of its hidden suite."""
+    from autograder import hidden
+    from autograder.core.suite import Suite
+
+    suite, real = Suite(EX1), hidden.load_suite
+    for fn in checks:
+        suite.check(points=1)(fn)
+    monkeypatch.setattr(hidden, "load_suite", lambda ex: suite if ex == EX1 else real(ex))
+    run = GradingRun(device="cpu", timeout=60, seed=SEED)
+    try:
+        return run.grade([sub], only=[EX1], jobs=1)[0]["exercises"][EX1]
+    finally:
+        run.close()
+
+
+def test_a_check_crashing_on_the_students_answer_is_the_students(tmp_path, monkeypatch):
+    """It passes with the reference standing in for the student: the crash came from the student's data."""
+    row = _graded_with(monkeypatch, _ex01(tmp_path, ONE_ROW), reads_every_row)
+    assert row["status"] == "graded" and row["score"] == 0 and "grader_reason" not in row, row
+    test = row["tests"][0]
+    assert test["code"] == "CHECK_UNREADABLE" and test["message"] == render("CHECK_UNREADABLE", "en"), test
+    assert "reads_every_row: failed with IndexError at tests/test_grader_trouble.py:" in row["instructor_log"][0]
+
+
+def test_a_check_that_always_raises_is_the_graders_with_no_text_of_the_student(tmp_path, monkeypatch):
+    row = _graded_with(monkeypatch, _ex01(tmp_path, ONE_ROW), always_raises, reads_every_row)
+    _assert_graders(row, "always_raises", "RuntimeError", "tests/test_grader_trouble.py:", "in always_raises",
+                    "first attempt:")
+    assert "STUDENT-TEXT" not in json.dumps(row), row  # the exception's text may quote the student's data
+
+
+def test_a_probe_no_worker_has_is_the_graders_though_the_students_worker_said_so(tmp_path, monkeypatch):
+    """The student's worker says "no such probe" (kind internal, which a student can forge: PROBE_NO_ANSWER);
+    with the reference standing in, the reference's worker says the same: the grader's."""
+    row = _graded_with(monkeypatch, _ex01(tmp_path), asks_for_no_probe)
+    _assert_graders(row, "no_such_probe")
+
+
+def test_a_failed_response_the_grader_cannot_place_is_the_students_problem():
+    from autograder.core.protocol import NO_ANSWER, probe_error
+    from autograder.core.suite import GraderBug, StudentProblem
+    from autograder.engine import whose
+
+    for resp in ({"ok": False, "kind": "internal", "message": "probe failed: the grader's bug"},
+                 {"ok": False, "kind": "grader"}, {"ok": False}):
+        problem = probe_error(resp, "f(x)", 2**30)
+        assert isinstance(problem, StudentProblem) and problem.key == NO_ANSWER, resp
+        assert "grader's bug" not in problem.message("en")
+        assert whose.needs_judging(problem)  # the grader checks its own side before it blames the student
+    assert not whose.needs_judging(StudentProblem("CALL_EXCEPTION", call="f", error="E", where=""))
+    assert not whose.needs_judging(GraderBug("the reference died"))
+    assert whose.needs_judging(TypeError("'int' object is not subscriptable"))

@@ -88,6 +88,21 @@ def test_a_frame_of_nested_empty_lists_costs_the_grader_little_memory():
     assert peak < 2.5 * len(payload), f"peak {peak / 2**20:.0f} MB for a {len(payload) / 2**20:.0f} MB frame"
 
 
+@pytest.mark.parametrize("payload", [
+    b'{"__nd__": "float32", "shape": [1e999], "data": ""}',  # int(inf): OverflowError, once the grader's trouble
+    b'{"__nd__": "float32", "shape": 3, "data": ""}', b'{"__tuple__": 3}', b'{"__float__": 1}',
+])
+def test_a_malformed_value_is_a_broken_protocol_whatever_decoding_raised(payload):
+    """A worker whose first frame (its load status) raised anything but WireError was a worker that "could not
+    start": grader_error for a forged frame (tests/adversarial/attacks/forged_status_overflow.py)."""
+    r = _feed(payload)
+    try:
+        with pytest.raises(_wire.WireError, match="malformed|undecodable"):
+            _wire.recv(r, time.monotonic() + 30)
+    finally:
+        os.close(r)
+
+
 @pytest.mark.parametrize("payload,why", [
     (b"[" * 100_000 + b"]" * 100_000, "values"),
     (b"[" * 5_000 + b"]" * 5_000, "deeper"),
@@ -138,6 +153,9 @@ def test_load_statuses_a_worker_cannot_send(msg):
 @pytest.mark.parametrize("msg", [
     [], {"ok": "yes"}, {"ok": True}, {"ok": False, "kind": "grader"},
     {"ok": False, "kind": "fail", "code": "INTERNAL_ERROR"}, {"ok": False, "kind": "fail", "code": "lower"},
+    # the grader's own words (its trouble, a run stopped, its judgement of a check) are never a probe's finding
+    *({"ok": False, "kind": "fail", "code": key} for key in ("GRADER_TROUBLE", "NOT_GRADED_YET", "MACHINE_TOO_SMALL",
+                                                            "ISOLATION_TOO_LOW", "CHECK_UNREADABLE", "PROBE_NO_ANSWER")),
     {"ok": False, "kind": "exception", "where": {"key": "GRADER_ERROR"}},
 ])
 def test_responses_a_worker_cannot_send(msg):

@@ -382,3 +382,18 @@ def test_a_refusal_tells_the_student_in_the_zips_language_and_the_log_says_why(w
         _otter.otter_check("ex01_torch_mlp", "forward_matches_reference")
     assert str(failed.value) == res["message"] and str(failed.value).startswith("sin corregir:")
     assert "no por tu código" in str(failed.value)
+
+
+def test_a_forged_answer_is_the_students_in_gradescopes_results(small_zip, tmp_path):
+    """A forged answer that crashes a check's verdict (tests/adversarial/attacks/forged_value_crashes_check.py):
+    the student's 0s in a graded exercise, never grader_error, and nothing in extra_data's grader_reason."""
+    attack = (ROOT / "tests" / "adversarial" / "attacks" / "forged_value_crashes_check.py").read_text()
+    nb = _notebook.fill_with(_template(), {SMALL[0]: (SOLUTIONS / f"{SMALL[0]}.py").read_text() + "\n\n" + attack})
+    ag = lay_out(small_zip, tmp_path, {"submission.ipynb": _notebook.dumps(nb).encode()})
+    proc, results = run_otter_py(ag)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    extra = results["extra_data"]["tapetrace"]
+    assert extra["status"][SMALL[0]] == "graded" and "grader_reason" not in extra, extra
+    score, top = _scores(results)[SMALL[0]]
+    assert 0 < score < top, results  # parameter_shapes_in_order calls no forward: it still passes
+    assert "internal grader error" not in json.dumps(results)

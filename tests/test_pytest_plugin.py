@@ -268,3 +268,19 @@ def test_pdb_stops_in_the_failed_check(subs, graded, tmp_path):
     proc = run_pytest(*grade_args(subs["mutants"], tmp_path, "-x", "--pdb", "-k", "ex09"), stdin="where\nquit\n")
     assert "(Pdb)" in proc.stdout, proc.stdout[-3000:]
     assert re.search(rf"\(\d+\){_first_failure(graded, 'ex09_autograd_tape')}\(\)", proc.stdout), proc.stdout[-3000:]
+
+
+def test_a_forged_answer_that_crashes_a_check_is_the_students_not_the_graders(tmp_path):
+    """The plugin's items judge whose a check's crash is as `tapetrace grade` does (ExerciseGrading.record):
+    a forged answer of a type no check expects crashes works_on_any_device's verdict, which passes with the
+    reference standing in for the student: the student's 0, never an internal grader error."""
+    attack = ROOT / "tests" / "adversarial" / "attacks" / "forged_value_crashes_check.py"
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "ex01_torch_mlp.py").write_text((SOLUTIONS / "ex01_torch_mlp.py").read_text() + "\n\n" + attack.read_text())
+    proc = run_pytest(*grade_args(sub, tmp_path, "-k", "ex01 and works_on_any_device",
+                                  f"--junitxml={tmp_path / 'j.xml'}"))
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    case = junit(tmp_path / "j.xml")["ex01_torch_mlp::works_on_any_device"]
+    assert not case["passed"] and case["code"] == "CHECK_UNREADABLE" and case["score"] == 0, case
+    assert "INTERNAL_ERROR" not in proc.stdout and "internal grader error" not in proc.stdout

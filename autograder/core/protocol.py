@@ -3,7 +3,8 @@
 - :func:`reference_key`: the key of a reference probe result (the engine's
   per-run cache and the notebook's build-time snapshot use the same one);
 - :func:`check_rng`: the random generator a check draws its inputs from;
-- :func:`probe_error`: a worker's failed probe response -> :class:`StudentProblem`.
+- :func:`probe_error`: a worker's failed probe response -> :class:`StudentProblem` (always: what a
+  student's worker says is never the grader's trouble, docs/security.md "Whose trouble").
 
 The engine imports these; the public runtime shipped in the student notebook
 imports them too, so both judge a probe's outcome the same way.
@@ -19,7 +20,12 @@ from typing import Any
 import numpy as np
 
 from autograder.core import wire as _wire
-from autograder.core.suite import GraderBug, StudentProblem
+from autograder.core.suite import StudentProblem
+
+# a probe that gave no usable answer: its worker said "internal" (no such probe, a value it could not send) or
+# anything else; the student's code can forge that, so it is the student's failure (the grader checks its own
+# side by running the check with the reference standing in: autograder/engine/whose.py)
+NO_ANSWER = "PROBE_NO_ANSWER"
 
 
 def reference_key(exercise: str, probe: str, kwargs: dict[str, Any]) -> str:
@@ -48,8 +54,9 @@ def probe_error(resp: dict[str, Any], call: str, mem_bytes: int) -> StudentProbl
         call: the human-readable call, for messages.
         mem_bytes: the memory cap, for the out-of-memory message.
 
-    Raises:
-        GraderBug: the probe itself failed (never the student's fault).
+    Returns:
+        The problem; a response the grader cannot place (``internal``, an unknown kind) is
+        :data:`NO_ANSWER`, never the grader's trouble: a student's worker can send any response.
     """
     kind = resp.get("kind")
     if kind == "not_attempted":
@@ -67,4 +74,4 @@ def probe_error(resp: dict[str, Any], call: str, mem_bytes: int) -> StudentProbl
             return StudentProblem("CALL_MEMORY", call=call, cap=memory_words(mem_bytes))
         err = f"{resp.get('type')}: {resp.get('message')}" if resp.get("message") else str(resp.get("type"))
         return StudentProblem("CALL_EXCEPTION", call=call, error=err, where=resp.get("where", ""))
-    raise GraderBug(f"probe failed: {resp.get('message', kind)}")
+    return StudentProblem(NO_ANSWER, call=call)

@@ -10,7 +10,8 @@ Every way a check can fail the student is a :class:`CheckFailure` (a catalogued
 message ``key`` and its ``fields``): :class:`Fail` (the verdict), :class:`StudentProblem`
 (the student's code gave no answer), ``probes._common.ProbeFail`` (a probe's finding,
 inside the worker) and ``public_snapshot.SnapshotMissing`` (the notebook's stale snapshot).
-:class:`GraderBug` stands apart: never the student's fault. :func:`run_check` is the
+:class:`GraderBug` stands apart: never the student's fault, so only the grader's own process raises
+one (the reference failed, a worker's death it judged its own), never on a student's worker's word. :func:`run_check` is the
 one place where a check's outcome becomes a test result (the grader, the notebook's
 self-check and the pytest plugin all use it).
 """
@@ -60,7 +61,8 @@ class StudentProblem(CheckFailure):
 
 
 class GraderBug(Exception):
-    """The reference or a probe misbehaved: never the student's fault."""
+    """The grader's own trouble, established in its own process (the reference failed, a check crashed with
+    the reference standing in for the student): never the student's fault, never raised on a worker's word."""
 
 
 @dataclass
@@ -208,8 +210,8 @@ def result_of(check: Check, error: BaseException | None, *, lang: str,
             "passed": passed, "hidden": check.hidden, "message": message, "code": code}
 
 
-def run_check(check: Check, ctx: Ctx, *, lang: str,
-              skip: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+def run_check(check: Check, ctx: Ctx, *, lang: str, skip: tuple[str, dict[str, Any]] | None = None,
+              judge: Callable[[Check, BaseException], BaseException] | None = None) -> dict[str, Any]:
     """Runs one check (unless ``skip``) and turns every outcome into its test result.
 
     A bug in a check never passes and never escapes: it is ``INTERNAL_ERROR``. Only what is
@@ -220,6 +222,8 @@ def run_check(check: Check, ctx: Ctx, *, lang: str,
         ctx: its context (:class:`Ctx`).
         lang: the message language.
         skip: see :func:`result_of`.
+        judge: decides whose a failure is before it becomes a result (the engine's
+            ``ExerciseGrading.judged``: a crash on the student's data is the student's); None: as raised.
 
     Returns:
         The test result (:func:`result_of`).
@@ -229,5 +233,5 @@ def run_check(check: Check, ctx: Ctx, *, lang: str,
     try:
         check.fn(ctx)
     except Exception as err:  # noqa: BLE001 - every outcome becomes a result
-        return result_of(check, err, lang=lang)
+        return result_of(check, judge(check, err) if judge is not None else err, lang=lang)
     return result_of(check, None, lang=lang)

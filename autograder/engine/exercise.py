@@ -14,9 +14,19 @@ from autograder.core import status as _status
 from autograder.core.i18n import render
 from autograder.core.protocol import check_rng
 from autograder.core.protocol import probe_error as _probe_error
-from autograder.core.suite import INTERNAL_ERROR, Check, Ctx, GraderBug, StudentProblem, result_of, run_check
+from autograder.core.suite import (
+    INTERNAL_ERROR,
+    Check,
+    CheckFailure,
+    Ctx,
+    GraderBug,
+    StudentProblem,
+    result_of,
+    run_check,
+)
 from autograder.core.text import NAME_CHARS, clean
 from autograder.engine import libraries
+from autograder.engine import whose as _whose
 from autograder.engine.reading import hide_places
 from autograder.sandbox import quota as _quota
 from autograder.submissions import loader as _loader
@@ -32,6 +42,12 @@ def _call_words(call: str | dict[str, Any]) -> str:
     if isinstance(call, str):
         return f"`{call}`"
     return render(str(call.get("key")), "en", **{k: v for k, v in call.items() if k != "key"})
+
+
+# the reason of a check that failed on the grader's side with no trouble recorded (a cancelled run): the
+# test's message is never a grader_reason (it may quote what a worker sent)
+_GRADER_SIDE = "the check failed on the grader's side"
+
 
 class ExerciseGrading:
     """One exercise of one submission being graded: its student worker, its checks' contexts and results.
@@ -249,10 +265,43 @@ class ExerciseGrading:
             return "BUDGET_EXHAUSTED", {"budget": run.timeout * MAX_TIMEOUTS_PER_EXERCISE}
         return None
 
+    def judged(self, check: Check, error: BaseException) -> BaseException:
+        """Whose the failure ``error`` of ``check`` is (:mod:`autograder.engine.whose`).
+
+        A crash, or a probe with no answer, is judged again with the reference standing in for the student.
+
+        Args:
+            check: the check.
+            error: what it raised.
+
+        Returns:
+            Passing with the reference standing in, the student's problem (:data:`~autograder.engine.whose.UNREADABLE`,
+            or the probe's own); failing so, a :class:`GraderBug` whose reason (kept in :attr:`trouble`) holds
+            grader-side facts only. Anything else as it was raised.
+        """
+        if not _whose.needs_judging(error):
+            if isinstance(error, GraderBug):
+                # raised in the grader's own process (the reference, a death it judged): its words are the reason
+                self.trouble = self.trouble or clean(f"{check.name}: {error}")
+            return error
+        again = _whose.stand_in(check, _whose.stand_in_ctx(self.ctx(check), self._reference_call))
+        if again is None:
+            if isinstance(error, CheckFailure):  # a probe with no answer: its message says so
+                return error
+            self.log.append(_status.clean_reason(
+                f"{check.name}: failed with {_whose.described(error)} on the student's answers and passed with "
+                "the reference standing in for the student: scored 0 as the student's"))
+            return StudentProblem(_whose.UNREADABLE)
+        reason = _whose.reason(check.name, again)
+        self.log.append(_status.clean_reason(f"{reason}; on the student's answers: {_whose.described(error)}"))
+        self.trouble = self.trouble or reason
+        return GraderBug(reason)
+
     def record(self, check: Check, error: BaseException | None,
                skip: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-        """Keeps the result of a check that ended with ``error`` (None: it passed) or was refused (``skip``)."""
-        test = result_of(check, error, lang=self.lang, skip=skip)
+        """Keeps the result of a check that ended with ``error`` (None: it passed; judged first,
+        :meth:`judged`) or was refused (``skip``)."""
+        test = result_of(check, self.judged(check, error) if error is not None else None, lang=self.lang, skip=skip)
         self.tests.append(test)
         return test
 
@@ -261,10 +310,10 @@ class ExerciseGrading:
         skip = self.refusal(check)
         if skip is not None:
             return self.record(check, None, skip)
-        test = run_check(check, self.ctx(check), lang=self.lang)
+        test = run_check(check, self.ctx(check), lang=self.lang, judge=self.judged)
         self.tests.append(test)
         if test["code"] == INTERNAL_ERROR and not self.final:  # maybe the grader's trouble: again, alone
-            self.retry = self.trouble or f"{check.name}: {test['message']}"
+            self.retry = self.trouble or f"{check.name}: {_GRADER_SIDE}"
         return test
 
     def close(self) -> None:
@@ -278,7 +327,7 @@ class ExerciseGrading:
         tests = self.tests
         broken = [t for t in tests if t["code"] == INTERNAL_ERROR]
         if broken:  # a check (or the reference) failed on the grader's side: no verdict is a grade
-            return self.graders_trouble(self.trouble or f"{broken[0]['name']}: {broken[0]['message']}")
+            return self.graders_trouble(self.trouble or f"{broken[0]['name']}: {_GRADER_SIDE}")
         failed = [t for t in tests if not t["passed"]]
         if failed and all(t["code"] == "NOT_ATTEMPTED" for t in failed) and len(failed) == len(tests):
             message = render("EXERCISE_NOT_ATTEMPTED", self.lang)

@@ -28,7 +28,8 @@ KINDS = frozenset({"not_attempted", "fail", "memory", "exit", "exception", "inte
 RESERVED = frozenset({"GRADER_ERROR", "INTERNAL_ERROR", "UNREADABLE", "BUDGET_EXHAUSTED", "NOT_ON_DEVICE",
                       "MISSING_FILE", "REFUSED_FILE", "LOAD_TIMEOUT", "LOAD_CRASHED", "CALL_TIMEOUT",
                       "CALL_CRASHED", "WORKER_PROTOCOL", "SCRATCH_FULL", "FILE_TOO_LARGE", "FILE_UNREADABLE",
-                      "READ_TIMEOUT", "READ_MEMORY", "READ_FAILED"})
+                      "READ_TIMEOUT", "READ_MEMORY", "READ_FAILED", "GRADER_TROUBLE", "NOT_GRADED_YET",
+                      "MACHINE_TOO_SMALL", "ISOLATION_TOO_LOW", "PROBE_NO_ANSWER", "CHECK_UNREADABLE"})
 _KEY = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
 _FIELD = re.compile(r"[a-z_][a-z0-9_]{0,31}")
 _NESTED_KEY = re.compile(r"[a-z][a-z0-9_]{0,31}(\.[a-z0-9_]{1,32}){1,2}")  # a label's key: dotted, lower case

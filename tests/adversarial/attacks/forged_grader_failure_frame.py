@@ -1,0 +1,39 @@
+# ATTACK: forward writes a forged "the probe itself failed" frame (kind internal) on the result pipe
+# TARGET: ex01_torch_mlp
+# AFTER: solution
+# STATUS: graded
+# FAILS: forward_matches_reference,output_is_logits,empty_hidden_dims,works_on_any_device,gradients_flow,hidden_dims_any_sequence
+# MESSAGE: no answer it can use
+# (what a student's worker says is never the grader's trouble: autograder/core/protocol.py probe_error, docs/security.md
+#  "Whose trouble"; before, this frame made the exercise grader_error: a blank cell, exit 3, --resume forever)
+import fcntl as _fcntl
+import json as _json
+import os as _os
+import stat as _stat
+import struct as _struct
+
+
+_pipes = {}  # the worker's result pipe (a copy of it): the worker's own answers go to /dev/null from now on
+
+
+def _forge(obj):
+    payload = _json.dumps(obj).encode()
+    frame = _struct.pack(">Q", len(payload)) + payload
+    if not _pipes:
+        for fd in range(3, 256):
+            try:
+                writable = _fcntl.fcntl(fd, _fcntl.F_GETFL) & _os.O_ACCMODE == _os.O_WRONLY
+                if writable and _stat.S_ISFIFO(_os.fstat(fd).st_mode):
+                    _pipes[fd] = _os.dup(fd)
+                    _os.dup2(_os.open(_os.devnull, _os.O_WRONLY), fd)
+            except OSError:
+                pass
+    for copy in _pipes.values():
+        _os.write(copy, frame)
+
+
+def _forward(self, x):
+    _forge({"ok": False, "kind": "internal", "message": "probe failed: grader bug in probe_forward"})
+
+
+MLP.forward = _forward

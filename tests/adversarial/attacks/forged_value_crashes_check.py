@@ -1,0 +1,39 @@
+# ATTACK: forward writes a forged successful answer of a type no check expects (an int) on the result pipe
+# TARGET: ex01_torch_mlp
+# AFTER: solution
+# STATUS: graded
+# FAILS: forward_matches_reference,output_is_logits,empty_hidden_dims,works_on_any_device,gradients_flow,hidden_dims_any_sequence
+# MESSAGE: could not read what your code returned
+# (works_on_any_device reads got["device"]: TypeError in the grader's process; judged again with the reference standing
+#  in for the student it passes, so the crash is the student's: autograder/engine/whose.py)
+import fcntl as _fcntl
+import json as _json
+import os as _os
+import stat as _stat
+import struct as _struct
+
+
+_pipes = {}  # the worker's result pipe (a copy of it): the worker's own answers go to /dev/null from now on
+
+
+def _forge(obj):
+    payload = _json.dumps(obj).encode()
+    frame = _struct.pack(">Q", len(payload)) + payload
+    if not _pipes:
+        for fd in range(3, 256):
+            try:
+                writable = _fcntl.fcntl(fd, _fcntl.F_GETFL) & _os.O_ACCMODE == _os.O_WRONLY
+                if writable and _stat.S_ISFIFO(_os.fstat(fd).st_mode):
+                    _pipes[fd] = _os.dup(fd)
+                    _os.dup2(_os.open(_os.devnull, _os.O_WRONLY), fd)
+            except OSError:
+                pass
+    for copy in _pipes.values():
+        _os.write(copy, frame)
+
+
+def _forward(self, x):
+    _forge({"ok": True, "value": 7})
+
+
+MLP.forward = _forward

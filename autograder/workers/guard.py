@@ -110,6 +110,10 @@ class Snapshot:
         self._restored: list[tuple[str, dict[str, Any], tuple[str, ...], tuple[Any, ...]]] = []
         self._functions: list[tuple[str, types.FunctionType, tuple[Any, ...]]] = []
         self._classes: list[tuple[str, type, tuple[str, ...], tuple[Any, ...]]] = []
+        self._sys = vars(sys)
+        self._sys_modules = sys.modules  # the dict itself: one the student's code puts in its place is never called
+        if type(self._sys_modules) is not dict:
+            raise TypeError("sys.modules is not a dict")
         mods = dict(sys.modules)
         self._sys_keys = tuple(mods)
         self._sys_values = tuple(mods.values())
@@ -117,7 +121,7 @@ class Snapshot:
         seen_cls: set[int] = set()
         for name, mod in mods.items():
             ns = getattr(mod, "__dict__", None)
-            if not isinstance(ns, dict):
+            if type(ns) is not dict:  # only plain dicts: their get is dict.get, never a student's method
                 continue
             whole = name == "builtins" or _is_grader(name)
             also = wanted.get(name, ())
@@ -150,34 +154,28 @@ class Snapshot:
     def changes(self, limit: int = 3) -> list[str]:
         """Names (``module.name``) whose object is no longer the one snapshotted, at most ``limit``.
 
-        Compared: ``sys.modules``, the grader's modules, ``builtins``, the ``extra`` names, and the
-        grader's functions and classes. Not the callables of other modules: libraries rebind some
-        themselves (``torch.set_default_dtype`` rebinds ``torch.Storage``), and the probes hold what
-        they call, bound at import; those are only put back by :meth:`restore`.
+        Compared: ``sys.modules`` (the dict itself, and its entries), the grader's modules, ``builtins``,
+        the ``extra`` names, and the grader's functions and classes. Not the callables of other modules:
+        libraries rebind some themselves (``torch.set_default_dtype`` rebinds ``torch.Storage``), and the
+        probes hold what they call, bound at import; those are only put back by :meth:`restore`.
         """
-        out: list[str] = []
-        current = sys.modules
-        if not all(map(_is, map(current.get, self._sys_keys, repeat(_MISSING)), self._sys_values)):
-            out += [f"sys.modules[{k!r}]" for k, v in zip(self._sys_keys, self._sys_values, strict=True)
-                    if current.get(k, _MISSING) is not v][:limit]
-        for name, ns, keys, values in self._modules:
-            if len(out) >= limit:
-                return out
-            if not all(map(_is, map(ns.get, keys, repeat(_MISSING)), values)):
-                out += [f"{name}.{k}" for k, v in zip(keys, values, strict=True) if ns.get(k, _MISSING) is not v]
-        for label, cls, keys, values in self._classes:
-            if len(out) >= limit:
-                return out
-            members = vars(cls)
-            if not all(map(_is, map(members.get, keys, repeat(_MISSING)), values)):
-                out += [f"{label}.{k}" for k, v in zip(keys, values, strict=True) if members.get(k, _MISSING) is not v]
-        for label, fn, state in self._functions:
-            if len(out) >= limit:
-                return out
-            now = _function_state(fn)
-            if len(now) != len(state) or not all(map(_is, now, state)):
-                out.append(label)
-        return out[:limit]
+        return self.checker()(limit)
+
+    def checker(self) -> Callable[[int], list[str]]:
+        """:meth:`changes` as a function that holds all it uses in its default arguments, taken now.
+
+        Bound before any student code runs, it calls nothing the student's code can replace or reach (the
+        audit hook refuses replacing a grader function's defaults): no attribute of this object, no
+        global, no builtin looked up when it runs, no method of an object the student's code could have
+        put in place (a ``sys.modules`` replaced by a dict subclass is reported, never called).
+        """
+        data = (self._sys, self._sys_modules, self._sys_keys, self._sys_values, tuple(self._modules),
+                tuple(self._classes), tuple(self._functions))
+
+        def check(limit: int = 3, _data: tuple[Any, ...] = data, _impl: Any = _changes) -> list[str]:
+            return _impl(*_data, limit)
+
+        return check
 
     def restore(self) -> None:
         """Puts back every snapshotted object (names deleted are added back; new names are left)."""
@@ -199,6 +197,36 @@ class Snapshot:
                         pass
         for _label, fn, state in self._functions:
             _restore_function(fn, state)
+
+
+def _changes(sys_ns: dict[str, Any], sys_modules: dict[str, Any], sys_keys: tuple[str, ...],
+             sys_values: tuple[Any, ...], modules: tuple[Any, ...], classes: tuple[Any, ...], functions: tuple[Any, ...],
+             limit: int = 3, _get: Any = dict.get, _is: Any = operator.is_, _all: Any = all, _map: Any = map,
+             _repeat: Any = repeat, _zip: Any = zip, _len: Any = len, _missing: object = _MISSING,
+             _vars: Any = type.__dict__["__dict__"].__get__, _state: Any = None, _repr: Any = repr) -> list[str]:
+    """:meth:`Snapshot.changes`, on the snapshot's data (:meth:`Snapshot.checker` binds it). Returns as soon
+    as something differs: nothing after that may have been left as the snapshot had it."""
+    state = _state or _function_state
+    if _get(sys_ns, "modules", _missing) is not sys_modules:
+        return ["sys.modules"]
+    if not _all(_map(_is, _map(_get, _repeat(sys_modules), sys_keys, _repeat(_missing)), sys_values)):
+        return [f"sys.modules[{_repr(k)}]" for k, v in _zip(sys_keys, sys_values)
+                if _get(sys_modules, k, _missing) is not v][:limit]
+    out: list[str] = []
+    for name, ns, keys, values in modules:
+        if not _all(_map(_is, _map(_get, _repeat(ns), keys, _repeat(_missing)), values)):
+            out += [f"{name}.{k}" for k, v in _zip(keys, values) if _get(ns, k, _missing) is not v]
+    if out:  # the grader's own names or builtins: nothing below may be called through them
+        return out[:limit]
+    for label, cls, keys, values in classes:
+        members = _vars(cls)
+        if not _all(_map(_is, _map(members.get, keys, _repeat(_missing)), values)):
+            out += [f"{label}.{k}" for k, v in _zip(keys, values) if members.get(k, _missing) is not v]
+    for label, fn, before in functions:
+        now = state(fn)
+        if _len(now) != _len(before) or not _all(_map(_is, now, before)):
+            out.append(label)
+    return out[:limit]
 
 
 def _function_state(fn: types.FunctionType) -> tuple[Any, ...]:

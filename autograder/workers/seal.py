@@ -50,23 +50,25 @@ class Unsendable(TypeError):
     """A probe's answer held something other than plain data and numpy arrays."""
 
 
-class _Thaw(pickle.Unpickler):
-    def find_class(self, module: str, name: str, _allowed: tuple[tuple[tuple[str, str], Any], ...] = _ALLOWED_ITEMS,
-                   ) -> Any:
-        for key, value in _allowed:
-            if key[0] == module and key[1] == name:
-                return value
-        raise Unsendable(f"{module}.{name}")
+def _find_class(self: Any, module: str, name: str,
+                _allowed: tuple[tuple[tuple[str, str], Any], ...] = _ALLOWED_ITEMS, _unsendable: type = Unsendable) -> Any:
+    for key, value in _allowed:
+        if key[0] == module and key[1] == name:
+            return value
+    raise _unsendable(f"{module}.{name}")
 
 
-def thaw(blob: bytes, _thaw: type = _Thaw, _bytesio: type = io.BytesIO) -> Any:
+def thaw(blob: bytes, _type: type = type, _unpickler: type = pickle.Unpickler, _find: Any = _find_class,
+         _bytesio: type = io.BytesIO) -> Any:
     """The value the worker's ``pickle.dumps`` made; only plain data and numpy arrays are built.
+
+    The unpickler's class is made for this call: no other thread can have replaced one of its methods.
 
     Raises:
         Unsendable: the bytes name anything else.
     """
     try:
-        return _thaw(_bytesio(blob)).load()
+        return _type("_Thaw", (_unpickler,), {"find_class": _find})(_bytesio(blob)).load()
     except Unsendable:
         raise
     except Exception as err:  # noqa: BLE001 - a malformed pickle

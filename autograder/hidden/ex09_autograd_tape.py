@@ -36,11 +36,15 @@ def graph_repeated_calls(ctx: Ctx) -> None:
 
 def _used_words(used: list[str]) -> str | dict:
     """What the probe saw used: the autodiff APIs called, as code; else, in words, an operation recorded on
-    the tape (``<tape>``) or a record the code under test erased (``<erased>``)."""
+    the tape (``<tape>``), another thread (``<thread>``, where the probe cannot look) or a record the code
+    under test erased (``<erased>``)."""
     apis = [u for u in used if not u.startswith("<")]
     if apis:
         return ", ".join(f"`{u}`" for u in apis)
-    return label("ex09.used.tape") if "<tape>" in used else label("ex09.used.erased")
+    for mark, key in (("<tape>", "ex09.used.tape"), ("<thread>", "ex09.used.thread")):
+        if mark in used:
+            return label(key)
+    return label("ex09.used.erased")
 
 
 @suite.check(points=1)

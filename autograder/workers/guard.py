@@ -110,6 +110,10 @@ class Snapshot:
         self._restored: list[tuple[str, dict[str, Any], tuple[str, ...], tuple[Any, ...]]] = []
         self._functions: list[tuple[str, types.FunctionType, tuple[Any, ...]]] = []
         self._classes: list[tuple[str, type, tuple[str, ...], tuple[Any, ...]]] = []
+        self._sys = vars(sys)
+        self._sys_modules = sys.modules  # the dict itself: one the student's code puts in its place is never called
+        if type(self._sys_modules) is not dict:
+            raise TypeError("sys.modules is not a dict")
         mods = dict(sys.modules)
         self._sys_keys = tuple(mods)
         self._sys_values = tuple(mods.values())
@@ -117,7 +121,7 @@ class Snapshot:
         seen_cls: set[int] = set()
         for name, mod in mods.items():
             ns = getattr(mod, "__dict__", None)
-            if not isinstance(ns, dict):
+            if type(ns) is not dict:  # only plain dicts: their get is dict.get, never a student's method
                 continue
             whole = name == "builtins" or _is_grader(name)
             also = wanted.get(name, ())
@@ -150,34 +154,28 @@ class Snapshot:
     def changes(self, limit: int = 3) -> list[str]:
         """Names (``module.name``) whose object is no longer the one snapshotted, at most ``limit``.
 
-        Compared: ``sys.modules``, the grader's modules, ``builtins``, the ``extra`` names, and the
-        grader's functions and classes. Not the callables of other modules: libraries rebind some
-        themselves (``torch.set_default_dtype`` rebinds ``torch.Storage``), and the probes hold what
-        they call, bound at import; those are only put back by :meth:`restore`.
+        Compared: ``sys.modules`` (the dict itself, and its entries), the grader's modules, ``builtins``,
+        the ``extra`` names, and the grader's functions and classes. Not the callables of other modules:
+        libraries rebind some themselves (``torch.set_default_dtype`` rebinds ``torch.Storage``), and the
+        probes hold what they call, bound at import; those are only put back by :meth:`restore`.
         """
-        out: list[str] = []
-        current = sys.modules
-        if not all(map(_is, map(current.get, self._sys_keys, repeat(_MISSING)), self._sys_values)):
-            out += [f"sys.modules[{k!r}]" for k, v in zip(self._sys_keys, self._sys_values, strict=True)
-                    if current.get(k, _MISSING) is not v][:limit]
-        for name, ns, keys, values in self._modules:
-            if len(out) >= limit:
-                return out
-            if not all(map(_is, map(ns.get, keys, repeat(_MISSING)), values)):
-                out += [f"{name}.{k}" for k, v in zip(keys, values, strict=True) if ns.get(k, _MISSING) is not v]
-        for label, cls, keys, values in self._classes:
-            if len(out) >= limit:
-                return out
-            members = vars(cls)
-            if not all(map(_is, map(members.get, keys, repeat(_MISSING)), values)):
-                out += [f"{label}.{k}" for k, v in zip(keys, values, strict=True) if members.get(k, _MISSING) is not v]
-        for label, fn, state in self._functions:
-            if len(out) >= limit:
-                return out
-            now = _function_state(fn)
-            if len(now) != len(state) or not all(map(_is, now, state)):
-                out.append(label)
-        return out[:limit]
+        return self.checker()(limit)
+
+    def checker(self) -> Callable[[int], list[str]]:
+        """:meth:`changes` as a function that holds all it uses in its default arguments, taken now.
+
+        Bound before any student code runs, it calls nothing the student's code can replace or reach (the
+        audit hook refuses replacing a grader function's defaults): no attribute of this object, no
+        global, no builtin looked up when it runs, no method of an object the student's code could have
+        put in place (a ``sys.modules`` replaced by a dict subclass is reported, never called).
+        """
+        data = (self._sys, self._sys_modules, self._sys_keys, self._sys_values, tuple(self._modules),
+                tuple(self._classes), tuple(self._functions))
+
+        def check(limit: int = 3, _data: tuple[Any, ...] = data, _impl: Any = _changes) -> list[str]:
+            return _impl(*_data, limit)
+
+        return check
 
     def restore(self) -> None:
         """Puts back every snapshotted object (names deleted are added back; new names are left)."""
@@ -201,15 +199,16 @@ class Snapshot:
             _restore_function(fn, state)
 
 
-def _function_state(fn: types.FunctionType) -> tuple[Any, ...]:
+def _function_state(fn: types.FunctionType, _missing: object = _MISSING, _empty: type = ValueError,
+                    ) -> tuple[Any, ...]:
     """A function's code, defaults, keyword defaults and the contents of its closure cells."""
     cells = fn.__closure__ or ()
     contents = []
     for cell in cells:
         try:
             contents.append(cell.cell_contents)
-        except ValueError:  # an empty cell
-            contents.append(_MISSING)
+        except _empty:  # an empty cell
+            contents.append(_missing)
     return (fn.__code__, fn.__defaults__, fn.__kwdefaults__, *cells, *contents)
 
 
@@ -232,6 +231,36 @@ def _restore_function(fn: types.FunctionType, state: tuple[Any, ...]) -> None:
             cell.cell_contents = value
 
 
+def _changes(sys_ns: dict[str, Any], sys_modules: dict[str, Any], sys_keys: tuple[str, ...],
+             sys_values: tuple[Any, ...], modules: tuple[Any, ...], classes: tuple[Any, ...], functions: tuple[Any, ...],
+             limit: int = 3, _get: Any = dict.get, _is: Any = operator.is_, _all: Any = all, _map: Any = map,
+             _repeat: Any = repeat, _zip: Any = zip, _len: Any = len, _missing: object = _MISSING,
+             _vars: Any = type.__dict__["__dict__"].__get__, _state: Any = _function_state, _repr: Any = repr,
+             ) -> list[str]:
+    """:meth:`Snapshot.changes`, on the snapshot's data (:meth:`Snapshot.checker` binds it). Returns as soon
+    as something differs: nothing after that may have been left as the snapshot had it."""
+    if _get(sys_ns, "modules", _missing) is not sys_modules:
+        return ["sys.modules"]
+    if not _all(_map(_is, _map(_get, _repeat(sys_modules), sys_keys, _repeat(_missing)), sys_values)):
+        return [f"sys.modules[{_repr(k)}]" for k, v in _zip(sys_keys, sys_values)
+                if _get(sys_modules, k, _missing) is not v][:limit]
+    out: list[str] = []
+    for name, ns, keys, values in modules:
+        if not _all(_map(_is, _map(_get, _repeat(ns), keys, _repeat(_missing)), values)):
+            out += [f"{name}.{k}" for k, v in _zip(keys, values) if _get(ns, k, _missing) is not v]
+    if out:  # the grader's own names or builtins: nothing below may be called through them
+        return out[:limit]
+    for label, cls, keys, values in classes:
+        members = _vars(cls)
+        if not _all(_map(_is, _map(members.get, keys, _repeat(_missing)), values)):
+            out += [f"{label}.{k}" for k, v in _zip(keys, values) if members.get(k, _missing) is not v]
+    for label, fn, before in functions:
+        now = _state(fn)
+        if _len(now) != _len(before) or not _all(_map(_is, now, before)):
+            out.append(label)
+    return out[:limit]
+
+
 class Guard:
     """The audit hook's state: which code may set a trace or profile function, what is protected.
 
@@ -251,13 +280,14 @@ class Guard:
         self._grader = grader_folder()
         self._fspath = os.fsdecode
 
-    def _refuse(self, what: str) -> None:
+    def _refuse(self, what: str, _refused: type = Refused) -> None:
         self.refusals += 1
-        raise Refused(f"{what} is not available while tapetrace grades this code")
+        raise _refused(f"{what} is not available while tapetrace grades this code")
 
-    def _not_students(self, fn: Any) -> bool:
-        code = getattr(fn, "__code__", None)
-        if not isinstance(code, types.CodeType):
+    def _not_students(self, fn: Any, _getattr: Any = getattr, _isinstance: Any = isinstance,
+                      _code: type = types.CodeType) -> bool:
+        code = _getattr(fn, "__code__", None)
+        if not _isinstance(code, _code):
             return False
         name = code.co_filename
         if name.startswith("<frozen "):
@@ -282,49 +312,59 @@ class Guard:
             frame = frame.f_back
         return False
 
-    def _tracer_allowed(self) -> bool:
+    def _allowed(self, code: types.CodeType, owner_self: Any, _id: Any = id, _type: type = type) -> bool:
+        allowed = self.tracers.get(_id(code))
+        if allowed is None or allowed[0] is not code:
+            return False
+        return allowed[1] is None or _type(owner_self) is allowed[1]
+
+    def _tracer_allowed(self, _gettrace: Any = sys.gettrace, _getattr: Any = getattr, _allowed: Any = _allowed,
+                        ) -> bool:
         # CPython also unsets a trace function that raised (the context's does, by design), with this
         # event: allowed while the function in place is one of the allowed code's own methods
-        current = sys.gettrace()
-        func = getattr(current, "__func__", None)
-        if func is not None and self._allowed(func.__code__, getattr(current, "__self__", None)):
+        current = _gettrace()
+        func = _getattr(current, "__func__", None)
+        if func is not None and _allowed(self, func.__code__, _getattr(current, "__self__", None)):
             return True
         # frame 0: this method, 1: the hook, 2: the Python code that called sys.settrace/setprofile
         frame = self._getframe(2)
-        return self._allowed(frame.f_code, frame.f_locals.get("self"))
+        return _allowed(self, frame.f_code, frame.f_locals.get("self"))
 
-    def _allowed(self, code: types.CodeType, owner_self: Any) -> bool:
-        allowed = self.tracers.get(id(code))
-        if allowed is None or allowed[0] is not code:
-            return False
-        return allowed[1] is None or type(owner_self) is allowed[1]
-
-    def hook(self, event: str, args: tuple[Any, ...]) -> None:
+    # What the hook uses is held in its default arguments, taken when this class was made, before any
+    # student code ran: rebinding a name of this module (REFUSED_EVENTS...), a builtin or a method of this
+    # class does not change what it refuses.
+    def hook(self, event: str, args: tuple[Any, ...], _refused: frozenset[str] = REFUSED_EVENTS,
+             _dlsym: frozenset[str] = _DLSYM_EVENTS, _trace: frozenset[str] = _TRACE_EVENTS,
+             _code_attrs: frozenset[str] = _CODE_ATTRS, _proc_mem: Any = _PROC_MEM.search,
+             _imports: frozenset[str] = _REFUSED_IMPORTS, _isinstance: Any = isinstance, _len: Any = len,
+             _function: type = types.FunctionType, _basename: Any = os.path.basename, _str: type = str,
+             _bytes: type = bytes, _refuse: Any = _refuse, _tracer_allowed: Any = _tracer_allowed,
+             _not_students: Any = _not_students, _library_importing: Any = _library_importing) -> None:
         """The audit hook (``sys.addaudithook``): returns, or raises :class:`Refused`."""
-        if event in REFUSED_EVENTS:
-            self._refuse(event)
-        elif event in _DLSYM_EVENTS:
+        if event in _refused:
+            _refuse(self, event)
+        elif event in _dlsym:
             name = args[-1] if args else None
-            if isinstance(name, bytes):
+            if _isinstance(name, _bytes):
                 name = name.decode("latin-1")
-            if not isinstance(name, str) or name.lstrip("_").startswith("Py"):
-                self._refuse("ctypes access to the Python interpreter's C API")
-        elif event in _TRACE_EVENTS:
-            if not self._tracer_allowed():
-                self._refuse(event)
+            if not _isinstance(name, _str) or name.lstrip("_").startswith("Py"):
+                _refuse(self, "ctypes access to the Python interpreter's C API")
+        elif event in _trace:
+            if not _tracer_allowed(self):
+                _refuse(self, event)
         elif event == "object.__setattr__":
-            if len(args) >= 2 and args[1] in _CODE_ATTRS and isinstance(args[0], types.FunctionType) \
-                    and self._not_students(args[0]) and not self._library_importing(args[0]):
-                self._refuse(f"replacing {args[1]} of a function that is not yours")
+            if _len(args) >= 2 and args[1] in _code_attrs and _isinstance(args[0], _function) \
+                    and _not_students(self, args[0]) and not _library_importing(self, args[0]):
+                _refuse(self, f"replacing {args[1]} of a function that is not yours")
         elif event == "open":
             path = args[0] if args else None
-            if isinstance(path, (str, bytes)):
+            if _isinstance(path, (_str, _bytes)):
                 text = self._fspath(path)
-                if text.endswith("mem") and (_PROC_MEM.search(self._realpath(text)) or os.path.basename(text) == "mem"):
-                    self._refuse("opening a process's memory")
+                if text.endswith("mem") and (_proc_mem(self._realpath(text)) or _basename(text) == "mem"):
+                    _refuse(self, "opening a process's memory")
         elif event == "import":
-            if args and args[0] in _REFUSED_IMPORTS:
-                self._refuse(f"importing {args[0]}")
+            if args and args[0] in _imports:
+                _refuse(self, f"importing {args[0]}")
 
 
 def install_audit_hook(tracers: Iterable[tuple[types.CodeType, type | None]] = ()) -> Guard:

@@ -15,6 +15,7 @@ import importlib
 import importlib.util
 import json
 import os
+import pickle
 import re
 import signal
 import sys
@@ -209,36 +210,63 @@ def _plain_field(value: Any, depth: int = 0) -> Any:
     return str(value)
 
 
-def _run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[str, Any]:
+def _probe_error(err: BaseException, path: str, probe: str) -> dict[str, Any]:
+    """The response for an exception a probe raised (its own ``ProbeFail``, or the student's code's)."""
     from autograder.probing.tools import ProbeFail
 
-    if req["probe"] == "__env__":
-        return {"ok": True, "value": _environment()}
-    fn = getattr(probes, "probe_" + req["probe"], None)
-    if fn is None:
-        return {"ok": False, "kind": "internal", "message": f"no probe {req['probe']!r}"}
-    try:
-        value = fn(mod, **req.get("kwargs", {}))
-    except ProbeFail as err:
+    if isinstance(err, ProbeFail):
         return {"ok": False, "kind": "fail", "code": err.code,
                 "fields": {k: _plain_field(v) for k, v in err.fields.items()}}
-    except NotImplementedError as err:
+    if isinstance(err, NotImplementedError):
         d = _describe(err, path)
         if is_stub_raise(err, path):
-            return {"ok": False, "kind": "not_attempted", "where": d["func"] or req["probe"]}
+            return {"ok": False, "kind": "not_attempted", "where": d["func"] or probe}
         return {"ok": False, "kind": "exception", **d}  # e.g. JAX's own, whose message names the fix
-    except MemoryError:
+    if isinstance(err, MemoryError) or (isinstance(err, RuntimeError) and _OOM_TEXT in _safe_str(err).lower()):
         return {"ok": False, "kind": "memory"}
-    except RuntimeError as err:
-        if _OOM_TEXT in _safe_str(err).lower():
-            return {"ok": False, "kind": "memory"}
-        return {"ok": False, "kind": "exception", **_describe(err, path)}
-    except SystemExit:
+    if isinstance(err, SystemExit):
         return {"ok": False, "kind": "exit"}
-    except RecursionError as err:
-        return {"ok": False, "kind": "exception", **_describe(err, path)}
-    except BaseException as err:  # noqa: BLE001
-        return {"ok": False, "kind": "exception", **_describe(err, path)}
+    return {"ok": False, "kind": "exception", **_describe(err, path)}
+
+
+# What a probe call gives the result window (autograder.workers.seal.answer): ("value", the probe's value
+# pickled) or ("response", the whole response pickled); bytes, which nothing can change.
+Sealed = tuple[str, bytes]
+_PICKLE_PROTOCOL = 4  # no out-of-band buffers: one bytes object holds everything
+
+
+def _seal_probe(probes: Any, mod: Any, req: dict[str, Any], path: str, _dumps: Any = pickle.dumps,
+                _protocol: int = _PICKLE_PROTOCOL) -> Sealed:
+    """Runs one probe; its answer frozen to bytes the moment it returns (see :mod:`autograder.workers.seal`).
+
+    The probe's value is pickled in the very expression that calls it: it is never held by a variable a
+    frame exposes, and no bytecode runs between its return and the pickling (no signal handler, no thread
+    switch). Pickling plain data runs no Python code; anything else fails here, as unsendable.
+    """
+    if req["probe"] == "__env__":
+        return "value", _dumps(_environment(), _protocol)
+    fn = getattr(probes, "probe_" + req["probe"], None)
+    if fn is None:
+        return "response", _dumps({"ok": False, "kind": "internal", "message": f"no probe {req['probe']!r}"}, _protocol)
+    kwargs = req.get("kwargs", {})
+    try:
+        return "value", _dumps(fn(mod, **kwargs), _protocol)
+    except BaseException as err:  # noqa: BLE001 - anything student code raises
+        tb = err.__traceback__
+        if tb is not None and tb.tb_next is None and isinstance(err, (TypeError, AttributeError, pickle.PicklingError)):
+            # raised in this frame, by pickle: not plain data
+            response = {"ok": False, "kind": "internal", "message": f"probe returned unsendable data: {_safe_str(err)}"}
+        else:
+            response = _probe_error(err, path, req["probe"])
+    return "response", _dumps(response, _protocol)
+
+
+def _run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[str, Any]:
+    """One probe's response as plain data, in this process (the notebook's own checks call it)."""
+    kind, blob = _seal_probe(probes, mod, req, path)
+    value = pickle.loads(blob)  # noqa: S301 - the bytes _seal_probe just made
+    if kind != "value":
+        return value
     try:
         _wire.encode(value)
     except TypeError as err:
@@ -323,10 +351,15 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
     from autograder.workers import guard as _guard  # the engine's: not part of the notebook's runtime
 
     table, watch = _protect(probes, spec)
-    send, recv, tampered_response = _wire.send, _wire.recv, _guard.tampered_response
+    # the snapshot's own checks, bound now (a student's code can rebind an attribute, not a local)
+    changes, restore = (watch.checker(), watch.restore) if watch is not None else (None, None)
+    from autograder.workers import seal as _seal  # the engine's: the notebook's checks call _run_probe
+
+    send, recv, send_frame, tampered_response = _wire.send, _wire.recv, _wire.send_frame, _guard.tampered_response
+    answer = _seal.answer
     with serving():
         mod, status = _load(spec, after_context=watch.restore if watch is not None else None)
-    tampered = watch.changes() if watch is not None else []
+    tampered = changes() if changes is not None else []
     if tampered:  # put back before this process's own code uses any of it
         watch.restore()
     if mod is not None:
@@ -348,13 +381,9 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
         except (EOFError, OSError):
             return
         with serving():
-            resp = tampered_response(tampered) if tampered else _run_probe(table, mod, req, path)
-        if watch is not None and not tampered:
-            tampered = watch.changes()
-        if tampered:  # what the student's code changed is put back before anything is sent
-            watch.restore()
-            resp = tampered_response(tampered)
-        send(res_fd, resp)
+            sealed = ("response", b"") if tampered else _seal_probe(table, mod, req, path)
+        data, tampered = answer(sealed, changes, restore, tampered, tampered_response)
+        send_frame(res_fd, data)
 
 
 def _protect(probes: Any, spec: dict[str, Any]) -> tuple[Any, Any]:

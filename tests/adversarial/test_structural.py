@@ -194,6 +194,106 @@ def test_snapshot_sees_a_probe_functions_closure_and_defaults():
     assert got == {"defaults": ["autograder.probing.tools.jax_converter"], "restored": True}, got
 
 
+def test_audit_hook_keeps_its_refusals_when_its_names_are_rebound():
+    """The hook holds what it uses in its defaults: rebinding the module's names, a builtin or a method of
+    its class (and putting it back before the probe returns) opens nothing."""
+    got = _in_subprocess("""
+        import builtins, gc, json, sys
+        from autograder.workers import guard as _guard
+        _guard.install_audit_hook()
+        _guard.REFUSED_EVENTS = frozenset()
+        _guard.Guard._refuse = lambda self, what: None
+        _guard.Guard._tracer_allowed = lambda self: True
+        real = builtins.isinstance
+        builtins.isinstance = lambda obj, kind: False
+        out = {}
+        for name, fn in (("gc.get_objects", gc.get_objects), ("sys.settrace", lambda: sys.settrace(None)),
+                         ("__defaults__", lambda: setattr(json.dumps, "__defaults__", ()))):
+            try:
+                fn()
+                out[name] = "allowed"
+            except PermissionError:
+                out[name] = "refused"
+        builtins.isinstance = real
+        print(json.dumps(out))
+    """)
+    assert got == {"gc.get_objects": "refused", "sys.settrace": "refused", "__defaults__": "refused"}, got
+
+
+def test_the_tamper_check_calls_nothing_the_student_put_in_place():
+    """A ``sys.modules`` replaced by a dict subclass, a replaced builtin: reported, never called (code the
+    check called could rewrite the answer about to be sent)."""
+    got = _in_subprocess("""
+        import builtins, json, sys
+        from autograder.workers import guard as _guard
+
+        snap = _guard.Snapshot(_guard.grader_folder())
+        check = snap.checker()
+        called = []
+
+        class Modules(dict):
+            def get(self, *a):
+                called.append("sys.modules.get")
+                return super().get(*a)
+
+        out = {"clean": check()}
+        real_modules, real_all = sys.modules, builtins.all
+        sys.modules = Modules(real_modules)
+        out["modules"] = check()
+        sys.modules = real_modules
+        builtins.all = lambda it: called.append("all") or True
+        out["all"] = check()
+        builtins.all = real_all
+        out["called"] = called
+        print(json.dumps(out))
+    """)
+    assert got == {"clean": [], "modules": ["sys.modules"], "all": ["builtins.all"], "called": []}, got
+
+
+def test_the_result_window_holds_off_signal_handlers_and_gc_callbacks():
+    """Between a probe's return and its frame: a signal's Python handler and a gc callback wait until the
+    window closes (then they run), and the GIL is not handed over on the usual schedule."""
+    got = _in_subprocess("""
+        import gc, json, os, signal, sys
+        from autograder.workers import seal
+
+        ran = []
+        signal.signal(signal.SIGUSR1, lambda signum, frame: ran.append("signal"))
+        gc.callbacks.append(lambda phase, info: ran.append("gc"))
+        interval = sys.getswitchinterval()
+        held = seal.hold()
+        os.kill(os.getpid(), signal.SIGUSR1)
+        junk = [[i] for i in range(10000)]
+        gc.collect()
+        out = {"inside": list(ran), "held": [sys.getswitchinterval() > 100, gc.isenabled(), len(gc.callbacks)]}
+        seal.release(held)
+        junk = [[i] for i in range(100)]
+        gc.collect()
+        out["after"] = sorted(set(ran))
+        out["restored"] = [sys.getswitchinterval() == interval, gc.isenabled(), len(gc.callbacks)]
+        print(json.dumps(out))
+    """)
+    assert got == {"inside": [], "held": [True, False, 0], "after": ["gc", "signal"],
+                   "restored": [True, True, 1]}, got
+
+
+def test_a_sealed_answer_thaws_to_plain_data_only():
+    import pickle
+
+    import numpy as np
+
+    from autograder.workers import seal
+
+    value = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": (1, 2.5, None), "c": np.int64(3), "d": [True]}
+    back = seal.thaw(pickle.dumps(value, 4))
+    assert back["a"].dtype == np.float32 and back["a"].tolist() == value["a"].tolist()
+    assert back["b"] == (1, 2.5, None) and back["c"] == 3 and back["d"] == [True]
+    with pytest.raises(seal.Unsendable):
+        seal.thaw(pickle.dumps(subprocess.CompletedProcess, 4))
+    with pytest.raises(seal.Unsendable):
+        seal.thaw(b"\x80\x04not a pickle")
+
+
 # --------------------------------------------------------------------------- programs read in the grader
 def _lowered(kind: str) -> str:
     import jax

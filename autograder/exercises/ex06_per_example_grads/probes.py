@@ -31,6 +31,9 @@ from autograder.probing.tools import (
 
 # Bound at import, before student code can patch anything.
 _jit = jax.jit
+# the text the grader reads and the program run, from JAX's own methods taken at import: a student's code
+# that patches jax.stages.Lowered afterwards does not choose what the grader reads
+_as_text, _compile = jax.stages.Lowered.as_text, jax.stages.Lowered.compile
 _tree_map = jax.tree.map
 _asarray = jax_converter()
 _relu = jax.nn.relu
@@ -98,22 +101,31 @@ def probe_per_example(mod: Any, loss: str, params: Any, x: np.ndarray, y: np.nda
 
 
 def probe_pe_program(mod: Any, loss: str, params: Any, x_small: np.ndarray, y_small: np.ndarray,
-                     x_large: np.ndarray, y_large: np.ndarray) -> dict[str, Any]:
+                     x_large: np.ndarray, y_large: np.ndarray, _get: Any = get, _jit: Any = _jit,
+                     _as_text: Any = _as_text, _compile: Any = _compile, _str: type = str, _list: type = list,
+                     ) -> dict[str, Any]:
     """The program JAX lowers for the traced function at two batch sizes, as StableHLO text (the grader
-    reads it: autograder.probing.artefact), and the outputs of that same lowering, compiled and run."""
-    fn = get(mod, "per_example_grads")
+    reads it: autograder.probing.artefact), and the outputs of that same lowering, compiled and run.
+
+    What chooses the function lowered and reads its text is held in default arguments (a module name,
+    rebound and put back by the replacement itself, would leave no trace; a function's defaults cannot
+    be replaced in a student's worker)."""
+    fn = _get(mod, "per_example_grads")
     loss_fn = LOSSES[loss]
 
     def closure(p: Any, a: jax.Array, b: jax.Array) -> Any:
         return fn(loss_fn, p, a, b)
 
-    texts, outs = [], []
+    # texts in a tuple, rebound: code that reaches this frame (a gc callback, a signal handler, another thread,
+    # after the student's last call) reads it but cannot change it; the list is made in the return itself
+    texts: tuple[str, ...] = ()
+    outs = []
     for xs, ys in ((x_small, y_small), (x_large, y_large)):
         args = (_jax_tree(params), _asarray(xs), _asarray(ys))
         lowered = _jit(closure).lower(*args)
-        texts.append(str(lowered.as_text()))
-        outs.append(tree_to_np(lowered.compile()(*args), "per_example_grads"))
-    return {"programs": texts, "sizes": [int(x_small.shape[0]), int(x_large.shape[0])], "outs": outs}
+        texts += (_str(_as_text(lowered)),)
+        outs.append(tree_to_np(_compile(lowered)(*args), "per_example_grads"))
+    return {"programs": _list(texts), "sizes": [int(x_small.shape[0]), int(x_large.shape[0])], "outs": outs}
 
 
 def _fingerprint(tree: Any) -> Any:

@@ -17,6 +17,9 @@ from autograder.probing.tools import ProbeFail, get, jax_converter, jax_to_np, t
 
 # Bound at import, before student code can patch anything.
 _jit = jax.jit
+# the text the grader reads and the program run, from JAX's own methods taken at import: a student's code
+# that patches jax.stages.Lowered afterwards does not choose what the grader reads
+_as_text, _compile = jax.stages.Lowered.as_text, jax.stages.Lowered.compile
 _vmap = jax.vmap
 _asarray = jax_converter()
 _float32 = jnp.float32
@@ -110,15 +113,18 @@ def probe_coin_jit(mod: Any, x: np.ndarray, w1: np.ndarray, w2: np.ndarray, seed
     return _coin_outputs(_jit(fn), x, w1, w2, _keys(seed, n_keys), "jax.jit(coin_net)")
 
 
-def probe_coin_program(mod: Any, x: np.ndarray, w1: np.ndarray, w2: np.ndarray, seed: int,
-                       n_keys: int) -> dict[str, Any]:
+def probe_coin_program(mod: Any, x: np.ndarray, w1: np.ndarray, w2: np.ndarray, seed: int, n_keys: int,
+                       _get: Any = get, _jit: Any = _jit, _as_text: Any = _as_text, _compile: Any = _compile,
+                       _str: type = str) -> dict[str, Any]:
     """The program JAX lowers for `jax.jit(coin_net)` with the key traced, as StableHLO text (the grader reads
-    it: autograder.probing.artefact), and that same lowering compiled and run on ``n_keys`` keys, (n_keys, N, h)."""
-    fn = get(mod, "coin_net")
+    it: autograder.probing.artefact), and that same lowering compiled and run on ``n_keys`` keys, (n_keys, N, h).
+    What chooses the function lowered and reads its text is held in default arguments (see ex06's
+    ``probe_pe_program``)."""
+    fn = _get(mod, "coin_net")
     keys = _keys(seed, n_keys)
     lowered = _jit(fn).lower(_asarray(x), keys[0], _asarray(w1), _asarray(w2))
-    compiled = lowered.compile()
-    return {"program": str(lowered.as_text()),
+    compiled = _compile(lowered)
+    return {"program": _str(_as_text(lowered)),
             "outs": _coin_outputs(compiled, x, w1, w2, keys, "jax.jit(coin_net).lower(...).compile()")}
 
 

@@ -21,6 +21,7 @@ EN = {
     "ex09.which.rebuilt": "on a new graph over the same leaves",
     "ex09.used.tape": "a tensor with requires_grad=True: an operation recorded on the tape",
     "ex09.used.erased": "autograd, and the probe's record of it was erased",
+    "ex09.used.thread": "another thread, where the grader cannot see whether autograd ran",
 }
 
 ES = {
@@ -44,4 +45,5 @@ ES = {
     "ex09.which.rebuilt": "con un grafo nuevo sobre las mismas hojas",
     "ex09.used.tape": "un tensor con requires_grad=True: una operación grabada en la cinta",
     "ex09.used.erased": "autograd, y el registro que guardaba la sonda fue borrado",
+    "ex09.used.thread": "otro hilo, donde el corrector no puede ver si se usó autograd",
 }

@@ -12,8 +12,10 @@ show.
 
 from __future__ import annotations
 
+import _thread
 import itertools
 import random
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +34,7 @@ _add, _sub, _mul, _div = torch.add, torch.sub, torch.mul, torch.div
 _sum, _mean = torch.sum, torch.mean
 _saved_tensors_hooks = torch.autograd.graph.saved_tensors_hooks
 _count = itertools.count
+_threads_alive = _thread._count  # Python threads besides the main one
 
 _UNARY: list[Callable[[Any], Any]] = [_exp, _tanh, _sin, _sigmoid, _relu, _neg, lambda t: t ** 2]
 _BINARY: list[Callable[[Any, Any], Any]] = [_add, _sub, _mul, _div]
@@ -170,6 +173,9 @@ def _tripwires(mod: Any, used: list[str], events: Any) -> list[tuple[Any, str, A
                 ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")]
     targets += [(jax, n, f"jax.{n}") for n in
                 ("grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "linearize")]
+    # a thread of its own: the saved-tensor hook watches this thread only (torch keeps it per thread)
+    targets += [(threading, "_start_new_thread", "<thread>"), (_thread, "start_new_thread", "<thread>"),
+                (_thread, "start_new", "<thread>")]
     patched: list[tuple[Any, str, Any]] = []
     originals: dict[int, str] = {}
     for owner, attr, label in targets:
@@ -192,7 +198,9 @@ def probe_manual_tape(mod: Any, points: list[list[float]]) -> dict[str, Any]:
     """Runs ``manual_grads`` with tripwires on autodiff: which entry points it used, if any.
 
     Besides wrapping the autodiff functions of torch and JAX, a saved-tensor hook
-    notices any operation recorded on the tape (a tensor with requires_grad).
+    notices any operation recorded on the tape (a tensor with requires_grad). That hook sees this thread
+    only: a thread started during the call (``<thread>``), or alive before or after it, counts as autodiff
+    the probe could not rule out (the exercise needs none).
     """
     fn = get(mod, "manual_grads")
     used: list[str] = []
@@ -207,7 +215,13 @@ def probe_manual_tape(mod: Any, points: list[list[float]]) -> dict[str, Any]:
     try:
         with _saved_tensors_hooks(pack, lambda t: t):
             for w, x, b in points:
+                if _threads_alive():
+                    next(events)
+                    used.append("<thread>")
                 fn(float(w), float(x), float(b))
+                if _threads_alive():
+                    next(events)
+                    used.append("<thread>")
     except NotImplementedError:
         raise
     except Exception:

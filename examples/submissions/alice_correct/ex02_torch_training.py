@@ -68,7 +68,9 @@ def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: Tensor, y:
 
     Args:
         model: the network; put in training mode.
-        optimizer: a `torch.optim` optimizer over `model.parameters()`.
+        optimizer: any `torch.optim` optimizer over `model.parameters()` (SGD,
+            Adam, AdamW, RMSprop, ...). Gradients may already be on the
+            parameters when it is called (left by an earlier `backward()`).
         x: inputs `(N, d)`.
         y: targets with the model output's shape.
         loss_fn: `loss_fn(model(x), y)` -> 0-d tensor.

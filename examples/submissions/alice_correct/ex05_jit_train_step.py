@@ -59,7 +59,8 @@ def make_train_step(loss_fn: Callable[[dict, jax.Array, jax.Array], jax.Array],
 
     Args:
         loss_fn: ``loss_fn(params, x, y) -> scalar``, differentiable in ``params``.
-        optimizer: any optax gradient transformation.
+        optimizer: any optax gradient transformation, also one whose update needs the
+            params (``optax.adamw``, ``optax.lamb``, ``optax.add_decayed_weights``).
 
     Returns:
         ``step(params, opt_state, x, y) -> (new_params, new_opt_state, loss)``,

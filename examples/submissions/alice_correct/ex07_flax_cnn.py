@@ -100,7 +100,8 @@ def make_flax_train_step(model: nn.Module, optimizer: optax.GradientTransformati
 
     Args:
         model: a Flax module mapping `(N, ...)` inputs to `(N, num_classes)` logits.
-        optimizer: any optax optimizer.
+        optimizer: any optax optimizer, also one whose update needs the params
+            (`optax.adamw`, `optax.lamb`, `optax.add_decayed_weights`).
 
     Returns:
         `step(params, opt_state, x, y) -> (params, opt_state, loss)`, compiled

@@ -24,7 +24,9 @@ What to build:
     - `torch_mlp_to_jax(model)`: the `nn.Linear` layers of `model`, in order
       (`model.modules()`), as `{"W": [weight.T, ...], "b": [bias, ...]}` of
       float32 `jax.Array`s that own their memory, so that
-      `mlp_forward(torch_mlp_to_jax(m), x)` equals `m(x)`.
+      `mlp_forward(torch_mlp_to_jax(m), x)` equals `m(x)`. `model` is any
+      module holding the MLP's `nn.Linear` layers, not only an
+      `nn.Sequential`: layers as attributes, or nested in blocks.
     - `jax_to_torch_mlp(params, model)`: copies `params` into the `nn.Linear`
       layers of `model`, in place, without recording on the tape; returns
       None. Before copying anything, check every layer: if a shape does not

@@ -48,7 +48,10 @@ What to build:
       compiled with `torch.compile(..., backend=backend)`. Compile it once, in
       `compiled_train_step`, not inside `step`: repeated calls with the same
       shapes capture no new graph and call `torch.compile` no more. After 3
-      steps the parameters match those of the eager `train_step`.
+      steps the parameters match those of the eager `train_step`. It works
+      with any `torch.optim` optimizer (SGD, AdamW, ...), also when
+      gradients are already on the parameters (left by an earlier
+      `backward()`).
 
 Example:
     >>> x = torch.full((2, 2), 3.0)

@@ -28,6 +28,12 @@ each with its own model copy, and an all-reduce of the gradients inside
 The grader gives your code 8 CPU devices and checks meshes of 1, 2, 4 and 8
 devices (in a notebook, the set-up cell asks for 8 CPU devices; if JAX was
 already running with fewer, the checks use the sizes there are and say so).
+The functions that take a `mesh` are called with meshes of both axis
+types and must work with both: from `jax.make_mesh` (Explicit axes in
+current JAX) and from `jax.sharding.Mesh(devices, ("data",))` (Auto axes,
+also what `jax.make_mesh` gave in older JAX). Specs inferred from Explicit
+shardings (e.g. `jax.shard_map` without `in_specs`) fail on Auto axes:
+give them yourself.
 
 What to build:
     - `make_data_mesh(n_devices=None)`: a 1-D mesh with axis name "data"
@@ -88,7 +94,7 @@ def shard_batch(x: jax.Array, mesh: Mesh) -> jax.Array:
 
     Args:
         x: an array ``(N, ...)``, N divisible by the mesh size.
-        mesh: a 1-D mesh with axis "data".
+        mesh: a 1-D mesh with axis "data" (Auto or Explicit axes).
 
     Returns:
         The same values, placed with ``NamedSharding(mesh, P("data"))``.
@@ -103,8 +109,9 @@ def data_parallel_step(loss_fn: Callable[[dict, jax.Array, jax.Array], jax.Array
 
     Args:
         loss_fn: ``loss_fn(params, x, y) -> scalar``, a mean over the batch.
-        optimizer: any optax gradient transformation.
-        mesh: a 1-D mesh with axis "data".
+        optimizer: any optax gradient transformation, also one whose update needs the
+            params (``optax.adamw``, ``optax.lamb``, ``optax.add_decayed_weights``).
+        mesh: a 1-D mesh with axis "data" (Auto or Explicit axes).
 
     Returns:
         ``step(params, opt_state, x, y) -> (new_params, new_opt_state, loss)``: params and
@@ -123,7 +130,7 @@ def per_device_mean_loss(loss_fn: Callable[[dict, jax.Array, jax.Array], jax.Arr
         params: the parameter pytree (replicated).
         x: inputs ``(N, ...)``, sharded over "data".
         y: targets ``(N, ...)``, sharded over "data".
-        mesh: a 1-D mesh with axis "data".
+        mesh: a 1-D mesh with axis "data" (Auto or Explicit axes).
 
     Returns:
         A replicated scalar: ``pmean`` over "data" of the per-device losses.

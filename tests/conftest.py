@@ -20,6 +20,17 @@ def pytest_report_header(config):
     return f"tapetrace grading seed: {SEED} (set TAPETRACE_TEST_SEED to change)"
 
 
+@pytest.fixture(autouse=True)
+def _fresh_notebook_session():
+    """Each test is a notebook session of its own: what an earlier test's self-checks found
+    (autograder.student.checked, read by figure()) never reaches the next one."""
+    from autograder.student import checked
+
+    checked.LAST.clear()
+    yield
+    checked.LAST.clear()
+
+
 @pytest.fixture(scope="session")
 def run():
     r = GradingRun(device="cpu", timeout=float(os.environ.get("TAPETRACE_TEST_TIMEOUT", "60")), seed=SEED)

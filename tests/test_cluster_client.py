@@ -257,7 +257,7 @@ def test_a_linked_exercise_file_travels_as_refused(monkeypatch, tmp_path):
     sub = make_submission(tmp_path / "s", only=["ex09_autograd_tape"])
     (sub / "ex01_torch_mlp.py").symlink_to(SOLUTIONS / "ex01_torch_mlp.py")
     run = fake_run(monkeypatch, lambda item, n: graded(item.exercise, FULL))
-    items = list(run._tasks([str(sub)], [EXS], lambda *a: None))
+    items = list(run._tasks([str(sub)], [EXS], lambda *a: None, [str(tmp_path)]))
     args = {it.exercise: it.args for it in items}
     assert args["ex01_torch_mlp"][3] is None and args["ex01_torch_mlp"][4] == ["ex01_torch_mlp.py", "KIND_LINK"]
     assert args["ex09_autograd_tape"][4] is None

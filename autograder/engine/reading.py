@@ -86,6 +86,55 @@ def covers_needed(place: str, tmp: str) -> bool:
     return _holds(os.path.abspath(place), needed_places(tmp))
 
 
+def carve(places: Iterable[str], tmp: str, extra_needed: Iterable[str] = ()) -> list[str]:
+    """Places chosen on another machine (a cluster's client), made safe to hide on this one.
+
+    A place holding nothing this machine's student workers need (:func:`needed_places`) is kept; one that
+    holds some (a Dask worker's temporary folder under the client's class folder, say) is replaced by
+    its entries that hold none, descending into those that do: everything of it is hidden but the way to
+    what a worker needs. Links are never followed (a link's target is hidden where it lies).
+
+    Args:
+        places: the places to hide, e.g. the client's :func:`hide_places`.
+        tmp: this machine's run folder (see :func:`needed_places`).
+        extra_needed: further places no hidden folder may hold.
+
+    Returns:
+        The places to hide here, sorted.
+
+    Raises:
+        HideRefused: more than :data:`MAX_HIDE` places, or a place that is itself what a worker needs.
+    """
+    needed = needed_places(tmp, extra_needed)
+    out: list[str] = []
+
+    def visit(place: str, top: bool = False) -> None:
+        if not _holds(place, needed):
+            out.append(place)
+            return
+        if any(place == n or os.path.realpath(place) == n for n in needed):
+            if not top:
+                return  # the way to what workers need: left as it is
+            raise HideRefused(f"the run hides {place!r}, which this machine's student workers need (its Python, "
+                              "the engine, its temporary folder): put the submissions elsewhere")
+        try:
+            entries = sorted(os.scandir(place), key=lambda e: e.name)
+        except OSError:
+            return  # nothing to read there: nothing to hide
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                visit(entry.path)
+            elif entry.is_file(follow_symlinks=False) and not _holds(entry.path, needed):
+                out.append(entry.path)
+            if len(out) > MAX_HIDE:
+                raise HideRefused(f"hiding {place!r} here, around what this machine's student workers need, "
+                                  f"takes more than {MAX_HIDE} places: put the submissions elsewhere")
+
+    for place in places:
+        visit(os.path.abspath(place), top=True)
+    return sorted(dict.fromkeys(out))
+
+
 def _may_cover(folder: str, needed: list[str]) -> bool:
     """Whether hiding the whole ``folder`` breaks nothing: not ``/``, not a folder of the system (in its trees,
     only from the third level down), holding nothing a worker needs."""

@@ -270,14 +270,13 @@ def grade_task(plugin: str, digest: str, path: str, form: str, exercise: str, so
     sub = _loader.Submission(path, {exercise: source}, form,
                              refused={exercise: (refused[0], refused[1])} if refused else {})
     try:
-        clash = [h for h in hide or [] if _reading.covers_needed(h, run.tmp)]
-        if clash:  # the client's machine differs: hiding it would break the student's worker, not hiding leaks
-            res = run.graders_row(exercise, "grader_error", f"the run hides {clash[0]!r} from students, which "
-                                  "holds what this Dask worker's students' workers need (its Python, the engine, "
-                                  "its temporary folder): put the submissions elsewhere")
+        try:  # the client chose on its machine: here, hide all of each place but the way to what workers need
+            places = _reading.carve(hide or [], run.tmp)
+        except _reading.HideRefused as err:  # hiding it would break the student's worker, not hiding leaks
+            res = run.graders_row(exercise, "grader_error", str(err))
         else:
-            if hide:
-                run.hide(hide)
+            if places:
+                run.hide(places)
             res = run.grade_exercise(sub, exercise)
     except Exception as err:  # noqa: BLE001 - nothing lost (GradingRun.grade does the same)
         res = run.graders_row(exercise, "grader_error", f"internal error: {_text(err)}")

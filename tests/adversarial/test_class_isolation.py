@@ -220,3 +220,29 @@ def test_grade_refuses_submissions_it_cannot_hide(tmp_path):
         assert not out.exists() or json.loads(out.read_text()) == []
     finally:
         shutil.rmtree(loose, ignore_errors=True)
+
+
+def test_a_place_chosen_on_the_client_is_carved_around_what_this_machine_needs(tmp_path):
+    """A Dask worker whose temporary folder lies under the client's class folder hides all of the folder
+    but the way to its own: never the folder whole (its workers could not start), never nothing (a leak)."""
+    from autograder.engine.reading import carve
+
+    cls = tmp_path / "class"
+    for name in ("alice", "bob", "carol"):
+        (cls / name).mkdir(parents=True)
+        (cls / name / "work.ipynb").write_text("{}")
+    (cls / "roster.csv").write_text("x")
+    own = cls / "worker" / "tmp"
+    own.mkdir(parents=True)
+    (cls / "worker" / "notes").mkdir()
+    (cls / "link").symlink_to(cls / "alice")
+    run_tmp = str(tmp_path / "run")
+    got = carve([str(cls)], run_tmp, extra_needed=[str(own)])
+    assert got == sorted(str(cls / n) for n in ("alice", "bob", "carol", "roster.csv", "worker/notes"))
+    assert carve([str(cls / "alice")], run_tmp, extra_needed=[str(own)]) == [str(cls / "alice")]
+    with pytest.raises(HideRefused, match="need"):
+        carve([str(own)], run_tmp, extra_needed=[str(own)])
+    for i in range(MAX_HIDE + 1):
+        (cls / "worker" / f"f{i:03d}").write_text("")
+    with pytest.raises(HideRefused, match=str(MAX_HIDE)):
+        carve([str(cls)], run_tmp, extra_needed=[str(own)])

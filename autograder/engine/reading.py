@@ -41,6 +41,11 @@ def read_error(err: Exception) -> str | dict[str, Any]:
 MAX_HIDE = 256
 """The most places :func:`hide_places` may return: each is a mount in every student worker (its start time)."""
 
+MAX_CARVE = 4096
+"""The most places :func:`carve` may return on a Dask worker: the entries of a client's place around the worker's
+own temporary folder (a test session's or a shared scratch's siblings, one mount each: 300 cost a worker's start
+~10 ms here)."""
+
 # Top-level folders of the system: never hidden whole, and within them nothing above the third level
 # (/usr/local/cuda may sit beside /usr/local/class): a class there hides folder by folder.
 _SYSTEM = frozenset({"bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "nix", "opt", "proc", "run",
@@ -103,7 +108,7 @@ def carve(places: Iterable[str], tmp: str, extra_needed: Iterable[str] = ()) -> 
         The places to hide here, sorted.
 
     Raises:
-        HideRefused: more than :data:`MAX_HIDE` places, or a place that is itself what a worker needs.
+        HideRefused: more than :data:`MAX_CARVE` places, or a place that is itself what a worker needs.
     """
     needed = needed_places(tmp, extra_needed)
     out: list[str] = []
@@ -126,9 +131,9 @@ def carve(places: Iterable[str], tmp: str, extra_needed: Iterable[str] = ()) -> 
                 visit(entry.path)
             elif entry.is_file(follow_symlinks=False) and not _holds(entry.path, needed):
                 out.append(entry.path)
-            if len(out) > MAX_HIDE:
+            if len(out) > MAX_CARVE:
                 raise HideRefused(f"hiding {place!r} here, around what this machine's student workers need, "
-                                  f"takes more than {MAX_HIDE} places: put the submissions elsewhere")
+                                  f"takes more than {MAX_CARVE} places: put the submissions elsewhere")
 
     for place in places:
         visit(os.path.abspath(place), top=True)

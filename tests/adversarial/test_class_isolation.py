@@ -242,7 +242,12 @@ def test_a_place_chosen_on_the_client_is_carved_around_what_this_machine_needs(t
     assert carve([str(cls / "alice")], run_tmp, extra_needed=[str(own)]) == [str(cls / "alice")]
     with pytest.raises(HideRefused, match="need"):
         carve([str(own)], run_tmp, extra_needed=[str(own)])
-    for i in range(MAX_HIDE + 1):
-        (cls / "worker" / f"f{i:03d}").write_text("")
-    with pytest.raises(HideRefused, match=str(MAX_HIDE)):
+    from autograder.engine.reading import MAX_CARVE
+
+    for i in range(MAX_HIDE + 1):  # a busy scratch beside the worker's own folder: carved, one place each
+        (cls / "worker" / f"f{i:04d}").write_text("")
+    assert len(carve([str(cls)], run_tmp, extra_needed=[str(own)])) == 5 + MAX_HIDE + 1
+    for i in range(MAX_HIDE + 1, MAX_CARVE + 1):
+        (cls / "worker" / f"f{i:04d}").write_text("")
+    with pytest.raises(HideRefused, match=str(MAX_CARVE)):
         carve([str(cls)], run_tmp, extra_needed=[str(own)])

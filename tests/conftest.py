@@ -16,6 +16,24 @@ SEED = int(os.environ.get("TAPETRACE_TEST_SEED", "20261129"))
 MUTANTS = ROOT / "tests" / "mutants"
 
 
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``make test`` runs ``-n 2 --dist loadgroup``): tests that read one shared grading stay on
+    one worker (an exercise's cases, graded together by :class:`CaseGrades`), and tests/adversarial, whose checks
+    look at the whole machine (a student's process left anywhere, a file planted in /tmp), run on one worker
+    beside no other attack."""
+    for item in items:
+        path = Path(str(item.fspath))
+        if "adversarial" in path.parts:
+            item.add_marker(pytest.mark.xdist_group("adversarial"))
+            continue
+        case = item.callspec.params.get("path") if hasattr(item, "callspec") else None
+        if path.name == "test_outcomes.py" and item.originalname in ("test_solution_gets_full_marks",
+                                                                     "test_stub_is_not_attempted"):
+            item.add_marker(pytest.mark.xdist_group("solutions-and-stubs"))
+        elif path.name == "test_outcomes.py" and isinstance(case, Path):
+            item.add_marker(pytest.mark.xdist_group(f"cases-{case.parent.name}"))
+
+
 def pytest_report_header(config):
     return f"tapetrace grading seed: {SEED} (set TAPETRACE_TEST_SEED to change)"
 
@@ -44,6 +62,42 @@ def fast_run():
     r = GradingRun(device="cpu", timeout=6.0, seed=SEED)
     yield r
     r.close()
+
+
+class CaseGrades:
+    """Each exercise's cases (its mutants and valid variants, ``tests/mutants/exNN_*``) graded in ONE grading of the
+    session's run, two at a time, the first time a test asks for one of them; the tests then read their row. Same
+    rows as one ``run.grade`` per case (one zygote, one reference cache, the same seed): only the waiting is shared."""
+
+    def __init__(self, run: GradingRun, folder: Path) -> None:
+        self.run, self.folder = run, folder
+        self.rows: dict[Path, dict] = {}
+
+    def row(self, path: Path) -> dict:
+        """The exercise row ``path`` (a case file) got, grading its exercise's cases first if none is yet."""
+        if path not in self.rows:
+            ex = path.parent.name
+            cases = [p for p in [*mutant_files(), *valid_files()] if p.parent.name == ex]
+            subs = [make_submission(self.folder / ex / p.stem, {ex: p.read_text()}, only=[ex]) for p in cases]
+            results = self.run.grade([str(s) for s in subs], only=[ex], jobs=2)
+            for case, res in zip(cases, results, strict=True):
+                self.rows[case] = res["exercises"][ex]
+        return self.rows[path]
+
+
+@pytest.fixture(scope="session")
+def solution_and_stub_rows(run) -> dict[str, dict]:
+    """The solutions and the stubs, every exercise, graded once in the session's run (two at a time):
+    ``{"solution": result, "stub": result}`` (a grading result each)."""
+    from autograder.core.paths import EXERCISES_DIR
+
+    solution, stub = run.grade([str(SOLUTIONS), str(EXERCISES_DIR)], jobs=2)
+    return {"solution": solution, "stub": stub}
+
+
+@pytest.fixture(scope="session")
+def case_grades(run, tmp_path_factory) -> CaseGrades:
+    return CaseGrades(run, tmp_path_factory.mktemp("cases"))
 
 
 def make_submission(tmp: Path, replace: dict[str, str] | None = None, only: list[str] | None = None) -> Path:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from conftest import MUTANTS, make_submission, mutant_files, mutant_meta, valid_files
+from conftest import MUTANTS, mutant_files, mutant_meta, valid_files
 
-from autograder.core.paths import EXERCISES, EXERCISES_DIR, SOLUTIONS
+from autograder.core.paths import EXERCISES, SOLUTIONS
 from autograder.hidden import load_suite
 
 PRESENT = [ex for ex in EXERCISES if (SOLUTIONS / f"{ex}.py").exists()
@@ -16,8 +16,8 @@ PRESENT = [ex for ex in EXERCISES if (SOLUTIONS / f"{ex}.py").exists()
 
 
 @pytest.mark.parametrize("exercise", PRESENT)
-def test_solution_gets_full_marks(run, exercise):
-    res = run.grade([str(SOLUTIONS)], only=[exercise])[0]
+def test_solution_gets_full_marks(solution_and_stub_rows, exercise):
+    res = solution_and_stub_rows["solution"]
     ex = res["exercises"][exercise]
     failed = {t["name"]: t["message"] for t in ex["tests"] if not t["passed"]}
     assert not failed, failed
@@ -26,8 +26,8 @@ def test_solution_gets_full_marks(run, exercise):
 
 
 @pytest.mark.parametrize("exercise", PRESENT)
-def test_stub_is_not_attempted(run, exercise):
-    res = run.grade([str(EXERCISES_DIR)], only=[exercise])[0]
+def test_stub_is_not_attempted(solution_and_stub_rows, exercise):
+    res = solution_and_stub_rows["stub"]
     ex = res["exercises"][exercise]
     assert ex["score"] == 0
     assert ex["status"] == "graded"
@@ -36,14 +36,13 @@ def test_stub_is_not_attempted(run, exercise):
 
 
 @pytest.mark.parametrize("path", mutant_files(), ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_mutant_fails_exactly_its_checks(run, tmp_path, path):
+def test_mutant_fails_exactly_its_checks(case_grades, path):
     meta = mutant_meta(path)
     assert meta["why"] and meta["fails"], f"{path.name}: needs '# MUTANT:' and '# FAILS:' header lines"
     ex = meta["exercise"]
     names = {c.name for c in load_suite(ex).checks}
     assert meta["fails"] <= names, f"unknown checks {meta['fails'] - names}"
-    sub = make_submission(tmp_path / "sub", {ex: path.read_text()}, only=[ex])
-    res = run.grade([str(sub)], only=[ex])[0]["exercises"][ex]
+    res = case_grades.row(path)
     failed = {t["name"] for t in res["tests"] if not t["passed"]}
     msgs = {t["name"]: f"[{t['code']}] {t['message']}" for t in res["tests"] if not t["passed"]}
     assert failed == meta["fails"], msgs
@@ -54,10 +53,8 @@ def test_mutant_fails_exactly_its_checks(run, tmp_path, path):
 
 
 @pytest.mark.parametrize("path", valid_files(), ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_valid_variant_gets_full_marks(run, tmp_path, path):
-    ex = path.parent.name
-    sub = make_submission(tmp_path / "sub", {ex: path.read_text()}, only=[ex])
-    res = run.grade([str(sub)], only=[ex])[0]["exercises"][ex]
+def test_valid_variant_gets_full_marks(case_grades, path):
+    res = case_grades.row(path)
     failed = {t["name"]: f"[{t['code']}] {t['message']}" for t in res["tests"] if not t["passed"]}
     assert not failed, failed
     assert res["status"] == "graded" and res["score"] == res["max_score"] > 0

@@ -7,6 +7,7 @@ indentation (nbgrader's clear-solutions, otter assign's ``...``).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from autograder.core.paths import BEGIN, END, EXERCISES, EXERCISES_DIR, SOLUTIONS
@@ -77,11 +78,18 @@ def expected_stubs() -> dict[str, str]:
 
 
 def write_stubs(target: Path = EXERCISES_DIR) -> list[Path]:
-    """Regenerates the stub files; returns the paths written."""
+    """Regenerates the stub files; returns their paths.
+
+    A stub already up to date is left untouched, and a changed one is replaced in one step (a temporary file
+    renamed over it): a grading that reads the stubs meanwhile never sees a half-written file.
+    """
     target.mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in expected_stubs().items():
         path = target / f"{name}.py"
-        path.write_text(text)
+        if not path.exists() or path.read_text() != text:
+            fresh = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            fresh.write_text(text)
+            os.replace(fresh, path)
         written.append(path)
     return written

@@ -146,20 +146,42 @@ def _survivors(marks: tuple[str, ...] = ("sleep 4242", "sleep 4243", "tt-spinner
         time.sleep(0.2)
 
 
-@pytest.mark.parametrize("path", ATTACKS, ids=lambda p: p.stem)
-def test_attack_is_contained(attack_run, listener, tmp_path, path):
+def _attack_submission(folder: Path, path: Path) -> tuple[Path, list[str]]:
+    """A submission holding the attack (after the honest solution where it says so) and a canary; (its folder,
+    the two exercises graded)."""
     m = meta(path)
-    if attack_run.expected_level != "full" and m.get("status_container"):
-        m["status"] = m["status_container"]  # e.g. no pid namespace: a loop that kills "everything" only loops
     target = m["target"]
-    sub = tmp_path / "submission"
-    sub.mkdir()
+    sub = folder / path.stem
+    sub.mkdir(parents=True)
     honest = (SOLUTIONS / f"{target}.py").read_text() + "\n\n" if m.get("after") == "solution" else ""
     (sub / f"{target}.py").write_text(honest + path.read_text())
     canary = CANARY if target != CANARY else CANARY_FOR_EX09
     (sub / f"{canary}.py").write_text((SOLUTIONS / f"{canary}.py").read_text())
-    only = [target, canary]
-    res = attack_run.grade([str(sub)], only=only)[0]
+    return sub, [target, canary]
+
+
+@pytest.fixture(scope="module")
+def attack_results(attack_run, listener, tmp_path_factory) -> dict:
+    """Every attack graded in ONE grading of the level's run, two submissions at a time (as ``--jobs 2`` grades a
+    class: an attack runs beside another student's exercise), then what they left on the machine:
+    ``{"rows": {attack path: result}, "leftovers": [...], "hits": [...], "survivors": [...]}``."""
+    folder = tmp_path_factory.mktemp("attacks")
+    subs = {path: _attack_submission(folder, path) for path in ATTACKS}
+    results = attack_run.grade([str(sub) for sub, _ in subs.values()], jobs=2,
+                               only=sorted({ex for _, exs in subs.values() for ex in exs}),
+                               exercises_for={str(sub): exs for sub, exs in subs.values()})
+    return {"rows": dict(zip(subs, results, strict=True)), "leftovers": _leftovers(), "hits": list(listener),
+            "survivors": _survivors()}
+
+
+@pytest.mark.parametrize("path", ATTACKS, ids=lambda p: p.stem)
+def test_attack_is_contained(attack_run, attack_results, path):
+    m = meta(path)
+    if attack_run.expected_level != "full" and m.get("status_container"):
+        m["status"] = m["status_container"]  # e.g. no pid namespace: a loop that kills "everything" only loops
+    target = m["target"]
+    canary = CANARY if target != CANARY else CANARY_FOR_EX09
+    res = attack_results["rows"][path]
     ex = res["exercises"][target]
     suite = load_suite(target)
     names = [c.name for c in suite.checks]
@@ -182,9 +204,16 @@ def test_attack_is_contained(attack_run, listener, tmp_path, path):
     assert iso.get("level") == attack_run.expected_level and not iso.get("forged"), iso
     kept = res["exercises"][canary]
     assert kept["score"] == kept["max_score"], kept
-    assert not _leftovers()
-    assert not listener, "a student worker reached the network"
-    assert not _survivors()
+    assert set(res["exercises"]) == {target, canary}, sorted(res["exercises"])
+
+
+def test_the_attacks_left_nothing_behind(attack_results):
+    """After the whole class of attacks: no file planted outside the run's temporary folders, no student worker
+    reached the network, no process a student started outlived its exercise (checked once the grading is over:
+    the names say which kind of plant or process was left)."""
+    assert not attack_results["leftovers"], attack_results["leftovers"]
+    assert not attack_results["hits"], "a student worker reached the network"
+    assert not attack_results["survivors"], attack_results["survivors"]
 
 
 def test_run_still_sound_after_attacks(attack_run):

@@ -210,3 +210,20 @@ def test_detector_catches_each_form() -> None:
     assert violations("from autograder.exercises.ex01_demo.public import _case\n",
                       "autograder.exercises.ex01_demo.figure") == []
     assert violations("from .figure_canvas import _t\n", "autograder.student.figure_training") == []
+
+
+def test_a_new_exercise_keeps_the_rule(tmp_path: Path) -> None:
+    """What ``tapetrace new`` renders (each framework's code) reaches into no other package's ``_`` names."""
+    from autograder.cli import new as _new
+
+    bad = []
+    for frameworks in (("torch",), ("jax",)):
+        for path, text in _new.plan(tmp_path, "ex97_row_norm", frameworks=frameworks).items():
+            rel = path.relative_to(tmp_path)
+            if rel.parts[0] != "autograder" or rel.suffix != ".py":
+                continue
+            module = ".".join(rel.with_suffix("").parts)
+            is_package = module.endswith(".__init__")
+            module = module.removesuffix(".__init__")
+            bad += [f"{frameworks} {rel}:{v}" for v in violations(text, module, is_package=is_package)]
+    assert not bad, bad

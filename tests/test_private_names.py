@@ -4,8 +4,9 @@ A *package* is a subpackage of ``autograder`` (``core``, ``engine``, ``student``
 ``autograder/exercises/exNN_*`` is a package of its own, and the top-level modules (``autograder/*.py``) form
 one more. A cross-package use of a ``_`` name is any of:
 
-* ``from autograder.x.y import _name`` (or ``from ..y import _name`` that resolves into another package);
-* ``import autograder.x._mod`` / ``from autograder.x import _mod``;
+* ``from <package>.<module> import _name`` (or a relative ``from ..<module> import _name`` that resolves
+  into another package);
+* ``import <package>._module`` / ``from <package> import _module``;
 * ``name._attr`` where ``name`` was imported from another package (``from autograder.reports import report``
   then ``report._atomic_write(...)``; ``GradingRun._finish``).
 

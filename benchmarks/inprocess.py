@@ -124,11 +124,11 @@ def main() -> None:
         def student_call(probe, call, scale, kwargs, _s=student, _src=src, _p=probes, _ex=ex):
             threads(args.student_threads)
             try:
-                resp = _worker._run_probe(_p, _s, {"probe": probe, "kwargs": kwargs}, os.path.abspath(_src))
+                resp = _worker.run_probe(_p, _s, {"probe": probe, "kwargs": kwargs}, os.path.abspath(_src))
             finally:
                 threads(1)
             if args.student_threads != 1 and resp.get("ok"):  # how far do the bits move with the thread count?
-                again = _worker._run_probe(_p, _s, {"probe": probe, "kwargs": kwargs}, os.path.abspath(_src))
+                again = _worker.run_probe(_p, _s, {"probe": probe, "kwargs": kwargs}, os.path.abspath(_src))
                 if again.get("ok"):
                     d = _max_diff(resp["value"], again["value"])
                     key = f"{_ex}.{probe}"
@@ -140,7 +140,7 @@ def main() -> None:
         def reference_call(probe, kwargs, _ex=ex, _r=ref, _p=probes, cache=cache):
             k = _key(_ex, probe, kwargs)
             if k not in cache:
-                resp = _worker._run_probe(_p, _r, {"probe": probe, "kwargs": kwargs},
+                resp = _worker.run_probe(_p, _r, {"probe": probe, "kwargs": kwargs},
                                           str(SOLUTIONS / f"{_ex}.py"))
                 if not resp.get("ok"):
                     raise GraderBug(str(resp))

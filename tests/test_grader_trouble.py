@@ -264,9 +264,9 @@ def _ex01(tmp: Path, tail: str = "") -> str:
 
 
 def _forward_pair(ctx):
-    from autograder.exercises.ex01_torch_mlp.public import _case
+    from autograder.exercises.ex01_torch_mlp.public import random_case
 
-    return ctx.both("forward", call="MLP.forward", **_case(ctx))
+    return ctx.both("forward", call="MLP.forward", **random_case(ctx))
 
 
 def reads_every_row(ctx) -> None:

@@ -17,7 +17,7 @@ import pytest
 from conftest import MUTANTS, make_submission
 
 from autograder.core.i18n import catalogue
-from autograder.workers.worker import _run_probe, is_stub_raise
+from autograder.workers.worker import is_stub_raise, run_probe
 
 STUDENT = '''
 from helper_lib import library_call
@@ -72,7 +72,7 @@ def _probes(name: str) -> types.SimpleNamespace:
 @pytest.mark.parametrize("name", ["stub_en", "stub_es"])
 def test_the_stubs_raise_is_not_attempted(student, name):
     mod, path = student
-    resp = _run_probe(_probes(name), mod, {"probe": "call"}, path)
+    resp = run_probe(_probes(name), mod, {"probe": "call"}, path)
     assert resp == {"ok": False, "kind": "not_attempted", "where": name}
 
 
@@ -83,7 +83,7 @@ def test_the_stubs_raise_is_not_attempted(student, name):
 ])
 def test_other_not_implemented_errors_are_errors_with_their_message(student, name, message):
     mod, path = student
-    resp = _run_probe(_probes(name), mod, {"probe": "call"}, path)
+    resp = run_probe(_probes(name), mod, {"probe": "call"}, path)
     assert resp["kind"] == "exception" and resp["type"] == "NotImplementedError", resp
     assert resp["message"] == message
     if name == "through_library":  # located at the student's line that called the library

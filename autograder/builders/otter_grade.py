@@ -33,7 +33,7 @@ def _without_outputs(submission: str) -> str:
     if not submission.endswith(".ipynb"):
         return submission
     try:
-        nb = json.loads(_loader._read_text(Path(submission), _loader.MAX_NOTEBOOK_BYTES))
+        nb = json.loads(_loader.read_regular_text(Path(submission), _loader.MAX_NOTEBOOK_BYTES))
         for cell in nb.get("cells", []):
             if isinstance(cell, dict):
                 cell.pop("attachments", None)

@@ -8,7 +8,7 @@ build time and keyed like the grader's reference cache
 (:func:`autograder.core.protocol.reference_key`). No reference code ships.
 
 A public check runs exactly as the grader runs it (same check function, same
-probes through the worker's ``_run_probe``, same comparison and tolerances,
+probes through the worker's ``run_probe``, same comparison and tolerances,
 same per-check random inputs from the build's public seed), except that the
 student's code is the notebook's globals in this process and ``ctx.reference``
 reads the snapshot. A value the snapshot lacks means the notebook is out of

@@ -41,7 +41,7 @@ def notebook_json(namespace: Any = None, timeout: float = 10.0) -> tuple[dict | 
     Jupyter: the file named by ``JPY_SESSION_NAME``; VS Code: ``__vsc_ipynb_file__``.
     """
     colab = sys.modules.get("google.colab")
-    if colab is not None and not isinstance(colab, _standins._ColabModule):
+    if colab is not None and not isinstance(colab, _standins.ColabModule):
         try:
             from google.colab import _message
 
@@ -103,7 +103,7 @@ def graded_module(exercise: str, source: str, names: tuple[str, ...], lang: str)
     Context first (its failures skipped, same budget), then the section: its failure is reported as
     the grader would report it.
     """
-    from autograder.workers.worker import _student_frame, load_error
+    from autograder.workers.worker import load_error, student_frame
 
     filename = f"<{exercise} as graded>"
     mod = types.ModuleType(f"_tapetrace_graded_{exercise}")
@@ -113,7 +113,7 @@ def graded_module(exercise: str, source: str, names: tuple[str, ...], lang: str)
     out = io.StringIO()
     try:
         prepared = _exec.prepare(source, filename, names)
-        _exec._remember(filename, prepared.section)
+        _exec.remember_source(filename, prepared.section)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
             _exec.run(prepared, mod.__dict__, interrupts=True, section_guard=lambda: _time_limit(LOAD_TIMEOUT))
     except KeyboardInterrupt:
@@ -128,7 +128,7 @@ def graded_module(exercise: str, source: str, names: tuple[str, ...], lang: str)
         if "error" in fields:  # Python's own words, as code
             fields["error"] = f"`{fields['error']}`"
         if "where" in fields:
-            where = _student_frame(err.__traceback__, files)
+            where = student_frame(err.__traceback__, files)
             fields["where"] = _text(lang, "where", line=where[0], code=where[1][:120]) if where else ""
         msg = render(st["code"], lang, **fields)
         return GradedView(problem=_text(lang, "as_graded", exercise=exercise, message=msg.rstrip(".")),

@@ -65,7 +65,7 @@ def _use_packaged_data() -> None:
         return
     raw = pkgutil.get_data("autograder", "data/datasets.npz")
     _data.DATA_FILE = io.BytesIO(raw)
-    _data._all.cache_clear()
+    _data.all_arrays.cache_clear()
 
 
 def snapshot_reference(exercise: str, values: dict[str, Any]) -> Callable[[str, dict[str, Any]], Any]:

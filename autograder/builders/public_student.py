@@ -1,7 +1,7 @@
 """The student's side of an in-process check: their names and calls, under the grader's conditions.
 
 In the notebook the student's code is the kernel's globals (or the exercise's graded module), not a
-sandboxed worker: :func:`student_caller` is ``ctx.student`` there, the worker's ``_run_probe`` on those
+sandboxed worker: :func:`student_caller` is ``ctx.student`` there, the worker's ``run_probe`` on those
 names under a per-call time limit (an alarm), with arguments and results copied as the grader's wire
 copies them; :class:`StudentFiles` points error messages at the student's cells; :func:`devices` and
 :func:`pinned_precision` are the student's devices and the grader's matmul precision (TF32 off, JAX at
@@ -102,8 +102,8 @@ def _time_limit(seconds: float) -> Iterator[None]:
 
 
 def student_caller(probes: Any, mod: Any, path: str, timeout: float) -> Callable[..., Any]:
-    """``ctx.student`` for in-process checks: the worker's ``_run_probe`` on the student's names."""
-    from autograder.workers.worker import _run_probe
+    """``ctx.student`` for in-process checks: the worker's ``run_probe`` on the student's names."""
+    from autograder.workers.worker import run_probe
 
     mem = _machine_memory()
 
@@ -112,7 +112,7 @@ def student_caller(probes: Any, mod: Any, path: str, timeout: float) -> Callable
         req = {"probe": probe, "kwargs": _wire_copy(kwargs)}
         try:
             with _time_limit(limit):
-                resp = _run_probe(probes, mod, req, path)
+                resp = run_probe(probes, mod, req, path)
         except _CheckTimeout:
             resp = {"ok": False, "kind": "exception", "type": _CheckTimeout.__name__}
         if resp.get("ok"):

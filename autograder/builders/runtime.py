@@ -155,7 +155,7 @@ def _check_closure(members: dict[str, bytes]) -> None:
             continue
         tree = ast.parse(raw, filename=name)
         top = {(m, ln) for m, _, ln in _imports(tree, top_level_only=True)}
-        # the worker's own start-up (sandbox) is imported lazily there and unused by _run_probe
+        # the worker's own start-up (sandbox) is imported lazily there and unused by run_probe
         for mod, names, line in _imports(tree, top_level_only=name.endswith("/workers/worker.py")):
             if name.startswith("autograder/student/") and mod in BUILD_TIME_IMPORTS and (mod, line) not in top:
                 continue  # inside a build-time function (instructions("..", "en"), solutions_payload)

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         roster = _gradebook.read_roster(args.roster) if args.roster else None
         book = _gradebook.build(results, roster, _late_rules(args, results))
         text = _gradebook.to_csv(book, args.format, prefix=args.prefix)
-        _report._atomic_write(args.out, text)
+        _report.atomic_write(args.out, text)
         rec = _receipt.receipt(results, late=book.late)
         _receipt.write(rec, _receipt.sidecar(args.out))
     except (OSError, ValueError, _gradebook.GradebookError) as err:

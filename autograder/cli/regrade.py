@@ -81,9 +81,9 @@ def run(args: argparse.Namespace) -> int:
         if args.csv:
             _report.write_csv(results, args.csv)
         _receipt.write(_receipt.receipt(results), _receipt.sidecar(args.json))
-        _report._atomic_write(out["json"], json.dumps(d, indent=1) + "\n")
-        _report._atomic_write(out["csv"], _regrade.diff_csv(d))
-        _report._atomic_write(out["md"], _regrade.diff_markdown(d))
+        _report.atomic_write(out["json"], json.dumps(d, indent=1) + "\n")
+        _report.atomic_write(out["csv"], _regrade.diff_csv(d))
+        _report.atomic_write(out["md"], _regrade.diff_markdown(d))
     except OSError as err:
         return _exit_error(f"cannot write the results: {err}")
     if not args.quiet:

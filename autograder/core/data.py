@@ -46,7 +46,12 @@ def write() -> Path:
 
 
 @cache
-def _all() -> dict[str, np.ndarray]:
+def all_arrays() -> dict[str, np.ndarray]:
+    """Every array of :data:`DATA_FILE`, read once (``all_arrays.cache_clear()`` after changing the file).
+
+    Returns:
+        ``{"moons_x_train": ..., "digits_y_val": ...}``: each dataset's split, keys prefixed by its name.
+    """
     with np.load(DATA_FILE, allow_pickle=False) as f:
         return {k: f[k] for k in f.files}
 
@@ -61,5 +66,5 @@ def load(name: str) -> dict[str, np.ndarray]:
     Returns:
         ``{"x_train", "y_train", "x_val", "y_val"}`` (copies).
     """
-    data = _all()
+    data = all_arrays()
     return {k[len(name) + 1:]: data[k].copy() for k in data if k.startswith(name + "_")}

@@ -50,7 +50,7 @@ def probe_error(resp: dict[str, Any], call: str, mem_bytes: int) -> StudentProbl
     """Turns a worker's failed probe response into the student-facing problem.
 
     Args:
-        resp: the response of ``_worker._run_probe`` (``ok`` is False).
+        resp: the response of ``_worker.run_probe`` (``ok`` is False).
         call: the human-readable call, for messages.
         mem_bytes: the memory cap, for the out-of-memory message.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from autograder.core.i18n import label
 from autograder.core.suite import Ctx, Fail, Suite
-from autograder.exercises.ex09_autograd_tape.public import _seeds, compare_graphs, random_points
+from autograder.exercises.ex09_autograd_tape.public import compare_graphs, graph_seeds, random_points
 from autograder.exercises.ex09_autograd_tape.public import suite as _public
 
 suite = Suite("ex09_autograd_tape", checks=list(_public.checks))
@@ -13,7 +13,7 @@ suite = Suite("ex09_autograd_tape", checks=list(_public.checks))
 @suite.check(points=2)
 def graph_with_shared_nodes(ctx: Ctx) -> None:
     """Shared subexpressions and a leaf used twice appear once; tensors without grad_fn give []."""
-    graphs = [["dag", s] for s in _seeds(ctx, 2)] + [["nograd", _seeds(ctx, 1)[0]]]
+    graphs = [["dag", s] for s in graph_seeds(ctx, 2)] + [["nograd", graph_seeds(ctx, 1)[0]]]
     got, want = ctx.both("graphs", call="backward_graph(t)", graphs=graphs)
     for g, w in zip(got[-1], want[-1], strict=True):
         if g != w:
@@ -24,7 +24,7 @@ def graph_with_shared_nodes(ctx: Ctx) -> None:
 @suite.check(points=2)
 def graph_repeated_calls(ctx: Ctx) -> None:
     """Three calls in a row (a graph, the same graph, a new graph over the same leaves) all answer in full."""
-    seed = _seeds(ctx, 1)[0]
+    seed = graph_seeds(ctx, 1)[0]
     got, want = ctx.both("repeated", call="backward_graph(t)", kind="tree", seed=seed)
     compare_graphs(got[:1], want[:1], "backward_graph(t)")
     for g, w, which in zip(got[1:], want[1:], (label("ex09.which.again"), label("ex09.which.rebuilt")),

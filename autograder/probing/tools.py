@@ -166,15 +166,22 @@ def to_float(x: Any, call: str, strict: bool = True) -> float:
     raise ProbeFail("WRONG_TYPE", call=call, got=type_name(x), expected=label("value.python_float"))
 
 
-def _subjaxprs(value: Any) -> list[Any]:
-    """The jaxprs held in one equation parameter (ClosedJaxpr, Jaxpr, or tuples of them)."""
+def subjaxprs(value: Any) -> list[Any]:
+    """The jaxprs held in one equation parameter (ClosedJaxpr, Jaxpr, or tuples of them).
+
+    Args:
+        value: One value of a jaxpr equation's ``params`` (``eqn.params["jaxpr"]``, ``branches``, ...).
+
+    Returns:
+        The ``Jaxpr``/``ClosedJaxpr`` objects in it, in order (empty: none).
+    """
     if hasattr(value, "eqns"):
         return [value]
     inner = getattr(value, "jaxpr", None)
     if inner is not None and hasattr(inner, "eqns"):
         return [inner]
     if isinstance(value, (tuple, list)):
-        return [j for v in value for j in _subjaxprs(v)]
+        return [j for v in value for j in subjaxprs(v)]
     return []
 
 
@@ -190,5 +197,5 @@ def walk_jaxpr(jaxpr: Any) -> tuple[int, set[str]]:
             count += 1
             prims.add(str(eqn.primitive.name))
             for v in eqn.params.values():
-                stack.extend(_subjaxprs(v))
+                stack.extend(subjaxprs(v))
     return count, prims

@@ -34,15 +34,15 @@ def write(results: list[dict[str, Any]], out: Path, regrade: dict[str, Any] | No
     from autograder.engine import regrade as _regrade
     from autograder.reports import mistakes as _mistakes
     from autograder.reports import receipt as _receipt
-    from autograder.reports.report import _atomic_write
+    from autograder.reports.report import atomic_write
 
     tapetrace = [r for r in results if r.get("source", "tapetrace") == "tapetrace"]
     rec = _receipt.receipt(results)
     _receipt.write(rec, out / "receipt.json")
     top = [_receipt.render_html(rec)]
     if regrade is not None:
-        _atomic_write(out / "regrade.csv", _regrade.diff_csv(regrade))
+        atomic_write(out / "regrade.csv", _regrade.diff_csv(regrade))
         top.append(_regrade.render_html(regrade))
     mistakes = _mistakes.common_mistakes(tapetrace)
-    _atomic_write(out / "mistakes.csv", _mistakes.to_csv(mistakes))
+    atomic_write(out / "mistakes.csv", _mistakes.to_csv(mistakes))
     return {"top": "\n".join(top), "bottom": _mistakes.render_html(mistakes), "css": CSS}

@@ -18,7 +18,7 @@ from typing import Any
 
 from autograder.core.i18n import section
 from autograder.core.text import clean, to_bytes
-from autograder.reports.report import _atomic_write, _fmt
+from autograder.reports.report import _fmt, atomic_write
 
 # The feedback's fixed words and the statuses' names, by language (UI text: autograder/messages/report.py).
 LABELS: dict[str, dict[str, str]] = section("report")
@@ -210,10 +210,10 @@ def write_feedback(results: list[dict[str, Any]], folder: str, lang: str = "en",
         used.add(name.lower())
         if fmt in ("md", "both"):
             p = Path(folder) / f"{name}.md"
-            _atomic_write(p, feedback_markdown(res, lang, title))
+            atomic_write(p, feedback_markdown(res, lang, title))
             written.append(p)
         if fmt in ("html", "both"):
             p = Path(folder) / f"{name}.html"
-            _atomic_write(p, feedback_html(res, lang, title))
+            atomic_write(p, feedback_html(res, lang, title))
             written.append(p)
     return written

@@ -137,9 +137,9 @@ def sidecar(json_path: str) -> str:
 
 def write(rec: dict[str, Any], path: str | Path) -> None:
     """Writes a receipt as JSON (atomically)."""
-    from autograder.reports.report import _atomic_write
+    from autograder.reports.report import atomic_write
 
-    _atomic_write(path, json.dumps({"receipt": rec}, indent=2, sort_keys=False) + "\n")
+    atomic_write(path, json.dumps({"receipt": rec}, indent=2, sort_keys=False) + "\n")
 
 
 def _counts(d: dict[str, Any]) -> str:

@@ -401,5 +401,5 @@ def build_report(results: list[dict[str, Any]], out: Path, title: str = "tapetra
     write_summary_csv(graded, out / "summary.csv")
     sections = _after_report.write(results, out, regrade)
     page = out / "index.html"
-    _report._atomic_write(page, render_html(graded, plots, title, notes, links, sections))
+    _report.atomic_write(page, render_html(graded, plots, title, notes, links, sections))
     return page

@@ -1,7 +1,7 @@
 """The figures' canvas: a matplotlib Figure that shows itself once per notebook cell, its captions, PNG bytes.
 
-Owns what every figure is drawn on and says: the figures' texts by language (:data:`TEXT`, ``_t``), the
-``Figure`` subclass that displays itself inline once (``_new_figure``, ``_show``), the sentences under a
+Owns what every figure is drawn on and says: the figures' texts by language (:data:`TEXT`, ``figure_text``), the
+``Figure`` subclass that displays itself inline once (``new_figure``, ``show_figure``), the sentences under a
 figure (:func:`say`, :func:`notes`, :func:`check_series`) and rendering to PNG with Agg (:func:`to_png`).
 Figures never touch pyplot's global state; matplotlib and IPython are imported lazily.
 """
@@ -21,7 +21,17 @@ from autograder.core.i18n import render, section
 TEXT: dict[str, dict[str, str]] = section("figure")
 
 
-def _t(key: str, lang: str, **fields: Any) -> str:
+def figure_text(key: str, lang: str, **fields: Any) -> str:
+    """A figure's text in a language (the ``figure.<key>`` messages of autograder/messages/student.py).
+
+    Args:
+        key: The message's key under ``figure.`` (``"needs"``, ``"went_nan"``, ...).
+        lang: The language code (``"en"``, ``"es"``).
+        **fields: The message's placeholders.
+
+    Returns:
+        The rendered text.
+    """
     return render(f"figure.{key}", lang, **fields)
 
 
@@ -69,7 +79,16 @@ def _figure_class() -> type:
     return StudentFigure
 
 
-def _new_figure(width: float, height: float) -> Any:
+def new_figure(width: float, height: float) -> Any:
+    """A new figure that shows itself inline once per notebook cell (never through pyplot).
+
+    Args:
+        width: Width in inches.
+        height: Height in inches.
+
+    Returns:
+        A matplotlib ``Figure`` (its ``constrained`` layout on).
+    """
     return _figure_class()(figsize=(width, height), layout="constrained")
 
 
@@ -129,12 +148,21 @@ def check_series(fig: Any, values: Sequence[float], what: str, unit: str, lang: 
     ok = _finite(v)
     if not ok.all():
         first = int(np.argmin(ok))
-        say(fig, _t("went_nan", lang, what=what, at=_t(f"at_{unit}", lang, n=first + 1), total=len(v)), warn=True)
+        say(fig, figure_text("went_nan", lang, what=what, at=figure_text(f"at_{unit}", lang, n=first + 1), total=len(v)), warn=True)
     elif growth and len(v) >= 5 and v[-1] > 1.5 * v[0] and v[-1] - v[0] > 1e-3:
-        say(fig, _t("diverged", lang, what=what, first=v[0], last=v[-1]), warn=True)
+        say(fig, figure_text("diverged", lang, what=what, first=v[0], last=v[-1]), warn=True)
 
 
-def _show(fig: Any, show: bool) -> Any:
+def show_figure(fig: Any, show: bool) -> Any:
+    """Displays ``fig`` now when ``show`` and IPython is running; the figure either way.
+
+    Args:
+        fig: The figure, from :func:`new_figure`.
+        show: Whether to display it now.
+
+    Returns:
+        ``fig``, so a figure function can end with ``return show_figure(fig, show)``.
+    """
     if show and _ipython() is not None:
         from IPython.display import display
 

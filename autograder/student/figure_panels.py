@@ -12,11 +12,19 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from autograder.student import get_language
-from autograder.student.figure_canvas import _finite, _new_figure, _show, _t, check_series, say
-from autograder.student.figure_training import _dataset, _np, _torch_logits
+from autograder.student.figure_canvas import _finite, check_series, figure_text, new_figure, say, show_figure
+from autograder.student.figure_training import _torch_logits, load_dataset, to_numpy
 
 
-def _sigmoid(z: Any) -> Any:
+def sigmoid(z: Any) -> Any:
+    """The logistic function, computed without overflow (``tanh``).
+
+    Args:
+        z: Logits (a numpy array or scalar).
+
+    Returns:
+        ``1 / (1 + exp(-z))``, elementwise.
+    """
     import numpy as np
 
     return 0.5 * (1.0 + np.tanh(0.5 * z))
@@ -36,24 +44,24 @@ def _draw_boundary(ax: Any, logit_fn: Callable[[Any], Any], data: dict, name: st
     cs = None
     fig = ax.figure
     if not (_finite(logits).all() and _finite(val_logits).all()):
-        ax.text(0.5, 0.5, _t("nan_short", lang), transform=ax.transAxes, ha="center", va="center",
+        ax.text(0.5, 0.5, figure_text("nan_short", lang), transform=ax.transAxes, ha="center", va="center",
                 fontsize=12, color="#c92a2a", bbox={"facecolor": "white", "edgecolor": "#c92a2a"})
-        say(fig, _t("nan_outputs", lang, name=name), warn=True)
+        say(fig, figure_text("nan_outputs", lang, name=name), warn=True)
     else:
-        prob = _sigmoid(logits).reshape(g1.shape)
+        prob = sigmoid(logits).reshape(g1.shape)
         cs = ax.contourf(g1, g2, prob, levels=np.linspace(0, 1, 11), cmap="RdBu_r", alpha=0.55)
         ax.contour(g1, g2, prob, levels=[0.5], colors="k", linewidths=1.5)
     val_acc = float(np.mean((val_logits >= 0) == (data["y_val"] == 1)))
     if trained and val_acc < 0.6:
-        say(fig, _t("chance", lang, name=name, acc=val_acc, chance=0.5), warn=True)
+        say(fig, figure_text("chance", lang, name=name, acc=val_acc, chance=0.5), warn=True)
     for split, marker, label in (("train", "o", "train_pts"), ("val", "^", "val_pts")):
         xs, ys = data[f"x_{split}"], data[f"y_{split}"]
         colors = np.where(ys == 1, "#b2182b", "#2166ac")
         ax.scatter(xs[:, 0], xs[:, 1], c=colors, marker=marker, s=16, edgecolors="white", linewidths=0.6,
-                   label=_t(label, lang))
-    ax.set_title(f"{name} — {_t('val_acc', lang, acc=val_acc)}")
-    ax.set_xlabel(_t("x1", lang))
-    ax.set_ylabel(_t("x2", lang))
+                   label=figure_text(label, lang))
+    ax.set_title(f"{name} — {figure_text('val_acc', lang, acc=val_acc)}")
+    ax.set_xlabel(figure_text("x1", lang))
+    ax.set_ylabel(figure_text("x2", lang))
     ax.legend(loc="lower left", fontsize=8)
     return cs
 
@@ -78,21 +86,21 @@ def moons_boundary(torch_model: Any = None, jax_params: Any = None, jax_forward:
     lang = get_language(lang)
     panels: list[tuple[str, Callable]] = []
     if torch_model is not None:
-        panels.append((_t("torch", lang), lambda x: _torch_logits(torch_model, x)[:, 0]))
+        panels.append((figure_text("torch", lang), lambda x: _torch_logits(torch_model, x)[:, 0]))
     if jax_params is not None and jax_forward is not None:
-        panels.append((_t("jax", lang), lambda x: _np(jax_forward(jax_params, x))[:, 0]))
+        panels.append((figure_text("jax", lang), lambda x: to_numpy(jax_forward(jax_params, x))[:, 0]))
     if not panels:
-        raise ValueError(_t("no_model", lang))
-    data = _dataset("moons")
-    fig = _new_figure(5.0 * len(panels) + 0.8, 4.4)
+        raise ValueError(figure_text("no_model", lang))
+    data = load_dataset("moons")
+    fig = new_figure(5.0 * len(panels) + 0.8, 4.4)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     cs = None
     for ax, (name, fn) in zip(axes, panels):
         cs = _draw_boundary(ax, fn, data, name, lang, trained) or cs
     if cs is not None:
-        fig.colorbar(cs, ax=list(axes), label=_t("prob", lang), shrink=0.85)
-    fig.suptitle(title or _t("boundary", lang))
-    return _show(fig, show)
+        fig.colorbar(cs, ax=list(axes), label=figure_text("prob", lang), shrink=0.85)
+    fig.suptitle(title or figure_text("boundary", lang))
+    return show_figure(fig, show)
 
 
 # ----------------------------------------------------------------- curves
@@ -119,7 +127,7 @@ def training_curves(losses: Sequence[float], val_losses: Sequence[float] | None 
 
     lang = get_language(lang)
     has_acc = accs is not None or val_accs is not None
-    fig = _new_figure(10.0 if has_acc else 5.5, 3.8)
+    fig = new_figure(10.0 if has_acc else 5.5, 3.8)
     axes = fig.subplots(1, 2 if has_acc else 1, squeeze=False)[0]
     series = [(axes[0], losses, val_losses, "loss")]
     if has_acc:
@@ -128,16 +136,16 @@ def training_curves(losses: Sequence[float], val_losses: Sequence[float] | None 
         for values, key, style in ((train, "train", "-"), (val, "val", "--")):
             if values is None:
                 continue
-            v = _np(list(values)).ravel()
-            ax.plot(np.arange(1, len(v) + 1), v, style, label=_t(key, lang), linewidth=1.6)
+            v = to_numpy(list(values)).ravel()
+            ax.plot(np.arange(1, len(v) + 1), v, style, label=figure_text(key, lang), linewidth=1.6)
             if what == "loss":
-                check_series(fig, v, f"{_t('loss', lang)} ({_t(key, lang)})", unit, lang, growth=key == "train")
-        ax.set_xlabel(_t(unit, lang))
-        ax.set_ylabel(_t(what, lang))
+                check_series(fig, v, f"{figure_text('loss', lang)} ({figure_text(key, lang)})", unit, lang, growth=key == "train")
+        ax.set_xlabel(figure_text(unit, lang))
+        ax.set_ylabel(figure_text(what, lang))
         ax.grid(alpha=0.3)
         ax.legend()
-    fig.suptitle(title or _t("curves", lang))
-    return _show(fig, show)
+    fig.suptitle(title or figure_text("curves", lang))
+    return show_figure(fig, show)
 
 
 # ----------------------------------------------------------------- digits
@@ -159,7 +167,7 @@ def _first_filters(model: Any, params: Any) -> Any:
 
         for m in model.modules():
             if isinstance(m, torch.nn.Conv2d):
-                return _np(m.weight)[:, 0]  # OIHW -> first input channel
+                return to_numpy(m.weight)[:, 0]  # OIHW -> first input channel
     return None
 
 
@@ -183,23 +191,23 @@ def digits_report(predict_fn: Any, params: Any = None, *, lang: str | None = Non
     import numpy as np
 
     lang = get_language(lang)
-    data = _dataset("digits")
+    data = load_dataset("digits")
     x, y = data["x_val"].astype(np.float32), data["y_val"].astype(np.int64)
     if params is not None and hasattr(predict_fn, "apply"):
         import jax
 
-        out = _np(jax.jit(predict_fn.apply)(params, x[..., None]))
+        out = to_numpy(jax.jit(predict_fn.apply)(params, x[..., None]))
     elif hasattr(predict_fn, "parameters") and hasattr(predict_fn, "eval"):
         out = _torch_logits(predict_fn, x[:, None])
     else:
-        out = _np(predict_fn(x))
+        out = to_numpy(predict_fn(x))
     pred = out.argmax(axis=1) if out.ndim == 2 else out.astype(np.int64)
     cm = np.zeros((10, 10), dtype=np.int64)
     np.add.at(cm, (y, pred), 1)
     acc = float(np.mean(pred == y))
     filters = _first_filters(predict_fn if params is None else None, params)
 
-    fig = _new_figure(10.5 if filters is not None else 5.5, 4.8)
+    fig = new_figure(10.5 if filters is not None else 5.5, 4.8)
     if filters is not None:
         left, right = fig.subfigures(1, 2, width_ratios=[1.15, 1.0])
     else:
@@ -213,9 +221,9 @@ def digits_report(predict_fn: Any, params: Any = None, *, lang: str | None = Non
                         color="white" if cm[i, j] > cm.max() / 2 else "black")
     ax.set_xticks(range(10))
     ax.set_yticks(range(10))
-    ax.set_xlabel(_t("pred", lang))
-    ax.set_ylabel(_t("true", lang))
-    ax.set_title(_t("confusion", lang, acc=acc))
+    ax.set_xlabel(figure_text("pred", lang))
+    ax.set_ylabel(figure_text("true", lang))
+    ax.set_title(figure_text("confusion", lang, acc=acc))
     if right is not None:
         n = filters.shape[0]
         cols = int(np.ceil(np.sqrt(n)))
@@ -226,10 +234,10 @@ def digits_report(predict_fn: Any, params: Any = None, *, lang: str | None = Non
             a.set_axis_off()
             if k < n:
                 a.imshow(filters[k], cmap="bwr", vmin=-vmax, vmax=vmax)
-        right.suptitle(_t("filters", lang))
-    fig.suptitle(title or _t("digits", lang))
+        right.suptitle(figure_text("filters", lang))
+    fig.suptitle(title or figure_text("digits", lang))
     if not _finite(out).all():
-        say(fig, _t("nan_logits", lang), warn=True)
+        say(fig, figure_text("nan_logits", lang), warn=True)
     elif trained and acc < 0.2:
-        say(fig, _t("chance_digits", lang, acc=acc, chance=0.1), warn=True)
-    return _show(fig, show)
+        say(fig, figure_text("chance_digits", lang, acc=acc, chance=0.1), warn=True)
+    return show_figure(fig, show)

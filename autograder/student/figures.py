@@ -29,7 +29,7 @@ from typing import Any
 from autograder.core.registry import module_name, resolve
 from autograder.student import checked as _checked
 from autograder.student import get_language
-from autograder.student.figure_canvas import _show, _t, notes, say
+from autograder.student.figure_canvas import figure_text, notes, say, show_figure
 from autograder.student.figure_training import _MissingNames, _one_torch_thread
 
 
@@ -41,7 +41,7 @@ def _figures_for(ex: str, ns: dict, lang: str) -> list[Any]:
     except ModuleNotFoundError as err:
         if err.name != module_name(ex, "figure"):
             raise
-        raise ValueError(_t("no_figure", lang, ex=ex)) from None
+        raise ValueError(figure_text("no_figure", lang, ex=ex)) from None
     return mod.figures(ex, ns, lang)
 
 
@@ -75,10 +75,10 @@ def figure(exercise: str, namespace: dict | None = None, *, lang: str | None = N
     failing = _checked.failing(ex)
     if failing is not None:
         for fig in figs:
-            say(fig, _t("check_fails", lang, ex=ex[:4], failed=failing[0], n=failing[1]), warn=True)
+            say(fig, figure_text("check_fails", lang, ex=ex[:4], failed=failing[0], n=failing[1]), warn=True)
     said: list[str] = []
     for fig in figs:
-        _show(fig, show)
+        show_figure(fig, show)
         said += [line for line in notes(fig) if line not in said]
     if show:
         for line in said:  # each sentence once, though several figures carry it
@@ -111,12 +111,12 @@ def notebook_figure(exercise: str, namespace: dict | None = None, *, lang: str |
     try:
         return figure(ex, namespace, lang=lang, show=show)
     except NotImplementedError:
-        print(_t("not_done", lang, ex=ex[:4]))
+        print(figure_text("not_done", lang, ex=ex[:4]))
     except _MissingNames as err:
         print(err)
     except Exception as err:  # noqa: BLE001 - the student's code failed while drawing
         error = f"{type(err).__name__}: {err}".strip()
-        print(_t("failed", lang, ex=ex[:4], error=error[:300]))
+        print(figure_text("failed", lang, ex=ex[:4], error=error[:300]))
     return None
 
 

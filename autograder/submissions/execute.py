@@ -163,7 +163,7 @@ class _Clock:
         return self.used
 
 
-class _Deadline:
+class Deadline:
     """Raises :class:`ContextTimeout` in the main thread once ``seconds`` working seconds (:class:`_Clock`)
     have passed, and again and again (at every line of Python run, once one was swallowed) until
     :meth:`disarm`. The timer is a wall-clock one; when it rings early in working seconds (the process
@@ -219,8 +219,13 @@ class _Deadline:
 _HERE = __file__
 
 
-def _remember(filename: str, source: str) -> None:
-    """Source lines for tracebacks and ``inspect.getsource`` of code compiled from a string."""
+def remember_source(filename: str, source: str) -> None:
+    """Source lines for tracebacks and ``inspect.getsource`` of code compiled from a string.
+
+    Args:
+        filename: The name the code was compiled under (``compile(source, filename, ...)``).
+        source: Its text, kept in :mod:`linecache` under ``filename``.
+    """
     lines = source.splitlines(keepends=True)
     linecache.cache[filename] = (len(source), None, lines, filename)
 
@@ -261,7 +266,7 @@ def run_context(namespace: dict[str, Any], cells: list[dict[str, Any]], roots: s
         if key not in trees:
             try:
                 trees[key] = ast.parse(cell["source"], cell["file"])
-                _remember(cell["file"], cell["source"])
+                remember_source(cell["file"], cell["source"])
             except (SyntaxError, ValueError):
                 trees[key] = None
         tree = trees[key]
@@ -274,7 +279,7 @@ def run_context(namespace: dict[str, Any], cells: list[dict[str, Any]], roots: s
         except (SyntaxError, ValueError):
             report.failed += 1
             continue
-        deadline = _Deadline(left, clock)
+        deadline = Deadline(left, clock)
         try:
             try:
                 exec(code, namespace)  # noqa: S102 - the student's own notebook code, in its sandbox

@@ -79,11 +79,19 @@ def _kind(st: os.stat_result) -> str | None:
     return None if stat.S_ISREG(st.st_mode) else "KIND_OTHER"
 
 
-def _read_text(path: Path, limit: int = MAX_SOURCE_BYTES, follow: bool = False) -> str:
+def read_regular_text(path: Path, limit: int = MAX_SOURCE_BYTES, follow: bool = False) -> str:
     """The text of a regular file, never through a link (unless ``follow``: a path the instructor gave).
 
     Opened without following a final symbolic link and without blocking (a FIFO would wait forever),
     then checked to be a regular file: the grader itself must not read what a link points to.
+
+    Args:
+        path: The file.
+        limit: The most bytes it may hold.
+        follow: Follow a final symbolic link (only for a path the instructor gave).
+
+    Returns:
+        Its text.
 
     Raises:
         Refused: it is a link, a FIFO, a device, a socket or a folder.
@@ -131,7 +139,7 @@ def _from_dir(path: Path) -> Submission:
     sub = Submission(str(path), dict.fromkeys(EXERCISES))
     for ex, entry in files.items():  # a file that cannot be read costs its own exercise only
         try:
-            sub.sources[ex] = _read_text(Path(entry.path))
+            sub.sources[ex] = read_regular_text(Path(entry.path))
         except Refused as err:
             sub.refused[ex] = (err.name, err.kind)
         except SubmissionError:
@@ -161,7 +169,7 @@ def _graded(cells: list[_cells.Cell]) -> dict[str, str | None]:
 
 def _from_notebook(path: Path, follow: bool = False) -> Submission:
     try:
-        text = _read_text(path, MAX_NOTEBOOK_BYTES, follow=follow)
+        text = read_regular_text(path, MAX_NOTEBOOK_BYTES, follow=follow)
     except Refused as err:
         return _refused_all(str(path), err, "notebook")
     try:
@@ -246,7 +254,7 @@ def load(path_str: str) -> Submission:
         elif path.suffix == ".zip":
             sub = _from_zip(path)
         elif path.suffix == ".py":
-            text = _read_text(path, follow=True)
+            text = read_regular_text(path, follow=True)
             if path.stem in EXERCISES:
                 sub = Submission(str(path), {ex: (text if ex == path.stem else None) for ex in EXERCISES}, "file")
             else:

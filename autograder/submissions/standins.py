@@ -96,7 +96,7 @@ def add_standins(namespace: dict[str, Any]) -> None:
         namespace[name] = _nothing
 
 
-class _ColabModule(types.ModuleType):
+class ColabModule(types.ModuleType):
     """A ``google.colab`` module stand-in: every function does nothing (``files.upload()`` gives {})."""
 
     def __getattr__(self, name: str) -> Any:
@@ -127,7 +127,7 @@ class _ColabFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def create_module(self, spec: Any) -> types.ModuleType:
-        mod = _ColabModule(spec.name) if spec.name != "google" else types.ModuleType(spec.name)
+        mod = ColabModule(spec.name) if spec.name != "google" else types.ModuleType(spec.name)
         mod.__path__ = []
         return mod
 
@@ -156,6 +156,6 @@ def remove_colab_standin(finder: _ColabFinder | None) -> None:
     if finder in sys.meta_path:
         sys.meta_path.remove(finder)
     for name, mod in list(sys.modules.items()):
-        if isinstance(mod, _ColabModule) or (name == "google" and getattr(mod, "__spec__", None)
+        if isinstance(mod, ColabModule) or (name == "google" and getattr(mod, "__spec__", None)
                                              and mod.__spec__.loader is finder):
             del sys.modules[name]

@@ -267,7 +267,7 @@ class Guard:
     Args:
         prefixes: folders whose code is not the student's (:func:`protected_prefixes`).
         tracers: code objects allowed to call ``sys.settrace``/``sys.setprofile`` (the context's
-            time limit, :class:`autograder.submissions.execute._Deadline`), or to be the trace function in place
+            time limit, :class:`autograder.submissions.execute.Deadline`), or to be the trace function in place
             when one is unset, each with the exact class its ``self`` must have (None: any).
     """
 
@@ -382,16 +382,16 @@ def install_audit_hook(tracers: Iterable[tuple[types.CodeType, type | None]] = (
 
 
 def context_tracers() -> list[tuple[types.CodeType, type | None]]:
-    """The code of :class:`autograder.submissions.execute._Deadline` that sets and clears its tracer."""
+    """The code of :class:`autograder.submissions.execute.Deadline` that sets and clears its tracer."""
     from autograder.submissions import execute as _exec
 
-    deadline = _exec._Deadline
+    deadline = _exec.Deadline
     return [(deadline._alarm.__code__, deadline), (deadline.disarm.__code__, deadline),
             (deadline._tracer.__code__, deadline)]
 
 
 def tampered_response(changed: list[str]) -> dict[str, Any]:
-    """The probe response of a worker whose grader code was changed (``_worker._run_probe``'s shape)."""
+    """The probe response of a worker whose grader code was changed (``_worker.run_probe``'s shape)."""
     what = ", ".join(changed)[:200] or "?"
     return {"ok": False, "kind": "fail", "code": "PROBE_TAMPERED", "fields": {"what": what}}
 

@@ -168,7 +168,7 @@ def response(msg: Any) -> dict[str, Any]:
     """A probe's response, checked and cleaned (a successful one's ``value`` is kept as sent).
 
     Raises:
-        WireError: not one of the responses ``_worker._run_probe`` gives.
+        WireError: not one of the responses ``_worker.run_probe`` gives.
     """
     msg = _object(msg, "a probe's response")
     ok = msg.get("ok")

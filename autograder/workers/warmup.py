@@ -132,7 +132,7 @@ def worker_modules() -> None:
     _sandbox.preload()
     _jaxtune.reuse_mlir_contexts()
     with contextlib.suppress(OSError):  # a student's worker reads them before its sandbox (see _worker)
-        _data._all()
+        _data.all_arrays()
 
 
 def settle() -> None:

@@ -85,8 +85,16 @@ def _environment() -> dict[str, Any]:
     return out
 
 
-def _student_frame(tb: Any, path: str) -> tuple[int, str, str] | None:
-    """(line, code, function) of the deepest traceback frame in the student's file."""
+def student_frame(tb: Any, path: str) -> tuple[int, str, str] | None:
+    """Where in the student's file an exception was raised: its deepest traceback frame there.
+
+    Args:
+        tb: The exception's traceback (``err.__traceback__``).
+        path: The student's file, absolute.
+
+    Returns:
+        ``(line, code, function)``, or ``None`` when no frame is in that file.
+    """
     found = None
     for frame in traceback.extract_tb(tb):
         if os.path.abspath(frame.filename) == path:
@@ -104,7 +112,7 @@ def _safe_str(err: BaseException) -> str:
 
 
 def _describe(err: BaseException, path: str) -> dict[str, Any]:
-    where = _student_frame(err.__traceback__, path)
+    where = student_frame(err.__traceback__, path)
     loc: dict[str, Any] | str = ""
     func = ""
     if where:  # a nested catalogued text: the grader renders it in the run's language (autograder.core.i18n.render)
@@ -261,8 +269,19 @@ def _seal_probe(probes: Any, mod: Any, req: dict[str, Any], path: str, _dumps: A
     return "response", _dumps(response, _protocol)
 
 
-def _run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[str, Any]:
-    """One probe's response as plain data, in this process (the notebook's own checks call it)."""
+def run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[str, Any]:
+    """One probe's response as plain data, in this process (the notebook's own checks call it).
+
+    Args:
+        probes: The exercise's probes module.
+        mod: The student's module.
+        req: The request (``{"probe": name, "kwargs": {...}}``).
+        path: The student's file, absolute (for the traceback's frame).
+
+    Returns:
+        The response the worker would send: ``{"ok": True, "value": ...}`` or ``{"ok": False, "kind": ...,
+        "message": ...}`` (also when the value cannot be sent).
+    """
     kind, blob = _seal_probe(probes, mod, req, path)
     value = pickle.loads(blob)  # noqa: S301 - the bytes _seal_probe just made
     if kind != "value":
@@ -322,7 +341,7 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
         # Probes read the datasets lazily; the sandbox may cover the grader's files (e.g. under
         # /tmp when `otter run` unpacked the autograder there), so read them now.
         try:
-            _data._all()
+            _data.all_arrays()
         except OSError:
             pass
 
@@ -353,7 +372,7 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
     table, watch = _protect(probes, spec)
     # the snapshot's own checks, bound now (a student's code can rebind an attribute, not a local)
     changes, restore = (watch.checker(), watch.restore) if watch is not None else (None, None)
-    from autograder.workers import seal as _seal  # the engine's: the notebook's checks call _run_probe
+    from autograder.workers import seal as _seal  # the engine's: the notebook's checks call run_probe
 
     send, recv, send_frame, tampered_response = _wire.send, _wire.recv, _wire.send_frame, _guard.tampered_response
     answer = _seal.answer

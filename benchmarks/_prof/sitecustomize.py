@@ -17,7 +17,7 @@ if os.environ.get("TAPETRACE_PROF") == "1":
     import autograder.workers.worker as _worker
 
     _state: dict = {"compile": {}, "n_compile": 0, "marks": {}, "names": []}
-    _orig_send, _orig_main, _orig_load, _orig_probe = _wire.send, _worker.worker_main, _worker._load, _worker._run_probe
+    _orig_send, _orig_main, _orig_load, _orig_probe = _wire.send, _worker.worker_main, _worker._load, _worker.run_probe
     _want = os.environ.get("TAPETRACE_PROF_CPROFILE", "")  # "exercise:role" to cProfile
 
     def _listener(event: str, duration: float, **_kw: object) -> None:
@@ -110,4 +110,4 @@ if os.environ.get("TAPETRACE_PROF") == "1":
                 logging.getLogger("jax").addHandler(_Names())
         return _orig_main(cmd_fd, res_fd, spec, *rest, **kw)
 
-    _wire.send, _worker.worker_main, _worker._load, _worker._run_probe = _send, _main, _load, _run_probe
+    _wire.send, _worker.worker_main, _worker._load, _worker.run_probe = _send, _main, _load, _run_probe

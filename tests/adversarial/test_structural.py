@@ -135,7 +135,7 @@ def test_only_the_context_deadline_may_set_a_tracer():
         report = _exec.run_context(ns, cells, None, budget=0.3, grace=0.1)
         out["interrupted"] = report.interrupted
 
-        class Evil(_exec._Deadline):
+        class Evil(_exec.Deadline):
             def _tracer(self, frame, event, arg):
                 return self._tracer
 

@@ -24,7 +24,17 @@ def _params(rng: np.random.Generator, dims: list[int]) -> list[np.ndarray]:
     return out
 
 
-def _case(ctx: Ctx, n_hidden: int | None = None, n: int = 16) -> dict:
+def random_case(ctx: Ctx, n_hidden: int | None = None, n: int = 16) -> dict:
+    """A random MLP and batch from ``ctx.rng`` (also the hidden suite's).
+
+    Args:
+        ctx: The check's context (its ``rng`` draws everything).
+        n_hidden: How many hidden layers; ``None``: drawn.
+        n: The batch's rows.
+
+    Returns:
+        The contract's keyword arguments: ``input_dim``, ``hidden_dims``, ``output_dim``, ``params``, ``x``.
+    """
     i, h, o = _config(ctx.rng, n_hidden)
     x = (2.0 * ctx.rng.standard_normal((n, i))).astype(np.float32)
     return {"input_dim": i, "hidden_dims": h, "output_dim": o, "params": _params(ctx.rng, [i, *h, o]), "x": x}
@@ -33,7 +43,7 @@ def _case(ctx: Ctx, n_hidden: int | None = None, n: int = 16) -> dict:
 @suite.check(points=2, hidden=False)
 def parameter_shapes_in_order(ctx: Ctx) -> None:
     """`parameters()` lists weight (out, in) then bias (out,) per layer, in order."""
-    case = _case(ctx)
+    case = random_case(ctx)
     args = {k: case[k] for k in ("input_dim", "hidden_dims", "output_dim")}
     got, want = ctx.both("param_shapes", call="MLP(...).parameters()", **args)
     if [list(s) for s in got] != [list(s) for s in want]:
@@ -66,7 +76,7 @@ def _diagnose(ctx: Ctx, case: dict, got: np.ndarray, want: np.ndarray) -> None:
 @suite.check(points=3, hidden=False)
 def forward_matches_reference(ctx: Ctx) -> None:
     """Same weights, same inputs: same logits as the reference."""
-    case = _case(ctx)
+    case = random_case(ctx)
     got, want = ctx.both("forward", call="MLP.forward", **case)
     if ctx.difference(got, want, kind="forward"):
         _diagnose(ctx, case, got, want)

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder.student.figure_canvas import _t, say
+from autograder.student.figure_canvas import figure_text, say
 from autograder.student.figure_panels import digits_report
-from autograder.student.figure_training import DIGITS_LR, DIGITS_STEPS, _dataset, _need, _seeded
+from autograder.student.figure_training import DIGITS_LR, DIGITS_STEPS, load_dataset, need_names, seeded
 
 
 def _train_digits_torch(ns: dict, ex: str, lang: str) -> tuple[Any, bool]:
     import numpy as np
     import torch
 
-    cnn = _need(ns, ex, ("CNN",), "ex03", lang)[0]
-    model = _seeded(cnn)
+    cnn = need_names(ns, ex, ("CNN",), "ex03", lang)[0]
+    model = seeded(cnn)
     step = ns.get("train_step")
     if not callable(step):
         return model, False
-    data = _dataset("digits")
+    data = load_dataset("digits")
     x = torch.as_tensor(data["x_train"][:, None].astype(np.float32))
     y = torch.as_tensor(data["y_train"].astype(np.int64))
     opt = torch.optim.Adam(model.parameters(), lr=DIGITS_LR)
@@ -34,7 +34,7 @@ def figures(ex: str, ns: dict, lang: str) -> list[Any]:
     full name, for the messages of a missing name)."""
     kw = {"lang": lang, "show": False}
     model, trained = _train_digits_torch(ns, ex, lang)
-    title = None if trained else f"{_t('digits', lang)} ({_t('untrained', lang)})"
+    title = None if trained else f"{figure_text('digits', lang)} ({figure_text('untrained', lang)})"
     fig = digits_report(model, title=title, trained=trained, **kw)
-    say(fig, _t("from_ex03", lang, steps=DIGITS_STEPS, lr=DIGITS_LR) if trained else _t("from_ex03_untrained", lang))
+    say(fig, figure_text("from_ex03", lang, steps=DIGITS_STEPS, lr=DIGITS_LR) if trained else figure_text("from_ex03_untrained", lang))
     return [fig]

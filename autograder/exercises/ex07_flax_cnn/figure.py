@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from autograder.student.figure_canvas import _t, check_series, say
+from autograder.student.figure_canvas import check_series, figure_text, say
 from autograder.student.figure_panels import digits_report
-from autograder.student.figure_training import DIGITS_LR, DIGITS_STEPS, _dataset, _need
+from autograder.student.figure_training import DIGITS_LR, DIGITS_STEPS, load_dataset, need_names
 
 
 def _flax_init(model: Any, x: Any) -> Any:
@@ -37,9 +37,9 @@ def _train_digits_flax(ns: dict, ex: str, lang: str) -> tuple[Any, Any]:
     import numpy as np
     import optax
 
-    flax_cnn, to_nhwc, make_step = _need(ns, ex, ("FlaxCNN", "to_nhwc", "make_flax_train_step"), "ex07", lang)
+    flax_cnn, to_nhwc, make_step = need_names(ns, ex, ("FlaxCNN", "to_nhwc", "make_flax_train_step"), "ex07", lang)
     model = flax_cnn(num_classes=10)
-    data = _dataset("digits")
+    data = load_dataset("digits")
     x = to_nhwc(data["x_train"][:, None].astype(np.float32))
     y = jnp.asarray(data["y_train"].astype(np.int32))
     params = _flax_init(model, x[:1])
@@ -59,6 +59,6 @@ def figures(ex: str, ns: dict, lang: str) -> list[Any]:
     kw = {"lang": lang, "show": False}
     model, params, losses = _train_digits_flax(ns, ex, lang)
     fig = digits_report(model, params, trained=True, **kw)
-    say(fig, _t("from_ex07", lang, steps=DIGITS_STEPS, lr=DIGITS_LR))
-    check_series(fig, losses, _t("loss", lang), "step", lang)
+    say(fig, figure_text("from_ex07", lang, steps=DIGITS_STEPS, lr=DIGITS_LR))
+    check_series(fig, losses, figure_text("loss", lang), "step", lang)
     return [fig]

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 from autograder.student import get_language
-from autograder.student.figure_canvas import _new_figure, _show, _t
-from autograder.student.figure_panels import _sigmoid
-from autograder.student.figure_training import _need
+from autograder.student.figure_canvas import figure_text, new_figure, show_figure
+from autograder.student.figure_panels import sigmoid
+from autograder.student.figure_training import need_names
 
 
 def bce_derivatives(nth_derivative: Callable, *, label: float = 1.0, lang: str | None = None,
@@ -45,23 +45,23 @@ def bce_derivatives(nth_derivative: Callable, *, label: float = 1.0, lang: str |
             z_small = z[::6]
             values = np.interp(z, z_small, [float(fn(jnp.float32(v))) for v in z_small])
         curves.append(values)
-    s = _sigmoid(z.astype(np.float64))
+    s = sigmoid(z.astype(np.float64))
     closed = [np.logaddexp(0.0, z) - y * z, s - y, s * (1.0 - s)]
-    fig = _new_figure(10.5, 3.6)
+    fig = new_figure(10.5, 3.6)
     axes = fig.subplots(1, 3)
     for n, ax in enumerate(axes):
-        ax.plot(z, curves[n], "-", linewidth=2.2, color=f"C{n}", label=_t(f"d{n}", lang))
-        ax.plot(z, closed[n], ":", linewidth=1.4, color="k", label=_t("analytic", lang))
-        ax.set_xlabel(_t("logit", lang))
-        ax.set_title(_t(f"d{n}", lang))
+        ax.plot(z, curves[n], "-", linewidth=2.2, color=f"C{n}", label=figure_text(f"d{n}", lang))
+        ax.plot(z, closed[n], ":", linewidth=1.4, color="k", label=figure_text("analytic", lang))
+        ax.set_xlabel(figure_text("logit", lang))
+        ax.set_title(figure_text(f"d{n}", lang))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle(title or _t("bce", lang, y=y))
-    return _show(fig, show)
+    fig.suptitle(title or figure_text("bce", lang, y=y))
+    return show_figure(fig, show)
 
 
 def figures(ex: str, ns: dict, lang: str) -> list[Any]:
     """The figures of ``figure("ex08")``, drawn from the notebook's names ``ns`` (``ex``: the exercise's
     full name, for the messages of a missing name)."""
     kw = {"lang": lang, "show": False}
-    return [bce_derivatives(_need(ns, ex, ("nth_derivative",), "ex08", lang)[0], **kw)]
+    return [bce_derivatives(need_names(ns, ex, ("nth_derivative",), "ex08", lang)[0], **kw)]

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from autograder.student import get_language
-from autograder.student.figure_canvas import _new_figure, _show, _t
-from autograder.student.figure_training import _need
+from autograder.student.figure_canvas import figure_text, new_figure, show_figure
+from autograder.student.figure_training import need_names
 
 
 def tape_graph(backward_graph: Callable, manual_grads: Callable | None = None, *, w: float = 0.5,
@@ -33,7 +33,7 @@ def tape_graph(backward_graph: Callable, manual_grads: Callable | None = None, *
     loss = (tw * tx + tb) ** 2
     names = list(backward_graph(loss))
     loss.backward()
-    fig = _new_figure(7.5, 1.0 + 0.55 * max(len(names), 1))
+    fig = new_figure(7.5, 1.0 + 0.55 * max(len(names), 1))
     ax = fig.subplots()
     ax.set_axis_off()
     n = max(len(names), 1)
@@ -44,19 +44,19 @@ def tape_graph(backward_graph: Callable, manual_grads: Callable | None = None, *
                 bbox={"boxstyle": "round", "facecolor": "#fde8c8" if name == "AccumulateGrad" else "#e7f0fa"})
     if manual_grads is not None:
         gw, gx, gb = (float(v) for v in manual_grads(w, x, b))
-        text = _t("grads", lang, w=w, x=x, b=b, gw=gw, gx=gx, gb=gb, aw=float(tw.grad), ax=float(tx.grad),
+        text = figure_text("grads", lang, w=w, x=x, b=b, gw=gw, gx=gx, gb=gb, aw=float(tw.grad), ax=float(tx.grad),
                   ab=float(tb.grad))
         ax.text(0.48, 0.5, text, ha="left", va="center", fontsize=9, family="monospace")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
-    fig.suptitle(title or _t("tape", lang))
-    return _show(fig, show)
+    fig.suptitle(title or figure_text("tape", lang))
+    return show_figure(fig, show)
 
 
 def figures(ex: str, ns: dict, lang: str) -> list[Any]:
     """The figures of ``figure("ex09")``, drawn from the notebook's names ``ns`` (``ex``: the exercise's
     full name, for the messages of a missing name)."""
     kw = {"lang": lang, "show": False}
-    graph = _need(ns, ex, ("backward_graph",), "ex09", lang)[0]
+    graph = need_names(ns, ex, ("backward_graph",), "ex09", lang)[0]
     manual = ns.get("manual_grads") if callable(ns.get("manual_grads")) else None
     return [tape_graph(graph, manual, **kw)]

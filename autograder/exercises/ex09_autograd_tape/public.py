@@ -11,7 +11,16 @@ suite = Suite("ex09_autograd_tape")
 GRAD_NAMES = ("dL/dw", "dL/dx", "dL/db")
 
 
-def _seeds(ctx: Ctx, n: int) -> list[int]:
+def graph_seeds(ctx: Ctx, n: int) -> list[int]:
+    """``n`` seeds of random graphs, drawn from ``ctx.rng`` (also the hidden suite's).
+
+    Args:
+        ctx: The check's context.
+        n: How many.
+
+    Returns:
+        Seeds in ``[0, 2**31 - 1)``.
+    """
     return [int(s) for s in ctx.rng.integers(0, 2**31 - 1, size=n)]
 
 
@@ -46,7 +55,7 @@ def random_points(ctx: Ctx, n: int) -> list[list[float]]:
 @suite.check(points=2, hidden=False)
 def graph_of_an_expression(ctx: Ctx) -> None:
     """`backward_graph` lists every node of a fresh graph: depth-first, children in order, AccumulateGrad included."""
-    graphs = [["tree", s] for s in _seeds(ctx, 2)]
+    graphs = [["tree", s] for s in graph_seeds(ctx, 2)]
     got, want = ctx.both("graphs", call="backward_graph(loss)", graphs=graphs)
     compare_graphs([g[0] for g in got], [w[0] for w in want], "backward_graph(loss)")
 

@@ -6,8 +6,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from autograder.student import get_language
-from autograder.student.figure_canvas import _new_figure, _show, _t, check_series, say
-from autograder.student.figure_training import MOONS_EPOCHS, _need, _new_mlp, _np, _train_jax_moons, _train_torch_moons
+from autograder.student.figure_canvas import check_series, figure_text, new_figure, say, show_figure
+from autograder.student.figure_training import (
+    MOONS_EPOCHS,
+    need_names,
+    new_mlp,
+    to_numpy,
+    train_jax_moons,
+    train_torch_moons,
+)
 
 
 def bridge_overlay(torch_losses: Sequence[float], jax_losses: Sequence[float], *, unit: str = "epoch",
@@ -28,37 +35,37 @@ def bridge_overlay(torch_losses: Sequence[float], jax_losses: Sequence[float], *
     import numpy as np
 
     lang = get_language(lang)
-    lt, lj = _np(list(torch_losses)).ravel(), _np(list(jax_losses)).ravel()
-    fig = _new_figure(6.5, 5.2)
+    lt, lj = to_numpy(list(torch_losses)).ravel(), to_numpy(list(jax_losses)).ravel()
+    fig = new_figure(6.5, 5.2)
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[2.2, 1.0])
-    top.plot(np.arange(1, len(lt) + 1), lt, "-", label=_t("torch", lang), linewidth=2.2, alpha=0.75)
-    top.plot(np.arange(1, len(lj) + 1), lj, "--", label=_t("jax", lang), linewidth=1.4)
-    top.set_ylabel(_t("loss", lang))
-    check_series(fig, lt, f"{_t('loss', lang)} ({_t('torch', lang)})", unit, lang)
-    check_series(fig, lj, f"{_t('loss', lang)} ({_t('jax', lang)})", unit, lang)
+    top.plot(np.arange(1, len(lt) + 1), lt, "-", label=figure_text("torch", lang), linewidth=2.2, alpha=0.75)
+    top.plot(np.arange(1, len(lj) + 1), lj, "--", label=figure_text("jax", lang), linewidth=1.4)
+    top.set_ylabel(figure_text("loss", lang))
+    check_series(fig, lt, f"{figure_text('loss', lang)} ({figure_text('torch', lang)})", unit, lang)
+    check_series(fig, lj, f"{figure_text('loss', lang)} ({figure_text('jax', lang)})", unit, lang)
     top.grid(alpha=0.3)
     top.legend()
     n = min(len(lt), len(lj))
     gap = np.abs(lt[:n] - lj[:n])
     bottom.plot(np.arange(1, n + 1), np.maximum(gap, 1e-12), color="tab:purple", linewidth=1.2)
     bottom.set_yscale("log")
-    bottom.set_ylabel(_t("abs_diff", lang))
-    bottom.set_xlabel(_t(unit, lang))
+    bottom.set_ylabel(figure_text("abs_diff", lang))
+    bottom.set_xlabel(figure_text(unit, lang))
     bottom.grid(alpha=0.3)
-    fig.suptitle(title or _t("bridge", lang))
-    return _show(fig, show)
+    fig.suptitle(title or figure_text("bridge", lang))
+    return show_figure(fig, show)
 
 
 def figures(ex: str, ns: dict, lang: str) -> list[Any]:
     """The figures of ``figure("ex10")``, drawn from the notebook's names ``ns`` (``ex``: the exercise's
     full name, for the messages of a missing name)."""
     kw = {"lang": lang, "show": False}
-    to_jax = _need(ns, ex, ("torch_mlp_to_jax",), "ex10", lang)[0]
-    mlp_cls = _need(ns, ex, ("MLP",), "ex01", lang)[0]
-    model = _new_mlp(mlp_cls)
+    to_jax = need_names(ns, ex, ("torch_mlp_to_jax",), "ex10", lang)[0]
+    mlp_cls = need_names(ns, ex, ("MLP",), "ex01", lang)[0]
+    model = new_mlp(mlp_cls)
     params = to_jax(model)  # the same starting weights, before either run
-    _, ht = _train_torch_moons(ns, ex, lang, model, with_eval=False)
-    _, hj = _train_jax_moons(ns, ex, lang, params, with_eval=False)
+    _, ht = train_torch_moons(ns, ex, lang, model, with_eval=False)
+    _, hj = train_jax_moons(ns, ex, lang, params, with_eval=False)
     fig = bridge_overlay(ht["loss"], hj["loss"], **kw)
-    say(fig, _t("from_ex10", lang, epochs=MOONS_EPOCHS))
+    say(fig, figure_text("from_ex10", lang, epochs=MOONS_EPOCHS))
     return [fig]

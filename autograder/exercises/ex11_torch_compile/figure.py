@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from autograder.student import get_language
-from autograder.student.figure_canvas import _new_figure, _show, _t, check_series
-from autograder.student.figure_training import _dataset, _need
+from autograder.student.figure_canvas import check_series, figure_text, new_figure, show_figure
+from autograder.student.figure_training import load_dataset, need_names
 
 
 def _branching_clip(x: Any, max_norm: float) -> Any:
@@ -54,13 +54,13 @@ def compile_report(clip_by_norm: Callable, graph_report: Callable, compile_for_a
         x = torch.randn(4, 5) * 3.0
         reports = [graph_report(_branching_clip, x, 1.0), graph_report(clip_by_norm, x, 1.0)]
         panels = 1 + (compile_for_any_batch is not None) + (compiled_train_step is not None)
-        fig = _new_figure(4.2 * panels, 3.8)
+        fig = new_figure(4.2 * panels, 3.8)
         axes = list(np.atleast_1d(fig.subplots(1, panels)))
         ax = axes.pop(0)
         pos = np.arange(2)
-        ax.bar(pos - 0.18, [int(r[0]) for r in reports], 0.36, label=_t("graphs", lang), color="tab:blue")
-        ax.bar(pos + 0.18, [int(r[1]) for r in reports], 0.36, label=_t("breaks", lang), color="tab:red")
-        ax.set_xticks(pos, [_t("if_clip", lang), _t("your_clip", lang)], fontsize=8)
+        ax.bar(pos - 0.18, [int(r[0]) for r in reports], 0.36, label=figure_text("graphs", lang), color="tab:blue")
+        ax.bar(pos + 0.18, [int(r[1]) for r in reports], 0.36, label=figure_text("breaks", lang), color="tab:red")
+        ax.set_xticks(pos, [figure_text("if_clip", lang), figure_text("your_clip", lang)], fontsize=8)
         ax.yaxis.get_major_locator().set_params(integer=True)
         ax.legend(fontsize=8)
         if compile_for_any_batch is not None:
@@ -76,37 +76,37 @@ def compile_report(clip_by_norm: Callable, graph_report: Callable, compile_for_a
                 curves[key] = counts
             calls = np.arange(1, len(COMPILE_BATCHES) + 1)
             ax.step(calls, curves["default_compile"], where="mid", color="tab:gray", linewidth=2,
-                    label=_t("default_compile", lang))
+                    label=figure_text("default_compile", lang))
             ax.step(calls, curves["any_batch"], where="mid", color="tab:orange", linewidth=2, linestyle="--",
-                    label=_t("any_batch", lang))
+                    label=figure_text("any_batch", lang))
             ax.set_xticks(calls, [str(n) for n in COMPILE_BATCHES], fontsize=8)
-            ax.set_xlabel(_t("call", lang))
-            ax.set_ylabel(_t("graphs_so_far", lang))
+            ax.set_xlabel(figure_text("call", lang))
+            ax.set_ylabel(figure_text("graphs_so_far", lang))
             ax.yaxis.get_major_locator().set_params(integer=True)
             ax.legend(fontsize=8)
         if compiled_train_step is not None:
             ax = axes.pop(0)
-            data = _dataset("moons")
+            data = load_dataset("moons")
             xt, yt = torch.as_tensor(data["x_train"]), torch.as_tensor(data["y_train"])[:, None]
             model = torch.nn.Sequential(torch.nn.Linear(2, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
             opt = torch.optim.Adam(model.parameters(), lr=0.01)
             step = compiled_train_step(model, opt, torch.nn.functional.binary_cross_entropy_with_logits, "eager")
             losses = [float(step(xt, yt)) for _ in range(steps)]
             ax.plot(np.arange(1, steps + 1), losses, color="tab:green")
-            check_series(fig, losses, f"{_t('loss', lang)} ({_t('compiled_loss', lang)})", "step", lang)
-            ax.set_xlabel(_t("step", lang))
-            ax.set_ylabel(_t("loss", lang))
-            ax.set_title(_t("compiled_loss", lang), fontsize=9)
+            check_series(fig, losses, f"{figure_text('loss', lang)} ({figure_text('compiled_loss', lang)})", "step", lang)
+            ax.set_xlabel(figure_text("step", lang))
+            ax.set_ylabel(figure_text("loss", lang))
+            ax.set_title(figure_text("compiled_loss", lang), fontsize=9)
             ax.grid(alpha=0.3)
-    fig.suptitle(title or _t("compile_title", lang))
-    return _show(fig, show)
+    fig.suptitle(title or figure_text("compile_title", lang))
+    return show_figure(fig, show)
 
 
 def figures(ex: str, ns: dict, lang: str) -> list[Any]:
     """The figures of ``figure("ex11")``, drawn from the notebook's names ``ns`` (``ex``: the exercise's
     full name, for the messages of a missing name)."""
     kw = {"lang": lang, "show": False}
-    clip, report = _need(ns, ex, ("clip_by_norm", "graph_report"), "ex11", lang)
+    clip, report = need_names(ns, ex, ("clip_by_norm", "graph_report"), "ex11", lang)
     any_batch = ns.get("compile_for_any_batch") if callable(ns.get("compile_for_any_batch")) else None
     step = ns.get("compiled_train_step") if callable(ns.get("compiled_train_step")) else None
     return [compile_report(clip, report, any_batch, step, **kw)]

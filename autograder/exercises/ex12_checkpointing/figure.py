@@ -6,8 +6,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from autograder.student import get_language
-from autograder.student.figure_canvas import _new_figure, _show, _t
-from autograder.student.figure_training import _need
+from autograder.student.figure_canvas import figure_text, new_figure, show_figure
+from autograder.student.figure_training import need_names
 
 
 def _plain_mlp(params: Any, x: Any) -> Any:
@@ -45,7 +45,7 @@ def checkpoint_savings(checkpointed_mlp_forward: Callable | None, saved_residual
     lang = get_language(lang)
     jax_side = checkpointed_mlp_forward is not None and saved_residual_count is not None
     torch_side = torch_checkpointed is not None and torch_saved_tensor_count is not None
-    fig = _new_figure(4.6 * (jax_side + torch_side), 3.8)
+    fig = new_figure(4.6 * (jax_side + torch_side), 3.8)
     axes = list(np.atleast_1d(fig.subplots(1, jax_side + torch_side)))
     rng = np.random.default_rng(0)
     if jax_side:
@@ -60,11 +60,11 @@ def checkpoint_savings(checkpointed_mlp_forward: Callable | None, saved_residual
             plain.append(int(saved_residual_count(_plain_mlp, params, x)))
             ckpt.append(int(saved_residual_count(checkpointed_mlp_forward, params, x)))
         ax = axes.pop(0)
-        ax.plot(depths, plain, "o-", color="tab:gray", label=_t("plain", lang))
-        ax.plot(depths, ckpt, "s--", color="tab:purple", label=_t("checkpointed", lang))
+        ax.plot(depths, plain, "o-", color="tab:gray", label=figure_text("plain", lang))
+        ax.plot(depths, ckpt, "s--", color="tab:purple", label=figure_text("checkpointed", lang))
         ax.set_xticks(list(depths))
-        ax.set_xlabel(_t("layers", lang))
-        ax.set_ylabel(_t("residuals", lang))
+        ax.set_xlabel(figure_text("layers", lang))
+        ax.set_ylabel(figure_text("residuals", lang))
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
     if torch_side:
@@ -86,22 +86,22 @@ def checkpoint_savings(checkpointed_mlp_forward: Callable | None, saved_residual
                 plain.append(int(torch_saved_tensor_count(run_plain)))
                 ckpt.append(int(torch_saved_tensor_count(lambda blocks=blocks, x=x: torch_checkpointed(blocks, x).sum())))
         ax = axes.pop(0)
-        ax.plot(depths, plain, "o-", color="tab:gray", label=_t("plain", lang))
-        ax.plot(depths, ckpt, "s--", color="tab:red", label=_t("checkpointed", lang))
+        ax.plot(depths, plain, "o-", color="tab:gray", label=figure_text("plain", lang))
+        ax.plot(depths, ckpt, "s--", color="tab:red", label=figure_text("checkpointed", lang))
         ax.set_xticks(list(depths))
-        ax.set_xlabel(_t("blocks", lang))
-        ax.set_ylabel(_t("saved_tensors", lang))
+        ax.set_xlabel(figure_text("blocks", lang))
+        ax.set_ylabel(figure_text("saved_tensors", lang))
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
-    fig.suptitle(title or _t("ckpt_title", lang))
-    return _show(fig, show)
+    fig.suptitle(title or figure_text("ckpt_title", lang))
+    return show_figure(fig, show)
 
 
 def figures(ex: str, ns: dict, lang: str) -> list[Any]:
     """The figures of ``figure("ex12")``, drawn from the notebook's names ``ns`` (``ex``: the exercise's
     full name, for the messages of a missing name)."""
     kw = {"lang": lang, "show": False}
-    fwd, count = _need(ns, ex, ("checkpointed_mlp_forward", "saved_residual_count"), "ex12", lang)
+    fwd, count = need_names(ns, ex, ("checkpointed_mlp_forward", "saved_residual_count"), "ex12", lang)
     tck, tcount = (ns.get(n) if callable(ns.get(n)) else None
                    for n in ("torch_checkpointed", "torch_saved_tensor_count"))
     return [checkpoint_savings(fwd, count, tck, tcount, **kw)]

@@ -27,10 +27,10 @@ from autograder.core.i18n import label
 from autograder.probing.tools import (
     DEVICE,
     ProbeFail,
-    _subjaxprs,
     get,
     instance_of,
     jax_converter,
+    subjaxprs,
     torch_to_np,
     tree_to_np,
     type_name,
@@ -73,7 +73,7 @@ def count_checkpoints(jaxpr: Any) -> int:
         for eqn in j.eqns:
             count += int(str(eqn.primitive.name) in CHECKPOINT_PRIMITIVES)
             for v in eqn.params.values():
-                stack.extend(_subjaxprs(v))
+                stack.extend(subjaxprs(v))
     return count
 
 

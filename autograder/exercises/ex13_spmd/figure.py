@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from autograder.student import get_language
-from autograder.student.figure_canvas import _new_figure, _show, _t, check_series
-from autograder.student.figure_training import _dataset, _need
+from autograder.student.figure_canvas import check_series, figure_text, new_figure, show_figure
+from autograder.student.figure_training import load_dataset, need_names
 
 
 def mesh_layout(make_data_mesh: Callable, shard_batch: Callable, data_parallel_step: Callable | None = None, *,
@@ -41,7 +41,7 @@ def mesh_layout(make_data_mesh: Callable, shard_batch: Callable, data_parallel_s
     rows = max(n, rows // n * n)
     xs = shard_batch(jnp.arange(rows * 2, dtype=jnp.float32).reshape(rows, 2), mesh)
     order = {int(d.id): i for i, d in enumerate(mesh.devices.flat)}
-    fig = _new_figure(10.0 if data_parallel_step is not None else 5.5, 3.8)
+    fig = new_figure(10.0 if data_parallel_step is not None else 5.5, 3.8)
     axes = list(np.atleast_1d(fig.subplots(1, 2 if data_parallel_step is not None else 1)))
     ax = axes.pop(0)
     for shard in xs.addressable_shards:
@@ -50,12 +50,12 @@ def mesh_layout(make_data_mesh: Callable, shard_batch: Callable, data_parallel_s
         ax.barh(lane, stop - start, left=start, color=f"C{lane % 10}", edgecolor="white")
         ax.text((start + stop) / 2, lane, f"{start}:{stop}", ha="center", va="center", fontsize=7, color="white")
     ax.set_yticks(range(n), [str(d.id) for d in mesh.devices.flat])
-    ax.set_ylabel(_t("device", lang))
-    ax.set_xlabel(_t("rows", lang))
+    ax.set_ylabel(figure_text("device", lang))
+    ax.set_xlabel(figure_text("rows", lang))
     ax.set_xlim(0, rows)
     if data_parallel_step is not None:
         ax = axes.pop(0)
-        data = _dataset("moons")
+        data = load_dataset("moons")
         x_all, y_all = data["x_train"], data["y_train"]
         keep = len(x_all) // n * n
         rng = np.random.default_rng(0)
@@ -78,20 +78,20 @@ def mesh_layout(make_data_mesh: Callable, shard_batch: Callable, data_parallel_s
                 params, state, loss = step(params, state, xb, yb)
                 history.append(float(loss))
             ax.plot(np.arange(1, steps + 1), history, style, linewidth=2 if size == 1 else 1.4,
-                    label=_t("mesh_of", lang, n=size))
-            check_series(fig, history, f"{_t('loss', lang)} ({_t('mesh_of', lang, n=size)})", "step", lang)
-        ax.set_xlabel(_t("step", lang))
-        ax.set_ylabel(_t("loss", lang))
+                    label=figure_text("mesh_of", lang, n=size))
+            check_series(fig, history, f"{figure_text('loss', lang)} ({figure_text('mesh_of', lang, n=size)})", "step", lang)
+        ax.set_xlabel(figure_text("step", lang))
+        ax.set_ylabel(figure_text("loss", lang))
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
-    fig.suptitle(title or _t("spmd_title", lang, n=n))
-    return _show(fig, show)
+    fig.suptitle(title or figure_text("spmd_title", lang, n=n))
+    return show_figure(fig, show)
 
 
 def figures(ex: str, ns: dict, lang: str) -> list[Any]:
     """The figures of ``figure("ex13")``, drawn from the notebook's names ``ns`` (``ex``: the exercise's
     full name, for the messages of a missing name)."""
     kw = {"lang": lang, "show": False}
-    mesh, shard = _need(ns, ex, ("make_data_mesh", "shard_batch"), "ex13", lang)
+    mesh, shard = need_names(ns, ex, ("make_data_mesh", "shard_batch"), "ex13", lang)
     step = ns.get("data_parallel_step") if callable(ns.get("data_parallel_step")) else None
     return [mesh_layout(mesh, shard, step, **kw)]

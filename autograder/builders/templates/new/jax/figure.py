@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from autograder.core.i18n import render
-from autograder.student.figure_canvas import _new_figure
-from autograder.student.figure_training import _need, _np
+from autograder.student.figure_canvas import new_figure
+from autograder.student.figure_training import need_names, to_numpy
 
 
 def figures(ex: str, ns: dict, lang: str) -> list[Any]:
@@ -16,10 +16,10 @@ def figures(ex: str, ns: dict, lang: str) -> list[Any]:
     full name, for the messages of a missing name): a fixed input and the student's output, side by side."""
     import jax.numpy as jnp
 
-    fn = _need(ns, ex, ("__FUNC__",), "__SHORT__", lang)[0]
+    fn = need_names(ns, ex, ("__FUNC__",), "__SHORT__", lang)[0]
     x = np.random.default_rng(0).normal(2.0, 3.0, (8, 16)).astype(np.float32)
-    y = _np(fn(jnp.asarray(x)))
-    fig = _new_figure(8, 3)
+    y = to_numpy(fn(jnp.asarray(x)))
+    fig = new_figure(8, 3)
     for ax, data, label in zip(fig.subplots(1, 2), (x, y), ("x", "__FUNC__(x)")):
         vmax = float(np.abs(data).max()) or 1.0
         ax.imshow(data, cmap="bwr", vmin=-vmax, vmax=vmax)

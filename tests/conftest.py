@@ -16,13 +16,20 @@ SEED = int(os.environ.get("TAPETRACE_TEST_SEED", "20261129"))
 MUTANTS = ROOT / "tests" / "mutants"
 
 
+CONTAINERS_OPT_IN = ("opt-in: grading inside Docker containers, the slowest end-to-end paths "
+                     "(docs/benchmarks.md): set TAPETRACE_CONTAINERS=1 or run `make test-containers`")
+
+
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``make test`` runs ``-n 2 --dist loadgroup``): tests that read one shared grading stay on
     one worker (an exercise's cases, graded together by :class:`CaseGrades`), and tests/adversarial, whose checks
     look at the whole machine (a student's process left anywhere, a file planted in /tmp), run on one worker
-    beside no other attack."""
+    beside no other attack. Tests marked ``container`` are skipped unless TAPETRACE_CONTAINERS=1."""
+    containers = os.environ.get("TAPETRACE_CONTAINERS") == "1"
     for item in items:
         path = Path(str(item.fspath))
+        if item.get_closest_marker("container") and not containers:
+            item.add_marker(pytest.mark.skip(reason=CONTAINERS_OPT_IN))
         if "adversarial" in path.parts:
             item.add_marker(pytest.mark.xdist_group("adversarial"))
             continue

@@ -39,7 +39,7 @@ def _docker() -> str | None:
     return None
 
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(_docker() is not None, reason=str(_docker()))]
+pytestmark = [pytest.mark.slow, pytest.mark.container, pytest.mark.skipif(_docker() is not None, reason=str(_docker()))]
 
 
 @pytest.fixture(scope="module")

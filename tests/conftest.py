@@ -29,7 +29,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         path = Path(str(item.fspath))
         if item.get_closest_marker("container") and not containers:
-            item.add_marker(pytest.mark.skip(reason=CONTAINERS_OPT_IN))
+            item.add_marker(pytest.mark.skipif(True, reason=CONTAINERS_OPT_IN))  # before the docker one
         if "adversarial" in path.parts:
             item.add_marker(pytest.mark.xdist_group("adversarial"))
             continue

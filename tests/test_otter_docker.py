@@ -3,7 +3,7 @@
 runs it (a fresh container of that image, the files in /autograder/submission/, real metadata,
 /autograder/run_autograder, results.json read back).
 
-Opt-in, because the first image build takes ~10 minutes and ~3 GB: set TAPETRACE_OTTER_DOCKER=1. It
+Opt-in, because the first image build takes ~10 minutes and ~3 GB: set TAPETRACE_CONTAINERS=1 (`make test-containers`) and TAPETRACE_OTTER_DOCKER=1. It
 also needs Docker with the buildx plugin (DOCKER_CONFIG) and a base image, by default the offline
 Debian image of shared/tools/otter-real/ (`build_base.sh`; `TAPETRACE_OTTER_IMAGE` names another, e.g.
 ubuntu:22.04 where registries are reachable). Each missing piece skips with the reason. Later runs
@@ -24,6 +24,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import CONTAINERS_OPT_IN
 
 from autograder.builders import notebook as _notebook
 from autograder.builders import otter_zip as _otter_zip
@@ -31,7 +32,7 @@ from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.hidden import load_suite
 
 pytest.importorskip("otter")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.container]  # and TAPETRACE_OTTER_DOCKER=1 (_why_not)
 
 BASE_IMAGE = os.environ.get("TAPETRACE_OTTER_IMAGE", "otter-real/base:bookworm")
 NAME = "tapetrace-test"  # the otter-grade image's tag
@@ -61,6 +62,8 @@ def _docker(*args: str, timeout: float = 600, check: bool = True) -> subprocess.
 
 
 def _why_not() -> str | None:
+    if os.environ.get("TAPETRACE_CONTAINERS") != "1":
+        return CONTAINERS_OPT_IN + " (and TAPETRACE_OTTER_DOCKER=1)"
     if os.environ.get("TAPETRACE_OTTER_DOCKER") != "1":
         return "opt-in (first image build ~10 min, ~3 GB): set TAPETRACE_OTTER_DOCKER=1"
     if shutil.which("docker") is None:

@@ -1,0 +1,56 @@
+"""`make test`'s shape: it runs on every core, and what it leaves out (the opt-in container paths) is the list
+docs/benchmarks.md gives, each skipped saying how to run it."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+
+from autograder.core.paths import ROOT
+
+DOC = ROOT / "docs" / "benchmarks.md"
+
+
+def _marked(name: str) -> set[str]:
+    """Test files that use ``pytest.mark.NAME`` anywhere (a decorator or ``pytestmark``)."""
+    out = set()
+    for path in (ROOT / "tests").rglob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Attribute) \
+                    and node.value.attr == "mark":
+                out.add(str(path.relative_to(ROOT)))
+    return out
+
+
+def _documented_opt_in() -> set[str]:
+    text = DOC.read_text()
+    section = text.split("## Opt-in tests", 1)[1].split("\n## ", 1)[0]
+    return set(re.findall(r"`(tests/[\w/]+\.py)`", section))
+
+
+def test_the_opt_in_container_tests_are_the_documented_ones():
+    marked = _marked("container")
+    assert marked, "no test is marked container"
+    assert marked == _documented_opt_in(), "docs/benchmarks.md's 'Opt-in tests' must list the container tests"
+
+
+def test_an_opt_in_test_is_skipped_saying_how_to_run_it(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "TAPETRACE_CONTAINERS" and not k.startswith("PYTEST_")}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-p", "no:xdist",
+                           f"--basetemp={tmp_path / 'b'}", *sorted(_marked("container"))],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert " passed" not in done.stdout and "skipped" in done.stdout, done.stdout[-2000:]
+    skips = [line for line in done.stdout.splitlines() if line.startswith("SKIPPED")]
+    assert skips and all("TAPETRACE_CONTAINERS=1" in line for line in skips), skips
+
+
+def test_make_test_runs_on_every_core():
+    make = (ROOT / "Makefile").read_text()
+    recipe = make.split("\ntest: ", 1)[1].split("\n\n", 1)[0]
+    assert "-n $(TEST_WORKERS) --dist loadgroup" in recipe, recipe
+    assert "make test-containers" in DOC.read_text() and "\ntest-containers:" in make
+    assert '"pytest-xdist' in (ROOT / "pyproject.toml").read_text()

@@ -1,8 +1,9 @@
 """``tapetrace grade``: its options, their checks, and what it prints (the grading itself is the engine's).
 
 ``add_parser(sub)`` adds the subcommand to the CLI's subparsers (autograder/cli/app.py); ``run(args)``
-checks every option first, then grades in one interruptible session (:mod:`autograder.engine.session`,
-with :class:`autograder.engine.run.GradingRun` or a Dask cluster), has the outputs written
+checks every option first, then grades in one interruptible session (``grade_batch`` of
+:mod:`autograder.engine.session`: the ``--resume`` merge, the checkpoint and the progress wired to
+:class:`autograder.engine.run.GradingRun` or a Dask cluster), has the outputs written
 (:mod:`autograder.reports.outputs`), also after Ctrl-C, and prints the table and what the instructor must
 know (:mod:`autograder.reports.notices`). Exit status: GRADING.md (0 when every row was graded; 2 with a
 one-line reason when it could not run; 3 when some exercise is the grader's ``grader_error``/``ungraded``;

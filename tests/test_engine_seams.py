@@ -129,3 +129,55 @@ def test_no_engine_or_scaleout_module_is_over_400_lines():
         for path in folder.glob("*.py"):
             n = len(path.read_text(encoding="utf-8").splitlines())
             assert n <= 400, f"{path.relative_to(ROOT)}: {n} lines"
+
+
+def test_the_sessions_wiring_merges_a_resumed_row_and_tells_the_progress():
+    """``session.grade_batch``: options reach the run, a resumed row is merged before the checkpoint takes it,
+    the progress begins after the note, hears of each task and row, and is closed."""
+    from autograder.engine import resume as _resume
+    from autograder.engine import session as _session
+
+    calls: list[tuple] = []
+    made: dict = {}
+
+    class Run:
+        def __init__(self, **options):
+            made.update(options)
+
+        def measure_isolation(self):
+            return {"level": "minimal"}
+
+        def grade(self, paths, only, jobs, on_result, on_task, exercises_for, **extra):
+            calls.append(("grade", tuple(paths), jobs, exercises_for, extra))
+            on_task(0, "ex01")
+            on_result({"submission": paths[0], "exercises": {"ex01": {"score": 1.0, "max_score": 2.0}}})
+
+        def close(self):
+            calls.append(("close",))
+
+    class Progress:
+        def begin(self):
+            calls.append(("begin",))
+
+        def update(self, res):
+            calls.append(("update", res["total"] if "total" in res else None))
+
+        def task_done(self, *args):
+            calls.append(("task", args))
+
+        def close(self):
+            calls.append(("progress closed",))
+
+    old = {"submission": "s", "seed": 3, "exercises": {"ex01": {"score": 0.0, "max_score": 2.0, "status": "ungraded"},
+                                                       "ex02": {"score": 2.0, "max_score": 2.0}}}
+    resumed = _resume.Plan(before=[], paths=["s"], exercises_for={"s": ["ex01"]}, partial={"s": old}, seed=3)
+    added: list[dict] = []
+    with _session.Interrupts() as interrupts:
+        outcome = _session.grade_batch(Run, ["s"], ["ex01", "ex02"], interrupts=interrupts, add=added.append,
+                                       progress=Progress(), resumed=resumed, jobs=2, on_note=lambda n: calls.append(
+                                           ("note", n.split(";")[0] != "")), seed=3, lang="es")
+    assert outcome == _session.Outcome()
+    assert made == {"seed": 3, "lang": "es"}
+    assert [r["total"] for r in added] == [3.0] and list(added[0]["exercises"]) == ["ex01", "ex02"]
+    assert calls == [("note", True), ("begin",), ("grade", ("s",), 2, {"s": ["ex01"]}, {}), ("task", (0, "ex01")),
+                     ("update", None), ("progress closed",), ("close",)]

@@ -5,7 +5,7 @@ pytest item with node id ``exNN_name::check_name``. Items run through the
 grading engine, as ``tapetrace grade`` runs them: one
 :class:`~autograder.engine.run.GradingRun` per pytest session (its workers, sandbox,
 reference bank, seed and device) and one
-:class:`~autograder.engine.run.ExerciseGrading` per exercise, opened on the
+:class:`~autograder.engine.exercise.ExerciseGrading` per exercise, opened on the
 exercise's first item and closed after its last one (or when the session ends).
 The verdict (``check.fn(ctx)``) runs in pytest's own process, so ``--pdb`` stops
 in the check that failed and ``-x``, ``--lf`` and ``-k`` work as usual.
@@ -38,7 +38,8 @@ from autograder.core.text import terminal  # imports nothing else (the plugin lo
 
 if TYPE_CHECKING:
     from autograder.core.suite import Check
-    from autograder.engine.run import ExerciseGrading, GradingRun
+    from autograder.engine.exercise import ExerciseGrading
+    from autograder.engine.run import GradingRun
 
 OPTION = "tapetrace_submission"
 _HIDDEN = Path(__file__).resolve().parent / "hidden"  # what _paths.HIDDEN names, without importing it early
@@ -345,7 +346,7 @@ class TapetraceSession:
             return None, self._early[exercise]
         if exercise in self._open:
             return self._open[exercise], None
-        from autograder.engine.run import ExerciseGrading
+        from autograder.engine.exercise import ExerciseGrading
         from autograder.submissions.loadguard import ReaderTrouble
 
         run = self.grading_run()
@@ -354,10 +355,9 @@ class TapetraceSession:
         elif isinstance(self._sub, Exception):
             from autograder.engine.run import read_error
 
-            early = run._unreadable(exercise, read_error(self._sub),
-                                                           status=getattr(self._sub, "status", "missing"))
+            early = run.unreadable_row(exercise, read_error(self._sub), status=getattr(self._sub, "status", "missing"))
         else:
-            grading = ExerciseGrading(run, self._sub, exercise)
+            grading = ExerciseGrading(run.host(), self._sub, exercise)
             try:
                 early = grading.open()
             except Exception as err:  # noqa: BLE001 - as `tapetrace grade`: never lost, never a pass

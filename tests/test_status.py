@@ -82,7 +82,7 @@ def test_a_merged_row_adds_up_and_keeps_the_weakest_isolation():
 
 # ------------------------------------------------------------------ rows the grader owns
 def test_a_grader_row_blames_nobody_and_keeps_the_reason_for_the_instructor():
-    from autograder.engine.run import exercise_checks
+    from autograder.engine.rows import exercise_checks
 
     row = _status.grader_row(exercise_checks(EX), "grader_error", "reference worker died: SIGKILL\x1b[2J", lang="en")
     assert row["status"] == "grader_error" and row["score"] == 0 and row["max_score"] == 10

@@ -1,8 +1,9 @@
 """``tapetrace grade``: its options, their checks, and what it prints (the grading itself is the engine's).
 
 ``add_parser(sub)`` adds the subcommand to the CLI's subparsers (autograder/cli/app.py); ``run(args)``
-checks every option first, then grades in one interruptible session (:mod:`autograder.engine.session`,
-with :class:`autograder.engine.run.GradingRun` or a Dask cluster), has the outputs written
+checks every option first, then grades in one interruptible session (``grade_batch`` of
+:mod:`autograder.engine.session`: the ``--resume`` merge, the checkpoint and the progress wired to
+:class:`autograder.engine.run.GradingRun` or a Dask cluster), has the outputs written
 (:mod:`autograder.reports.outputs`), also after Ctrl-C, and prints the table and what the instructor must
 know (:mod:`autograder.reports.notices`). Exit status: GRADING.md (0 when every row was graded; 2 with a
 one-line reason when it could not run; 3 when some exercise is the grader's ``grader_error``/``ungraded``;
@@ -12,7 +13,6 @@ one-line reason when it could not run; 3 when some exercise is the grader's ``gr
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import sys
 import time
@@ -61,10 +61,7 @@ def _check_output(path: str | None, flag: str) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     """``tapetrace grade``: validate everything first, then grade; outputs survive Ctrl-C."""
-    from autograder.engine import resume as _resume
     from autograder.engine import session as _session
-    from autograder.engine.run import GradingRun
-    from autograder.hidden import available_exercises
     from autograder.reports import progress as _progress
     from autograder.reports import report as _report
 
@@ -74,56 +71,12 @@ def run(args: argparse.Namespace) -> int:
         only = _parse_only(args.only)
     except ValueError as err:
         return _exit_error(str(err))
-    if args.timeout <= 0:
-        return _exit_error("--timeout must be positive")
-    if args.jobs is not None and args.jobs < 1:
-        return _exit_error("--jobs must be >= 1")
-    if getattr(args, "deadline", None) is not None and args.deadline <= 0:
-        return _exit_error("--deadline must be positive")
-    if args.resume and not args.json:
-        return _exit_error("--resume needs --json OUT.json (the results to resume from)")
-    for p in args.submissions:
-        if not Path(p).exists():
-            return _exit_error(f"no such file or directory: {p}")
-        if not os.access(p, os.R_OK) or (Path(p).is_dir() and not os.access(p, os.X_OK)):
-            return _exit_error(f"cannot read {p}: permission denied")
-    for path, flag in ((args.json, "--json"), (args.csv, "--csv")):
-        reason = _check_output(path, flag)
-        if reason:
-            return _exit_error(reason)
-    if args.feedback and Path(args.feedback).exists() and not Path(args.feedback).is_dir():
-        return _exit_error(f"--feedback {args.feedback}: exists and is not a directory")
-    make_run: Any = GradingRun
-    if args.cluster is not None or args.scheduler is not None:  # a Dask cluster (autograder/scaleout/cluster.py)
-        from autograder.scaleout import cluster as _cluster
-        from autograder.scaleout import cluster_options as _cluster_options
-
-        reason = _cluster_options.check_args(args.cluster, args.scheduler)
-        if reason:
-            return _exit_error(reason)
-        # each worker is admitted at --require-isolation (autograder/scaleout/cluster_link.py), also one that joins late
-        make_run = _cluster.factory(args.cluster, args.scheduler, require_isolation=args.require_isolation,
-                                    quiet=args.quiet)
-        if getattr(args, "deadline", None) is not None:
-            return _exit_error("--deadline applies to a local run, not to --cluster/--scheduler")
-        if args.jobs is None:
-            args.jobs = max(1, min(os.cpu_count() or 1, 4))
-    else:
-        refused = _plan_jobs(args)  # the box's memory and CPUs (autograder/workers/envelope.py, sizing.py)
-        if refused:
-            return _exit_error(refused)
-    installed = available_exercises()
-    if only is None:
-        only = installed
-        absent = [ex for ex in EXERCISES if ex not in installed]
-        if absent and not args.quiet:
-            print(f"tapetrace: note: no hidden suite installed for {', '.join(absent)}; not graded",
-                  file=sys.stderr)
-    else:
-        absent = [ex for ex in only if ex not in installed]
-        if absent:
-            return _exit_error(f"--only: no hidden suite installed for {', '.join(absent)}")
-
+    reason = _check_options(args)
+    make_run, reason = (None, reason) if reason else _make_run(args)
+    only, reason = (only, reason) if reason else _installed(args, only)
+    if reason:
+        return _exit_error(reason)
+    assert only is not None
     shard = None
     if args.shard is not None or args.shards is not None:  # one slice of the run (autograder/scaleout/shard.py)
         from autograder.scaleout import shard as _shard
@@ -134,31 +87,15 @@ def run(args: argparse.Namespace) -> int:
             return _exit_error(str(err))
         if not args.quiet:
             print(_shard.note(shard, args.seed is not None), file=sys.stderr)
-
-    # --resume: keep every earlier result the student's code earned; grade what is not in it yet and,
-    # alone, the exercises the grader could not grade before (autograder/engine/resume.py)
     paths = shard.paths if shard else list(dict.fromkeys(args.submissions))
-    before: list[dict[str, Any]] = []
     seed = shard.seed if shard else args.seed
+    before: list[dict[str, Any]] = []
     resumed = None
     if args.resume and Path(args.json).exists():
-        try:
-            before = _report.read_json(args.json)
-        except (ValueError, OSError) as err:
-            return _exit_error(f"--resume: cannot read {args.json}: {str(err).splitlines()[0]}")
-        try:
-            resumed = _resume.plan(before, paths, only, shard.seed if shard else args.seed)
-        except _resume.ResumeRefused as err:
-            return _exit_error(f"--resume {args.json}: {err}")
-        before, paths = resumed.before, resumed.paths
-        if resumed.seed is not None:
-            seed = resumed.seed  # same inputs as the first part of the run
-        if not args.quiet:
-            again = sum(len(v) for v in resumed.exercises_for.values())
-            print(f"tapetrace: --resume: {resumed.kept} already graded in {args.json}, "
-                  f"{len(paths) - len(resumed.exercises_for)} to go"
-                  + (f", {again} exercise(s) of {len(resumed.exercises_for)} submission(s) to grade again "
-                     f"(the grader's trouble last time)" if again else ""), file=sys.stderr)
+        resumed, reason = _resume(args, paths, only, seed)
+        if resumed is None:
+            return _exit_error(reason)
+        before, paths, seed = resumed.before, resumed.paths, resumed.seed if resumed.seed is not None else seed
 
     with _session.Interrupts() as interrupts:
         checkpoint = _report.Checkpoint(args.json, before, paths, writer=shard.write_json if shard else None,
@@ -167,26 +104,15 @@ def run(args: argparse.Namespace) -> int:
         outcome = _session.Outcome()
         if paths:
             progress = _progress.Progress(len(paths), tasks_per_item=len(only),
-                                        enabled=not args.quiet and (len(paths) > 1 or sys.stderr.isatty()))
+                                          enabled=not args.quiet and (len(paths) > 1 or sys.stderr.isatty()))
             extra = {"sandbox_skip": [x for x in args.sandbox_skip.split(",") if x]} if args.sandbox_skip else {}
-            add = checkpoint.add
-            if resumed is not None and resumed.partial:
-                add = _resume.merging(checkpoint.add, resumed.partial, only)
-
-            def ready(note: str) -> None:
-                if note and not args.quiet:
-                    print(f"tapetrace: note: {note}", file=sys.stderr)
-                progress.begin()
-
-            outcome = _session.grade(
-                functools.partial(make_run, device=args.device, timeout=args.timeout, seed=seed, lang=args.lang,
-                                  public_only=args.public_only, launcher=args.launcher, **extra),
-                paths, only, interrupts=interrupts, jobs=args.jobs,
-                on_result=_progress.merge_callbacks(add, progress.update), on_task=progress.task_done,
-                exercises_for=resumed.exercises_for if resumed is not None else None,
+            outcome = _session.grade_batch(
+                make_run, paths, only, interrupts=interrupts, add=checkpoint.add, progress=progress,
+                resumed=resumed, jobs=args.jobs, require_isolation=getattr(args, "require_isolation", None),
                 deadline=started + args.deadline if getattr(args, "deadline", None) else None,
-                require_isolation=getattr(args, "require_isolation", None), errors=_cluster_errors(args),
-                on_ready=ready, on_done=progress.close)
+                errors=_cluster_errors(args), on_note=None if args.quiet else _note, device=args.device,
+                timeout=args.timeout, seed=seed, lang=args.lang, public_only=args.public_only,
+                launcher=args.launcher, **extra)
         if outcome.error:
             return _exit_error(outcome.error)
         code = _finish_grade(args, checkpoint, before, outcome.interrupted, time.monotonic() - t0)
@@ -197,6 +123,96 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.flush()
             os._exit(code)
         return code
+
+
+def _note(note: str) -> None:
+    print(f"tapetrace: note: {note}", file=sys.stderr)
+
+
+def _check_options(args: argparse.Namespace) -> str | None:
+    """Why the options (but ``--only``) cannot be graded with, or None: checked before anything starts."""
+    if args.timeout <= 0:
+        return "--timeout must be positive"
+    if args.jobs is not None and args.jobs < 1:
+        return "--jobs must be >= 1"
+    if getattr(args, "deadline", None) is not None and args.deadline <= 0:
+        return "--deadline must be positive"
+    if args.resume and not args.json:
+        return "--resume needs --json OUT.json (the results to resume from)"
+    for p in args.submissions:
+        if not Path(p).exists():
+            return f"no such file or directory: {p}"
+        if not os.access(p, os.R_OK) or (Path(p).is_dir() and not os.access(p, os.X_OK)):
+            return f"cannot read {p}: permission denied"
+    for path, flag in ((args.json, "--json"), (args.csv, "--csv")):
+        reason = _check_output(path, flag)
+        if reason:
+            return reason
+    if args.feedback and Path(args.feedback).exists() and not Path(args.feedback).is_dir():
+        return f"--feedback {args.feedback}: exists and is not a directory"
+    return None
+
+
+def _make_run(args: argparse.Namespace) -> tuple[Any, str | None]:
+    """What makes the run (a local :class:`GradingRun`, or a Dask cluster's), or why not; sets ``--jobs``."""
+    from autograder.engine.run import GradingRun
+
+    if args.cluster is None and args.scheduler is None:
+        return GradingRun, _plan_jobs(args)  # the box's memory and CPUs (autograder/workers/envelope.py, sizing.py)
+    from autograder.scaleout import cluster as _cluster  # a Dask cluster (autograder/scaleout/cluster.py)
+    from autograder.scaleout import cluster_options as _cluster_options
+
+    reason = _cluster_options.check_args(args.cluster, args.scheduler)
+    if reason:
+        return None, reason
+    # each worker is admitted at --require-isolation (autograder/scaleout/cluster_link.py), also one that joins late
+    make_run = _cluster.factory(args.cluster, args.scheduler, require_isolation=args.require_isolation,
+                                quiet=args.quiet)
+    if getattr(args, "deadline", None) is not None:
+        return None, "--deadline applies to a local run, not to --cluster/--scheduler"
+    if args.jobs is None:
+        args.jobs = max(1, min(os.cpu_count() or 1, 4))
+    return make_run, None
+
+
+def _installed(args: argparse.Namespace, only: list[str] | None) -> tuple[list[str] | None, str | None]:
+    """The exercises to grade (``--only``, else every one whose hidden suite is installed), or why not."""
+    from autograder.hidden import available_exercises
+
+    installed = available_exercises()
+    if only is None:
+        absent = [ex for ex in EXERCISES if ex not in installed]
+        if absent and not args.quiet:
+            print(f"tapetrace: note: no hidden suite installed for {', '.join(absent)}; not graded",
+                  file=sys.stderr)
+        return installed, None
+    absent = [ex for ex in only if ex not in installed]
+    if absent:
+        return None, f"--only: no hidden suite installed for {', '.join(absent)}"
+    return only, None
+
+
+def _resume(args: argparse.Namespace, paths: list[str], only: list[str], seed: int | None) -> tuple[Any, str]:
+    """``--resume``: the plan (:func:`autograder.engine.resume.plan`) of what the ``--json`` file keeps and what is
+    graded (again), said on stderr; or ``(None, why)``."""
+    from autograder.engine import resume as _resume_plan
+    from autograder.reports import report as _report
+
+    try:
+        before = _report.read_json(args.json)
+    except (ValueError, OSError) as err:
+        return None, f"--resume: cannot read {args.json}: {str(err).splitlines()[0]}"
+    try:
+        resumed = _resume_plan.plan(before, paths, only, seed)
+    except _resume_plan.ResumeRefused as err:
+        return None, f"--resume {args.json}: {err}"
+    if not args.quiet:
+        again = sum(len(v) for v in resumed.exercises_for.values())
+        print(f"tapetrace: --resume: {resumed.kept} already graded in {args.json}, "
+              f"{len(resumed.paths) - len(resumed.exercises_for)} to go"
+              + (f", {again} exercise(s) of {len(resumed.exercises_for)} submission(s) to grade again "
+                 f"(the grader's trouble last time)" if again else ""), file=sys.stderr)
+    return resumed, ""
 
 
 def _plan_jobs(args: argparse.Namespace) -> str | None:

@@ -1,8 +1,10 @@
 """The engine: one grading run, from submissions to rows.
 
-Owns the run (``run``: ``GradingRun``, scheduling; ``run_workers``: starting its workers; the reference
-worker, the **verdicts**: each hidden check judges what the student's worker and the reference worker
-measured) and resuming an interrupted run (``resume``). Imports the workers, the sandbox, the
+Owns the run (``run``: ``GradingRun``, scheduling; ``run_workers``: starting its workers; ``reference``: the
+reference workers; ``exercise``: one exercise's grading and the **verdicts**: each hidden check judges what the
+student's worker and the reference worker measured, seeing only an ``ExerciseHost`` of the run), the rows no
+check earned and a finished row (``rows``, shared with the scale-out), the session ``tapetrace grade`` runs
+(``session``) and resuming an interrupted run (``resume``). Imports the workers, the sandbox, the
 submissions, the content packages (the hidden suites, by name), probing and the core; imported by the
 builders (otter), the scale-out, the CLI and the pytest plugin. Names are imported on first use (PEP 562).
 """
@@ -14,16 +16,17 @@ from typing import Any
 
 _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "CACHE_ENV": "jaxcache",
-    "ExerciseGrading": "run",
+    "ExerciseGrading": "exercise",
+    "ExerciseHost": "exercise",
     "GradingRun": "run",
     "HideRefused": "reading",
     "ResumeRefused": "resume",
-    "exercise_checks": "run",
+    "exercise_checks": "rows",
     "hide_places": "reading",
     "jax_cache_dir": "jaxcache",
     "merge": "resume",
     "plan": "resume",
-    "read_error": "run",
+    "read_error": "reading",
     "schedule": "run",
 }
 __all__ = sorted(_PUBLIC)

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
-from autograder import hidden  # hidden.load_suite: one place to find (and, in tests, replace) a suite
 from autograder.core import device as _device
 from autograder.core import status as _status
 from autograder.core.i18n import render
@@ -27,14 +28,13 @@ from autograder.core.suite import (
 from autograder.core.text import NAME_CHARS, clean
 from autograder.engine import libraries
 from autograder.engine import whose as _whose
+from autograder.engine.outcomes import MAX_TIMEOUTS_PER_EXERCISE, GradersTrouble, GradingCancelled
 from autograder.engine.reading import hide_places
+from autograder.engine.rows import exercise_checks, graders_row
 from autograder.sandbox import quota as _quota
 from autograder.submissions import loader as _loader
 from autograder.workers import handle as _handle
-
-if TYPE_CHECKING:
-    from autograder.engine.run import GradingRun
-from autograder.engine.outcomes import MAX_TIMEOUTS_PER_EXERCISE, GradersTrouble, GradingCancelled
+from autograder.workers.envelope import Envelope
 
 
 def _call_words(call: str | dict[str, Any]) -> str:
@@ -49,6 +49,41 @@ def _call_words(call: str | dict[str, Any]) -> str:
 _GRADER_SIDE = "the check failed on the grader's side"
 
 
+@dataclass(frozen=True)
+class ExerciseHost:
+    """What grading one exercise needs of its run, and nothing more (:meth:`GradingRun.host` makes it).
+
+    Attributes:
+        lang: the messages' language.
+        public_only: whether the run grades the public checks only.
+        seed: the run's seed (each check's rng).
+        device: the run's resolved device.
+        timeout: seconds for a load and for each call (a check scales it).
+        mem_bytes: a student worker's memory cap (its MemoryError's words).
+        tmp: the run's folder: the student's source is written to a private folder in it.
+        envelope: the box the run grades in (an OOM kill's words).
+        start_worker: ``(exercise, source_path, role, hide_extra)``: a worker that loaded ``source_path``.
+        scratch_id: a number no other scratch folder of the run has.
+        note_isolation: keeps the isolation a student's worker obtained (the run keeps the weakest).
+        reference_call: ``(exercise, probe, kwargs)``: the reference's answer (cached per run).
+        library_trouble: ``(exercise)``: a library the reference needs that cannot be imported here, or None.
+    """
+
+    lang: str
+    public_only: bool
+    seed: int
+    device: dict[str, str]
+    timeout: float
+    mem_bytes: int
+    tmp: str
+    envelope: Envelope
+    start_worker: Callable[..., _handle.Worker]
+    scratch_id: Callable[[], int]
+    note_isolation: Callable[[dict[str, Any]], None]
+    reference_call: Callable[[str, str, dict[str, Any]], Any]
+    library_trouble: Callable[[str], str | None]
+
+
 class ExerciseGrading:
     """One exercise of one submission being graded: its student worker, its checks' contexts and results.
 
@@ -58,23 +93,22 @@ class ExerciseGrading:
     :meth:`ctx`, then :meth:`record`).
 
     Args:
-        run: the grading run (device, seed, timeout, launcher, reference bank).
+        host: what it needs of the grading run (:class:`ExerciseHost`: device, seed, timeout, workers, the reference).
         sub: the loaded submission.
         exercise: the exercise's name, e.g. ``"ex05_jit_train_step"``.
     """
 
-    def __init__(self, run: GradingRun, sub: _loader.Submission, exercise: str, final: bool = True) -> None:
+    def __init__(self, host: ExerciseHost, sub: _loader.Submission, exercise: str, final: bool = True) -> None:
         self._t0 = time.monotonic()
         self.final = final
         self.retry: str | None = None  # (not final) why this attempt stopped: graded again, alone
         self.trouble: str | None = None  # the grader's trouble met (its reason, for grader_reason)
         self.log: list[str] = []  # for the instructor: how workers died, their stderr tails
-        self.grading_run = run
+        self.host = host
         self.sub = sub
         self.exercise = exercise
-        self.lang = run.lang
-        suite = hidden.load_suite(exercise)
-        self.checks: list[Check] = [c for c in suite.checks if not run.public_only or not c.hidden]
+        self.lang = host.lang
+        self.checks: list[Check] = exercise_checks(exercise, host.public_only)
         self.max_score = float(sum(c.points for c in self.checks))
         self.tests: list[dict[str, Any]] = []
         self.timeouts = 0
@@ -107,7 +141,7 @@ class ExerciseGrading:
         if death is None:
             return None
         self._note_death(death, what)
-        env = self.grading_run.envelope
+        env = self.host.envelope
         if death.get("oom"):
             limit = (f"the container's memory limit ({env.memory_bytes / 2**20:.0f} MiB)" if env.memory_bytes
                      else f"the machine's memory ({env.usable_memory / 2**30:.1f} GiB)")
@@ -128,7 +162,8 @@ class ExerciseGrading:
         """The row of an exercise stopped by the grader's trouble: marked ``retry`` on a first attempt
         (graded again, alone), else ``grader_error``."""
         self.trouble = self.trouble or reason
-        row = self.grading_run.graders_row(self.exercise, "grader_error", reason)
+        row = graders_row(self.exercise, "grader_error", reason, lang=self.lang,
+                          public_only=self.host.public_only)
         if self.log:
             row["instructor_log"] = list(self.log)
         if not self.final:
@@ -149,7 +184,7 @@ class ExerciseGrading:
             every check at 0 with the reason: refused file, missing file, grader error, or the
             load's failure (syntax, exception, timeout... with its status).
         """
-        run, exercise = self.grading_run, self.exercise
+        host, exercise = self.host, self.exercise
         if exercise in self.sub.refused:
             name, kind = self.sub.refused[exercise]
             if kind in ("FILE_TOO_LARGE", "FILE_UNREADABLE"):  # this exercise's file only: the others are graded
@@ -162,24 +197,24 @@ class ExerciseGrading:
         if source is None:
             msg = render("MISSING_FILE", self.lang, exercise=exercise)
             return self._zero("missing", msg, "MISSING_FILE")
-        scratch_src = os.path.join(run.tmp, f"src-{next(run._scratch_ids)}")
+        scratch_src = os.path.join(host.tmp, f"src-{host.scratch_id()}")
         os.makedirs(scratch_src, mode=0o700)  # other students' workers must not read it
         self._src_path = os.path.join(scratch_src, f"{exercise}.py")
         with open(self._src_path, "w", encoding="utf-8") as fh:
             fh.write(source)
-        self._hide = hide_places([self.sub.path], run.tmp)
+        self._hide = hide_places([self.sub.path], host.tmp)
         # Load once up front: load failures decide the exercise's status.
         try:
-            first = run.start_worker(exercise, self._src_path, "student", self._hide)
+            first = host.start_worker(exercise, self._src_path, "student", self._hide)
         except GradingCancelled:
             raise
         except Exception as err:  # noqa: BLE001 - the run goes on; no worker is the grader's trouble
             return self.graders_trouble(clean(f"no worker could start: {type(err).__name__}: {err}"))
         st = first.status
         if first.isolation:  # sent by the sandbox before the student's code ran; the code's own word never counts
-            run._note_isolation(first.isolation)
+            host.note_isolation(first.isolation)
         # a library the reference needs that the grader's environment cannot import: the grader's trouble
-        missing = run.libraries.trouble(exercise) if libraries.may_be_missing_library(st) else None
+        missing = host.library_trouble(exercise) if libraries.may_be_missing_library(st) else None
         trouble = missing or self.death_trouble(st.get("death"), "loading the submission's code")
         if trouble:
             first.close()
@@ -193,10 +228,10 @@ class ExerciseGrading:
         return None
 
     def _student_call(self, probe: str, call: str | dict[str, Any], scale: float, kwargs: dict[str, Any]) -> Any:
-        run = self.grading_run
+        host = self.host
         worker = self._worker
         if worker is None or not worker.alive:
-            worker = run.start_worker(self.exercise, self._src_path, "student", self._hide)
+            worker = host.start_worker(self.exercise, self._src_path, "student", self._hide)
             self._worker = worker
             st = worker.status
             self._raise_if_graders(st.get("death"), "loading the submission's code again")
@@ -204,12 +239,12 @@ class ExerciseGrading:
                 raise StudentProblem(st.get("code", "LOAD_CRASHED"), **st.get("fields", {}))
         self._observed = None
         try:
-            resp = worker.call(probe, kwargs, run.timeout * scale)
+            resp = worker.call(probe, kwargs, host.timeout * scale)
             self._observed = self._observation(worker)
         except _handle.WorkerDied as err:
             if err.kind == "timeout":
                 self.timeouts += 1
-                raise StudentProblem("CALL_TIMEOUT", call=call, timeout=run.timeout * scale) from None
+                raise StudentProblem("CALL_TIMEOUT", call=call, timeout=host.timeout * scale) from None
             if err.kind == "broken":
                 raise StudentProblem("WORKER_PROTOCOL", how=err.how) from None
             if err.kind == "limit":
@@ -218,7 +253,7 @@ class ExerciseGrading:
             raise StudentProblem("CALL_CRASHED", call=call, how=err.how) from None
         if resp.get("ok"):
             return resp["value"]
-        raise _probe_error(resp, call, run.mem_bytes)
+        raise _probe_error(resp, call, host.mem_bytes)
 
     @staticmethod
     def _observation(worker: _handle.Worker) -> dict[str, int] | None:
@@ -241,7 +276,7 @@ class ExerciseGrading:
 
     def _reference_call(self, probe: str, kwargs: dict[str, Any]) -> Any:
         try:
-            return self.grading_run.reference.call(self.exercise, probe, kwargs)
+            return self.host.reference_call(self.exercise, probe, kwargs)
         except GraderBug as err:
             death = getattr(err, "death", None)
             if death:
@@ -251,18 +286,18 @@ class ExerciseGrading:
 
     def ctx(self, check: Check) -> Ctx:
         """The context of one check: its seeded rng, the student's worker (timeouts scaled), the reference."""
-        run = self.grading_run
-        return Ctx(rng=check_rng(run.seed, self.exercise, check.name), seed=run.seed, device=run.device,
+        host = self.host
+        return Ctx(rng=check_rng(host.seed, self.exercise, check.name), seed=host.seed, device=host.device,
                    student=lambda p, c, s, kw, _scale=check.timeout_scale: self._student_call(p, c, s * _scale, kw),
                    reference=self._reference_call, observed=self.observed)
 
     def refusal(self, check: Check) -> tuple[str, dict[str, Any]] | None:
         """Why ``check`` must not run now (``(key, fields)``: a device it needs, the spent timeout budget), or None."""
-        run = self.grading_run
-        if check.needs and not _device.satisfies(run.device, check.needs):
-            return "NOT_ON_DEVICE", {"device": _device.describe(run.device), "needs": check.needs}
+        host = self.host
+        if check.needs and not _device.satisfies(host.device, check.needs):
+            return "NOT_ON_DEVICE", {"device": _device.describe(host.device), "needs": check.needs}
         if self.timeouts >= MAX_TIMEOUTS_PER_EXERCISE:
-            return "BUDGET_EXHAUSTED", {"budget": run.timeout * MAX_TIMEOUTS_PER_EXERCISE}
+            return "BUDGET_EXHAUSTED", {"budget": host.timeout * MAX_TIMEOUTS_PER_EXERCISE}
         return None
 
     def judged(self, check: Check, error: BaseException) -> BaseException:

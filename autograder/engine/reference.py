@@ -5,22 +5,28 @@ probe results (they depend only on the run's seed).
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from autograder.core.paths import EXERCISES, SOLUTIONS
 from autograder.core.protocol import reference_key as _key
 from autograder.core.suite import GraderBug
+from autograder.engine.outcomes import _oom_words, _with_death
 from autograder.workers import handle as _handle
 
-if TYPE_CHECKING:
-    from autograder.engine.run import GradingRun
-from autograder.engine.outcomes import _oom_words, _with_death
+
+class WorkerSource(Protocol):
+    """What the bank needs of its run (a :class:`autograder.engine.run.GradingRun`): workers and their timeout."""
+
+    timeout: float
+
+    def start_worker(self, exercise: str, source_path: str, role: str,
+                     hide_extra: list[str] | None = None) -> _handle.Worker: ...
 
 
 class ReferenceBank:
     """Reference workers (one per exercise, never touched by student code) + cache."""
 
-    def __init__(self, run: GradingRun) -> None:
+    def __init__(self, run: WorkerSource) -> None:
         self._run = run
         self._workers: dict[str, _handle.Worker] = {}
         self._locks = {ex: threading.Lock() for ex in EXERCISES}

@@ -20,18 +20,14 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from autograder import hidden  # hidden.load_suite: one place to find (and, in tests, replace) a suite
 from autograder.core import device as _device
 from autograder.core import registry as _registry
-from autograder.core import status as _status
-from autograder.core.i18n import render
 from autograder.core.paths import EXERCISES
 from autograder.core.protocol import probe_error, reference_key
 from autograder.core.registry import JAX_ONLY
-from autograder.core.suite import Check
-from autograder.core.text import clean
 from autograder.engine import libraries
-from autograder.engine.exercise import ExerciseGrading
+from autograder.engine import rows as _rows
+from autograder.engine.exercise import ExerciseGrading, ExerciseHost
 from autograder.engine.jaxcache import jax_cache_dir
 from autograder.engine.outcomes import DEADLINE_MARGIN, DeadlineReached
 from autograder.engine.reading import hide_places, read_all, read_error
@@ -43,12 +39,6 @@ from autograder.submissions import loadguard as _loadguard
 from autograder.workers import compile_cache as _compile_cache
 from autograder.workers import envelope as _envelope
 from autograder.workers import sizing as _sizing
-
-
-def exercise_checks(exercise: str, public_only: bool = False) -> list[Check]:
-    """The checks a run grades of one exercise (the public ones only with ``public_only``)."""
-    return [c for c in hidden.load_suite(exercise).checks if not public_only or not c.hidden]
-
 
 # Shared with the notebook self-check (autograder/builders/public.py): one key, one rng, one verdict.
 _key = reference_key
@@ -153,7 +143,7 @@ class GradingRun(RunWorkers):
             final = getattr(self._attempts, "final", True)
         self._enter(exercise)
         try:
-            grading = ExerciseGrading(self, sub, exercise, final=final)
+            grading = ExerciseGrading(self.host(), sub, exercise, final=final)
             try:
                 res = grading.open()
                 if res is None:
@@ -173,6 +163,14 @@ class GradingRun(RunWorkers):
         if res is None or (self._expired.is_set() and ended >= self._expired_at):
             return self._deadline_row(exercise)
         return res
+
+    def host(self) -> ExerciseHost:
+        """What grading one exercise needs of this run (:class:`ExerciseGrading`'s only view of it)."""
+        return ExerciseHost(lang=self.lang, public_only=self.public_only, seed=self.seed, device=self.device,
+                            timeout=self.timeout, mem_bytes=self.mem_bytes, tmp=self.tmp, envelope=self.envelope,
+                            start_worker=self.start_worker, scratch_id=self.scratch_id,
+                            note_isolation=self.note_isolation, reference_call=self.reference.call,
+                            library_trouble=self.libraries.trouble)
 
     def _enter(self, exercise: str) -> None:
         with self._lock:
@@ -236,7 +234,7 @@ class GradingRun(RunWorkers):
         subs = read_all(paths, self.timeout)
         if self.sandbox and not self.isolation:  # recorded from the start: a row without student code has it too
             self.measure_isolation()
-        results: list[dict[str, Any]] = [self._empty(p) for p in paths]
+        results = [_rows.empty_row(p, self.device, self.seed) for p in paths]
         pending = {i: len(wanted[i]) for i in range(len(paths))}
         done_lock = threading.Lock()
         again: list[tuple[int, str, str]] = []  # (submission, exercise, why): graded again, alone, at the end
@@ -260,7 +258,7 @@ class GradingRun(RunWorkers):
                 if isinstance(sub, _loadguard.ReaderTrouble):
                     return self.graders_row(ex, "grader_error", str(sub))
                 if isinstance(sub, Exception):
-                    return self._unreadable(ex, read_error(sub), status=getattr(sub, "status", "unreadable"))
+                    return self.unreadable_row(ex, read_error(sub), status=getattr(sub, "status", "unreadable"))
                 self._attempts.final = final  # (read by grade_exercise in this thread)
                 return self.grade_exercise(sub, ex)
             except Exception as err:  # noqa: BLE001 - nothing lost; the grader's trouble, not the student's
@@ -316,36 +314,14 @@ class GradingRun(RunWorkers):
                     on_result(r)
         return results
 
-    def _empty(self, path: str) -> dict[str, Any]:
-        return {"submission": path, "device": dict(self.device), "seed": self.seed,
-                "total": 0.0, "max_total": 0.0, "exercises": {}}
-
     def graders_row(self, exercise: str, status: str, reason: str) -> dict[str, Any]:
-        """A row the student's code did not earn (``grader_error`` or ``ungraded``; see ``_status``)."""
-        return _status.grader_row(exercise_checks(exercise, self.public_only), status, reason, lang=self.lang)
+        """A row the student's code did not earn (``grader_error`` or ``ungraded``): :func:`rows.graders_row`."""
+        return _rows.graders_row(exercise, status, reason, lang=self.lang, public_only=self.public_only)
 
-    def _unreadable(self, exercise: str, error: str | dict[str, Any], status: str = "unreadable",
-                    key: str = "UNREADABLE") -> dict[str, Any]:
-        checks = exercise_checks(exercise, self.public_only)
-        # it may quote file names the student chose; a dict is a catalogued text (read_error)
-        msg = render(key, self.lang, error=clean(error) if isinstance(error, str) else error)
-        return {"score": 0.0, "max_score": float(sum(c.points for c in checks)), "status": status,
-                "message": msg, "seconds": 0.0,
-                "tests": [{"name": c.name, "score": 0.0, "max_score": c.points, "passed": False,
-                           "hidden": c.hidden, "message": msg, "code": key} for c in checks]}
+    def unreadable_row(self, exercise: str, error: str | dict[str, Any], status: str = "unreadable") -> dict[str, Any]:
+        """The row of an exercise whose submission could not be read: :func:`rows.unreadable_row`."""
+        return _rows.unreadable_row(exercise, error, lang=self.lang, public_only=self.public_only, status=status)
 
     def _finish(self, res: dict[str, Any], exercises: list[str]) -> None:
-        res["exercises"] = {ex: res["exercises"][ex] for ex in exercises if ex in res["exercises"]}
-        res["total"] = round(sum(e["score"] for e in res["exercises"].values()), 6)
-        res["max_total"] = round(sum(e["max_score"] for e in res["exercises"].values()), 6)
-        res["precision"] = dict(_device.PRECISION)
-        res["isolation"] = dict(self.isolation)
-        res["launcher"] = self.launcher.kind
-        if getattr(self, "envelope", None) is not None:  # (a Dask cluster's rows come from its workers)
-            res["envelope"] = _sizing.as_json(self.envelope, self.plan, self.jobs)
-        from autograder.core import verdict_fp as _verdict_fp
-
-        _verdict_fp.stamp(res, getattr(self, "public_only", False))  # what decides each verdict (regrade)
-        from autograder.engine.regrade import stamp_checks
-
-        stamp_checks(res)  # each check's points, definition and tolerances (a regrade names those that changed)
+        _rows.finish_row(res, exercises, isolation=self.isolation, launcher=self.launcher.kind,
+                         envelope=_sizing.as_json(self.envelope, self.plan, self.jobs), public_only=self.public_only)

@@ -91,8 +91,7 @@ class RunWorkers:
             raise GradingCancelled("grading was cancelled")
         if self._expired.is_set():
             raise DeadlineReached("the run's deadline came")
-        with self._lock:
-            scratch = os.path.join(self.tmp, f"w{next(self._scratch_ids)}")
+        scratch = os.path.join(self.tmp, f"w{self.scratch_id()}")
         os.makedirs(scratch, mode=0o700)
         # every student JAX worker asks the grader for its programs (answered with nothing where the run lends
         # none): the grader counts what it compiles (ExerciseGrading.observed)
@@ -151,10 +150,15 @@ class RunWorkers:
         got = dict(worker.status.get("isolation") or {"level": "minimal", "error": str(worker.status)})
         for own in ("pids_cgroup", "cpu_cgroup"):  # they name that one worker only
             got.pop(own, None)
-        self._note_isolation(got)
+        self.note_isolation(got)
         return got
 
-    def _note_isolation(self, got: dict[str, Any]) -> None:
+    def scratch_id(self) -> int:
+        """A number no other scratch folder of this run has (a worker's ``w<n>``, a source's ``src-<n>``)."""
+        with self._lock:
+            return next(self._scratch_ids)
+
+    def note_isolation(self, got: dict[str, Any]) -> None:
         """Keeps the weakest isolation any student worker of this run obtained (without what names one
         worker only: its pids and CPU cgroups)."""
         from autograder.sandbox.isolate import level_at_least

@@ -5,19 +5,22 @@ the isolation the instructor requires (:func:`check_isolation`), grades, and clo
 Ctrl-C (or SIGTERM, which :class:`Interrupts` turns into Ctrl-C) cancels the run, kills its workers and
 returns with ``interrupted`` set, a second one is ignored while what was graded is written. The caller
 gets the rows through its callbacks (the reports' checkpoint and progress) and writes the outputs; this
-module prints nothing.
+module prints nothing. :func:`grade_batch` is the wiring ``tapetrace grade`` uses: a ``--resume`` plan's
+merging, the checkpoint and the progress display (made by the CLI: the reports sit above the engine).
 """
 
 from __future__ import annotations
 
+import functools
 import signal
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from autograder.core import device as _device
+from autograder.engine import resume as _resume
 from autograder.engine.reading import HideRefused
 
 
@@ -143,6 +146,62 @@ def grade(make_run: Callable[[], Any], paths: list[str], only: list[str], *, int
                 run.cancel()
             run.close()
     return outcome
+
+
+class Progress(Protocol):
+    """What a session tells its progress display (``autograder.reports.progress.Progress``)."""
+
+    def begin(self) -> None: ...
+
+    def update(self, res: dict[str, Any]) -> None: ...
+
+    def task_done(self, *args: Any) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def grade_batch(make_run: Callable[..., Any], paths: list[str], only: list[str], *, interrupts: Interrupts,
+                add: Callable[[dict[str, Any]], None], progress: Progress, resumed: _resume.Plan | None = None,
+                jobs: int | None = None, deadline: float | None = None, require_isolation: str | None = None,
+                errors: tuple[type[Exception], ...] = (), on_note: Callable[[str], None] | None = None,
+                **run_options: Any) -> Outcome:
+    """:func:`grade` wired as ``tapetrace grade`` runs it: each row to ``add`` (the checkpoint) and ``progress``.
+
+    Args:
+        make_run: makes the run; ``run_options`` are passed to it (device, timeout, seed, lang...).
+        paths: the submissions to grade now (after ``--shard`` and ``--resume``).
+        only: the exercises.
+        interrupts: the entered :class:`Interrupts`.
+        add: takes each submission's row (the reports' checkpoint).
+        progress: the progress display: begun once the run is ready, told of each task and row, closed.
+        resumed: a ``--resume`` plan (:func:`autograder.engine.resume.plan`): a submission graded again in
+            part is merged into its earlier row before ``add``, and grades only its exercises to do.
+        jobs: see :func:`grade`.
+        deadline: see :func:`grade`.
+        require_isolation: see :func:`grade`.
+        errors: see :func:`grade`.
+        on_note: called with :func:`check_isolation`'s note when it is not empty.
+        **run_options: ``make_run``'s keyword arguments.
+
+    Returns:
+        The :class:`Outcome`.
+    """
+    if resumed is not None and resumed.partial:
+        add = _resume.merging(add, resumed.partial, only)
+
+    def ready(note: str) -> None:
+        if note and on_note is not None:
+            on_note(note)
+        progress.begin()
+
+    def on_result(res: dict[str, Any]) -> None:
+        add(res)
+        progress.update(res)
+
+    return grade(functools.partial(make_run, **run_options), paths, only, interrupts=interrupts, jobs=jobs,
+                 on_result=on_result, on_task=progress.task_done,
+                 exercises_for=resumed.exercises_for if resumed is not None else None, deadline=deadline,
+                 require_isolation=require_isolation, errors=errors, on_ready=ready, on_done=progress.close)
 
 
 def threads_left(wait: float = 2.0) -> bool:

@@ -18,7 +18,7 @@ the scheduler (connecting, registering the run, admitting workers: ``cluster_wor
   admitted worker for the patience (``TAPETRACE_CLUSTER_PATIENCE``), ends the run: the rows graded
   are kept, the rest are ``ungraded`` (exit status 3; ``--resume`` grades them).
 - **Same results.** Rows are made by the engine's own functions (``grade_exercise`` on the worker;
-  the run's ``_empty``/``_finish``/``_unreadable``/``graders_row`` here), so the JSON, CSV,
+  :mod:`autograder.engine.rows` here, as the local run makes them), so the JSON, CSV,
   feedback, progress and ``--resume`` of ``autograder.cli.grade.run`` work unchanged. A row's
   ``isolation`` is the weakest its exercises were graded under.
 """
@@ -37,7 +37,9 @@ from typing import Any
 
 from autograder.core.paths import EXERCISES
 from autograder.engine import reading as _reading
-from autograder.engine.run import GradingRun, read_error, schedule
+from autograder.engine import rows as _rows
+from autograder.engine.reading import read_error
+from autograder.engine.run import schedule
 from autograder.scaleout.cluster_link import POLL, SchedulerLink, _GiveUp
 from autograder.scaleout.cluster_worker import GradingPlugin, WorkerRefused, _text, grade_task
 from autograder.submissions import loader as _loader
@@ -126,7 +128,8 @@ class ClusterRun(SchedulerLink):
         def finish(i: int) -> None:
             row = results[i]
             assert row is not None
-            GradingRun._finish(self, row, wanted[i])  # type: ignore[arg-type]
+            _rows.finish_row(row, wanted[i], isolation=self.isolation, launcher=self.launcher.kind, envelope=None,
+                             public_only=self.public_only)
             mine = facts.get(i, {})
             row["isolation"] = dict(mine.get("isolation") or self.isolation)
             row["device"] = dict(mine.get("device") or self.device)
@@ -135,7 +138,7 @@ class ClusterRun(SchedulerLink):
 
         def record(i: int, ex: str, res: dict[str, Any], out: dict[str, Any] | None = None) -> None:
             if results[i] is None:
-                results[i] = GradingRun._empty(self, paths[i])  # type: ignore[arg-type]
+                results[i] = _rows.empty_row(paths[i], self.device, self.seed)
             row = results[i]
             assert row is not None
             row["exercises"][ex] = res
@@ -201,10 +204,13 @@ class ClusterRun(SchedulerLink):
             finish(j)
         for i, p in enumerate(paths):
             if not wanted[i]:
-                results[i] = GradingRun._empty(self, p)  # type: ignore[arg-type]
+                results[i] = _rows.empty_row(p, self.device, self.seed)
                 finish(i)
         self._report()
         return [r for r in results if r is not None]
+
+    def _graders_row(self, exercise: str, status: str, reason: str) -> dict[str, Any]:
+        return _rows.graders_row(exercise, status, reason, lang=self.lang, public_only=self.public_only)
 
     def _submit(self, item: _Item) -> Any:
         fut = self.client.submit(grade_task, self.plugin_name, self.digest, *item.args,
@@ -239,7 +245,7 @@ class ClusterRun(SchedulerLink):
             name = type(err).__name__
             if name == "KilledWorker":
                 why = f"the Dask workers grading it died ({_text(err)})"
-                record(item.i, item.exercise, GradingRun.graders_row(self, item.exercise, "ungraded", why))  # type: ignore[arg-type]
+                record(item.i, item.exercise, self._graders_row(item.exercise, "ungraded", why))
                 return
             item.attempts += 1
             item.reason = _text(err)
@@ -247,7 +253,7 @@ class ClusterRun(SchedulerLink):
                 retry.append(item)
                 return
             why = f"not graded after {item.attempts} tries on the Dask cluster; last: {item.reason}"
-            record(item.i, item.exercise, GradingRun.graders_row(self, item.exercise, "ungraded", why))  # type: ignore[arg-type]
+            record(item.i, item.exercise, self._graders_row(item.exercise, "ungraded", why))
             return
         finally:
             try:
@@ -309,7 +315,7 @@ class ClusterRun(SchedulerLink):
                 pass
         for item in [*inflight.values(), *retry, *todo]:
             reason = f"{why}" + (f"; last: {item.reason}" if item.reason else "")
-            record(item.i, item.exercise, GradingRun.graders_row(self, item.exercise, "ungraded", reason))  # type: ignore[arg-type]
+            record(item.i, item.exercise, self._graders_row(item.exercise, "ungraded", reason))
         inflight.clear()
         retry.clear()
 
@@ -348,14 +354,14 @@ class ClusterRun(SchedulerLink):
                     sub = reader.load(p)
                 except _loadguard.ReaderTrouble as err:  # the grader's trouble: those rows are grader_error
                     for ex in order:
-                        record(i, ex, GradingRun.graders_row(self, ex, "grader_error", str(err)))  # type: ignore[arg-type]
+                        record(i, ex, self._graders_row(ex, "grader_error", str(err)))
                     continue
                 except Exception as err:  # noqa: BLE001 - GradingRun.grade does the same
                     error = read_error(err) if isinstance(err, _loader.SubmissionError) \
                         else f"{type(err).__name__}: {err}"
                     for ex in order:
-                        record(i, ex, GradingRun._unreadable(self, ex, error,  # type: ignore[arg-type]
-                                                             status=getattr(err, "status", "unreadable")))
+                        record(i, ex, _rows.unreadable_row(ex, error, lang=self.lang, public_only=self.public_only,
+                                                           status=getattr(err, "status", "unreadable")))
                     continue
                 where = os.path.abspath(p)
                 for ex in order:

@@ -28,17 +28,9 @@ TEMPLATES = AUTOGRADER / "builders" / "templates" / "new"
 # The exercise name a template's ``__NAME__`` stands for while it is checked.
 TEMPLATE_NAME = "ex99_template"
 
-# Cross-package ``_`` uses still allowed, as "file: module.name". ONLY items in autograder/engine/,
-# autograder/scaleout/ and autograder/cli/grade.py belong here: those files are being rewritten on another
-# branch (issue 38, "The engine's seams"); once it is merged, empty this set (each entry it no longer needs
-# fails ``test_allowlist_is_current``).
-ALLOWED: frozenset[str] = frozenset({
-    "autograder/scaleout/cluster.py: autograder.engine.run.GradingRun._finish",
-    "autograder/scaleout/cluster.py: autograder.engine.run.GradingRun._empty",
-    "autograder/scaleout/cluster.py: autograder.engine.run.GradingRun._unreadable",
-    # reports.report keeps ``_atomic_write = atomic_write`` for this caller only; drop both together.
-    "autograder/scaleout/shard.py: autograder.reports.report._atomic_write",
-})
+# Cross-package ``_`` uses allowed, as "file: module.name": none (an entry no use needs any more fails
+# ``test_allowlist_is_current``).
+ALLOWED: frozenset[str] = frozenset()
 
 
 def _is_private(name: str) -> bool:

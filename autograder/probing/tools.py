@@ -27,7 +27,7 @@ DEVICE: dict[str, str] = {"torch": "cpu", "jax": "cpu"}
 # Tallies: events a probe counts (a model's forward, an autodiff call) are counted in the grader's process,
 # not in the worker's memory (docs/security.md, "Structural checks"). A worker keeps its result pipe on
 # RESULT_FD (``autograder.workers.worker``, before any student code runs) and its environment names it
-# (TALLY_ENV, ``autograder.workers.environment.worker_env``); every :func:`tally` writes one frame there at
+# (TALLY_ENV, ``autograder.workers.launch.tallying_env``); every :func:`tally` writes one frame there at
 # once, which the grader counts (``autograder.workers.handle.Worker.tallied``). Elsewhere (the notebook's
 # own checks) nothing is sent.
 RESULT_FD = 1000

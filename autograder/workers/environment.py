@@ -14,7 +14,6 @@ import mmap
 import os
 
 from autograder.core.paths import ROOT
-from autograder.probing.tools import RESULT_FD, TALLY_ENV
 from autograder.workers import envelope as _envelope
 from autograder.workers import sizing as _sizing
 
@@ -88,8 +87,6 @@ def worker_env(cpu_jax: bool = True) -> dict[str, str]:
                  if f in known and not any(u.startswith(f.split("=")[0] + "=") for u in user)]
     env["XLA_FLAGS"] = " ".join([*ours, *user])
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    # where a worker's probes write their tallies (its result pipe: autograder.probing.tools.tally)
-    env[TALLY_ENV] = str(RESULT_FD)
     # On a GPU box a student's and the reference's JAX workers (and torch in the same worker) share
     # one GPU: JAX's default preallocation of 75% of its memory per process would starve the others.
     env.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")

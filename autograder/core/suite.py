@@ -116,13 +116,15 @@ class Ctx:
 
     def __init__(self, *, rng: np.random.Generator, seed: int, device: dict[str, str],
                  student: Callable[..., Any], reference: Callable[..., Any],
-                 observed: Callable[[], dict[str, int] | None] | None = None) -> None:
+                 observed: Callable[[], dict[str, int] | None] | None = None,
+                 counted: Callable[[str], int | None] | None = None) -> None:
         self.rng = rng
         self.seed = seed
         self.device = device
         self._student = student
         self._reference = reference
         self._observed = observed
+        self._counted = counted
 
     def student(self, probe: str, call: str | dict[str, Any] | None = None, timeout_scale: float = 1.0,
                 **kwargs: Any) -> Any:
@@ -139,6 +141,13 @@ class Ctx:
         ``autograder.workers.compile_cache``) during that call. None where nothing is seen: the notebook's
         self-check (the probes run in the student's own process) or a worker that compiles no JAX."""
         return self._observed() if self._observed is not None else None
+
+    def counted(self, name: str) -> int | None:
+        """How many events ``name`` the student's last probe call tallied, counted by the grader itself as
+        the worker wrote them (``autograder.probing.tools.tally``): a count kept in the worker's memory can
+        be rewound by a raw memory write, this one cannot. None where nothing is counted outside the
+        student's process (the notebook's self-check; the reference standing in for the student)."""
+        return self._counted(name) if self._counted is not None else None
 
     def reference(self, probe: str, **kwargs: Any) -> Any:
         """Runs a probe on the reference solution (cached per grading run)."""

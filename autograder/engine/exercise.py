@@ -116,6 +116,7 @@ class ExerciseGrading:
         self._src_path = ""
         self._hide: list[str] = []
         self._observed: dict[str, int] | None = None
+        self._tallied: dict[str, int] | None = None
 
     def _result(self, status: str, tests: list[dict[str, Any]], message: str) -> dict[str, Any]:
         out = {"score": float(sum(t["score"] for t in tests)), "max_score": self.max_score,
@@ -238,9 +239,11 @@ class ExerciseGrading:
             if st.get("status") != "loaded":
                 raise StudentProblem(st.get("code", "LOAD_CRASHED"), **st.get("fields", {}))
         self._observed = None
+        self._tallied = None
         try:
             resp = worker.call(probe, kwargs, host.timeout * scale)
             self._observed = self._observation(worker)
+            self._tallied = dict(worker.tallied)
         except _handle.WorkerDied as err:
             if err.kind == "timeout":
                 self.timeouts += 1
@@ -267,6 +270,11 @@ class ExerciseGrading:
         """:meth:`_observation` of the student's last probe call (None before one answered)."""
         return self._observed
 
+    def counted(self, name: str) -> int | None:
+        """How many tallies ``name`` the grader read during the student's last probe call
+        (``autograder.probing.tools.tally``; None before one answered)."""
+        return None if self._tallied is None else int(self._tallied.get(name, 0))
+
     def _raise_if_graders(self, death: dict[str, Any] | None, what: str) -> None:
         """Raises :class:`GradersTrouble` when a death is (or, on a first attempt, may be) the grader's."""
         trouble = self.death_trouble(death, what)
@@ -289,7 +297,7 @@ class ExerciseGrading:
         host = self.host
         return Ctx(rng=check_rng(host.seed, self.exercise, check.name), seed=host.seed, device=host.device,
                    student=lambda p, c, s, kw, _scale=check.timeout_scale: self._student_call(p, c, s * _scale, kw),
-                   reference=self._reference_call, observed=self.observed)
+                   reference=self._reference_call, observed=self.observed, counted=self.counted)
 
     def refusal(self, check: Check) -> tuple[str, dict[str, Any]] | None:
         """Why ``check`` must not run now (``(key, fields)``: a device it needs, the spent timeout budget), or None."""

@@ -106,8 +106,12 @@ def torch_vectorised(ctx: Ctx) -> None:
     case = torch_case(ctx.rng, int(ctx.rng.integers(8, 13)), "xent")
     got = ctx.student("torch_calls", call="torch_per_example_grads(model, xent_loss, x, y)", **case)
     # vmap calls forward once (twice if the student also runs a plain forward); a loop calls it >= N times.
-    if got["calls"] > got["n"] // 2:
-        raise Fail("EX06_TORCH_LOOP", calls=got["calls"], n=got["n"])
+    # The probe's count lives in the worker (a raw memory write can rewind it); the grader's own count of
+    # the forwards' tallies cannot be: the larger one is judged (the two differ only when one was forged).
+    seen = ctx.counted("forward")
+    calls = max(int(got["calls"]), seen if seen is not None else 0)
+    if calls > got["n"] // 2:
+        raise Fail("EX06_TORCH_LOOP", calls=calls, n=got["n"])
 
 
 def _zero_example(tree: object, i: int) -> object:

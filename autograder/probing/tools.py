@@ -9,18 +9,62 @@ at import time, before the student module is loaded.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
 
 from autograder.core.i18n import label
 from autograder.core.suite import CheckFailure
+from autograder.core.wire import frame as _frame
 
 _np_asarray = np.asarray
 _np_array = np.array
 
 # Set by the worker before the student module loads.
 DEVICE: dict[str, str] = {"torch": "cpu", "jax": "cpu"}
+
+# Tallies: events a probe counts (a model's forward, an autodiff call) are counted in the grader's process,
+# not in the worker's memory (docs/security.md, "Structural checks"). A worker keeps its result pipe on
+# RESULT_FD (``autograder.workers.worker``, before any student code runs) and its environment names it
+# (TALLY_ENV, ``autograder.workers.launch.tallying_env``); every :func:`tally` writes one frame there at
+# once, which the grader counts (``autograder.workers.handle.Worker.tallied``). Elsewhere (the notebook's
+# own checks) nothing is sent.
+RESULT_FD = 1000
+TALLY_ENV = "TAPETRACE_RESULT_FD"
+TALLY = "tapetrace_tally"
+# a worker whose tally cannot be written (its result pipe closed or replaced by its own code) exits so:
+# the call crashes, the student's failure (never a count the grader did not see)
+TALLY_EXIT = 86
+
+
+def _tally_fd() -> int:
+    try:
+        return int(os.environ.get(TALLY_ENV, "-1"))
+    except ValueError:
+        return -1
+
+
+def tally(name: str, _fd: int = _tally_fd(), _write: Any = os.write, _frame: Any = _frame,
+          _exit: Any = os._exit, _oserror: type = OSError, _exit_code: int = TALLY_EXIT, _tally: str = TALLY) -> None:
+    """Counts one event ``name`` in the grader's process: one frame on the worker's result pipe, written now.
+
+    Bound at import (the descriptor read from the worker's environment, in the zygote, before any student
+    code runs) and held in default arguments: a raw memory write into a counter of the worker can no longer
+    rewind what the grader already read. A frame this small is written whole (below ``PIPE_BUF``).
+    """
+    if _fd < 0:
+        return
+    try:
+        _write(_fd, _frame({_tally: name}))
+    except _oserror:
+        _exit(_exit_code)
+
+
+def is_tally(msg: Any) -> bool:
+    """Whether a worker's message is one :func:`tally` (and is nothing else)."""
+    return (isinstance(msg, dict) and len(msg) == 1 and isinstance(msg.get(TALLY), str)
+            and 0 < len(msg[TALLY]) <= 40)
 
 
 class ProbeFail(CheckFailure):

@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from autograder.core import wire as _wire
+from autograder.probing import tools as _tools
 from autograder.sandbox import quota as _quota
 from autograder.workers import compile_cache as _compile_cache
 from autograder.workers import envelope as _envelope
@@ -34,6 +35,11 @@ def describe_status(status: int | None) -> str:
     if os.WIFEXITED(status):
         return f"exited with status {os.WEXITSTATUS(status)}"
     return "died"
+
+
+# Tallies read while the grader waits for one answer: a probe counts a few hundred events (ex09's tape);
+# a worker writing more floods the grader and is treated as broken.
+MAX_TALLIES = 200_000
 
 
 class WorkerDied(Exception):
@@ -69,6 +75,9 @@ class Worker:
         self._lend = self._recording(lender.answer if lender is not None else _compile_cache.refuse)
         # the programs the worker asked for during the current call: what the grader itself saw it compile
         self.asked: list[str] = []
+        # the probes' tallies the worker wrote during the current call (``_tools.tally``): counted here, in the
+        # grader's process, as they arrived (a raw memory write in the worker cannot take one back)
+        self.tallied: dict[str, int] = {}
         # whether the grader told it to ask for every program it compiles (the grader's word, not the worker's)
         self.borrows = bool(spec.get("borrow_compiles"))
         # the sandbox's own record, sent before the student's code ran (``_intake.isolation``); None: no sandbox
@@ -185,6 +194,7 @@ class Worker:
         if not self.alive:
             raise WorkerDied("broken", "the worker is gone")
         self.asked = []
+        self.tallied = {}
         try:
             return _intake.response(self._await(timeout, send={"probe": probe, "kwargs": kwargs}))
         except TimeoutError:
@@ -201,13 +211,23 @@ class Worker:
             raise WorkerDied("broken", str(err)) from None
 
     def _recv(self, deadline: float) -> Any:
-        """The worker's next message that is not a request for a compiled program; those are answered
-        meanwhile (``_compile_cache``), all before ``deadline``, at most
-        :data:`_compile_cache.MAX_REQUESTS` of them (a worker asking for more is broken)."""
-        for _ in range(_compile_cache.MAX_REQUESTS):
+        """The worker's next message that is not a request for a compiled program nor a tally; requests are
+        answered meanwhile (``_compile_cache``), all before ``deadline``, at most
+        :data:`_compile_cache.MAX_REQUESTS` of them, and tallies counted in :attr:`tallied`, at most
+        :data:`MAX_TALLIES` (a worker sending more is broken)."""
+        requests = tallies = 0
+        while requests < _compile_cache.MAX_REQUESTS:
             msg = _wire.recv(self._res_r, deadline)
+            if _tools.is_tally(msg):
+                tallies += 1
+                if tallies > MAX_TALLIES:
+                    raise _wire.WireError(f"more than {MAX_TALLIES} tallies in one call")
+                name = msg[_tools.TALLY]
+                self.tallied[name] = self.tallied.get(name, 0) + 1
+                continue
             if not _compile_cache.is_request(msg):
                 return msg
+            requests += 1
             self._phase = "serving"  # the grader works out the answer: not the worker's time
             try:
                 answer = self._lend(msg)

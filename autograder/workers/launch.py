@@ -20,7 +20,15 @@ import time
 from typing import Any
 
 from autograder.core.paths import ROOT
+from autograder.probing.tools import RESULT_FD, TALLY_ENV
 from autograder.workers.environment import worker_env
+
+
+def tallying_env(cpu_jax: bool) -> dict[str, str]:
+    """:func:`worker_env`, naming where the worker's probes write their tallies (its result pipe, moved to
+    ``RESULT_FD`` by the worker: ``autograder.probing.tools.tally``). Only a process that holds that pipe
+    gets it (a zygote and the workers it forks; not a benchmark running probes in its own process)."""
+    return {**worker_env(cpu_jax), TALLY_ENV: str(RESULT_FD)}
 
 
 class Proc:
@@ -69,7 +77,7 @@ class SpawnLauncher:
         """Starts a worker with ``fds``: its command and result pipes, and optionally its stderr's."""
         popen = subprocess.Popen(
             [*self.prefix, sys.executable, "-m", "autograder.workers.worker", str(fds[0]), str(fds[1]), json.dumps(spec)],
-            pass_fds=fds[:2], env=worker_env(self.cpu_jax), cwd=str(ROOT), start_new_session=True,
+            pass_fds=fds[:2], env=tallying_env(self.cpu_jax), cwd=str(ROOT), start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=fds[2] if len(fds) > 2 else subprocess.DEVNULL,  # its stderr pipe (Worker.stderr)
         )
@@ -107,7 +115,7 @@ class ZygoteLauncher:
         try:
             self._popen: subprocess.Popen | None = subprocess.Popen(
                 [*(prefix or []), sys.executable, "-m", "autograder.workers.zygote", str(child.fileno()), *extra],
-                pass_fds=fds, env=worker_env(cpu_jax), cwd=str(ROOT), start_new_session=True,
+                pass_fds=fds, env=tallying_env(cpu_jax), cwd=str(ROOT), start_new_session=True,
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )
         finally:

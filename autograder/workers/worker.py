@@ -293,6 +293,28 @@ def run_probe(probes: Any, mod: Any, req: dict[str, Any], path: str) -> dict[str
     return {"ok": True, "value": value}
 
 
+def _pin_result(res_fd: int) -> int:
+    """Moves the result pipe to :data:`autograder.probing.tools.RESULT_FD`, where the probes' tallies are
+    written (``tools.tally``, bound at import); the descriptor it had is closed.
+
+    Raises:
+        RuntimeError: that descriptor is taken (nothing could be counted in the grader's process).
+    """
+    import fcntl  # POSIX only: a worker's (this module also ships in the notebook's runtime)
+
+    from autograder.probing.tools import RESULT_FD
+
+    if res_fd == RESULT_FD:
+        return res_fd
+    try:
+        fcntl.fcntl(RESULT_FD, fcntl.F_GETFD)
+    except OSError:
+        os.dup2(res_fd, RESULT_FD, inheritable=False)
+        os.close(res_fd)
+        return RESULT_FD
+    raise RuntimeError(f"descriptor {RESULT_FD} is taken: the worker's result pipe cannot move there")
+
+
 def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | None = None) -> None:
     """Runs one worker until the grader closes the command pipe.
 
@@ -303,6 +325,7 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
         err_fd: where its stderr goes (the grader keeps the tail for the instructor; never a student's
             to read); None: /dev/null.
     """
+    res_fd = _pin_result(res_fd)
     if not spec.get("debug"):
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 0)

@@ -38,7 +38,7 @@ CANARY_FOR_EX09 = "ex01_torch_mlp"
 def meta(path: Path) -> dict:
     out = {"fails": "all", "status": "graded", "message": ""}
     for line in path.read_text().splitlines()[:8]:
-        if m := re.match(r"#\s*(ATTACK|TARGET|STATUS|STATUS-CONTAINER|FAILS|MESSAGE|MESSAGE-CONTAINER|AFTER):\s*(.*)", line):
+        if m := re.match(r"#\s*(ATTACK|TARGET|STATUS|STATUS-CONTAINER|FAILS|MESSAGE|MESSAGE-CONTAINER|AFTER|OPEN):\s*(.*)", line):
             out[m.group(1).lower().replace("-", "_")] = m.group(2).strip()
     return out
 
@@ -146,6 +146,17 @@ def _survivors(marks: tuple[str, ...] = ("sleep 4242", "sleep 4243", "tt-spinner
         time.sleep(0.2)
 
 
+def _attack_params() -> list:
+    """Every attack; one headed ``# OPEN: why`` breaks out today (docs/security.md says so): it is expected
+    to fail, strictly, so that the day it is contained the test says so and the header goes."""
+    out = []
+    for path in ATTACKS:
+        why = meta(path).get("open")
+        marks = [pytest.mark.xfail(strict=True, reason=f"open: {why}")] if why else []
+        out.append(pytest.param(path, marks=marks, id=path.stem))
+    return out
+
+
 def _attack_submission(folder: Path, path: Path) -> tuple[Path, list[str]]:
     """A submission holding the attack (after the honest solution where it says so) and a canary; (its folder,
     the two exercises graded)."""
@@ -174,7 +185,7 @@ def attack_results(attack_run, listener, tmp_path_factory) -> dict:
             "survivors": _survivors()}
 
 
-@pytest.mark.parametrize("path", ATTACKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", _attack_params())
 def test_attack_is_contained(attack_run, attack_results, path):
     m = meta(path)
     if attack_run.expected_level != "full" and m.get("status_container"):

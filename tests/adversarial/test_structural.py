@@ -9,9 +9,11 @@ one's worker) patches the probes, the audit hook and the snapshot of a student's
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -370,3 +372,95 @@ def test_programs_per_call_verdict(counts, shapes, key):
     with pytest.raises(Fail) as err:
         compiled_once_per_shape(counts, shapes, what="step", where="make_train_step")
     assert err.value.key == key
+
+
+def _tally_in_subprocess(code: str, fd_open: bool) -> tuple[int, list]:
+    """Runs ``code`` in a fresh interpreter whose environment names :data:`tools.RESULT_FD` (as a worker's
+    does) and, when ``fd_open``, holds a pipe there; returns its exit status and the frames read back."""
+    from autograder.core import wire
+    from autograder.probing import tools
+
+    r, w = os.pipe()
+    env = dict(os.environ, **{tools.TALLY_ENV: str(tools.RESULT_FD)})
+    pre = f"import os; os.dup2({w}, {tools.RESULT_FD}); os.close({w})\n" if fd_open else f"import os; os.close({w})\n"
+    try:
+        done = subprocess.run([sys.executable, "-c", pre + textwrap.dedent(code)], cwd=ROOT, env=env,
+                              pass_fds=(w,), timeout=300, capture_output=True)
+        os.close(w)
+        w = -1
+        frames = []
+        while True:
+            try:
+                frames.append(wire.recv(r))
+            except EOFError:
+                break
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)
+    return done.returncode, frames
+
+
+def test_a_tally_reaches_the_grader_at_once_and_a_rewind_leaves_it():
+    """Each tally is a frame on the result pipe as it happens: a raw memory write rewinding the worker's own
+    counter afterwards (as forge_ex06_raw_memory_forward_counter does) leaves what the grader read."""
+    from autograder.probing import tools
+
+    status, frames = _tally_in_subprocess("""
+        import ctypes, itertools
+        from autograder.probing.tools import tally
+        counter = itertools.count()
+        for _ in range(3):
+            next(counter)
+            tally("forward")
+        ctypes.c_ssize_t.from_address(id(counter) + 16).value = 0
+        assert next(counter) == 0
+    """, fd_open=True)
+    assert status == 0
+    assert [tools.is_tally(f) for f in frames] == [True] * 3 and {f[tools.TALLY] for f in frames} == {"forward"}
+
+
+def test_a_tally_that_cannot_be_written_ends_the_worker():
+    """A worker whose result pipe was closed (or never there) cannot drop a tally silently: it exits, and the
+    call it was in crashes (the student's 0, never a count the grader did not see)."""
+    from autograder.probing import tools
+
+    status, frames = _tally_in_subprocess("""
+        from autograder.probing.tools import tally
+        tally("forward")
+        print("survived")
+    """, fd_open=False)
+    assert status == tools.TALLY_EXIT and frames == []
+
+
+def test_a_tally_outside_a_worker_sends_nothing():
+    """The notebook's own checks run the probes in the student's process: no result pipe, nothing sent."""
+    got = _in_subprocess("""
+        import json, os
+        os.environ.pop("TAPETRACE_RESULT_FD", None)
+        from autograder.probing.tools import tally
+        tally("forward")
+        print(json.dumps({"ok": True}))
+    """)
+    assert got == {"ok": True}
+
+
+def test_the_grader_counts_tallies_apart_from_the_answer():
+    """``Worker._recv`` counts tallies in ``tallied`` and returns the first message that is neither a tally
+    nor a compile request."""
+    from autograder.core import wire
+    from autograder.probing import tools
+    from autograder.workers import handle
+
+    worker = handle.Worker.__new__(handle.Worker)
+    r, w = os.pipe()
+    worker._res_r, worker.tallied = r, {}
+    try:
+        for name in ("forward", "forward", "autodiff"):
+            wire.send(w, {tools.TALLY: name})
+        wire.send(w, {"ok": True, "value": 1})
+        assert worker._recv(time.monotonic() + 30) == {"ok": True, "value": 1}
+        assert worker.tallied == {"forward": 2, "autodiff": 1}
+    finally:
+        os.close(r)
+        os.close(w)

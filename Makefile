@@ -15,11 +15,12 @@ $(STAMP): pyproject.toml constraints.txt
 
 setup: $(STAMP)
 
-# on every core: tests that read one shared grading or look at the whole machine share a worker (tests/conftest.py)
+# on every core: tests that read one shared grading or look at the whole machine share a worker (tests/conftest.py:
+# test_group, pytest_xdist_make_scheduler)
 TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS)
 
 # + the opt-in paths that grade inside Docker containers (docs/benchmarks.md: what they prove, how long they take)
 test-containers: $(STAMP)

@@ -21,24 +21,45 @@ CONTAINERS_OPT_IN = ("opt-in: grading inside Docker containers, the slowest end-
 
 
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (``make test`` runs ``-n 2 --dist loadgroup``): tests that read one shared grading stay on
-    one worker (an exercise's cases, graded together by :class:`CaseGrades`), and tests/adversarial, whose checks
-    look at the whole machine (a student's process left anywhere, a file planted in /tmp), run on one worker
-    beside no other attack. Tests marked ``container`` are skipped unless TAPETRACE_CONTAINERS=1."""
-    containers = os.environ.get("TAPETRACE_CONTAINERS") == "1"
+    """Tests marked ``container`` are skipped unless TAPETRACE_CONTAINERS=1 (``make test-containers``)."""
+    if os.environ.get("TAPETRACE_CONTAINERS") == "1":
+        return
     for item in items:
-        path = Path(str(item.fspath))
-        if item.get_closest_marker("container") and not containers:
+        if item.get_closest_marker("container"):
             item.add_marker(pytest.mark.skipif(True, reason=CONTAINERS_OPT_IN))  # before the docker one
-        if "adversarial" in path.parts:
-            item.add_marker(pytest.mark.xdist_group("adversarial"))
-            continue
-        case = item.callspec.params.get("path") if hasattr(item, "callspec") else None
-        if path.name == "test_outcomes.py" and item.originalname in ("test_solution_gets_full_marks",
-                                                                     "test_stub_is_not_attempted"):
-            item.add_marker(pytest.mark.xdist_group("solutions-and-stubs"))
-        elif path.name == "test_outcomes.py" and isinstance(case, Path):
-            item.add_marker(pytest.mark.xdist_group(f"cases-{case.parent.name}"))
+
+
+CASE = re.compile(r"tests/test_outcomes\.py::test_(mutant_fails_exactly_its_checks|valid_variant_gets_full_marks)"
+                  r"\[(ex\d\d_\w+)/")
+SOLUTION_OR_STUB = re.compile(r"tests/test_outcomes\.py::test_(solution_gets_full_marks|stub_is_not_attempted)\[")
+
+
+def xdist_unit(nodeid: str) -> str:
+    """The unit pytest-xdist hands one worker whole (``make test`` runs ``-n 2``): an exercise's cases, graded
+    together by :class:`CaseGrades`; the solutions and stubs (one grading); all of tests/adversarial, whose
+    checks look at the whole machine (a student's process left anywhere, a file planted in /tmp) and so run
+    beside no other attack; any other test alone."""
+    if nodeid.startswith("tests/adversarial/"):
+        return "adversarial"
+    if m := CASE.match(nodeid):
+        return f"cases-{m.group(2)}"
+    if SOLUTION_OR_STUB.match(nodeid):
+        return "solutions-and-stubs"
+    return nodeid
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's scope scheduler with :func:`xdist_unit` as the scope (its own ``xdist_group`` marks need the
+    node ids pytest 9.2 no longer lets a plugin rename). The first groups go out first: tests/adversarial, the
+    longest, starts at once."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Groups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_unit(nodeid)
+
+    return Groups(config, log)
 
 
 def pytest_report_header(config):

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import zipfile
@@ -332,9 +334,13 @@ def test_sigterm_keeps_what_was_graded_and_stops_the_local_cluster(tmp_path):
     assert not [p for p in before if _alive(p)], "processes of the cluster outlived the grader"
 
 
-def test_hide_list_is_the_submissions_folder(tmp_path):
-    subs = [str(make_submission(tmp_path / "class" / f"s{i}", only=["ex09_autograd_tape"])) for i in range(3)]
-    assert _cluster.hide_list(subs) == [str(tmp_path.parents[1])]  # up to /tmp/pytest-of-USER, below /tmp
+def test_hide_list_is_the_submissions_folder():
+    folder = Path(tempfile.mkdtemp(prefix="tapetrace-hide-"))  # a class two levels below the system's /tmp
+    try:
+        subs = [str(make_submission(folder / "class" / f"s{i}", only=["ex09_autograd_tape"])) for i in range(3)]
+        assert _cluster.hide_list(subs) == [str(folder)]  # up to the folder below /tmp, never /tmp itself
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     many = [f"/usr/local/d{i}/s" for i in range(_cluster.MAX_HIDE + 1)]  # never /usr/local: one place each
     with pytest.raises(HideRefused, match="more than 256"):  # never [] (each task would hide its own only)
         _cluster.hide_list(many)

@@ -51,6 +51,21 @@ def test_an_opt_in_test_is_skipped_saying_how_to_run_it(tmp_path):
 def test_make_test_runs_on_every_core():
     make = (ROOT / "Makefile").read_text()
     recipe = make.split("\ntest: ", 1)[1].split("\n\n", 1)[0]
-    assert "-n $(TEST_WORKERS) --dist loadgroup" in recipe, recipe
+    assert "-n $(TEST_WORKERS)" in recipe, recipe
     assert "make test-containers" in DOC.read_text() and "\ntest-containers:" in make
     assert '"pytest-xdist' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_tests_that_share_a_grading_or_the_machine_go_to_one_worker():
+    from conftest import xdist_unit
+
+    assert xdist_unit("tests/adversarial/test_attacks.py::test_attack_is_contained[namespaces-x]") == \
+        xdist_unit("tests/adversarial/test_paths.py::test_cluster") == "adversarial"
+    mutant = "tests/test_outcomes.py::test_mutant_fails_exactly_its_checks[ex07_flax_cnn/flatten_channels_first]"
+    valid = "tests/test_outcomes.py::test_valid_variant_gets_full_marks[ex07_flax_cnn/nhwc_pooling]"
+    assert xdist_unit(mutant) == xdist_unit(valid) == "cases-ex07_flax_cnn"
+    assert xdist_unit(mutant.replace("ex07_flax_cnn", "ex08_jax_transforms")) == "cases-ex08_jax_transforms"
+    assert xdist_unit("tests/test_outcomes.py::test_solution_gets_full_marks[ex01_torch_mlp]") == \
+        xdist_unit("tests/test_outcomes.py::test_stub_is_not_attempted[ex13_spmd]") == "solutions-and-stubs"
+    alone = "tests/test_cli.py::test_help"
+    assert xdist_unit(alone) == alone

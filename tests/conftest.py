@@ -35,17 +35,20 @@ SOLUTION_OR_STUB = re.compile(r"tests/test_outcomes\.py::test_(solution_gets_ful
 
 
 def xdist_unit(nodeid: str) -> str:
-    """The unit pytest-xdist hands one worker whole (``make test`` runs ``-n 2``): an exercise's cases, graded
-    together by :class:`CaseGrades`; the solutions and stubs (one grading); all of tests/adversarial, whose
-    checks look at the whole machine (a student's process left anywhere, a file planted in /tmp) and so run
-    beside no other attack; any other test alone."""
+    """The unit pytest-xdist hands one worker whole (``make test`` runs ``-n 2``): all of tests/adversarial,
+    whose checks look at the whole machine (a student's process left anywhere, a file planted in /tmp) and so
+    run beside no other attack; in tests/test_outcomes.py an exercise's cases (graded together by
+    :class:`CaseGrades`), the solutions and stubs (one grading), any other test alone; any other test file
+    whole (its module fixtures, often a grading, are made once, not once per worker)."""
     if nodeid.startswith("tests/adversarial/"):
         return "adversarial"
     if m := CASE.match(nodeid):
         return f"cases-{m.group(2)}"
     if SOLUTION_OR_STUB.match(nodeid):
         return "solutions-and-stubs"
-    return nodeid
+    if nodeid.startswith("tests/test_outcomes.py::"):
+        return nodeid
+    return nodeid.split("::", 1)[0]
 
 
 @pytest.hookimpl(optionalhook=True)

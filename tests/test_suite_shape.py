@@ -67,5 +67,7 @@ def test_tests_that_share_a_grading_or_the_machine_go_to_one_worker():
     assert xdist_unit(mutant.replace("ex07_flax_cnn", "ex08_jax_transforms")) == "cases-ex08_jax_transforms"
     assert xdist_unit("tests/test_outcomes.py::test_solution_gets_full_marks[ex01_torch_mlp]") == \
         xdist_unit("tests/test_outcomes.py::test_stub_is_not_attempted[ex13_spmd]") == "solutions-and-stubs"
-    alone = "tests/test_cli.py::test_help"
+    alone = "tests/test_outcomes.py::test_every_check_has_a_mutant[ex01_torch_mlp]"
     assert xdist_unit(alone) == alone
+    assert xdist_unit("tests/test_pytest_plugin.py::test_same_verdicts_as_grade[stub]") == \
+        xdist_unit("tests/test_pytest_plugin.py::test_same_verdicts_as_grade[broken]") == "tests/test_pytest_plugin.py"

@@ -8,9 +8,14 @@ What is measured, and how:
   ``torch.compiler.is_compiling()`` into a tensor flag. Dynamo captures that write into the
   graph (as a constant 1), eager code writes 0; unlike a Python counter it adds no guard, so it
   causes no recompile;
-- ``torch.compile`` calls: counted (only by the hidden probe that needs it) by wrapping
+- ``torch.compile`` calls: counted (only by the hidden probes that need it) by wrapping
   ``torch.compile`` for the duration of the probe; Dynamo's cache hides a re-wrap per call (no
   new graph), the call count does not.
+Each graph Dynamo counts and each ``torch.compile`` call is also tallied in the grader's process as it
+happens (``tally``: ``graph``, ``compile``): a write into Dynamo's counters or the probe's count cannot
+take one back. The hidden step check builds the step in one call (``train_open``) and runs each step in
+a call of its own (``train_call``), so the grader's counts say which step compiled what (docs/security.md,
+"Structural checks"). The loss flag is a flag, not a count: it stays in the worker.
 The models and losses are built here from the grader's weights; the backend is always the one
 the grader names ("eager" / "aot_eager").
 """
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +33,7 @@ import torch
 from torch import nn
 
 from autograder.core.i18n import label
-from autograder.probing.tools import DEVICE, ProbeFail, get, instance_of, torch_to_np, type_name
+from autograder.probing.tools import DEVICE, ProbeFail, get, instance_of, tally, torch_to_np, type_name
 from autograder.probing.torch_family import put_gradients, torch_optimizer
 
 
@@ -77,10 +83,22 @@ def _tensor(a: np.ndarray, grad: bool = False) -> torch.Tensor:
     return t.requires_grad_(grad)
 
 
+class _GraphTally(Counter):
+    """Dynamo's ``counters["stats"]`` during a probe: each time its ``unique_graphs`` goes up (one graph
+    handed to a backend) is also one ``graph`` tallied in the grader's process."""
+
+    def __setitem__(self, key: Any, value: Any, _tally: Any = tally, _set: Any = Counter.__setitem__,
+                    _get: Any = Counter.get, _int: type = int) -> None:
+        if key == "unique_graphs" and type(value) is _int and value > _get(self, key, 0):
+            _tally("graph")
+        _set(self, key, value)
+
+
 def _fresh() -> None:
-    """Forgets every compiled graph and zeroes Dynamo's counters."""
+    """Forgets every compiled graph and zeroes Dynamo's counters (its graph count tallied from now on)."""
     _reset()
     _counters.clear()
+    _counters["stats"] = _GraphTally()
 
 
 def _graphs() -> int:
@@ -265,8 +283,9 @@ class _CompileCounter:
     def __init__(self) -> None:
         self.calls = 0
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: Any, _tally: Any = tally, **kwargs: Any) -> Any:
         self.calls += 1
+        _tally("compile")
         return _compile(*args, **kwargs)
 
     def __enter__(self) -> _CompileCounter:
@@ -277,9 +296,9 @@ class _CompileCounter:
         torch.compile = _compile
 
 
-def _run_steps(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ys: list[np.ndarray], opt: str | dict,
-               lr: float, backend: str, counter: _CompileCounter | None,
-               stale: list[np.ndarray] | None = None) -> dict[str, Any]:
+def _build(mod: Any, params: list[np.ndarray], opt: str | dict, lr: float, backend: str,
+           stale: list[np.ndarray] | None) -> tuple[nn.Module, Any]:
+    """The probe's model (in eval mode) and the student's ``compiled_train_step`` built on it."""
     model = _mlp(params, norm=True)
     model.eval()  # the step must switch it to training mode itself
     optimizer = _optimizer(opt, model, lr)
@@ -290,22 +309,37 @@ def _run_steps(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ys: lis
     if not callable(step):
         raise ProbeFail("WRONG_TYPE", call="compiled_train_step(model, optimizer, loss_fn, backend)",
                         got=type_name(step), expected=label("value.function", code="step(x, y)"))
+    return model, step
+
+
+def _one_step(step: Any, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """One ``step(x, y)``: its loss and the loss flag it left."""
+    _LOSS_FLAG.fill_(-1.0)
+    loss = step(_tensor(x), _tensor(y))
+    if type(loss) is not float:
+        raise ProbeFail("WRONG_TYPE", call="step(x, y)", got=type_name(loss),
+                        expected=label("value.python_float_use", use="loss.item()"))
+    return loss, float(_LOSS_FLAG)
+
+
+def _state(model: nn.Module) -> dict[str, np.ndarray]:
+    return {k: torch_to_np(v, "model.state_dict()") for k, v in model.state_dict().items() if v.dtype.is_floating_point}
+
+
+def _run_steps(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ys: list[np.ndarray], opt: str | dict,
+               lr: float, backend: str, counter: _CompileCounter | None,
+               stale: list[np.ndarray] | None = None) -> dict[str, Any]:
+    model, step = _build(mod, params, opt, lr, backend, stale)
     at_build = counter.calls if counter is not None else 0
     losses, graphs, flags, compiles = [], [], [], []
     for x, y in zip(xs, ys, strict=True):
-        _LOSS_FLAG.fill_(-1.0)
-        call = "step(x, y)"
-        loss = step(_tensor(x), _tensor(y))
-        if type(loss) is not float:
-            raise ProbeFail("WRONG_TYPE", call=call, got=type_name(loss), expected=label("value.python_float_use", use="loss.item()"))
+        loss, flag = _one_step(step, x, y)
         losses.append(loss)
         graphs.append(_graphs())
-        flags.append(float(_LOSS_FLAG))
+        flags.append(flag)
         compiles.append(counter.calls if counter is not None else 0)
-    state = {k: torch_to_np(v, "model.state_dict()") for k, v in model.state_dict().items()
-             if v.dtype.is_floating_point}
     return {"losses": losses, "graphs": graphs, "loss_compiled": flags, "compiles_at_build": at_build,
-            "compiles": compiles, "state": state}
+            "compiles": compiles, "state": _state(model)}
 
 
 def probe_train(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ys: list[np.ndarray], opt: str,
@@ -326,3 +360,31 @@ def probe_train_with(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], y
     """:func:`probe_train` with an optimizer of ``autograder.probing.families`` and, with ``stale``, gradients left on
     the model's parameters (``parameters()`` order) before the first step."""
     return _run_steps(mod, params, xs, ys, optimizer, 0.0, backend, None, stale)
+
+
+# ----------------------------------------------------------------------------- one call per step
+# The hidden step check builds the step in one call and runs each step in a call of its own, so the grader's
+# counts of the ``graph`` and ``compile`` tallies say, call by call, which step compiled what.
+_SESSION: dict[str, Any] = {}
+
+
+def probe_train_open(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ys: list[np.ndarray], opt: str,
+                     lr: float, backend: str) -> dict[str, int]:
+    """Builds ``compiled_train_step`` (as :func:`probe_train_compiles` does) for :func:`probe_train_call`; calls
+    nothing yet: the ``torch.compile`` calls made while it is built, and the graphs captured."""
+    _SESSION.clear()
+    with _CompileCounter() as counter:
+        model, step = _build(mod, params, opt, lr, backend, None)
+    _SESSION.update(model=model, step=step, batches=list(zip(xs, ys, strict=True)), done=0)
+    return {"compiles": counter.calls, "graphs": _graphs()}
+
+
+def probe_train_call(mod: Any) -> dict[str, Any]:
+    """The next step of the one :func:`probe_train_open` built: its loss, the loss flag, the graphs captured
+    since it was built, the ``torch.compile`` calls made during the step, and the model's state after it."""
+    x, y = _SESSION["batches"][_SESSION["done"]]
+    with _CompileCounter() as counter:
+        loss, flag = _one_step(_SESSION["step"], x, y)
+    _SESSION["done"] += 1
+    return {"loss": loss, "loss_compiled": flag, "graphs": _graphs(), "compiles": counter.calls,
+            "state": _state(_SESSION["model"])}

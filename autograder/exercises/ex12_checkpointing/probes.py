@@ -5,7 +5,10 @@ this JAX version names it) in the jaxpr of the gradient, and residuals with
 ``jax.ad_checkpoint.print_saved_residuals`` (its printed lines, captured), against the probe's
 own plain MLP. PyTorch: the blocks are the probe's modules; each records its index every time
 its forward runs, so the order of recomputation in the backward pass shows what was
-checkpointed; the probe's own ``saved_tensors_hooks`` count what autograd saved.
+checkpointed; the probe's own ``saved_tensors_hooks`` count what autograd saved. Each block's run and
+each tensor saved is also tallied in the grader's process as it happens (``tally``: ``block_forward``,
+``block_recompute`` when it runs inside a backward pass, ``saved``): a write into the worker's log or count
+cannot take one back (docs/security.md, "Structural checks").
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from autograder.probing.tools import (
     instance_of,
     jax_converter,
     subjaxprs,
+    tally,
     torch_to_np,
     tree_to_np,
     type_name,
@@ -54,6 +58,8 @@ _saved_hooks = torch.autograd.graph.saved_tensors_hooks
 _torch_ckpt = torch.utils.checkpoint.checkpoint
 _torch_tanh = torch.tanh
 _Tensor = torch.Tensor
+# -1 outside a backward pass; the id of the graph task the autograd engine runs inside one (a recomputation)
+_graph_task = torch._C._current_graph_task_id
 
 
 def _checkpoint_names() -> frozenset[str]:
@@ -203,8 +209,9 @@ class Block(nn.Module):
             self.lin.weight.copy_(_from_numpy(np.array(w, dtype=np.float32)))
             self.lin.bias.copy_(_from_numpy(np.array(b, dtype=np.float32)))
 
-    def forward(self, h: torch.Tensor) -> torch.Tensor:
+    def forward(self, h: torch.Tensor, _tally: Any = tally, _task: Any = _graph_task) -> torch.Tensor:
         self.log.append(self.index)
+        _tally("block_forward" if _task() == -1 else "block_recompute")
         return _torch_tanh(self.lin(h))
 
 
@@ -218,13 +225,15 @@ def _tensor(a: np.ndarray, grad: bool = False) -> torch.Tensor:
 
 
 class _Counter:
-    """``saved_tensors_hooks`` that count what autograd packs (and hand it back unchanged)."""
+    """``saved_tensors_hooks`` that count what autograd packs (and hand it back unchanged), each one also
+    tallied in the grader's process (``saved``)."""
 
     def __init__(self) -> None:
         self.packed = 0
 
-    def pack(self, t: torch.Tensor) -> torch.Tensor:
+    def pack(self, t: torch.Tensor, _tally: Any = tally) -> torch.Tensor:
         self.packed += 1
+        _tally("saved")
         return t
 
     @staticmethod

@@ -11,7 +11,7 @@ import numpy as np
 
 from autograder.core.i18n import label
 from autograder.core.suite import Ctx, Fail, StudentProblem, Suite
-from autograder.exercises.ex13_spmd.public import case_seed, check_layout, dp_compare, mesh_sizes, pdml_call
+from autograder.exercises.ex13_spmd.public import case_seed, check_layout, dp_compare, mesh_sizes
 from autograder.exercises.ex13_spmd.public import suite as _public
 from autograder.probing.families import optax_label, optax_needing_params
 from autograder.probing.observe import compiled_once_per_shape, programs
@@ -39,50 +39,85 @@ def dp_step_replicated(ctx: Ctx) -> None:
             raise Fail(key, n=n, got=placed["devices"])
 
 
+def _counted(ctx: Ctx, name: str, worker: int) -> int:
+    """The grader's count of the tallies ``name`` in the student's last call; where nothing is counted outside
+    the worker (the notebook's own checks), the worker's own count."""
+    seen = ctx.counted(name)
+    return int(worker) if seen is None else seen
+
+
+def _off_rows(ctx: Ctx, rows: list[int], batch: int, n: int) -> int | None:
+    """Rows per device of a trace that did not see ``batch / n`` rows, by the worker's record or by the grader's
+    own count of the loss's tallies (each trace tallied ``trace`` and ``rows.<rows>``); None: every trace saw them.
+    The grader's count is what a write into the worker's record cannot take back."""
+    want = batch // n
+    wrong = [r for r in rows if r != want]
+    if wrong:
+        return max(wrong)
+    traced = _counted(ctx, "trace", len(rows))
+    if traced == _counted(ctx, f"rows.{want}", len(rows)):
+        return None
+    seen = [r for r in sorted({batch // k for k in (1, 2, 4, 8)}, reverse=True) if r != want
+            and ctx.counted(f"rows.{r}")]
+    return seen[0] if seen else batch
+
+
 @suite.check(points=1)
 def dp_step_splits_batch(ctx: Ctx) -> None:
-    """On meshes of 2 or more devices, the loss is computed on batch / mesh-size rows per device."""
+    """On meshes of 2 or more devices, the loss is computed on batch / mesh-size rows per device (a step built and
+    run afresh: the grader counts its traces)."""
     for n in [m for m in mesh_sizes(ctx) if m > 1]:
-        got = ctx.student("dp_step", call=label("ex13.call.step_mesh", n=n), seed=case_seed(ctx), n=n)
-        if not got["rows"]:
+        got = ctx.student("dp_step_with", call=label("ex13.call.step_mesh", n=n), seed=case_seed(ctx), n=n)
+        traced = _counted(ctx, "trace", len(got["rows"]))
+        if not got["rows"] or not traced:
             raise Fail("EX13_LOSS_NOT_TRACED")
-        if any(r != got["batch"] // n for r in got["rows"]):
-            raise Fail("EX13_NOT_SPLIT", n=n, rows=max(got["rows"]), batch=got["batch"])
+        batch = int(ctx.reference("dp_step", seed=case_seed(ctx), n=n)["batch"])  # the grader's, not the worker's
+        off = _off_rows(ctx, got["rows"], batch, n)
+        if off is not None:
+            raise Fail("EX13_NOT_SPLIT", n=n, rows=off, batch=batch)
 
 
 @suite.check(points=1)
 def dp_step_compiles_once(ctx: Ctx) -> None:
     """Repeated calls with the same shapes trace the loss once, on every mesh size; on the largest, the grader
-    also sees one program compiled, on the first call only."""
-    for n in mesh_sizes(ctx):
-        got = ctx.student("dp_step", call=label("ex13.call.step_repeated", n=n),
-                          seed=case_seed(ctx), n=n)
-        traces = got["traces"]
-        if traces[0] == 0:
-            raise Fail("EX13_NOT_JITTED", calls=len(traces), loss_calls=got["calls"])
-        if traces[-1] != traces[0]:
-            raise Fail("EX13_RETRACES", calls=len(traces), traces=traces[-1])
-    # the grader's own count, on the largest mesh: one program on the first call, none after
-    n = max(mesh_sizes(ctx))
-    ctx.student("dp_open", call=label("ex13.call.on_devices", code="data_parallel_step(loss_fn, optimizer, mesh)", n=n),
-                seed=case_seed(ctx), n=n)
-    compiled = []
-    for _ in range(3):
-        ctx.student("dp_call", call=label("ex13.call.step_repeated", n=n))
-        compiled.append(programs(ctx))
-    compiled_once_per_shape(compiled, [n] * len(compiled), what="step", where="data_parallel_step")
+    also sees one program compiled, on the first call only. The step is built in one call and each step runs in
+    a call of its own: the grader counts the loss's traces of each."""
+    sizes = mesh_sizes(ctx)
+    for n in sizes:
+        ctx.student("dp_open", call=label("ex13.call.on_devices", code="data_parallel_step(loss_fn, optimizer, mesh)",
+                                          n=n), seed=case_seed(ctx), n=n)
+        built = _counted(ctx, "trace", 0)
+        steps, traced, compiled = [], [], []
+        for _ in range(3):
+            steps.append(ctx.student("dp_call", call=label("ex13.call.step_repeated", n=n)))
+            traced.append(_counted(ctx, "trace", 0))
+            if n == max(sizes):
+                compiled.append(programs(ctx))
+        traces = [int(s["traces"]) for s in steps]
+        first = min(traces[0], built + traced[0]) if ctx.counted("trace") is not None else traces[0]
+        if first == 0:
+            raise Fail("EX13_NOT_JITTED", calls=len(traces), loss_calls=steps[-1]["calls"])
+        later = max(traces[-1] - traces[0], sum(traced[1:]))
+        if later:
+            raise Fail("EX13_RETRACES", calls=len(traces), traces=max(traces[-1], first + later))
+        if compiled:  # the grader's own count, on the largest mesh: one program on the first call, none after
+            compiled_once_per_shape(compiled, [n] * len(compiled), what="step", where="data_parallel_step")
 
 
 @suite.check(points=1)
 def pdml_shard_map_pmean(ctx: Ctx) -> None:
     """per_device_mean_loss: a shard_map whose devices each see batch / mesh-size rows, a psum/pmean
-    collective in its jaxpr, and a scalar replicated over the mesh."""
+    collective in its jaxpr, and a scalar replicated over the mesh (run afresh: the grader counts its traces)."""
     for n in mesh_sizes(ctx):
-        got, _ = pdml_call(ctx, n)
+        got = ctx.student("pdml_with", call=label("ex13.call.on_devices",
+                                                  code="per_device_mean_loss(loss_fn, params, x, y, mesh)", n=n),
+                          seed=case_seed(ctx), n=n, kind="explicit")
         if not got["shard_map"]:
             raise Fail("EX13_NO_SHARD_MAP")
-        if got["rows"] and any(r != got["batch"] // n for r in got["rows"]):
-            raise Fail("EX13_PDML_NOT_SPLIT", n=n, rows=max(got["rows"]), batch=got["batch"])
+        batch = int(ctx.reference("pdml", seed=case_seed(ctx), n=n)["batch"])  # the grader's, not the worker's
+        off = _off_rows(ctx, got["rows"], batch, n)
+        if off is not None:
+            raise Fail("EX13_PDML_NOT_SPLIT", n=n, rows=off, batch=batch)
         if not got["collective"]:
             raise Fail("EX13_NO_PMEAN")
         if not got["placement"]["ok"]:

@@ -4,7 +4,9 @@ The meshes handed to ``shard_batch``, ``data_parallel_step`` and ``per_device_me
 probe's own (``jax.make_mesh`` over the first n devices, explicit axes where this JAX has them), and
 so are the loss functions: each records, while JAX traces it, how many rows of the batch one device
 holds — the local shape inside ``shard_map``, or the shard shape of the batch's sharded type under
-``jax.jit`` (explicit sharding) — and how often it was traced. The grader's worker has 8 CPU
+``jax.jit`` (explicit sharding) — and how often it was traced; each trace is also tallied in the grader's
+process as it happens (``tally``: ``trace``, and ``rows.<rows per device>``), so a write into the worker's
+record cannot take one back (docs/security.md, "Structural checks"). The grader's worker has 8 CPU
 devices (``META.cpu_devices`` in ``__init__.py``, applied by ``autograder.workers.worker`` before JAX starts); in a notebook the
 probes use whatever devices the runtime has.
 """
@@ -28,6 +30,7 @@ from autograder.probing.tools import (
     get,
     instance_of,
     jax_converter,
+    tally,
     to_float,
     tree_to_np,
     type_name,
@@ -141,14 +144,18 @@ def _rows_per_device(x: Any) -> int:
     return rows // max(split, 1)
 
 
-def _make_loss(record: dict[str, Any]) -> Any:
-    """tanh-regression MSE of a one-layer model; records traces and rows per device."""
+def _make_loss(record: dict[str, Any], _tally: Any = tally) -> Any:
+    """tanh-regression MSE of a one-layer model; records traces and rows per device, each trace also tallied
+    in the grader's process (``trace`` and ``rows.<rows>``)."""
 
     def loss_fn(params: dict, x: jax.Array, y: jax.Array) -> jax.Array:
         record["calls"] += 1
         if isinstance(x, _Tracer):
+            rows = _rows_per_device(x)
             record["traces"] += 1
-            record["rows"].append(_rows_per_device(x))
+            record["rows"].append(rows)
+            _tally("trace")
+            _tally(f"rows.{rows}")
         z = _tanh(x @ params["w"] + params["b"])
         return _mean((z - y) ** 2)
 
@@ -315,7 +322,8 @@ def probe_dp_open(mod: Any, seed: int, n: int) -> dict[str, Any]:
 
 
 def probe_dp_call(mod: Any) -> dict[str, int]:
-    """One call of the step opened by :func:`probe_dp_open`, feeding back params and state: the loss's traces."""
+    """One call of the step opened by :func:`probe_dp_open`, feeding back params and state: the loss's traces
+    and calls so far (each trace also tallied in the grader's process, call by call)."""
     p, s = _SESSION["state"]
     out = _SESSION["step"](p, s, *_SESSION["batch"])
     if type(out) not in (tuple, list) or len(out) != 3:
@@ -324,7 +332,7 @@ def probe_dp_call(mod: Any) -> dict[str, int]:
     p, s, loss = out
     to_float(loss, "step(params, opt_state, x, y)", strict=False)
     _SESSION["state"] = [p, s]
-    return {"traces": int(_SESSION["record"]["traces"])}
+    return {"traces": int(_SESSION["record"]["traces"]), "calls": int(_SESSION["record"]["calls"])}
 # ----------------------------------------------------------------------------- other meshes and optimizers
 def probe_dp_step_with(mod: Any, seed: int, n: int, kind: str = "explicit",
                        optimizer: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -464,3 +464,209 @@ def test_the_grader_counts_tallies_apart_from_the_answer():
     finally:
         os.close(r)
         os.close(w)
+
+
+# --------------------------------------------------------------------------- ex11, ex12, ex13: tallied at the event
+def _tallies(frames: list) -> dict[str, int]:
+    from autograder.probing import tools
+
+    out: dict[str, int] = {}
+    for f in frames:
+        assert tools.is_tally(f), f
+        out[f[tools.TALLY]] = out.get(f[tools.TALLY], 0) + 1
+    return out
+
+
+def test_ex11_graphs_and_compile_calls_are_tallied_as_dynamo_counts_them():
+    """Each graph Dynamo hands a backend and each torch.compile call during a probe is one tally: writing
+    Dynamo's own count back afterwards (as forge_ex11_dynamo_graph_counter does) leaves the grader's."""
+    status, frames = _tally_in_subprocess("""
+        import torch
+        from autograder.exercises.ex11_torch_compile import probes
+        probes._fresh()
+        with probes._CompileCounter() as counter:
+            f = torch.compile(lambda x: torch.sin(x) * 2.0, backend="eager", dynamic=False)
+        for n in (2, 3, 4):
+            f(torch.ones(n))
+        assert probes._graphs() == 3 and counter.calls == 1
+        probes._counters["stats"]["unique_graphs"] = 1  # rewound: no tally, and none taken back
+        dict.__setitem__(probes._counters["stats"], "unique_graphs", 0)
+    """, fd_open=True)
+    assert status == 0
+    assert _tallies(frames) == {"graph": 3, "compile": 1}
+
+
+def test_ex12_block_runs_and_saved_tensors_are_tallied():
+    """Every block's run (``block_forward`` during the call, ``block_recompute`` inside the backward pass) and
+    every tensor the probe's hooks see saved is one tally, as the worker's own logs and count have them."""
+    status, frames = _tally_in_subprocess("""
+        import json, sys, types
+        import numpy as np
+        import torch.utils.checkpoint as cp
+        from autograder.exercises.ex12_checkpointing import probes
+        mod = types.SimpleNamespace(torch_checkpointed=lambda blocks, x: [
+            x := cp.checkpoint(b, x, use_reentrant=False) for b in blocks][-1])
+        rng = np.random.default_rng(0)
+        weights = [rng.standard_normal(s).astype(np.float32) for s in [(3, 3), (3,)] * 3]
+        got = probes.probe_torch(mod, weights, rng.standard_normal((2, 3)).astype(np.float32), True,
+                                 np.ones((2, 3), np.float32))
+        print(json.dumps({"forward": got["forward_log"], "backward": got["backward_log"], "saved": got["saved"]}),
+              file=sys.stderr)
+        assert got["forward_log"] == [0, 1, 2] and got["backward_log"] == [2, 1, 0]
+        assert got["saved"] > 0
+        saved = got["saved"]
+        sys.exit(100 + saved)
+    """, fd_open=True)
+    assert status > 100
+    assert _tallies(frames) == {"block_forward": 3, "block_recompute": 3, "saved": status - 100}
+
+
+def test_ex13_each_trace_of_the_loss_is_tallied_with_its_rows():
+    """The probe's loss tallies ``trace`` and ``rows.<rows per device>`` each time it is traced, none when it
+    runs eagerly."""
+    status, frames = _tally_in_subprocess("""
+        import jax
+        import numpy as np
+        from autograder.exercises.ex13_spmd import probes
+        record = probes._record()
+        loss = probes._make_loss(record)
+        params = {"w": np.ones((2, 1), np.float32), "b": np.zeros(1, np.float32)}
+        x, y = np.ones((6, 2), np.float32), np.zeros((6, 1), np.float32)
+        loss(params, x, y)  # eager: not a trace
+        jitted = jax.jit(loss)
+        jitted(params, x, y)
+        jitted(params, x, y)  # cached: no trace
+        jax.jit(loss)(params, x[:4], y[:4])
+        assert record["traces"] == 2 and record["rows"] == [6, 4]
+    """, fd_open=True)
+    assert status == 0
+    assert _tallies(frames) == {"trace": 2, "rows.6": 1, "rows.4": 1}
+
+
+def _judging_ctx(calls: list, reference: dict | None = None):
+    """A Ctx whose student answers ``calls`` in order, ``(probe, answer, tallies)`` each (tallies None: nothing
+    counted outside the worker, as in a notebook); the reference answers from ``reference`` by probe."""
+    import numpy as np
+
+    from autograder.core.suite import Ctx
+
+    state: dict = {"i": 0, "tallied": None}
+
+    def student(probe, call, scale, kwargs):
+        want, answer, tallied = calls[state["i"]]
+        assert probe == want, (probe, want)
+        state["i"] += 1
+        state["tallied"] = tallied
+        return answer
+
+    return Ctx(rng=np.random.default_rng(0), seed=0, device={"torch": "cpu", "jax": "cpu"}, student=student,
+               reference=lambda probe, kwargs: (reference or {})[probe],
+               counted=lambda name: None if state["tallied"] is None else state["tallied"].get(name, 0))
+
+
+def _fails(check, ctx) -> str | None:
+    from autograder.core.suite import Fail
+
+    try:
+        check(ctx)
+    except Fail as err:
+        return err.key
+    return None
+
+
+@pytest.mark.parametrize("graphs, tallied, key", [
+    (1, {"graph": 1}, None),
+    (1, None, None),  # the notebook's own check: the worker's count
+    (1, {"graph": 6}, "EX11_ANY_BATCH_RECOMPILES"),  # the worker's count written back (forged)
+    (1, {"graph": 0}, "EX11_ANY_BATCH_NOT_COMPILED"),  # a count written up: the smaller one is judged
+    (6, {"graph": 6}, "EX11_ANY_BATCH_RECOMPILES"),
+])
+def test_ex11_any_batch_judges_the_stricter_count(graphs, tallied, key):
+    from autograder.hidden.ex11_torch_compile import any_batch_compiles_once
+
+    ctx = _judging_ctx([("any_batch", {"graphs": [min(graphs, 1)] * 6 + [graphs]}, tallied)])
+    assert _fails(any_batch_compiles_once, ctx) == key
+
+
+@pytest.mark.parametrize("later, key", [
+    ({}, None),
+    ({"compile": 1}, "EX11_STEP_REWRAPS"),  # the worker says 0 torch.compile calls in the step (rewound)
+    ({"graph": 1}, "EX11_STEP_RECOMPILES"),  # the worker says no new graph (Dynamo's count written back)
+])
+def test_ex11_step_judges_the_grader_counts_call_by_call(later, key):
+    """The step is built in one call and run in one call per step: a tally in a later step's call fails the
+    check whatever the worker's answers say (all of them honest-looking here)."""
+    import numpy as np
+
+    from autograder.hidden.ex11_torch_compile import CAPTURE_STEPS, compiled_step_captures_once
+
+    state = {"w": np.ones(2, np.float32)}
+    step = {"loss": 1.0, "loss_compiled": 1.0, "graphs": 1, "compiles": 0, "state": state}
+    calls = [("train_open", {"compiles": 1, "graphs": 0}, {"compile": 1}), ("train_call", step, {"graph": 1})]
+    calls += [("train_call", step, later)] * (CAPTURE_STEPS - 1)
+    ctx = _judging_ctx(calls, {"train_compiles": {"losses": [1.0] * CAPTURE_STEPS, "state": state}})
+    assert _fails(compiled_step_captures_once, ctx) == key
+
+
+@pytest.mark.parametrize("answer, tallied, key", [
+    ({"saved": 3}, {"saved": 3}, None),
+    ({"saved": 3}, None, None),
+    ({"saved": 0}, {"saved": 408}, "EX12_TORCH_NOT_FEWER"),  # the worker's count zeroed (forged)
+])
+def test_ex12_saved_tensors_judge_the_larger_count(answer, tallied, key):
+    from autograder.hidden.ex12_checkpointing import torch_ckpt_saves_fewer
+
+    ctx = _judging_ctx([("torch", answer, tallied)], {"torch_plain_saved": 8})
+    assert _fails(torch_ckpt_saves_fewer, ctx) == key
+
+
+@pytest.mark.parametrize("tallied, key", [
+    ({"block_forward": 4, "block_recompute": 4}, None),
+    (None, None),
+    ({"block_forward": 4, "block_recompute": 0}, "EX12_TORCH_NO_RECOMPUTE"),  # the logs written (forged)
+    ({"block_forward": 8, "block_recompute": 4}, "EX12_TORCH_FORWARD_ORDER"),
+    ({"block_forward": 4, "block_recompute": 8}, "EX12_TORCH_RECOMPUTE_ORDER"),
+])
+def test_ex12_recomputation_judges_the_grader_counts(tallied, key):
+    import numpy as np
+
+    from autograder.hidden.ex12_checkpointing import torch_ckpt_recomputes_each_block
+
+    grads = [np.ones(2, np.float32)]
+    got = {"forward_log": [0, 1, 2, 3], "backward_log": [3, 2, 1, 0], "out": grads[0], "grads": grads,
+           "x_grad": grads[0]}
+    ctx = _judging_ctx([("torch", got, tallied)], {"torch": dict(got)})
+    assert _fails(torch_ckpt_recomputes_each_block, ctx) == key
+
+
+_DEVICES = ("devices", {"count": 2, "platform": "cpu"}, None)
+
+
+@pytest.mark.parametrize("tallied, key", [
+    ({"trace": 1, "rows.8": 1}, None),
+    (None, None),
+    ({"trace": 1, "rows.16": 1}, "EX13_NOT_SPLIT"),  # the worker's rows written (forged)
+    ({}, "EX13_LOSS_NOT_TRACED"),
+])
+def test_ex13_rows_per_device_judge_the_grader_counts(tallied, key):
+    from autograder.hidden.ex13_spmd import dp_step_splits_batch
+
+    ctx = _judging_ctx([_DEVICES, ("dp_step_with", {"rows": [8], "batch": 16}, tallied)],
+                       {"devices": {"count": 2}, "dp_step": {"batch": 16}})
+    assert _fails(dp_step_splits_batch, ctx) == key
+
+
+@pytest.mark.parametrize("per_call, key", [
+    ([{"trace": 1}, {}, {}], None),
+    ([{"trace": 1}, {"trace": 1}, {"trace": 1}], "EX13_RETRACES"),  # the worker's traces rewound (forged)
+    ([{}, {}, {}], "EX13_NOT_JITTED"),
+])
+def test_ex13_traces_judge_the_grader_counts_call_by_call(per_call, key):
+    from autograder.hidden.ex13_spmd import dp_step_compiles_once
+
+    calls = [_DEVICES]
+    for _ in (1, 2):  # mesh sizes 1 and 2
+        calls.append(("dp_open", {}, {}))
+        calls += [("dp_call", {"traces": 1, "calls": 1}, t) for t in per_call]
+    ctx = _judging_ctx(calls, {"devices": {"count": 2}})
+    assert _fails(dp_step_compiles_once, ctx) == key

@@ -82,8 +82,8 @@ def compiled_step_captures_once(ctx: Ctx) -> None:
     ctx.student("train_open", call=label("ex11.call.step_from", backend="eager"), **kwargs)
     built = ctx.counted("graph")
     steps, graphs, compiles = [], [], []  # per step: the worker's answer, the grader's counts of its tallies
-    for _ in range(CAPTURE_STEPS):
-        steps.append(ctx.student("train_call", call=label("ex11.call.step_from", backend="eager")))
+    for i in range(CAPTURE_STEPS):
+        steps.append(ctx.student("train_call", call=label("ex11.call.step_from", backend="eager"), step=i))
         graphs.append(ctx.counted("graph"))
         compiles.append(ctx.counted("compile"))
     counted = built is not None and None not in graphs

@@ -379,10 +379,13 @@ def probe_train_open(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], y
     return {"compiles": counter.calls, "graphs": _graphs()}
 
 
-def probe_train_call(mod: Any) -> dict[str, Any]:
-    """The next step of the one :func:`probe_train_open` built: its loss, the loss flag, the graphs captured
-    since it was built, the ``torch.compile`` calls made during the step, and the model's state after it."""
-    x, y = _SESSION["batches"][_SESSION["done"]]
+def probe_train_call(mod: Any, step: int) -> dict[str, Any]:
+    """Step ``step`` (0, 1, ... in order) of the one :func:`probe_train_open` built: its loss, the loss flag, the
+    graphs captured since it was built, the ``torch.compile`` calls made during the step, and the model's state
+    after it. (The index keeps each call's answer apart where answers are cached by their arguments.)"""
+    if step != _SESSION["done"]:
+        raise ValueError(f"step {step} asked after {_SESSION['done']} steps")
+    x, y = _SESSION["batches"][step]
     with _CompileCounter() as counter:
         loss, flag = _one_step(_SESSION["step"], x, y)
     _SESSION["done"] += 1

@@ -144,11 +144,12 @@ def _rows_per_device(x: Any) -> int:
     return rows // max(split, 1)
 
 
-def _make_loss(record: dict[str, Any], _tally: Any = tally) -> Any:
+def _make_loss(record: dict[str, Any]) -> Any:
     """tanh-regression MSE of a one-layer model; records traces and rows per device, each trace also tallied
     in the grader's process (``trace`` and ``rows.<rows>``)."""
 
-    def loss_fn(params: dict, x: jax.Array, y: jax.Array) -> jax.Array:
+    def loss_fn(params: dict, x: jax.Array, y: jax.Array, *, _tally: Any = tally) -> jax.Array:
+        # the tally bound when the probe module loaded, held in a default (the audit hook refuses replacing it)
         record["calls"] += 1
         if isinstance(x, _Tracer):
             rows = _rows_per_device(x)

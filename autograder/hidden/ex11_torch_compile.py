@@ -47,6 +47,14 @@ def graph_report_many(ctx: Ctx) -> None:
         report_case(ctx, fn)
 
 
+def _stricter(worker: int, grader: int | None) -> tuple[int, int]:
+    """The smaller and the larger of a count kept in the worker and the grader's own count of its tallies
+    (None: nothing counted outside the worker, the notebook's own checks). They differ only when one was forged:
+    a check that needs a count judges from the smaller, one that forbids it from the larger."""
+    worker = int(worker)
+    return (worker, worker) if grader is None else (min(worker, grader), max(worker, grader))
+
+
 @suite.check(points=1.5)
 def any_batch_compiles_once(ctx: Ctx) -> None:
     """Over 6 batch sizes (the first one twice) the compiled model captures exactly one graph."""
@@ -59,14 +67,6 @@ def any_batch_compiles_once(ctx: Ctx) -> None:
     if high > 1:
         first = next((i for i, g in enumerate(graphs) if g > 1), len(graphs) - 1)
         raise Fail("EX11_ANY_BATCH_RECOMPILES", graphs=high, calls=len(graphs), at=first + 1)
-
-
-def _stricter(worker: int, grader: int | None) -> tuple[int, int]:
-    """The smaller and the larger of a count kept in the worker and the grader's own count of its tallies
-    (None: nothing counted outside the worker, the notebook's own checks). They differ only when one was forged:
-    a check that needs a count judges from the smaller, one that forbids it from the larger."""
-    worker = int(worker)
-    return (worker, worker) if grader is None else (min(worker, grader), max(worker, grader))
 
 
 @suite.check(points=1.5)

@@ -1,8 +1,8 @@
 """Never blame a student for the grader's trouble (docs/instructors/time-and-memory.md, "Whose trouble"),
 nor let a student's own failure pass for the grader's.
 
-An OOM kill caused by the container's memory (judged from the grader's own facts: see tests/test_oom_rule.py), the reference's worker dying mid-probe (SIGABRT), a worker
-that cannot start: the exercise is graded again, alone, and if the trouble stays it is ``grader_error`` with
+An OOM kill caused by the container's memory (judged from the grader's own facts: tests/test_oom_rule.py),
+the reference's worker dying mid-probe (SIGABRT), a worker that cannot start: the exercise is graded again, alone, and if the trouble stays it is ``grader_error`` with
 the reason and the dead worker's stderr tail for the instructor, never the student's crash. A death that is
 the student's (the same crash alone, a memory bomb beyond its cap) stays the student's. The run's deadline
 writes complete results, marking what it could not grade ``ungraded``.
@@ -94,10 +94,26 @@ class _KillsStudents(_Launcher):
         return proc
 
 
-def _killed_while_loading(tmp: Path) -> dict:
+class _KillsTheStudentsProcess(_Launcher):
+    """The OOM killer's part as the kernel plays it: SIGKILLs only the process that runs the student's code (the
+    sandbox's inner one, the first of its pid namespace, where there is one) a moment after it starts."""
+
+    def spawn(self, spec, fds):
+        proc = self.inner.spawn(spec, fds)
+        if spec.get("role") == "student" and spec.get("exercise") == EX:
+            def kill() -> None:
+                tree = _watch.tree(proc.pid)  # the worker, then its children: the inner one next
+                with contextlib.suppress(OSError):
+                    os.kill(tree[1] if len(tree) > 1 else tree[0], signal.SIGKILL)
+
+            threading.Timer(1.0, kill).start()
+        return proc
+
+
+def _killed_while_loading(tmp: Path, launcher: type = _KillsStudents) -> dict:
     run = GradingRun(device="cpu", timeout=60, seed=SEED)
     try:
-        run.launcher = _KillsStudents(run.launcher)
+        run.launcher = launcher(run.launcher)
         return run.grade([_sub(tmp, SLEEPS)], only=[EX, CANARY], jobs=2)[0]
     finally:
         run.close()
@@ -131,6 +147,14 @@ def test_a_worker_killed_by_the_oom_killer_is_the_graders(tmp_path, monkeypatch)
     _assert_graders(row, "OOM killer", "memory")
     assert row["instructor_log"][0].startswith("first attempt:")  # graded again, alone, first
     assert res["exercises"][CANARY]["score"] == res["exercises"][CANARY]["max_score"]
+
+
+def test_the_oom_killers_kill_of_the_students_process_alone_is_seen_as_a_sigkill(tmp_path, monkeypatch):
+    """The kernel kills the process running the student's code, not the sandbox's outer one: the outer one's
+    end mirrors a SIGKILL (it once exited 0: no handler may be set for SIGKILL), so the rule still applies."""
+    _kernel_says(monkeypatch, {"oom_kill": 1, "at_cap": 0})
+    row = _killed_while_loading(tmp_path, _KillsTheStudentsProcess)["exercises"][EX]
+    _assert_graders(row, "OOM killer", "memory")
 
 
 def test_the_same_sigkill_without_an_oom_kill_is_the_students(tmp_path, monkeypatch):

@@ -155,8 +155,8 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
             allow-list): solutions, hidden suites, the run's folder, other submissions.
         read: extra paths the worker reads afterwards (the engine's package, the compile cache).
         network: keep the network (default: drop it).
-        skip: layers not to try (``namespaces``, ``landlock``, ``uid``, ``pids``, ``cpu``, ``memory``): what a machine that
-            refuses them
+        skip: layers not to try (``namespaces``, ``landlock``, ``uid``, ``pids``, ``cpu``, ``memory``): what a
+            machine that refuses them
             obtains (benchmarks and tests; the record says what was skipped).
 
     Returns:

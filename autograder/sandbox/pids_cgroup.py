@@ -182,8 +182,9 @@ def memory_events(folder: str | None) -> dict[str, int] | None:
     """What a worker's own memory cgroup (its ``memory_cgroup``) recorded, read by the grader:
     ``oom_kill`` (processes in it the kernel's OOM killer killed, whichever limit ran out: the kernel counts
     a kill in the victim's cgroup) and ``at_cap`` (times its usage reached its own cap: v2's ``memory.events``
-    ``max`` and ``oom``, v1's ``memory.failcnt``, or its peak ``memory.max_usage_in_bytes`` at its cap). None where it cannot be read, or for a folder the sandbox
-    did not make (``tapetrace-PID`` under ``/sys/fs/cgroup``)."""
+    ``max`` and ``oom``; v1's ``memory.failcnt``, plus one where its peak ``memory.max_usage_in_bytes``
+    reached its cap). None where it cannot be read, or for a folder the sandbox did not make
+    (``tapetrace-PID`` under ``/sys/fs/cgroup``)."""
     folder = str(folder or "")
     if not OWN_CGROUP.fullmatch(folder):
         return None

@@ -12,8 +12,8 @@ What a watch cannot promise: between two looks a worker may write what the disk 
 :data:`PERIOD` seconds (at most :data:`FILE_BYTES` per file).
 
 Processes: the sandbox puts each worker in a pids cgroup of its own (and one that counts its CPU time, and one
-that caps its memory) where the machine lets root write cgroupfs (``autograder.sandbox.pids_cgroup``), and an unprivileged uid has its own
-``RLIMIT_NPROC``; :func:`release_cgroup` empties and removes a closed worker's cgroups.
+that caps its memory) where the machine lets root write cgroupfs (``autograder.sandbox.pids_cgroup``), and an
+unprivileged uid has its own ``RLIMIT_NPROC``; :func:`release_cgroup` empties and removes a closed worker's cgroups.
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ import os
 import re
 from pathlib import Path
 
-# only a cgroup the sandbox made is read or removed by the grader
 _NEAR = 2**20  # a v1 cgroup's peak this close to its cap: it reached it (charges come in pages)
+# only a cgroup the sandbox made is read or removed by the grader
 OWN_CGROUP = re.compile(r"/sys/fs/cgroup/.*/tapetrace-\d+|/sys/fs/cgroup/tapetrace-\d+")
 
 

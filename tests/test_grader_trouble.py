@@ -189,6 +189,7 @@ def test_without_a_memory_cgroup_an_oom_kill_is_never_the_graders(tmp_path, monk
     _kernel_says(monkeypatch, {"oom_kill": 1, "at_cap": 0}, accounting="process")
     row = _killed_while_loading(tmp_path)["exercises"][EX]
     assert row["status"] == "crashed" and row["tests"][0]["code"] == "LOAD_CRASHED", row
+    assert any("no memory cgroup" in line for line in row["instructor_log"]), row  # which rule judged it
 
 
 ABORT_IN_REFERENCE = '''

@@ -161,7 +161,9 @@ class ExerciseGrading:
         """Keeps how a worker died and its stderr tail for the instructor (``instructor_log``, never a student's)."""
         tail = str(death.get("stderr") or "").strip()
         oom = (" (at its own memory cgroup's cap)" if death.get("memory_cap")
-               else " (the OOM killer's)" if death.get("oom") else "")
+               else " (the OOM killer's)" if death.get("oom")
+               else " (no memory cgroup: never judged the OOM killer's)" if death.get("memory_accounting") == "process"
+               else "")
         self.log.append(_status.clean_reason(f"{what}: worker died, {death.get('how')}{oom}"
                                              + (f"; its stderr:\n{tail}" if tail else ""), limit=8000))
 

@@ -174,14 +174,15 @@ class Worker:
         ``death`` holds ``how``, ``signal`` (or None), ``oom`` (True when it died by SIGKILL and the kernel's
         OOM killer took it from above its own cap: the grader's trouble; None when that cannot be read),
         ``memory_cap`` (True when it died by SIGKILL having reached its own memory cgroup's cap: the
-        student's), ``phase`` (``load`` or ``call``) and the tail of its stderr. Both are judged from what the
-        grader reads (:func:`_envelope.judge_kill`): the OOM-kill counters of the container and the machine,
-        and those of the worker's memory cgroup, read before it is removed.
+        student's), for a student's worker killed so its ``memory_accounting`` (``cgroup`` or ``process``),
+        ``phase`` (``load`` or ``call``) and the tail of its stderr. Both are judged from what the grader
+        reads (:func:`_envelope.judge_kill`): the OOM-kill counters of the container and the machine, and
+        those of the worker's memory cgroup, read before it is removed.
         """
         status = self.proc.wait(3)
         how = describe_status(status)
         sig = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
-        verdict: dict[str, bool | None] = {"oom": None if self._oom0 is None else False, "memory_cap": False}
+        verdict: dict[str, Any] = {"oom": None if self._oom0 is None else False, "memory_cap": False}
         if sig == signal.SIGKILL:
             now = _envelope.oom_kills(_envelope.current())
             rose = None if now is None or self._oom0 is None else now > self._oom0
@@ -189,6 +190,8 @@ class Worker:
             accounting = (str(iso.get("memory_accounting") or "process")) if self._sandboxed else None
             own = _pids_cgroup.memory_events(iso.get("memory_cgroup")) if accounting == "cgroup" else None
             verdict = _envelope.judge_kill(accounting, own, rose)
+            if accounting:
+                verdict["memory_accounting"] = accounting
         self.death = {"how": how, "signal": sig, **verdict, "phase": phase, "stderr": self.stderr.text()}
         return how
 

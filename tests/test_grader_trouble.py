@@ -1,7 +1,8 @@
-"""Never blame a student for the grader's trouble (docs/instructors/time-and-memory.md, "Whose trouble").
+"""Never blame a student for the grader's trouble (docs/instructors/time-and-memory.md, "Whose trouble"),
+nor let a student's own failure pass for the grader's.
 
-An OOM kill caused by the container's memory, the reference's worker dying mid-probe (SIGABRT), a worker
-that cannot start: the exercise is graded again, alone, and if the trouble stays it is ``grader_error`` with
+An OOM kill caused by the container's memory (judged from the grader's own facts: tests/test_oom_rule.py),
+the reference's worker dying mid-probe (SIGABRT), a worker that cannot start: the exercise is graded again, alone, and if the trouble stays it is ``grader_error`` with
 the reason and the dead worker's stderr tail for the instructor, never the student's crash. A death that is
 the student's (the same crash alone, a memory bomb beyond its cap) stays the student's. The run's deadline
 writes complete results, marking what it could not grade ``ungraded``.
@@ -27,7 +28,9 @@ from autograder.core.i18n import render
 from autograder.core.paths import SOLUTIONS
 from autograder.engine import reference as _reference
 from autograder.engine.run import GradingRun
+from autograder.sandbox import pids_cgroup as _pids_cgroup
 from autograder.workers import envelope as _envelope
+from autograder.workers import intake as _intake
 from autograder.workers import watch as _watch
 
 EX, CANARY = "ex09_autograd_tape", "ex01_torch_mlp"
@@ -91,20 +94,54 @@ class _KillsStudents(_Launcher):
         return proc
 
 
-def _killed_while_loading(tmp: Path) -> dict:
+class _KillsTheStudentsProcess(_Launcher):
+    """The OOM killer's part as the kernel plays it: SIGKILLs only the process that runs the student's code (the
+    sandbox's inner one, the first of its pid namespace, where there is one) a moment after it starts."""
+
+    def spawn(self, spec, fds):
+        proc = self.inner.spawn(spec, fds)
+        if spec.get("role") == "student" and spec.get("exercise") == EX:
+            def kill() -> None:
+                tree = _watch.tree(proc.pid)  # the worker, then its children: the inner one next
+                with contextlib.suppress(OSError):
+                    os.kill(tree[1] if len(tree) > 1 else tree[0], signal.SIGKILL)
+
+            threading.Timer(1.0, kill).start()
+        return proc
+
+
+def _killed_while_loading(tmp: Path, launcher: type = _KillsStudents) -> dict:
     run = GradingRun(device="cpu", timeout=60, seed=SEED)
     try:
-        run.launcher = _KillsStudents(run.launcher)
+        run.launcher = launcher(run.launcher)
         return run.grade([_sub(tmp, SLEEPS)], only=[EX, CANARY], jobs=2)[0]
     finally:
         run.close()
 
 
-def test_a_worker_killed_by_the_oom_killer_is_the_graders(tmp_path, monkeypatch):
-    """SIGKILL while the kernel's OOM-kill counter rose: the container's memory ran out although the worker
-    stayed under its own cap. Both attempts die so: grader_error, never "the process died"."""
+def _kernel_says(monkeypatch, own: dict[str, int] | None, accounting: str = "cgroup") -> None:
+    """The seam for the kernel's facts the grader reads when a worker dies by SIGKILL: the container's and the
+    machine's OOM-kill counter rises at every read; the worker's memory cgroup says ``own`` (``oom_kill``:
+    processes in it the OOM killer took; ``at_cap``: times it reached its own cap); its sandbox's record
+    says ``accounting`` (``cgroup``, or ``process`` where no memory cgroup could be made)."""
     counter = itertools.count(100)
     monkeypatch.setattr(_envelope, "oom_kills", lambda *_a, **_k: next(counter))
+    monkeypatch.setattr(_pids_cgroup, "memory_events", lambda _folder: own)
+    real = _intake.isolation
+
+    def isolation(msg, kind="isolation"):
+        out = real(msg, kind)
+        out["isolation"]["memory_accounting"] = accounting
+        return out
+
+    monkeypatch.setattr(_intake, "isolation", isolation)
+
+
+def test_a_worker_killed_by_the_oom_killer_is_the_graders(tmp_path, monkeypatch):
+    """SIGKILL while the kernel's OOM-kill counter rose and the OOM killer took a process of the worker's
+    memory cgroup while it stayed under its own cap: the container's memory ran out. Both attempts die so:
+    grader_error, never "the process died"."""
+    _kernel_says(monkeypatch, {"oom_kill": 1, "at_cap": 0})
     res = _killed_while_loading(tmp_path)
     row = res["exercises"][EX]
     _assert_graders(row, "OOM killer", "memory")
@@ -112,11 +149,47 @@ def test_a_worker_killed_by_the_oom_killer_is_the_graders(tmp_path, monkeypatch)
     assert res["exercises"][CANARY]["score"] == res["exercises"][CANARY]["max_score"]
 
 
+def test_the_oom_killers_kill_of_the_students_process_alone_is_seen_as_a_sigkill(tmp_path, monkeypatch):
+    """The kernel kills the process running the student's code, not the sandbox's outer one: the outer one's
+    end mirrors a SIGKILL (it once exited 0: no handler may be set for SIGKILL), so the rule still applies."""
+    _kernel_says(monkeypatch, {"oom_kill": 1, "at_cap": 0})
+    row = _killed_while_loading(tmp_path, _KillsTheStudentsProcess)["exercises"][EX]
+    _assert_graders(row, "OOM killer", "memory")
+
+
 def test_the_same_sigkill_without_an_oom_kill_is_the_students(tmp_path, monkeypatch):
     monkeypatch.setattr(_envelope, "oom_kills", lambda *_a, **_k: 5)
     row = _killed_while_loading(tmp_path)["exercises"][EX]
     assert row["status"] == "crashed" and row["tests"][0]["code"] == "LOAD_CRASHED", row
     assert "killed (signal 9)" in row["message"]
+
+
+def test_a_kill_9_while_an_oom_kill_elsewhere_rose_the_counter_is_the_students(tmp_path, monkeypatch):
+    """The machine's counter rose (another worker's cgroup, another tenant), but no process of this worker's
+    cgroup was the OOM killer's: its SIGKILL is a ``kill -9`` (its own, once it saw the counter rise), never
+    the grader's trouble."""
+    _kernel_says(monkeypatch, {"oom_kill": 0, "at_cap": 0})
+    row = _killed_while_loading(tmp_path)["exercises"][EX]
+    assert row["status"] == "crashed" and row["tests"][0]["code"] == "LOAD_CRASHED", row
+
+
+def test_a_worker_killed_at_its_own_memory_cap_is_the_students_memory_error(tmp_path, monkeypatch):
+    """Its cgroup reached its own cap (children or tmpfs together): a MemoryError, at once, not graded again."""
+    _kernel_says(monkeypatch, {"oom_kill": 1, "at_cap": 3})
+    row = _killed_while_loading(tmp_path)["exercises"][EX]
+    assert row["status"] == "error" and row["tests"][0]["code"] == "LOAD_MEMORY", row
+    assert row["message"].startswith("MemoryError")
+    assert not any(line.startswith("first attempt:") for line in row.get("instructor_log", [])), row
+    assert any("own memory cgroup's cap" in line for line in row["instructor_log"]), row
+
+
+def test_without_a_memory_cgroup_an_oom_kill_is_never_the_graders(tmp_path, monkeypatch):
+    """``memory_accounting: process`` (no writable cgroupfs, e.g. Docker's default): the student's processes
+    together had no cap, so the OOM kill may be their doing: graded again alone, then the student's."""
+    _kernel_says(monkeypatch, {"oom_kill": 1, "at_cap": 0}, accounting="process")
+    row = _killed_while_loading(tmp_path)["exercises"][EX]
+    assert row["status"] == "crashed" and row["tests"][0]["code"] == "LOAD_CRASHED", row
+    assert any("no memory cgroup" in line for line in row["instructor_log"]), row  # which rule judged it
 
 
 ABORT_IN_REFERENCE = '''

@@ -13,7 +13,7 @@ from typing import Any
 from autograder.core import device as _device
 from autograder.core import status as _status
 from autograder.core.i18n import render
-from autograder.core.protocol import check_rng
+from autograder.core.protocol import check_rng, memory_words
 from autograder.core.protocol import probe_error as _probe_error
 from autograder.core.suite import (
     INTERNAL_ERROR,
@@ -130,11 +130,14 @@ class ExerciseGrading:
     def death_trouble(self, death: dict[str, Any] | None, what: str) -> str | None:
         """Whether a student's worker that died (``death``: ``_handle.Worker.death``) is the grader's trouble.
 
-        The rules (README, "Whose trouble"): a worker the kernel's OOM killer took (SIGKILL while its
-        OOM-kill counter rose) is the grader's: the worker stayed under its own memory cap (beyond it, the
-        student's code gets a MemoryError), so the container's memory ran out for the grader's sake. Any
-        other death, on a first attempt, may be the machine's (a signal under load, a worker that could not
-        start): the exercise is graded again, alone; on that second attempt the same death is the student's.
+        The rules (README, "Whose trouble"; judged from the grader's own reads, ``_envelope.judge_kill``): a
+        worker killed at its own memory cgroup's cap (``memory_cap``: everything it started, together) is the
+        student's, like a MemoryError. A worker the kernel's OOM killer took while its memory cgroup stayed
+        under that cap (``oom``) is the grader's: the container's memory ran out for the grader's sake. Where
+        no memory cgroup could be made, an OOM kill is never the grader's (the student's own processes may
+        have caused it). Any other death, on a first attempt, may be the machine's (a signal under load, a
+        worker that could not start): the exercise is graded again, alone; on that second attempt the same
+        death is the student's.
 
         Returns:
             The reason (for ``grader_reason``), or None when the death is the student's.
@@ -143,6 +146,8 @@ class ExerciseGrading:
             return None
         self._note_death(death, what)
         env = self.host.envelope
+        if death.get("memory_cap"):
+            return None
         if death.get("oom"):
             limit = (f"the container's memory limit ({env.memory_bytes / 2**20:.0f} MiB)" if env.memory_bytes
                      else f"the machine's memory ({env.usable_memory / 2**30:.1f} GiB)")
@@ -155,7 +160,10 @@ class ExerciseGrading:
     def _note_death(self, death: dict[str, Any], what: str) -> None:
         """Keeps how a worker died and its stderr tail for the instructor (``instructor_log``, never a student's)."""
         tail = str(death.get("stderr") or "").strip()
-        oom = " (the OOM killer's)" if death.get("oom") else ""
+        oom = (" (at its own memory cgroup's cap)" if death.get("memory_cap")
+               else " (the OOM killer's)" if death.get("oom")
+               else " (no memory cgroup: never judged the OOM killer's)" if death.get("memory_accounting") == "process"
+               else "")
         self.log.append(_status.clean_reason(f"{what}: worker died, {death.get('how')}{oom}"
                                              + (f"; its stderr:\n{tail}" if tail else ""), limit=8000))
 
@@ -253,6 +261,8 @@ class ExerciseGrading:
             if err.kind == "limit":
                 raise StudentProblem(err.how, **_quota.describe()) from None
             self._raise_if_graders(err.death, _call_words(call))
+            if (err.death or {}).get("memory_cap"):  # all it started, together, reached its memory cap
+                raise StudentProblem("CALL_MEMORY", call=call, cap=memory_words(host.mem_bytes)) from None
             raise StudentProblem("CALL_CRASHED", call=call, how=err.how) from None
         if resp.get("ok"):
             return resp["value"]

@@ -148,7 +148,7 @@ class RunWorkers:
             return {"level": "minimal", "error": f"{type(err).__name__}: {err}"}
         worker.close()
         got = dict(worker.status.get("isolation") or {"level": "minimal", "error": str(worker.status)})
-        for own in ("pids_cgroup", "cpu_cgroup"):  # they name that one worker only
+        for own in ("pids_cgroup", "cpu_cgroup", "memory_cgroup"):  # they name that one worker only
             got.pop(own, None)
         self.note_isolation(got)
         return got
@@ -160,10 +160,10 @@ class RunWorkers:
 
     def note_isolation(self, got: dict[str, Any]) -> None:
         """Keeps the weakest isolation any student worker of this run obtained (without what names one
-        worker only: its pids and CPU cgroups)."""
+        worker only: its pids, CPU and memory cgroups)."""
         from autograder.sandbox.isolate import level_at_least
 
-        got = {k: v for k, v in got.items() if k not in ("pids_cgroup", "cpu_cgroup")}
+        got = {k: v for k, v in got.items() if k not in ("pids_cgroup", "cpu_cgroup", "memory_cgroup")}
         with self._lock:
             if not self.isolation or not level_at_least(got, str(self.isolation.get("level", "minimal"))):
                 self.isolation = dict(got)

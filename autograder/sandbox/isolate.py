@@ -31,7 +31,7 @@ Layers, each tried and recorded (the JSON's ``isolation`` says what was obtained
 
 This module applies them in order (:func:`apply`) and sums up what was obtained (:func:`describe`,
 :func:`level_at_least`); the layers live beside it: the namespaces (:mod:`autograder.sandbox.namespaces`),
-the uid and capabilities (:mod:`autograder.sandbox.privileges`), the pids cgroup
+the uid and capabilities (:mod:`autograder.sandbox.privileges`), the pids, CPU and memory cgroups
 (:mod:`autograder.sandbox.pids_cgroup`), Landlock and seccomp.
 """
 
@@ -45,17 +45,18 @@ from pathlib import Path
 
 from autograder.sandbox.libc import c_library
 from autograder.sandbox.namespaces import _namespaces
-from autograder.sandbox.pids_cgroup import _cpu_cgroup, _pids_cgroup
+from autograder.sandbox.pids_cgroup import _cpu_cgroup, _memory_cgroup, _pids_cgroup
 from autograder.sandbox.privileges import _fallback, _python_dirs, reachable_by_others
 
 PR_SET_DUMPABLE = 4
 BLOCKED_PACKAGES = ("solutions", "tests", "autograder.hidden")
 
 
-def _vm_size_bytes() -> int:
+def _status_bytes(field: str) -> int:
+    """A size from ``/proc/self/status`` (``VmSize``, ``VmRSS``), 0 where it cannot be read."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmSize:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) * 1024
     except OSError:
         pass
@@ -154,7 +155,8 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
             allow-list): solutions, hidden suites, the run's folder, other submissions.
         read: extra paths the worker reads afterwards (the engine's package, the compile cache).
         network: keep the network (default: drop it).
-        skip: layers not to try (``namespaces``, ``landlock``, ``uid``, ``pids``, ``cpu``): what a machine that refuses them
+        skip: layers not to try (``namespaces``, ``landlock``, ``uid``, ``pids``, ``cpu``, ``memory``): what a
+            machine that refuses them
             obtains (benchmarks and tests; the record says what was skipped).
 
     Returns:
@@ -183,11 +185,17 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
         _cpu_cgroup(got)  # the CPU time of all it starts, for the grader's time limits
     else:
         got["cpu_accounting"] = "process tree"
+    if linux and mem_bytes > 0 and "memory" not in skip:
+        # all it starts together: what it holds now (pages shared with the zygote are charged to the worker
+        # only once it writes them) and as much again as RLIMIT_AS gives one process
+        _memory_cgroup(got, _status_bytes("VmRSS") + mem_bytes)
+    else:
+        got["memory_accounting"] = "process"
     root = _namespaces(hide, network, got, skip) if linux and "namespaces" not in skip else None
     if root:
         scratch = os.path.join(root, "scratch")
     if mem_bytes > 0:
-        cap = _vm_size_bytes() + mem_bytes
+        cap = _status_bytes("VmSize") + mem_bytes
         try:
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
             got["memory_cap_bytes"] = mem_bytes

@@ -1,18 +1,26 @@
-"""Cgroups of its own for a student's worker: a fork bomb stops at :func:`pids_cap` processes, and the CPU
-time of everything it starts is counted.
+"""Cgroups of its own for a student's worker: a fork bomb stops at :func:`pids_cap` processes, the CPU
+time of everything it starts is counted, and the memory of everything it starts is capped.
 
 Owns finding this process's cgroup folders where a pids controller can be set (cgroup v1's pids
 hierarchy, or v2's where pids is enabled for children) and moving the worker into a capped child cgroup
 (:func:`_pids_cgroup`), and one that counts CPU time (:func:`_cpu_cgroup`: v2's ``cpu.stat``, which every
 cgroup has, or v1's cpuacct hierarchy), where the machine lets root write cgroupfs. The grader's time
-limits read the latter (``autograder.workers.watch``). :mod:`autograder.sandbox.quota` releases both when
-the worker closes.
+limits read the latter (``autograder.workers.watch``). A memory cgroup (:func:`_memory_cgroup`: v2's
+``memory.max``, or v1's memory hierarchy) caps its processes together, its tmpfs and ``/dev/shm`` included;
+the grader reads its counters (:func:`memory_events`) when the worker dies by SIGKILL, to tell a kill at
+the worker's own cap (the student's) from the container's OOM killer (the grader's).
+:mod:`autograder.sandbox.quota` releases them all when the worker closes.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+
+_NEAR = 2**20  # a v1 cgroup's peak this close to its cap: it reached it (charges come in pages)
+# only a cgroup the sandbox made is read or removed by the grader
+OWN_CGROUP = re.compile(r"/sys/fs/cgroup/.*/tapetrace-\d+|/sys/fs/cgroup/tapetrace-\d+")
 
 
 def pids_cap() -> int:
@@ -61,8 +69,12 @@ def _enter(parent: str, limits: dict[str, str]) -> str | None:
     folder = os.path.join(parent, f"tapetrace-{os.getpid()}")
     try:
         os.mkdir(folder)
-    except FileExistsError:
-        pass
+    except FileExistsError:  # left by an earlier process of this pid: made again, so its counters start at 0
+        try:
+            os.rmdir(folder)
+            os.mkdir(folder)
+        except OSError:
+            pass
     except OSError:
         return None
     try:
@@ -120,3 +132,79 @@ def _pids_cgroup(got: dict[str, object]) -> None:
             got["pids_cap"] = cap
             got["pids_cgroup"] = folder
             return
+
+
+def _memory_cgroup(got: dict[str, object], cap: int) -> None:
+    """Caps the memory of everything this process starts (its children, what it writes to its tmpfs or
+    ``/dev/shm``) at ``cap`` bytes together, in a cgroup of its own recorded as ``memory_cgroup``: an
+    address-space cap (``RLIMIT_AS``) binds each process alone. ``memory_accounting`` says ``cgroup``, or
+    ``process`` where the machine refuses (then an OOM kill is never judged the grader's: see
+    ``autograder.workers.envelope.judge_kill``). A v2 pids or CPU cgroup with a memory controller serves
+    (``memory.max``, no swap); else v1's memory hierarchy (``memory.limit_in_bytes``, and the same for
+    memory and swap together where swap is accounted)."""
+    got["memory_accounting"] = "process"
+    for key in ("pids_cgroup", "cpu_cgroup"):
+        folder = str(got.get(key) or "")
+        if folder and os.path.exists(os.path.join(folder, "memory.max")):
+            try:
+                Path(folder, "memory.max").write_text(str(cap))
+            except OSError:
+                continue
+            _try_write(folder, "memory.swap.max", "0")  # a swapping tree would crawl instead of stopping
+            got["memory_cgroup"] = folder
+            got["memory_accounting"] = "cgroup"
+            return
+    parent = _own("memory")
+    folder = _enter(parent, {"memory.limit_in_bytes": str(cap)}) if parent else None
+    if folder:
+        _try_write(folder, "memory.memsw.limit_in_bytes", str(cap))
+        got["memory_cgroup"] = folder
+        got["memory_accounting"] = "cgroup"
+
+
+def _try_write(folder: str, name: str, value: str) -> None:
+    """Writes a cgroup file where it exists and the machine lets it."""
+    try:
+        Path(folder, name).write_text(value)
+    except OSError:
+        pass
+
+
+def _keyed(text: str, key: str) -> int | None:
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == key and parts[1].isdigit():
+            return int(parts[1])
+    return None
+
+
+def memory_events(folder: str | None) -> dict[str, int] | None:
+    """What a worker's own memory cgroup (its ``memory_cgroup``) recorded, read by the grader:
+    ``oom_kill`` (processes in it the kernel's OOM killer killed, whichever limit ran out: the kernel counts
+    a kill in the victim's cgroup) and ``at_cap`` (times its usage reached its own cap: v2's ``memory.events``
+    ``max`` and ``oom``; v1's ``memory.failcnt``, plus one where its peak ``memory.max_usage_in_bytes``
+    reached its cap). None where it cannot be read, or for a folder the sandbox did not make
+    (``tapetrace-PID`` under ``/sys/fs/cgroup``)."""
+    folder = str(folder or "")
+    if not OWN_CGROUP.fullmatch(folder):
+        return None
+    try:
+        events = Path(folder, "memory.events").read_text()
+    except OSError:
+        events = None
+    if events is not None:
+        kills, top, oom = _keyed(events, "oom_kill"), _keyed(events, "max"), _keyed(events, "oom")
+        if kills is None or top is None or oom is None:
+            return None
+        return {"oom_kill": kills, "at_cap": top + oom}
+    try:
+        kills = _keyed(Path(folder, "memory.oom_control").read_text(), "oom_kill")
+        failcnt = int(Path(folder, "memory.failcnt").read_text())
+        peak, cap = (int(Path(folder, n).read_text()) for n in ("memory.max_usage_in_bytes", "memory.limit_in_bytes"))
+    except (OSError, ValueError):
+        return None
+    if kills is None:
+        return None
+    # the most it ever held, at its cap: where memory and swap are capped together (memsw) that cap is met
+    # first and some kernels count no failure for it
+    return {"oom_kill": kills, "at_cap": failcnt + (peak >= cap - _NEAR)}

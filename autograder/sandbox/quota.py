@@ -11,15 +11,14 @@ cap: its exercise or test scores 0 with ``SCRATCH_FULL``. A worker's scratch is 
 What a watch cannot promise: between two looks a worker may write what the disk takes in
 :data:`PERIOD` seconds (at most :data:`FILE_BYTES` per file).
 
-Processes: the sandbox puts each worker in a pids cgroup of its own (and one that counts its CPU time) where
-the machine lets root write cgroupfs (``autograder.sandbox.pids_cgroup``), and an unprivileged uid has its own
-``RLIMIT_NPROC``; :func:`release_cgroup` empties and removes a closed worker's cgroups.
+Processes: the sandbox puts each worker in a pids cgroup of its own (and one that counts its CPU time, and one
+that caps its memory) where the machine lets root write cgroupfs (``autograder.sandbox.pids_cgroup``), and an
+unprivileged uid has its own ``RLIMIT_NPROC``; :func:`release_cgroup` empties and removes a closed worker's cgroups.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import stat
@@ -27,6 +26,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from autograder.sandbox.pids_cgroup import OWN_CGROUP
 
 SCRATCH_BYTES = 256 * 1024**2  # a worker's files, in all
 SCRATCH_FILES = 10_000  # files and folders
@@ -165,16 +166,22 @@ def _remove(path: str) -> None:
 
 
 def release_cgroup(isolation: dict[str, Any] | None) -> None:
-    """Kills what is left in a closed worker's cgroups (its isolation record's ``pids_cgroup`` and
-    ``cpu_cgroup``, set by the sandbox before any student code ran) and removes them."""
-    for key in ("pids_cgroup", "cpu_cgroup"):
+    """Kills what is left in a closed worker's cgroups (its isolation record's ``pids_cgroup``,
+    ``cpu_cgroup`` and ``memory_cgroup``, set by the sandbox before any student code ran) and removes them."""
+    for key in ("pids_cgroup", "cpu_cgroup", "memory_cgroup"):
         folder = str((isolation or {}).get(key) or "")
-        if re.fullmatch(r"/sys/fs/cgroup/.*/tapetrace-\d+|/sys/fs/cgroup/tapetrace-\d+", folder):
+        if OWN_CGROUP.fullmatch(folder):
             _empty_and_remove(folder)  # only a cgroup the sandbox made
 
 
 def _empty_and_remove(folder: str) -> None:
-    """Kills every process in a cgroup and removes it (gone already: nothing to do)."""
+    """Kills every process in a cgroup and removes it (gone already: nothing to do). v2's ``cgroup.kill``
+    kills them all at once (none can fork meanwhile); else each pid in ``cgroup.procs``, again until none is
+    left."""
+    try:
+        Path(folder, "cgroup.kill").write_text("1")
+    except OSError:
+        pass
     for _ in range(40):
         try:
             pids = [int(p) for p in Path(folder, "cgroup.procs").read_text().split()]

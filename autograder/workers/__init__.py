@@ -45,6 +45,7 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "current": "envelope",
     "is_request": "compile_cache",
     "is_stub_raise": "worker",
+    "judge_kill": "envelope",
     "load_error": "worker",
     "memory_in_use": "envelope",
     "oom_kills": "envelope",

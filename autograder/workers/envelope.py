@@ -2,8 +2,9 @@
 
 A grading run plans from it (``sizing``: how many exercises at once, which zygotes, each student worker's
 cap, whether reference workers stay warm; a box too small is refused there). The grader also asks it, when a
-worker dies by SIGKILL, whether the kernel's OOM killer struck meanwhile (:func:`oom_kills`): a kill caused
-by the container's limit is the grader's trouble, never the student's. It also measures the cgroup's memory
+worker dies by SIGKILL, whether the kernel's OOM killer struck meanwhile (:func:`oom_kills`), and judges whose
+the kill is (:func:`judge_kill`): one caused by the container's limit is the grader's trouble, one at the
+worker's own memory cgroup's cap the student's. It also measures the cgroup's memory
 in use (:func:`memory_in_use`).
 
 Everything is read from files under ``root`` (``/`` by default), so tests fake a container in a
@@ -259,6 +260,36 @@ def oom_kills(env: Envelope, root: str = "/") -> int | None:
     counts.append(_keyed(_read(os.path.join(root, "proc/vmstat")), "oom_kill"))
     got = [c for c in counts if c is not None]
     return sum(got) if got else None
+
+
+def judge_kill(accounting: str | None, own: dict[str, int] | None, outside_rose: bool | None) -> dict[str, bool | None]:
+    """Whose a worker's death by SIGKILL is, from what the grader itself read (docs/instructors/time-and-memory.md,
+    "Whose trouble"). Never from anything the worker said or could set: a student may kill its own worker
+    with ``kill -9`` at any moment, e.g. just after some OOM kill made the machine's counter rise.
+
+    Args:
+        accounting: the sandbox's ``memory_accounting`` for a student's worker: ``cgroup`` (a memory cgroup of
+            its own capped all it started) or ``process`` (none could be made, or its record never came);
+            None for a worker without a sandbox (the reference's: the grader's code).
+        own: its memory cgroup's counters (``autograder.sandbox.pids_cgroup.memory_events``: ``oom_kill``,
+            ``at_cap``), None where they could not be read.
+        outside_rose: whether the OOM-kill counter of the container or the machine (:func:`oom_kills`) rose
+            while it lived; None where it cannot be read.
+
+    Returns:
+        ``{"oom": ..., "memory_cap": ...}``. ``oom`` True: the kernel's OOM killer took one of its processes
+        while the worker stayed under its own cap: a limit above it ran out (the grader's trouble).
+        ``memory_cap`` True: its own cap was reached (its children, its tmpfs included): the student's,
+        like a MemoryError. Both False: an ordinary death. With ``process`` accounting nothing says the
+        student's processes together stayed under any cap, so an OOM kill is never the grader's there.
+    """
+    if accounting is None:
+        return {"oom": outside_rose, "memory_cap": False}
+    if accounting != "cgroup" or own is None:
+        return {"oom": False, "memory_cap": False}
+    if own.get("at_cap", 0) > 0:
+        return {"oom": False, "memory_cap": True}
+    return {"oom": bool(outside_rose) and own.get("oom_kill", 0) > 0, "memory_cap": False}
 
 
 def memory_in_use(env: Envelope) -> tuple[int | None, int | None]:

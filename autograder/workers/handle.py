@@ -15,6 +15,7 @@ from typing import Any
 
 from autograder.core import wire as _wire
 from autograder.probing import tools as _tools
+from autograder.sandbox import pids_cgroup as _pids_cgroup
 from autograder.sandbox import quota as _quota
 from autograder.workers import compile_cache as _compile_cache
 from autograder.workers import envelope as _envelope
@@ -83,6 +84,7 @@ class Worker:
         # the sandbox's own record, sent before the student's code ran (``_intake.isolation``); None: no sandbox
         self.isolation: dict[str, Any] | None = None
         self.scratch: str | None = (spec.get("sandbox") or {}).get("scratch")
+        self._sandboxed = bool(spec.get("sandbox"))
         self.limit_hit: str | None = None  # the message key of a cap the watch killed it for
         self.time_accounting = ""  # how its last load or call was timed: "cgroup" or "process tree" (_watch.Budget)
         self._watch = watch if self.scratch else None
@@ -115,6 +117,8 @@ class Worker:
             self.kill()
             self.status = {"status": "crashed", "code": "LOAD_CRASHED", "fields": {"how": how},
                            "death": self.death}
+            if (self.death or {}).get("memory_cap"):  # killed at its own memory cgroup's cap: a MemoryError
+                self.status.update(status="error", code="LOAD_MEMORY", fields={})
         if self.limit_hit:  # killed by the watch: that says why, whatever the pipe saw
             self.status = {"status": "error", "code": self.limit_hit, "fields": _quota.describe()}
         if self.status.get("status") != "loaded":
@@ -167,20 +171,28 @@ class Worker:
     def _diagnose(self, phase: str) -> str:
         """After the worker died: how (for the student's message), and :attr:`death` for the grader.
 
-        ``death`` holds ``how``, ``signal`` (or None), ``oom`` (True when it died by SIGKILL while the
-        kernel's OOM-kill counter rose since it started, None when the counter cannot be read),
-        ``phase`` (``load`` or ``call``) and the tail of its stderr.
+        ``death`` holds ``how``, ``signal`` (or None), ``oom`` (True when it died by SIGKILL and the kernel's
+        OOM killer took it from above its own cap: the grader's trouble; None when that cannot be read),
+        ``memory_cap`` (True when it died by SIGKILL having reached its own memory cgroup's cap: the
+        student's), for a student's worker killed so its ``memory_accounting`` (``cgroup`` or ``process``),
+        ``phase`` (``load`` or ``call``) and the tail of its stderr. Both are judged from what the grader
+        reads (:func:`_envelope.judge_kill`): the OOM-kill counters of the container and the machine, and
+        those of the worker's memory cgroup, read before it is removed.
         """
         status = self.proc.wait(3)
         how = describe_status(status)
         sig = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
-        oom = None
+        verdict: dict[str, Any] = {"oom": None if self._oom0 is None else False, "memory_cap": False}
         if sig == signal.SIGKILL:
             now = _envelope.oom_kills(_envelope.current())
-            oom = None if now is None or self._oom0 is None else now > self._oom0
-        elif self._oom0 is not None:
-            oom = False
-        self.death = {"how": how, "signal": sig, "oom": oom, "phase": phase, "stderr": self.stderr.text()}
+            rose = None if now is None or self._oom0 is None else now > self._oom0
+            iso = self.isolation or {}
+            accounting = (str(iso.get("memory_accounting") or "process")) if self._sandboxed else None
+            own = _pids_cgroup.memory_events(iso.get("memory_cgroup")) if accounting == "cgroup" else None
+            verdict = _envelope.judge_kill(accounting, own, rose)
+            if accounting:
+                verdict["memory_accounting"] = accounting
+        self.death = {"how": how, "signal": sig, **verdict, "phase": phase, "stderr": self.stderr.text()}
         return how
 
     def call(self, probe: str, kwargs: dict[str, Any], timeout: float) -> dict[str, Any]:

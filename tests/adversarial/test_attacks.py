@@ -261,7 +261,8 @@ def _cgroups_writable() -> bool:
 
 def test_a_workers_time_is_its_cgroups(attack_run, tmp_path):
     """A student's load that takes a second is timed from the CPU cgroup the sandbox made for the worker (every
-    thread and child it starts counts), at either level, where root may make one."""
+    thread and child it starts counts), at either level, where root may make one; once it is closed none of its
+    cgroups (pids, CPU, memory) is left."""
     src = tmp_path / "slow" / "ex01_torch_mlp.py"
     src.parent.mkdir()
     src.write_text((SOLUTIONS / "ex01_torch_mlp.py").read_text() + "\nimport time\ntime.sleep(1.5)\n")
@@ -271,10 +272,14 @@ def test_a_workers_time_is_its_cgroups(attack_run, tmp_path):
         if _cgroups_writable():
             assert (worker.isolation or {}).get("cpu_cgroup"), worker.isolation
         assert worker.time_accounting == ("cgroup" if _cgroups_writable() else "process tree")
+        iso = worker.isolation or {}
+        # a memory cgroup of its own caps all it starts together where one can be made; its record says which
+        assert iso.get("memory_accounting") == ("cgroup" if iso.get("memory_cgroup") else "process"), iso
     finally:
         worker.close()
-    folder = (worker.isolation or {}).get("cpu_cgroup")
-    assert not folder or not os.path.exists(folder), "a closed worker's cgroup was left"
+    left = [f for key in ("cpu_cgroup", "pids_cgroup", "memory_cgroup")
+            if (f := (worker.isolation or {}).get(key)) and os.path.exists(f)]
+    assert not left, f"a closed worker's cgroups were left: {left}"
 
 
 def test_workers_forked_from_one_zygote_share_no_writable_state(attack_run, tmp_path):

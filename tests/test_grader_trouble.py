@@ -44,8 +44,30 @@ def _sub(tmp: Path, ex09: str | None = None) -> str:
     return str(sub)
 
 
-def _grade(sub: str, **kw) -> dict:
-    run = GradingRun(device="cpu", timeout=60, seed=SEED, **kw)
+@pytest.fixture(scope="module")
+def shared_run():
+    """One run for the tests that do not change its references: its zygote and reference answers made once.
+    A test that swaps its launcher puts the run's own back (``_swapped``)."""
+    run = GradingRun(device="cpu", timeout=60, seed=SEED)
+    yield run
+    run.close()
+
+
+@contextlib.contextmanager
+def _swapped(run: GradingRun, launcher):
+    """``run`` starts its workers with ``launcher`` for a while."""
+    own, run.launcher = run.launcher, launcher
+    try:
+        yield run
+    finally:
+        run.launcher = own
+
+
+def _grade(sub: str, run: GradingRun | None = None) -> dict:
+    """``sub`` graded (EX and CANARY) by ``run``, or by a run of its own when none is given."""
+    if run is not None:
+        return run.grade([sub], only=[EX, CANARY], jobs=2)[0]
+    run = GradingRun(device="cpu", timeout=60, seed=SEED)
     try:
         return run.grade([sub], only=[EX, CANARY], jobs=2)[0]
     finally:
@@ -91,30 +113,26 @@ class _KillsStudents(_Launcher):
         return proc
 
 
-def _killed_while_loading(tmp: Path) -> dict:
-    run = GradingRun(device="cpu", timeout=60, seed=SEED)
-    try:
-        run.launcher = _KillsStudents(run.launcher)
+def _killed_while_loading(run: GradingRun, tmp: Path) -> dict:
+    with _swapped(run, _KillsStudents(run.launcher)):
         return run.grade([_sub(tmp, SLEEPS)], only=[EX, CANARY], jobs=2)[0]
-    finally:
-        run.close()
 
 
-def test_a_worker_killed_by_the_oom_killer_is_the_graders(tmp_path, monkeypatch):
+def test_a_worker_killed_by_the_oom_killer_is_the_graders(shared_run, tmp_path, monkeypatch):
     """SIGKILL while the kernel's OOM-kill counter rose: the container's memory ran out although the worker
     stayed under its own cap. Both attempts die so: grader_error, never "the process died"."""
     counter = itertools.count(100)
     monkeypatch.setattr(_envelope, "oom_kills", lambda *_a, **_k: next(counter))
-    res = _killed_while_loading(tmp_path)
+    res = _killed_while_loading(shared_run, tmp_path)
     row = res["exercises"][EX]
     _assert_graders(row, "OOM killer", "memory")
     assert row["instructor_log"][0].startswith("first attempt:")  # graded again, alone, first
     assert res["exercises"][CANARY]["score"] == res["exercises"][CANARY]["max_score"]
 
 
-def test_the_same_sigkill_without_an_oom_kill_is_the_students(tmp_path, monkeypatch):
+def test_the_same_sigkill_without_an_oom_kill_is_the_students(shared_run, tmp_path, monkeypatch):
     monkeypatch.setattr(_envelope, "oom_kills", lambda *_a, **_k: 5)
-    row = _killed_while_loading(tmp_path)["exercises"][EX]
+    row = _killed_while_loading(shared_run, tmp_path)["exercises"][EX]
     assert row["status"] == "crashed" and row["tests"][0]["code"] == "LOAD_CRASHED", row
     assert "killed (signal 9)" in row["message"]
 
@@ -177,13 +195,9 @@ class _FailingStarts(_Launcher):
 
 
 @pytest.mark.parametrize("fails,status", [(1, "graded"), (10**6, "grader_error")])
-def test_a_worker_that_cannot_start_is_retried_then_the_graders(tmp_path, fails, status):
-    run = GradingRun(device="cpu", timeout=60, seed=SEED)
-    try:
-        run.launcher = _FailingStarts(run.launcher, fails)
+def test_a_worker_that_cannot_start_is_retried_then_the_graders(shared_run, tmp_path, fails, status):
+    with _swapped(shared_run, _FailingStarts(shared_run.launcher, fails)) as run:
         row = run.grade([_sub(tmp_path)], only=[EX], jobs=1)[0]["exercises"][EX]
-    finally:
-        run.close()
     assert row["status"] == status, row
     if status == "graded":
         assert row["score"] == row["max_score"] and "no worker could start" in row["instructor_log"][0]
@@ -191,9 +205,9 @@ def test_a_worker_that_cannot_start_is_retried_then_the_graders(tmp_path, fails,
         _assert_graders(row, "no worker could start", "Resource temporarily unavailable")
 
 
-def test_a_dead_students_stderr_goes_to_the_instructor_not_to_the_student(tmp_path):
+def test_a_dead_students_stderr_goes_to_the_instructor_not_to_the_student(shared_run, tmp_path):
     code = "import os, sys\nprint('student-side diagnostic 42', file=sys.stderr, flush=True)\nos.abort()\n"
-    row = _grade(_sub(tmp_path, code))["exercises"][EX]
+    row = _grade(_sub(tmp_path, code), shared_run)["exercises"][EX]
     # alone too: the student's (in a pid namespace abort() ends as SIGSEGV: the worker is its namespace's init)
     assert row["status"] == "crashed" and "(signal " in row["message"], row
     assert "student-side diagnostic 42" not in json.dumps(row["tests"]) + row["message"]
@@ -232,20 +246,16 @@ def test_the_timeout_is_in_working_seconds_so_a_sleep_still_times_out(tmp_path):
     assert row["status"] == "timeout" and row["tests"][0]["code"] == "LOAD_TIMEOUT", row
 
 
-def test_workers_go_to_the_oom_killer_before_the_grader_and_its_zygote(tmp_path):
+def test_workers_go_to_the_oom_killer_before_the_grader_and_its_zygote(shared_run, tmp_path):
     """When the container's memory runs out, the kernel kills a worker (one exercise graded again), not the
     zygote (every later worker a fresh interpreter) or the grader (every result)."""
-    run = GradingRun(device="cpu", timeout=60, seed=SEED)
-    try:
-        sub = tmp_path / f"{EX}.py"
-        shutil.copy(SOLUTIONS / f"{EX}.py", sub)
-        got = {}
-        for role, path in (("student", str(sub)), ("reference", str(SOLUTIONS / f"{EX}.py"))):
-            worker = run.start_worker(EX, path, role)
-            got[role] = worker.call("__env__", {}, 60)["value"]["oom_score_adj"]
-            worker.close()
-    finally:
-        run.close()
+    sub = tmp_path / f"{EX}.py"
+    shutil.copy(SOLUTIONS / f"{EX}.py", sub)
+    got = {}
+    for role, path in (("student", str(sub)), ("reference", str(SOLUTIONS / f"{EX}.py"))):
+        worker = shared_run.start_worker(EX, path, role)
+        got[role] = worker.call("__env__", {}, 60)["value"]["oom_score_adj"]
+        worker.close()
     assert got == {"student": 1000, "reference": 500}
     with open("/proc/self/oom_score_adj") as fh:
         assert int(fh.read()) < 500  # the grader's own is untouched

@@ -297,8 +297,9 @@ def asks_for_no_probe(ctx) -> None:
     ctx.student("no_such_probe", call="MLP.forward")
 
 
-def _graded_with(monkeypatch, sub: str, *checks) -> dict:
-    """``sub``'s ex01 graded by a suite of ``checks`` (1 point each) in place of its hidden suite."""
+def _graded_with(run: GradingRun, monkeypatch, sub: str, *checks) -> dict:
+    """``sub``'s ex01 graded by ``run`` with a suite of ``checks`` (1 point each) in place of its hidden suite
+    (the run reads the suite at each grading; its reference answers do not depend on the suite)."""
     from autograder import hidden
     from autograder.core.suite import Suite
 
@@ -306,33 +307,30 @@ def _graded_with(monkeypatch, sub: str, *checks) -> dict:
     for fn in checks:
         suite.check(points=1)(fn)
     monkeypatch.setattr(hidden, "load_suite", lambda ex: suite if ex == EX1 else real(ex))
-    run = GradingRun(device="cpu", timeout=60, seed=SEED)
-    try:
-        return run.grade([sub], only=[EX1], jobs=1)[0]["exercises"][EX1]
-    finally:
-        run.close()
+    return run.grade([sub], only=[EX1], jobs=1)[0]["exercises"][EX1]
 
 
-def test_a_check_crashing_on_the_students_answer_is_the_students(tmp_path, monkeypatch):
+def test_a_check_crashing_on_the_students_answer_is_the_students(shared_run, tmp_path, monkeypatch):
     """It passes with the reference standing in for the student: the crash came from the student's data."""
-    row = _graded_with(monkeypatch, _ex01(tmp_path, ONE_ROW), reads_every_row)
+    row = _graded_with(shared_run, monkeypatch, _ex01(tmp_path, ONE_ROW), reads_every_row)
     assert row["status"] == "graded" and row["score"] == 0 and "grader_reason" not in row, row
     test = row["tests"][0]
     assert test["code"] == "CHECK_UNREADABLE" and test["message"] == render("CHECK_UNREADABLE", "en"), test
     assert "reads_every_row: failed with IndexError at tests/test_grader_trouble.py:" in row["instructor_log"][0]
 
 
-def test_a_check_that_always_raises_is_the_graders_with_no_text_of_the_student(tmp_path, monkeypatch):
-    row = _graded_with(monkeypatch, _ex01(tmp_path, ONE_ROW), always_raises, reads_every_row)
+def test_a_check_that_always_raises_is_the_graders_with_no_text_of_the_student(shared_run, tmp_path, monkeypatch):
+    row = _graded_with(shared_run, monkeypatch, _ex01(tmp_path, ONE_ROW), always_raises, reads_every_row)
     _assert_graders(row, "always_raises", "RuntimeError", "tests/test_grader_trouble.py:", "in always_raises",
                     "first attempt:")
     assert "STUDENT-TEXT" not in json.dumps(row), row  # the exception's text may quote the student's data
 
 
-def test_a_probe_no_worker_has_is_the_graders_though_the_students_worker_said_so(tmp_path, monkeypatch):
+def test_a_probe_no_worker_has_is_the_graders_though_the_students_worker_said_so(shared_run, tmp_path,
+                                                                                 monkeypatch):
     """The student's worker says "no such probe" (kind internal, which a student can forge: PROBE_NO_ANSWER);
     with the reference standing in, the reference's worker says the same: the grader's."""
-    row = _graded_with(monkeypatch, _ex01(tmp_path), asks_for_no_probe)
+    row = _graded_with(shared_run, monkeypatch, _ex01(tmp_path), asks_for_no_probe)
     _assert_graders(row, "no_such_probe")
 
 

@@ -47,8 +47,30 @@ def _sub(tmp: Path, ex09: str | None = None) -> str:
     return str(sub)
 
 
-def _grade(sub: str, **kw) -> dict:
-    run = GradingRun(device="cpu", timeout=60, seed=SEED, **kw)
+@pytest.fixture(scope="module")
+def shared_run():
+    """One run for the tests that do not change its references: its zygote and reference answers made once.
+    A test that swaps its launcher puts the run's own back (``_swapped``)."""
+    run = GradingRun(device="cpu", timeout=60, seed=SEED)
+    yield run
+    run.close()
+
+
+@contextlib.contextmanager
+def _swapped(run: GradingRun, launcher):
+    """``run`` starts its workers with ``launcher`` for a while."""
+    own, run.launcher = run.launcher, launcher
+    try:
+        yield run
+    finally:
+        run.launcher = own
+
+
+def _grade(sub: str, run: GradingRun | None = None) -> dict:
+    """``sub`` graded (EX and CANARY) by ``run``, or by a run of its own when none is given."""
+    if run is not None:
+        return run.grade([sub], only=[EX, CANARY], jobs=2)[0]
+    run = GradingRun(device="cpu", timeout=60, seed=SEED)
     try:
         return run.grade([sub], only=[EX, CANARY], jobs=2)[0]
     finally:
@@ -110,13 +132,9 @@ class _KillsTheStudentsProcess(_Launcher):
         return proc
 
 
-def _killed_while_loading(tmp: Path, launcher: type = _KillsStudents) -> dict:
-    run = GradingRun(device="cpu", timeout=60, seed=SEED)
-    try:
-        run.launcher = launcher(run.launcher)
+def _killed_while_loading(run: GradingRun, tmp: Path, launcher: type = _KillsStudents) -> dict:
+    with _swapped(run, launcher(run.launcher)):
         return run.grade([_sub(tmp, SLEEPS)], only=[EX, CANARY], jobs=2)[0]
-    finally:
-        run.close()
 
 
 def _kernel_says(monkeypatch, own: dict[str, int] | None, accounting: str = "cgroup") -> None:
@@ -137,57 +155,57 @@ def _kernel_says(monkeypatch, own: dict[str, int] | None, accounting: str = "cgr
     monkeypatch.setattr(_intake, "isolation", isolation)
 
 
-def test_a_worker_killed_by_the_oom_killer_is_the_graders(tmp_path, monkeypatch):
+def test_a_worker_killed_by_the_oom_killer_is_the_graders(shared_run, tmp_path, monkeypatch):
     """SIGKILL while the kernel's OOM-kill counter rose and the OOM killer took a process of the worker's
     memory cgroup while it stayed under its own cap: the container's memory ran out. Both attempts die so:
     grader_error, never "the process died"."""
     _kernel_says(monkeypatch, {"oom_kill": 1, "at_cap": 0})
-    res = _killed_while_loading(tmp_path)
+    res = _killed_while_loading(shared_run, tmp_path)
     row = res["exercises"][EX]
     _assert_graders(row, "OOM killer", "memory")
     assert row["instructor_log"][0].startswith("first attempt:")  # graded again, alone, first
     assert res["exercises"][CANARY]["score"] == res["exercises"][CANARY]["max_score"]
 
 
-def test_the_oom_killers_kill_of_the_students_process_alone_is_seen_as_a_sigkill(tmp_path, monkeypatch):
+def test_the_oom_killers_kill_of_the_students_process_alone_is_seen_as_a_sigkill(shared_run, tmp_path, monkeypatch):
     """The kernel kills the process running the student's code, not the sandbox's outer one: the outer one's
     end mirrors a SIGKILL (it once exited 0: no handler may be set for SIGKILL), so the rule still applies."""
     _kernel_says(monkeypatch, {"oom_kill": 1, "at_cap": 0})
-    row = _killed_while_loading(tmp_path, _KillsTheStudentsProcess)["exercises"][EX]
+    row = _killed_while_loading(shared_run, tmp_path, _KillsTheStudentsProcess)["exercises"][EX]
     _assert_graders(row, "OOM killer", "memory")
 
 
-def test_the_same_sigkill_without_an_oom_kill_is_the_students(tmp_path, monkeypatch):
+def test_the_same_sigkill_without_an_oom_kill_is_the_students(shared_run, tmp_path, monkeypatch):
     monkeypatch.setattr(_envelope, "oom_kills", lambda *_a, **_k: 5)
-    row = _killed_while_loading(tmp_path)["exercises"][EX]
+    row = _killed_while_loading(shared_run, tmp_path)["exercises"][EX]
     assert row["status"] == "crashed" and row["tests"][0]["code"] == "LOAD_CRASHED", row
     assert "killed (signal 9)" in row["message"]
 
 
-def test_a_kill_9_while_an_oom_kill_elsewhere_rose_the_counter_is_the_students(tmp_path, monkeypatch):
+def test_a_kill_9_while_an_oom_kill_elsewhere_rose_the_counter_is_the_students(shared_run, tmp_path, monkeypatch):
     """The machine's counter rose (another worker's cgroup, another tenant), but no process of this worker's
     cgroup was the OOM killer's: its SIGKILL is a ``kill -9`` (its own, once it saw the counter rise), never
     the grader's trouble."""
     _kernel_says(monkeypatch, {"oom_kill": 0, "at_cap": 0})
-    row = _killed_while_loading(tmp_path)["exercises"][EX]
+    row = _killed_while_loading(shared_run, tmp_path)["exercises"][EX]
     assert row["status"] == "crashed" and row["tests"][0]["code"] == "LOAD_CRASHED", row
 
 
-def test_a_worker_killed_at_its_own_memory_cap_is_the_students_memory_error(tmp_path, monkeypatch):
+def test_a_worker_killed_at_its_own_memory_cap_is_the_students_memory_error(shared_run, tmp_path, monkeypatch):
     """Its cgroup reached its own cap (children or tmpfs together): a MemoryError, at once, not graded again."""
     _kernel_says(monkeypatch, {"oom_kill": 1, "at_cap": 3})
-    row = _killed_while_loading(tmp_path)["exercises"][EX]
+    row = _killed_while_loading(shared_run, tmp_path)["exercises"][EX]
     assert row["status"] == "error" and row["tests"][0]["code"] == "LOAD_MEMORY", row
     assert row["message"].startswith("MemoryError")
     assert not any(line.startswith("first attempt:") for line in row.get("instructor_log", [])), row
     assert any("own memory cgroup's cap" in line for line in row["instructor_log"]), row
 
 
-def test_without_a_memory_cgroup_an_oom_kill_is_never_the_graders(tmp_path, monkeypatch):
+def test_without_a_memory_cgroup_an_oom_kill_is_never_the_graders(shared_run, tmp_path, monkeypatch):
     """``memory_accounting: process`` (no writable cgroupfs, e.g. Docker's default): the student's processes
     together had no cap, so the OOM kill may be their doing: graded again alone, then the student's."""
     _kernel_says(monkeypatch, {"oom_kill": 1, "at_cap": 0}, accounting="process")
-    row = _killed_while_loading(tmp_path)["exercises"][EX]
+    row = _killed_while_loading(shared_run, tmp_path)["exercises"][EX]
     assert row["status"] == "crashed" and row["tests"][0]["code"] == "LOAD_CRASHED", row
     assert any("no memory cgroup" in line for line in row["instructor_log"]), row  # which rule judged it
 
@@ -250,13 +268,9 @@ class _FailingStarts(_Launcher):
 
 
 @pytest.mark.parametrize("fails,status", [(1, "graded"), (10**6, "grader_error")])
-def test_a_worker_that_cannot_start_is_retried_then_the_graders(tmp_path, fails, status):
-    run = GradingRun(device="cpu", timeout=60, seed=SEED)
-    try:
-        run.launcher = _FailingStarts(run.launcher, fails)
+def test_a_worker_that_cannot_start_is_retried_then_the_graders(shared_run, tmp_path, fails, status):
+    with _swapped(shared_run, _FailingStarts(shared_run.launcher, fails)) as run:
         row = run.grade([_sub(tmp_path)], only=[EX], jobs=1)[0]["exercises"][EX]
-    finally:
-        run.close()
     assert row["status"] == status, row
     if status == "graded":
         assert row["score"] == row["max_score"] and "no worker could start" in row["instructor_log"][0]
@@ -264,9 +278,9 @@ def test_a_worker_that_cannot_start_is_retried_then_the_graders(tmp_path, fails,
         _assert_graders(row, "no worker could start", "Resource temporarily unavailable")
 
 
-def test_a_dead_students_stderr_goes_to_the_instructor_not_to_the_student(tmp_path):
+def test_a_dead_students_stderr_goes_to_the_instructor_not_to_the_student(shared_run, tmp_path):
     code = "import os, sys\nprint('student-side diagnostic 42', file=sys.stderr, flush=True)\nos.abort()\n"
-    row = _grade(_sub(tmp_path, code))["exercises"][EX]
+    row = _grade(_sub(tmp_path, code), shared_run)["exercises"][EX]
     # alone too: the student's (in a pid namespace abort() ends as SIGSEGV: the worker is its namespace's init)
     assert row["status"] == "crashed" and "(signal " in row["message"], row
     assert "student-side diagnostic 42" not in json.dumps(row["tests"]) + row["message"]
@@ -305,20 +319,16 @@ def test_the_timeout_is_in_working_seconds_so_a_sleep_still_times_out(tmp_path):
     assert row["status"] == "timeout" and row["tests"][0]["code"] == "LOAD_TIMEOUT", row
 
 
-def test_workers_go_to_the_oom_killer_before_the_grader_and_its_zygote(tmp_path):
+def test_workers_go_to_the_oom_killer_before_the_grader_and_its_zygote(shared_run, tmp_path):
     """When the container's memory runs out, the kernel kills a worker (one exercise graded again), not the
     zygote (every later worker a fresh interpreter) or the grader (every result)."""
-    run = GradingRun(device="cpu", timeout=60, seed=SEED)
-    try:
-        sub = tmp_path / f"{EX}.py"
-        shutil.copy(SOLUTIONS / f"{EX}.py", sub)
-        got = {}
-        for role, path in (("student", str(sub)), ("reference", str(SOLUTIONS / f"{EX}.py"))):
-            worker = run.start_worker(EX, path, role)
-            got[role] = worker.call("__env__", {}, 60)["value"]["oom_score_adj"]
-            worker.close()
-    finally:
-        run.close()
+    sub = tmp_path / f"{EX}.py"
+    shutil.copy(SOLUTIONS / f"{EX}.py", sub)
+    got = {}
+    for role, path in (("student", str(sub)), ("reference", str(SOLUTIONS / f"{EX}.py"))):
+        worker = shared_run.start_worker(EX, path, role)
+        got[role] = worker.call("__env__", {}, 60)["value"]["oom_score_adj"]
+        worker.close()
     assert got == {"student": 1000, "reference": 500}
     with open("/proc/self/oom_score_adj") as fh:
         assert int(fh.read()) < 500  # the grader's own is untouched
@@ -360,8 +370,9 @@ def asks_for_no_probe(ctx) -> None:
     ctx.student("no_such_probe", call="MLP.forward")
 
 
-def _graded_with(monkeypatch, sub: str, *checks) -> dict:
-    """``sub``'s ex01 graded by a suite of ``checks`` (1 point each) in place of its hidden suite."""
+def _graded_with(run: GradingRun, monkeypatch, sub: str, *checks) -> dict:
+    """``sub``'s ex01 graded by ``run`` with a suite of ``checks`` (1 point each) in place of its hidden suite
+    (the run reads the suite at each grading; its reference answers do not depend on the suite)."""
     from autograder import hidden
     from autograder.core.suite import Suite
 
@@ -369,33 +380,30 @@ def _graded_with(monkeypatch, sub: str, *checks) -> dict:
     for fn in checks:
         suite.check(points=1)(fn)
     monkeypatch.setattr(hidden, "load_suite", lambda ex: suite if ex == EX1 else real(ex))
-    run = GradingRun(device="cpu", timeout=60, seed=SEED)
-    try:
-        return run.grade([sub], only=[EX1], jobs=1)[0]["exercises"][EX1]
-    finally:
-        run.close()
+    return run.grade([sub], only=[EX1], jobs=1)[0]["exercises"][EX1]
 
 
-def test_a_check_crashing_on_the_students_answer_is_the_students(tmp_path, monkeypatch):
+def test_a_check_crashing_on_the_students_answer_is_the_students(shared_run, tmp_path, monkeypatch):
     """It passes with the reference standing in for the student: the crash came from the student's data."""
-    row = _graded_with(monkeypatch, _ex01(tmp_path, ONE_ROW), reads_every_row)
+    row = _graded_with(shared_run, monkeypatch, _ex01(tmp_path, ONE_ROW), reads_every_row)
     assert row["status"] == "graded" and row["score"] == 0 and "grader_reason" not in row, row
     test = row["tests"][0]
     assert test["code"] == "CHECK_UNREADABLE" and test["message"] == render("CHECK_UNREADABLE", "en"), test
     assert "reads_every_row: failed with IndexError at tests/test_grader_trouble.py:" in row["instructor_log"][0]
 
 
-def test_a_check_that_always_raises_is_the_graders_with_no_text_of_the_student(tmp_path, monkeypatch):
-    row = _graded_with(monkeypatch, _ex01(tmp_path, ONE_ROW), always_raises, reads_every_row)
+def test_a_check_that_always_raises_is_the_graders_with_no_text_of_the_student(shared_run, tmp_path, monkeypatch):
+    row = _graded_with(shared_run, monkeypatch, _ex01(tmp_path, ONE_ROW), always_raises, reads_every_row)
     _assert_graders(row, "always_raises", "RuntimeError", "tests/test_grader_trouble.py:", "in always_raises",
                     "first attempt:")
     assert "STUDENT-TEXT" not in json.dumps(row), row  # the exception's text may quote the student's data
 
 
-def test_a_probe_no_worker_has_is_the_graders_though_the_students_worker_said_so(tmp_path, monkeypatch):
+def test_a_probe_no_worker_has_is_the_graders_though_the_students_worker_said_so(shared_run, tmp_path,
+                                                                                 monkeypatch):
     """The student's worker says "no such probe" (kind internal, which a student can forge: PROBE_NO_ANSWER);
     with the reference standing in, the reference's worker says the same: the grader's."""
-    row = _graded_with(monkeypatch, _ex01(tmp_path), asks_for_no_probe)
+    row = _graded_with(shared_run, monkeypatch, _ex01(tmp_path), asks_for_no_probe)
     _assert_graders(row, "no_such_probe")
 
 

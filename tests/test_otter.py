@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import mutant_files, mutant_meta
+from conftest import MUTANTS, mutant_meta
 
 from autograder.builders import notebook as _notebook
 from autograder.builders import otter as _otter
@@ -98,51 +98,15 @@ def test_untouched_notebook_scores_zero_not_attempted(full_zip, tmp_path):
             assert "Traceback" not in message
 
 
-def _broken_mutant(exercises: list[str]) -> tuple[str, Path, set[str]]:
-    for path in mutant_files():
-        meta = mutant_meta(path)
-        names = {c.name for c in load_suite(meta["exercise"]).checks} if meta["exercise"] in exercises else set()
-        if names and meta["fails"] and meta["fails"] != names:
-            return meta["exercise"], path, meta["fails"]
-    pytest.skip("no mutant that fails only some checks")
+@pytest.fixture(scope="module")
+def habits_run(tmp_path_factory) -> tuple[list[str], dict, dict, dict]:
+    """One `otter run` read by two tests: a notebook with the habits of tests/test_notebook_habits.py in ex01-ex03
+    (a cell above the first exercise imports for everyone, IPython syntax (`!cmd`, `%magic`, `obj?`, `display`,
+    `%%time`, `%%bash`), a scratch cell reusing ex01's MLP under ex02, the student's own heading, Colab's
+    packages), one wrong answer (a mutant pasted into ex03), and the last exercise answered with a cell the
+    student added under it (no tapetrace/otter metadata) that never ends.
 
-
-def test_one_broken_and_one_endless_exercise_cost_only_themselves(tmp_path):
-    exercises = _exercises()
-    broken, mutant, fails = _broken_mutant(exercises)
-    others = [e for e in exercises if e != broken]
-    endless, healthy = others[-1], others[0]
-    graded = sorted({broken, endless, healthy}, key=exercises.index)
-    zip_path = _otter_zip.build_zip(tmp_path / "ag" / _otter_zip.ZIP_NAME, graded, timeout=30.0, jobs=2)
-
-    nb = _notebook.fill_with(_template(), _solutions(graded))
-    nb = _notebook.fill_with(nb, {broken: mutant.read_text()})
-    # a cell the student added under the exercise (no tapetrace/otter metadata) that never ends
-    at = next(i for i, c in enumerate(nb["cells"]) if _notebook.role_of(c) == (endless, "answer"))
-    nb["cells"].insert(at + 1, {"cell_type": "code", "id": "student-added", "metadata": {}, "execution_count": None,
-                                "outputs": [], "source": ["while True:\n", "    pass\n"]})
-    results, cases = otter_run(zip_path, nb, tmp_path / "run", limit=900)
-    scores = _scores(results)
-    assert list(scores) == graded
-
-    suite = load_suite(broken)
-    lost = sum(c.points for c in suite.checks if c.name in fails)
-    assert scores[broken] == (suite.max_score - lost, suite.max_score)
-    assert {n for n, (p, _pts, _m) in cases[broken].items() if not p} == fails
-    assert scores[healthy] == (load_suite(healthy).max_score,) * 2
-    assert scores[endless][0] == 0
-    for name, (passed, _pts, message) in cases[endless].items():
-        assert not passed and "did not finish within 30 s" in message, (name, message)
-    shown = json.dumps(results)
-    for check in suite.checks:  # students see messages and the bridge's call, never a check's code
-        assert f"def {check.name}(" not in shown
-
-
-def test_student_habits_grade_as_under_tapetrace_grade(tmp_path):
-    """One notebook with the habits of tests/test_notebook_habits.py, through `otter run`: a cell above the
-    first exercise imports for everyone, IPython syntax (`!cmd`, `%magic`, `obj?`, `display`, `%%time`,
-    `%%bash`), a scratch cell reusing ex01's MLP under ex02, the student's own heading, Colab's packages,
-    and one wrong answer (a mutant pasted into ex03) that loses exactly its points."""
+    Returns (the exercises graded, the mutant's metadata, results.json, otter's cases)."""
     from test_notebook_habits import (
         EX01,
         EX02,
@@ -157,13 +121,16 @@ def test_student_habits_grade_as_under_tapetrace_grade(tmp_path):
         without_imports,
     )
 
-    graded = [EX01, EX02, EX03]
-    zip_path = _otter_zip.build_zip(tmp_path / "ag" / _otter_zip.ZIP_NAME, graded, timeout=60.0, jobs=2)
-    wrong, lost = mutant(EX03, "no_relu_conv2")
+    endless = _exercises()[-1]
+    graded = [EX01, EX02, EX03, endless]
+    # 15 working seconds: the endless cell spins for all of them; the honest calls take well under 3 s
+    zip_path = _otter_zip.build_zip(tmp_path_factory.mktemp("ag") / _otter_zip.ZIP_NAME, graded, timeout=15.0, jobs=2)
+    wrong, _lost = mutant(EX03, "no_relu_conv2")
     nb = notebook({
         EX01: "gpu = !nvidia-smi -L\n%matplotlib inline\n" + without_imports(solution(EX01)) + "\nnn.Linear?\n",
         EX02: "from tqdm.auto import tqdm\n" + without_imports(solution(EX02)),
         EX03: "%%time\n" + wrong,
+        endless: solution(endless),
     })
     insert(nb, position(nb, None, "setup") + 1,
            cell("import torch\nfrom torch import nn, Tensor\nfrom collections.abc import Callable, Sequence\n"))
@@ -172,10 +139,44 @@ def test_student_habits_grade_as_under_tapetrace_grade(tmp_path):
            cell("net = MLP(2, [8], 1)\nx0 = torch.randn(32, 2)\nhist = fit(net, x0, (x0[:, :1] > 0).float(), "
                 "epochs=5, lr=0.1)\ndisplay(hist[-1])\ncheck('ex02')\n"),
            cell("%%bash\necho scratch\n"))
-    results, cases = otter_run(zip_path, nb, tmp_path / "run", limit=900)
+    nb["cells"].insert(position(nb, endless, "answer") + 1, {
+        "cell_type": "code", "id": "student-added", "metadata": {}, "execution_count": None, "outputs": [],
+        "source": ["while True:\n", "    pass\n"]})
+    results, cases = otter_run(zip_path, nb, tmp_path_factory.mktemp("run"), limit=900)
+    return graded, mutant_meta(MUTANTS / EX03 / "no_relu_conv2.py"), results, cases
+
+
+def test_one_broken_and_one_endless_exercise_cost_only_themselves(habits_run):
+    graded, meta, results, cases = habits_run
+    broken, fails, endless, healthy = meta["exercise"], meta["fails"], graded[-1], graded[0]
+    scores = _scores(results)
+    assert list(scores) == graded
+
+    suite = load_suite(broken)
+    lost = sum(c.points for c in suite.checks if c.name in fails)
+    assert fails and scores[broken] == (suite.max_score - lost, suite.max_score)
+    assert {n for n, (p, _pts, _m) in cases[broken].items() if not p} == fails
+    assert scores[healthy] == (load_suite(healthy).max_score,) * 2
+    assert scores[endless][0] == 0
+    for name, (passed, _pts, message) in cases[endless].items():
+        assert not passed and "did not finish within 15 s" in message, (name, message)
+    shown = json.dumps(results)
+    for check in suite.checks:  # students see messages and the bridge's call, never a check's code
+        assert f"def {check.name}(" not in shown
+
+
+def test_student_habits_grade_as_under_tapetrace_grade(habits_run):
+    """The notebook of ``habits_run`` through `otter run`: ex01 and ex02 get full marks, the wrong answer in ex03
+    loses exactly its points."""
+    from test_notebook_habits import EX01, EX02, EX03, mutant
+
+    graded, _meta, results, cases = habits_run
+    _wrong, lost = mutant(EX03, "no_relu_conv2")
     suites = {ex: load_suite(ex) for ex in graded}
-    assert _scores(results) == {EX01: (suites[EX01].max_score,) * 2, EX02: (suites[EX02].max_score,) * 2,
-                                EX03: (suites[EX03].max_score - lost, suites[EX03].max_score)}, cases
+    scores = _scores(results)
+    assert {ex: scores[ex] for ex in (EX01, EX02, EX03)} == {
+        EX01: (suites[EX01].max_score,) * 2, EX02: (suites[EX02].max_score,) * 2,
+        EX03: (suites[EX03].max_score - lost, suites[EX03].max_score)}, cases
 
 
 # --------------------------------------------------------------------------- the zip's run_otter.py (Gradescope,
@@ -218,35 +219,54 @@ def small_zip(tmp_path_factory) -> Path:
     return _otter_zip.build_zip(tmp_path_factory.mktemp("ag") / _otter_zip.ZIP_NAME, SMALL, timeout=30.0, jobs=2)
 
 
-def test_runner_grades_with_the_empty_metadata_file_of_otter_grade_images(small_zip, tmp_path):
-    """otter's runner json.loads submission_metadata.json when a plugin is named: run_otter.py makes it valid."""
-    nb = _notebook.fill_with(_template(), {SMALL[0]: (SOLUTIONS / f"{SMALL[0]}.py").read_text()})
-    ag = lay_out(small_zip, tmp_path, {"submission.ipynb": _notebook.dumps(nb).encode()})
+@pytest.fixture(scope="module")
+def runner(small_zip, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess, dict]:
+    """One run_otter.py run in otter grade's image, read by three tests: ex01 answered with a forged answer
+    that crashes a check's verdict (tests/adversarial/attacks/forged_value_crashes_check.py), ex09 with its
+    solution, and `otter grade --pdfs`'s config and placeholder <stem>.pdf."""
+    attack = (ROOT / "tests" / "adversarial" / "attacks" / "forged_value_crashes_check.py").read_text()
+    nb = _notebook.fill_with(_template(), {SMALL[0]: (SOLUTIONS / f"{SMALL[0]}.py").read_text() + "\n\n" + attack,
+                                           SMALL[1]: (SOLUTIONS / f"{SMALL[1]}.py").read_text()})
+    ag = lay_out(small_zip, tmp_path_factory.mktemp("runner"),
+                 {"submission.ipynb": _notebook.dumps(nb).encode(), "submission.pdf": b""}, config={"pdf": True})
     proc, results = run_otter_py(ag)
+    return ag, proc, results
+
+
+def _runner_scores(results: dict) -> dict[str, tuple[float, float]]:
+    """The run's scores, checked: ex09 (the solution) full, ex01 (the forged answer) some of its points."""
+    scores = _scores(results)
+    top = {ex: load_suite(ex).max_score for ex in SMALL}
+    assert set(scores) == set(SMALL) and scores[SMALL[1]] == (top[SMALL[1]],) * 2, scores
+    assert 0 < scores[SMALL[0]][0] < top[SMALL[0]] == scores[SMALL[0]][1], scores
+    return scores
+
+
+def test_runner_grades_with_the_empty_metadata_file_of_otter_grade_images(runner):
+    """otter's runner json.loads submission_metadata.json when a plugin is named: run_otter.py makes it valid."""
+    ag, proc, results = runner
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "tapetrace: graded submission.ipynb" in proc.stdout
     assert json.loads((ag / "submission_metadata.json").read_text()) == {}
-    top = {ex: load_suite(ex).max_score for ex in SMALL}
-    assert _scores(results) == {SMALL[0]: (top[SMALL[0]],) * 2, SMALL[1]: (0.0, top[SMALL[1]])}
+    scores = _runner_scores(results)
     extra = results["extra_data"]["tapetrace"]  # the box and plan the engine graded in (issue 27), for the instructor
     assert extra["envelope"]["plan"]["jobs"] >= 1 and extra["envelope"]["cpus"] > 0, extra
-    assert extra["isolation"]["level"] and set(extra["status"]) == set(SMALL) and extra["status"][SMALL[0]] == "graded"
-    assert extra["total"] == top[SMALL[0]] and "grader_reason" not in extra and "error" not in extra
-    assert "solution" not in json.dumps(extra).lower()
+    assert extra["isolation"]["level"] and set(extra["status"]) == set(SMALL)
+    assert set(extra["status"].values()) == {"graded"}, extra
+    assert extra["total"] == sum(s for s, _ in scores.values()) and "grader_reason" not in extra, extra
+    assert "error" not in extra and "solution" not in json.dumps(extra).lower()
 
 
-def test_pdfs_are_refused_and_grades_kept(small_zip, tmp_path):
+def test_pdfs_are_refused_and_grades_kept(runner):
     """`otter grade --pdfs`: otter's config asks for PDFs and a placeholder <stem>.pdf is copied in; the run
     grades as without it and the placeholder becomes a one-page note saying why (otter copies it out)."""
     pypdf = pytest.importorskip("pypdf")
-    ag = lay_out(small_zip, tmp_path, {"stub.ipynb": _notebook.dumps(_template()).encode(), "stub.pdf": b""},
-                 config={"pdf": True})
-    proc, results = run_otter_py(ag)
+    ag, proc, results = runner
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "this autograder makes no PDFs" in proc.stderr
-    assert _scores(results) == {ex: (0.0, load_suite(ex).max_score) for ex in SMALL}
+    _runner_scores(results)  # the grades of the same notebook without PDFs (the other tests here)
     assert not any(t.get("name") == "PDF Generation Failed" for t in results["tests"])
-    text = " ".join(page.extract_text() for page in pypdf.PdfReader(ag / "submission" / "stub.pdf").pages)
+    text = " ".join(page.extract_text() for page in pypdf.PdfReader(ag / "submission" / "submission.pdf").pages)
     assert "makes no PDFs" in " ".join(text.split()) and "--pdfs" in text
 
 
@@ -384,13 +404,10 @@ def test_a_refusal_tells_the_student_in_the_zips_language_and_the_log_says_why(w
     assert "no por tu código" in str(failed.value)
 
 
-def test_a_forged_answer_is_the_students_in_gradescopes_results(small_zip, tmp_path):
+def test_a_forged_answer_is_the_students_in_gradescopes_results(runner):
     """A forged answer that crashes a check's verdict (tests/adversarial/attacks/forged_value_crashes_check.py):
     the student's 0s in a graded exercise, never grader_error, and nothing in extra_data's grader_reason."""
-    attack = (ROOT / "tests" / "adversarial" / "attacks" / "forged_value_crashes_check.py").read_text()
-    nb = _notebook.fill_with(_template(), {SMALL[0]: (SOLUTIONS / f"{SMALL[0]}.py").read_text() + "\n\n" + attack})
-    ag = lay_out(small_zip, tmp_path, {"submission.ipynb": _notebook.dumps(nb).encode()})
-    proc, results = run_otter_py(ag)
+    _ag, proc, results = runner
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     extra = results["extra_data"]["tapetrace"]
     assert extra["status"][SMALL[0]] == "graded" and "grader_reason" not in extra, extra

@@ -2,13 +2,15 @@
 torch: the main venv's), run as a student would: filled with the solutions every check passes, untouched every
 exercise says "not attempted" (scripts/stack_matrix.py; the whole matrix: docs/supported-versions.md).
 
-The floor's venv is built once with pip from the registry under .tapetrace-cache/stacks/ (ignored); without
-the registry the test skips, saying so. The newest stack is the pinned one while constraints.txt pins the newest
+The floor's venv is built once with pip from the registry under ~/.cache/tapetrace/stacks/ (outside the
+checkout, keyed by its pins: later runs and fresh clones on this machine reuse it); without the registry the
+test skips, saying so. The newest stack is the pinned one while constraints.txt pins the newest
 releases (then the main venv runs it, no venv is built).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import subprocess
 import sys
@@ -90,3 +92,18 @@ def test_the_docs_show_the_matrix_the_script_printed():
             assert cells[9] != "nothing" and "unsupported versions: all" in cells[10], line
         else:
             assert cells[9] == "nothing" and cells[10] == "13/13 / 13/13" and cells[11] == "13/13 / 13/13", line
+
+
+def test_stack_venvs_are_kept_outside_the_checkout_one_per_pin_set(monkeypatch):
+    """A fresh clone reuses the venv an earlier run built (it is not under the checkout); a changed pin gets
+    a venv of its own instead of rebuilding or reusing the old one."""
+    if "TAPETRACE_STACKS" not in __import__("os").environ:
+        assert ROOT.resolve() not in stack_matrix.CACHE.resolve().parents
+    floor = stack_matrix.venv_dir("ci-floor")
+    assert floor.parent == stack_matrix.CACHE and floor.name.startswith("ci-floor-")
+    assert floor == stack_matrix.venv_dir("ci-floor") != stack_matrix.venv_dir("ci-newest")
+    assert stack_matrix.venv_python("ci-floor") == floor / "bin" / "python"
+    spec = stack_matrix.STACKS["ci-floor"]
+    monkeypatch.setitem(stack_matrix.STACKS, "ci-floor",
+                        dataclasses.replace(spec, pins={**spec.pins, "optax": "0.2.5"}))
+    assert stack_matrix.venv_dir("ci-floor") != floor

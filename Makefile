@@ -44,7 +44,7 @@ build: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
-# the student notebook on every stack of docs/supported-versions.md (venvs under .tapetrace-cache/stacks/,
+# the student notebook on every stack of docs/supported-versions.md (venvs under ~/.cache/tapetrace/stacks/,
 # several GB: torch builds from the registry); rewrites the page's matrix. `make test` runs the floor and newest.
 stacks: $(STAMP)
 	$(PY) scripts/stack_matrix.py --write docs/supported-versions.md

@@ -2,7 +2,9 @@
 
 Each stack (``STACKS``) is a Python version and exact versions of the libraries the notebook touches
 (torch, jax/jaxlib, flax, optax, numpy, matplotlib, IPython). For each, a venv is built once under
-``.tapetrace-cache/stacks/<name>`` (pip from the registry; torch either pinned there or borrowed, through
+``~/.cache/tapetrace/stacks/<name>-<key>`` (``TAPETRACE_STACKS`` moves it; the key hashes what the venv is
+built from, so every checkout and fresh clone of this machine reuses it, and a changed pin builds another;
+pip from the registry, one build at a time per venv; torch either pinned there or borrowed, through
 a ``.pth`` line placed after the venv's own site-packages, from the running interpreter's site-packages
 or another stack's venv: one multi-GB torch serves several stacks). Then, per language, one kernel of
 that venv runs the student notebook (``student_template/``) in an empty folder, as a student would:
@@ -20,6 +22,8 @@ tests/test_stacks.py runs the CI stacks (``CI_STACKS``) with this module.
 from __future__ import annotations
 
 import argparse
+import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -31,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-CACHE = ROOT / ".tapetrace-cache" / "stacks"
+CACHE = Path(os.environ.get("TAPETRACE_STACKS") or Path.home() / ".cache" / "tapetrace" / "stacks")
 LIBS = ("torch", "jax", "jaxlib", "flax", "optax", "numpy", "matplotlib", "ipython")
 MARK = "TAPETRACE-STACK="
 BEGIN, END = "<!-- stack-matrix:begin -->", "<!-- stack-matrix:end -->"
@@ -100,9 +104,18 @@ def interpreter(version: str) -> str:
     raise Unavailable(f"no Python {version} on this machine")
 
 
+def venv_dir(name: str, root: Path = CACHE) -> Path:
+    """The venv folder of stack ``name``: its name and a hash of what it is built from (Python, pins,
+    extras, where torch comes from), so venvs of different pins never replace one another."""
+    spec = STACKS[name]
+    python = spec.python or f"{sys.version_info.major}.{sys.version_info.minor}"
+    what = json.dumps([python, sorted(spec.pins.items()), list(spec.extra), spec.torch_from])
+    return root / f"{name}-{hashlib.sha256(what.encode()).hexdigest()[:12]}"
+
+
 def venv_python(name: str, root: Path = CACHE) -> Path:
     """The venv interpreter of stack ``name``."""
-    return root / name / "bin" / "python"
+    return venv_dir(name, root) / "bin" / "python"
 
 
 def site_packages(python: Path | str) -> str:
@@ -132,23 +145,28 @@ def ensure(name: str, root: Path = CACHE) -> Path:
     spec = STACKS[name]
     if spec.torch_from == "main" and _matches(installed(sys.executable), spec.pins):
         return Path(sys.executable)  # the running interpreter is this stack already
-    python = venv_python(name, root)
+    folder, python = venv_dir(name, root), venv_python(name, root)
     if spec.torch_from:
         donor = Path(sys.executable) if spec.torch_from == "main" else ensure(spec.torch_from, root)
-    if not (python.exists() and _matches(installed(python), spec.pins)):
-        exe = interpreter(spec.python)
-        if spec.torch_from == "main":
-            exe = getattr(sys, "_base_executable", exe) or exe
-        shutil.rmtree(root / name, ignore_errors=True)
-        subprocess.run([exe, "-m", "venv", str(root / name)], check=True, capture_output=True)
-        pins = [f"{k}=={v}" for k, v in spec.pins.items()] + list(spec.extra)
-        proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *pins],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            shutil.rmtree(root / name, ignore_errors=True)
-            raise Unavailable(f"pip could not install {name}'s stack: {proc.stderr.strip()[-600:]}")
-    if spec.torch_from:  # after its own site-packages: the venv's versions win, torch comes from the donor
-        Path(site_packages(python), "zz_stack_torch.pth").write_text(site_packages(donor) + "\n")
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f"{folder.name}.lock", "w") as lock:  # another checkout may build or use it at once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (python.exists() and _matches(installed(python), spec.pins)):
+            exe = interpreter(spec.python)
+            if spec.torch_from == "main":
+                exe = getattr(sys, "_base_executable", exe) or exe
+            shutil.rmtree(folder, ignore_errors=True)
+            subprocess.run([exe, "-m", "venv", str(folder)], check=True, capture_output=True)
+            pins = [f"{k}=={v}" for k, v in spec.pins.items()] + list(spec.extra)
+            proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *pins],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                shutil.rmtree(folder, ignore_errors=True)
+                raise Unavailable(f"pip could not install {name}'s stack: {proc.stderr.strip()[-600:]}")
+        if spec.torch_from:  # after its own site-packages: the venv's versions win, torch comes from the donor
+            pth, line = Path(site_packages(python), "zz_stack_torch.pth"), site_packages(donor) + "\n"
+            if not pth.exists() or pth.read_text() != line:  # the last caller's torch (one version: constraints.txt)
+                pth.write_text(line)
     return python
 
 

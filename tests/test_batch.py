@@ -198,7 +198,7 @@ def test_ctrl_c_keeps_graded_kills_workers_and_resumes(tmp_path):
     """SIGINT mid-batch: exit 130 at once, the finished rows kept, no worker left, --resume finishes."""
     subs = [solution_dir(tmp_path / f"s{i}") for i in range(2)]
     hang = (ATTACKS / "call_infinite_loop.py").read_text()
-    subs += [code_dir(tmp_path / f"hang{i}", hang) for i in range(3)]
+    subs += [code_dir(tmp_path / f"hang{i}", hang) for i in range(2)]  # both workers busy, s_last waits
     subs += [solution_dir(tmp_path / "s_last")]
     out = tmp_path / "r.json"
     args = [*map(str, subs), "--only", EX, "--device", "cpu", "--seed", str(SEED), "--json", str(out)]

@@ -90,6 +90,21 @@ google.colab = _colab
 sys.modules.update({{"google.colab": _colab, "google.colab._message": _message, "google.colab.output": _colab.output}})
 """
 
+# The student puts the notebook back as handed out (the saved file), runs every answer cell, then checks each.
+UNTOUCH = """\
+import json
+with open({pristine!r}, encoding="utf-8") as _fh:
+    _nb = json.load(_fh)
+with open({saved!r}, "w", encoding="utf-8") as _fh:
+    json.dump(_nb, _fh)
+for _c in _nb["cells"]:
+    if (_c["metadata"].get("tapetrace") or {{}}).get("role") == "answer":
+        exec("".join(_c["source"]), globals())
+for _ex in {exercises!r}:
+    check(_ex)
+del _nb, _c, _ex, _fh
+"""
+
 # The student edits a cell of the notebook (saved: Jupyter's file; or as the browser holds it: Colab's), then runs it.
 EDIT = """\
 import json
@@ -189,6 +204,10 @@ def test_notebook_alone_in_an_empty_folder(tmp_path, lang):
         new(DUMP),
     ]
     browser.write_text(nbformat.writes(nb), encoding="utf-8")
+    edits_end = len(nb.cells)
+    if lang == "es":  # then the notebook put back untouched: every exercise's stub, and check() of each
+        nb.cells += [new(UNTOUCH.format(pristine=str(tmp_path / "pristine.ipynb"), saved=str(seen),
+                                        exercises=exercises)), new(DUMP)]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "JUPYTER", "XDG_", "MPL", "JPY_"))}
     # the libraries' own caches (IPython's profile, torch.func's inductor dir, matplotlib's font cache) go
     # elsewhere, as on Colab
@@ -204,9 +223,13 @@ def test_notebook_alone_in_an_empty_folder(tmp_path, lang):
     errors = [(i, _outputs(c)) for i, c in enumerate(nb.cells) if c.cell_type == "code"
               and any(o.get("output_type") == "error" for o in c.get("outputs", []))]
     assert not errors, errors
+    untouched = nb.cells[edits_end:]
+    del nb.cells[edits_end:]  # below, cells are counted from the end of the edits
     first = _dump(nb.cells[n_filled])
     last = _dump(nb.cells[-1])
     words = WORDS[lang]
+    setup = next(c for c in nb.cells if c.metadata.get("tapetrace", {}).get("role") == "setup")
+    assert "UNSUPPORTED" not in _outputs(setup) and "NO SOPORTADAS" not in _outputs(setup), _outputs(setup)
 
     # solutions filled in: every public check passes, on the kernel's devices, from the zip only
     assert set(first["results"]) == set(exercises)
@@ -270,6 +293,14 @@ def test_notebook_alone_in_an_empty_folder(tmp_path, lang):
         student_cells = [c for c in nb.cells[1:n_filled] + nb.cells[n_filled + 1:-1] if c.cell_type == "code"]
         bad = {w for c in student_cells for w in prose_words(_outputs(c))} & (avoid | ENGLISH_WORDS)
         assert not bad, sorted(bad)
+
+    # put back untouched (Spanish: the newest stack's run of tests/test_stacks.py, when the main venv is that
+    # stack): every exercise is not attempted
+    if lang == "es":
+        results = _dump(untouched[-1])["results"]
+        assert set(results) == set(exercises)
+        for ex, res in results.items():
+            assert res["status"] == "not attempted", (ex, [t["message"] for t in res["tests"]])
 
     # nothing written outside the notebook's folder (and there only the runtime zip)
     assert sorted(p.name for p in folder.iterdir()) == sorted([_notebook.NOTEBOOK, _notebook.RUNTIME_FILE])

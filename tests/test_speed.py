@@ -185,25 +185,22 @@ def test_cache_persists_and_a_rerun_loads_instead_of_compiling(tmp_path, monkeyp
     assert second == first, f"{len(second - first)} new entries on a re-run"
 
 
-def test_jax_only_workers_come_from_the_jax_zygote_the_others_from_the_full_one():
+def test_jax_only_workers_come_from_the_jax_zygote_the_others_from_the_full_one(run):
     """ZygotePair routes by ``needs``: a JAX-only exercise's worker is a child of the JAX-only zygote (which
-    never imports torch), a PyTorch-only or mixed one a child of the full zygote; both grade alike."""
-    run = GradingRun(device="cpu", seed=SEED)
-    try:
-        pair = run.launcher.inner
-        assert isinstance(pair, _launch.ZygotePair)
-        parents = {}
-        for ex in (sorted(_registry.JAX_ONLY)[0], sorted(_registry.TORCH_ONLY)[0]):
-            worker = run.start_worker(ex, str(SOLUTIONS / f"{ex}.py"), "reference")
-            assert worker.status.get("status") == "loaded", worker.status
-            with open(f"/proc/{worker.proc.pid}/stat", "rb") as fh:
-                parents[ex] = int(fh.read().rsplit(b")", 1)[1].split()[1])
-            worker.close()
-        jax_ex, torch_ex = parents
-        assert parents[jax_ex] == pair.jax.pid
-        assert parents[torch_ex] == pair.full.pid
-    finally:
-        run.close()
+    never imports torch), a PyTorch-only or mixed one a child of the full zygote; both grade alike.
+    (The session's run: a default run, its launcher chosen as any run's is.)"""
+    pair = run.launcher.inner
+    assert isinstance(pair, _launch.ZygotePair)
+    parents = {}
+    for ex in (sorted(_registry.JAX_ONLY)[0], sorted(_registry.TORCH_ONLY)[0]):
+        worker = run.start_worker(ex, str(SOLUTIONS / f"{ex}.py"), "reference")
+        assert worker.status.get("status") == "loaded", worker.status
+        with open(f"/proc/{worker.proc.pid}/stat", "rb") as fh:
+            parents[ex] = int(fh.read().rsplit(b")", 1)[1].split()[1])
+        worker.close()
+    jax_ex, torch_ex = parents
+    assert parents[jax_ex] == pair.jax.pid
+    assert parents[torch_ex] == pair.full.pid
 
 
 def _ppid(pid: int) -> int:
@@ -372,10 +369,14 @@ def test_reused_mlir_contexts_lower_the_same_modules_and_compute_the_same_values
 
 
 @pytest.mark.parametrize("launcher", ["zygote", "spawn"])
-def test_jax_workers_reuse_mlir_contexts_forked_or_spawned(launcher):
+def test_jax_workers_reuse_mlir_contexts_forked_or_spawned(request, launcher):
     from autograder.workers.jaxtune import LOWERINGS_PER_CONTEXT
 
-    run = GradingRun(device="cpu", seed=SEED, launcher=launcher)
+    if launcher == "zygote":  # the session's run forks its workers from its zygotes (asserted above)
+        run = request.getfixturevalue("run")
+        assert isinstance(run.launcher.inner, _launch.ZygotePair)
+    else:
+        run = GradingRun(device="cpu", seed=SEED, launcher=launcher)
     try:
         for role in ("student", "reference"):
             worker = run.start_worker("ex06_per_example_grads", str(SOLUTIONS / "ex06_per_example_grads.py"), role)
@@ -385,7 +386,8 @@ def test_jax_workers_reuse_mlir_contexts_forked_or_spawned(launcher):
                 worker.close()
             assert env["jax_mlir_context_reuse"] == LOWERINGS_PER_CONTEXT, (launcher, role, env)
     finally:
-        run.close()
+        if launcher != "zygote":
+            run.close()
 
 
 def test_workers_collect_garbage_and_skip_what_the_zygote_froze(run):

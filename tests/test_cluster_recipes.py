@@ -1,8 +1,8 @@
 """The recipes in docs/cluster/: each is rendered (placeholders filled), checked, and run locally where it can be.
 
-- the Slurm array script runs as tasks 1..3 of an array (SLURM_* variables set), then its merge
+- the Slurm array script runs as tasks 1..2 of an array (SLURM_* variables set), then its merge
   script; the result equals one unsharded run; the submit script calls a stand-in ``sbatch``;
-- the Kubernetes Indexed Job's container command runs for JOB_COMPLETION_INDEX 0..2, then the
+- the Kubernetes Indexed Job's container command runs for JOB_COMPLETION_INDEX 0..1, then the
   merge Job's; same check;
 - the Dask-on-Kubernetes manifest's scheduler, worker and client commands run here as processes;
 - the dask-jobqueue script builds its SLURMCluster and renders the job script Slurm would get.
@@ -38,6 +38,8 @@ from autograder.core.paths import ROOT
 yaml = pytest.importorskip("yaml")
 DOCS = ROOT / "docs" / "cluster"
 SEED = 31337
+# slices: two array tasks or Job indexes (each a `tapetrace grade` of its own) show slicing, parts and merge
+SHARDS = 2
 PLACEHOLDER = re.compile(r"\{\{([A-Z_]+)\}\}")
 
 
@@ -85,7 +87,7 @@ def course(tmp_path_factory):
 
 
 def values(course, out: Path, **more: str) -> dict[str, str]:
-    return {"SUBMISSIONS": str(course["tmp"] / "subs"), "OUT": str(out), "SEED": str(SEED), "SHARDS": "3",
+    return {"SUBMISSIONS": str(course["tmp"] / "subs"), "OUT": str(out), "SEED": str(SEED), "SHARDS": str(SHARDS),
             "DEVICE": "cpu", "VENV": str(course["venv"].parent), "WORKERS": "2", "PARTITION": "gpu",
             "IMAGE": "registry.example/tapetrace:1", "SUBMISSIONS_PVC": "course-submissions",
             "OUT_PVC": "course-grades", **more}
@@ -112,7 +114,7 @@ def test_slurm_scripts_are_valid_bash(tmp_path, course, gpu):
         cp = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
         assert cp.returncode == 0, f"{name}: {cp.stderr}"
     array = sbatch_lines((tmp_path / "slurm-array.sbatch").read_text())
-    assert "--array=1-3" in array and f"--output={tmp_path}/logs/grade-%A_%a.out" in array
+    assert f"--array=1-{SHARDS}" in array and f"--output={tmp_path}/logs/grade-%A_%a.out" in array
     assert ("--gres=gpu:1" in array) == gpu
     assert 'DEVICE="cuda"' in (tmp_path / "slurm-array.sbatch").read_text() if gpu else True
 
@@ -122,9 +124,9 @@ def test_slurm_array_tasks_then_merge_equal_one_run(tmp_path, course):
     vals = values(course, out)
     array = write(tmp_path, "slurm-array.sbatch", render("slurm-array.sbatch", vals))
     merge = write(tmp_path, "slurm-merge.sbatch", render("slurm-merge.sbatch", vals))
-    for task in (3, 1, 2):  # array tasks run in any order
-        env = {**course["env"], "SLURM_ARRAY_TASK_ID": str(task), "SLURM_ARRAY_TASK_COUNT": "3",
-               "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "3", "SLURM_CPUS_PER_TASK": "2"}
+    for task in (2, 1):  # array tasks run in any order
+        env = {**course["env"], "SLURM_ARRAY_TASK_ID": str(task), "SLURM_ARRAY_TASK_COUNT": str(SHARDS),
+               "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": str(SHARDS), "SLURM_CPUS_PER_TASK": "2"}
         env.pop("JOB_COMPLETION_INDEX", None)
         cp = subprocess.run(["bash", str(array)], capture_output=True, text=True, env=env, timeout=300)
         assert cp.returncode == 0, cp.stderr
@@ -134,7 +136,7 @@ def test_slurm_array_tasks_then_merge_equal_one_run(tmp_path, course):
     same_as_one_run(course, out)
     (out / "parts" / "part-2.json").unlink()  # a task that never ran: the merge names what is lost
     cp = subprocess.run(["bash", str(merge)], capture_output=True, text=True, env=course["env"], timeout=120)
-    assert cp.returncode == 2 and "missing submission" in cp.stderr and "shard 2/3" in cp.stderr
+    assert cp.returncode == 2 and "missing submission" in cp.stderr and f"shard 2/{SHARDS}" in cp.stderr
 
 
 def test_slurm_submit_chains_the_merge_after_the_array(tmp_path, course):
@@ -213,7 +215,7 @@ def test_k8s_manifests_parse_with_the_expected_keys(tmp_path, course, gpu):
     vals = values(course, tmp_path, DEVICE="cuda" if gpu else "cpu")
     (job,) = yaml.safe_load_all(render("k8s-indexed-job.yaml", vals, gpu=gpu))
     assert job["apiVersion"] == "batch/v1" and job["kind"] == "Job"
-    assert job["spec"]["completionMode"] == "Indexed" and job["spec"]["completions"] == 3
+    assert job["spec"]["completionMode"] == "Indexed" and job["spec"]["completions"] == SHARDS
     pod = job["spec"]["template"]["spec"]
     assert pod["restartPolicy"] == "Never" and container(job)["image"] == vals["IMAGE"]
     limits = container(job)["resources"]["limits"]
@@ -221,7 +223,7 @@ def test_k8s_manifests_parse_with_the_expected_keys(tmp_path, course, gpu):
     claims = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"]}
     assert claims == {"submissions": "course-submissions", "out": "course-grades"}
     args = tapetrace_args(shell_of(container(job), {}))
-    assert args.shard == "" and args.shards == 3 and args.device == ("cuda" if gpu else "cpu")
+    assert args.shard == "" and args.shards == SHARDS and args.device == ("cuda" if gpu else "cpu")
     assert args.json == "/out/parts/part-$JOB_COMPLETION_INDEX.json" and args.resume
 
     (merge,) = yaml.safe_load_all(render("k8s-merge-job.yaml", vals, gpu=False))
@@ -268,7 +270,7 @@ def test_k8s_indexed_job_then_merge_job_equal_one_run(tmp_path, course):
         cp = subprocess.run(["bash", "-c", shell_of(container(job), mapping)], capture_output=True, text=True,
                             env=env, timeout=300)
         assert cp.returncode == 0, cp.stderr
-    assert sorted(p.name for p in (out / "parts").iterdir()) == ["part-0.json", "part-1.json", "part-2.json"]
+    assert sorted(p.name for p in (out / "parts").iterdir()) == [f"part-{i}.json" for i in range(SHARDS)]
     cp = subprocess.run(["bash", "-c", shell_of(container(merge), mapping)], capture_output=True, text=True,
                         env=course["env"], timeout=120)
     assert cp.returncode == 0, cp.stderr

@@ -16,6 +16,7 @@ cell writes. In Spanish, no English word reaches the student's outputs.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -90,20 +91,13 @@ google.colab = _colab
 sys.modules.update({{"google.colab": _colab, "google.colab._message": _message, "google.colab.output": _colab.output}})
 """
 
-# The student puts the notebook back as handed out (the saved file), runs every answer cell, then checks each.
-UNTOUCH = """\
-import json
-with open({pristine!r}, encoding="utf-8") as _fh:
-    _nb = json.load(_fh)
-with open({saved!r}, "w", encoding="utf-8") as _fh:
-    json.dump(_nb, _fh)
-for _c in _nb["cells"]:
-    if (_c["metadata"].get("tapetrace") or {{}}).get("role") == "answer":
-        exec("".join(_c["source"]), globals())
-for _ex in {exercises!r}:
-    check(_ex)
-del _nb, _c, _ex, _fh
-"""
+# The student puts the notebook back as handed out (the saved file), runs every answer cell, then checks each:
+# the stack matrix's own cell (scripts/stack_matrix.py), then its names cleared for the cells that follow.
+_spec = importlib.util.spec_from_file_location("stack_matrix", ROOT / "scripts" / "stack_matrix.py")
+_stack_matrix = sys.modules.setdefault("stack_matrix", importlib.util.module_from_spec(_spec))
+if not hasattr(_stack_matrix, "UNTOUCH"):
+    _spec.loader.exec_module(_stack_matrix)
+UNTOUCH = _stack_matrix.UNTOUCH + "del _nb, _c, _ex, _fh\n"
 
 # The student edits a cell of the notebook (saved: Jupyter's file; or as the browser holds it: Colab's), then runs it.
 EDIT = """\

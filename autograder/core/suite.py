@@ -111,6 +111,23 @@ class Suite:
         return float(sum(c.points for c in self.checks))
 
 
+def stricter(worker: int, grader: int | None) -> tuple[int, int]:
+    """The smaller and the larger of a count the student's process kept and the grader's own count of the same
+    events, the one way checks combine them (a raw memory write can rewind the first, not the second).
+
+    Args:
+        worker: the count the probe kept in the worker (its answer).
+        grader: the grader's count of the worker's tallies (:meth:`Ctx.counted`, or a sum of several), or None
+            where nothing is counted outside the student's process (the notebook's self-check; the reference
+            standing in for the student): then the worker's count is both.
+
+    Returns:
+        ``(smaller, larger)``: a check that needs the events judges the first, one that forbids them the second.
+    """
+    worker = int(worker)
+    return (worker, worker) if grader is None else (min(worker, int(grader)), max(worker, int(grader)))
+
+
 class Ctx:
     """What a check sees: seeded randomness, the two sides, and the verdict helpers."""
 
@@ -142,12 +159,27 @@ class Ctx:
         self-check (the probes run in the student's own process) or a worker that compiles no JAX."""
         return self._observed() if self._observed is not None else None
 
+    @property
+    def watched(self) -> bool:
+        """Whether the grader watches the student's worker from outside: it counts the worker's tallies
+        (:meth:`counted`) and its reference runs in a worker of its own on the same devices. False in the
+        notebook's self-check (probes in the student's own process, the reference a snapshot made elsewhere)
+        and where the reference stands in for the student."""
+        return self._counted is not None
+
     def counted(self, name: str) -> int | None:
         """How many events ``name`` the student's last probe call tallied, counted by the grader itself as
         the worker wrote them (``autograder.probing.tools.tally``): a count kept in the worker's memory can
         be rewound by a raw memory write, this one cannot. None where nothing is counted outside the
         student's process (the notebook's self-check; the reference standing in for the student)."""
         return self._counted(name) if self._counted is not None else None
+
+    def counts(self, name: str, worker: int) -> tuple[int, int]:
+        """The smaller and the larger of a count kept in the student's process (``worker``, the probe's own
+        record) and the grader's own count of the tallies ``name`` of the last probe call (:meth:`counted`):
+        :func:`stricter` of the two. A check that needs an event judges the smaller, one that forbids it the
+        larger; equal where nothing was forged."""
+        return stricter(worker, self.counted(name))
 
     def reference(self, probe: str, **kwargs: Any) -> Any:
         """Runs a probe on the reference solution (cached per grading run)."""

@@ -108,8 +108,7 @@ def torch_vectorised(ctx: Ctx) -> None:
     # vmap calls forward once (twice if the student also runs a plain forward); a loop calls it >= N times.
     # The probe's count lives in the worker (a raw memory write can rewind it); the grader's own count of
     # the forwards' tallies cannot be: the larger one is judged (the two differ only when one was forged).
-    seen = ctx.counted("forward")
-    calls = max(int(got["calls"]), seen if seen is not None else 0)
+    _, calls = ctx.counts("forward", got["calls"])
     if calls > got["n"] // 2:
         raise Fail("EX06_TORCH_LOOP", calls=calls, n=got["n"])
 

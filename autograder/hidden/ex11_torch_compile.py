@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.core.i18n import label
-from autograder.core.suite import Ctx, Fail, Suite
+from autograder.core.suite import Ctx, Fail, Suite, stricter
 from autograder.exercises.ex11_torch_compile.public import (
     any_batch_case,
     check_step_losses,
@@ -47,21 +47,13 @@ def graph_report_many(ctx: Ctx) -> None:
         report_case(ctx, fn)
 
 
-def _stricter(worker: int, grader: int | None) -> tuple[int, int]:
-    """The smaller and the larger of a count kept in the worker and the grader's own count of its tallies
-    (None: nothing counted outside the worker, the notebook's own checks). They differ only when one was forged:
-    a check that needs a count judges from the smaller, one that forbids it from the larger."""
-    worker = int(worker)
-    return (worker, worker) if grader is None else (min(worker, grader), max(worker, grader))
-
-
 @suite.check(points=1.5)
 def any_batch_compiles_once(ctx: Ctx) -> None:
     """Over 6 batch sizes (the first one twice) the compiled model captures exactly one graph."""
     case = any_batch_case(ctx, 6)
     got = ctx.student("any_batch", call='compile_for_any_batch(model, "eager")(x)', backend="eager", **case)
     graphs = got["graphs"]
-    low, high = _stricter(graphs[-1], ctx.counted("graph"))
+    low, high = ctx.counts("graph", graphs[-1])
     if low == 0:
         raise Fail("EX11_ANY_BATCH_NOT_COMPILED")
     if high > 1:
@@ -87,14 +79,14 @@ def compiled_step_captures_once(ctx: Ctx) -> None:
         graphs.append(ctx.counted("graph"))
         compiles.append(ctx.counted("compile"))
     counted = built is not None and None not in graphs
-    first, _ = _stricter(steps[0]["graphs"], (built or 0) + (graphs[0] or 0) if counted else None)
+    first, _ = stricter(steps[0]["graphs"], (built or 0) + (graphs[0] or 0) if counted else None)
     if first == 0:
         raise Fail("EX11_STEP_NOT_COMPILED")
-    _, rewraps = _stricter(sum(s["compiles"] for s in steps[1:]),
+    _, rewraps = stricter(sum(s["compiles"] for s in steps[1:]),
                            sum(c or 0 for c in compiles[1:]) if None not in compiles else None)
     if rewraps:
         raise Fail("EX11_STEP_REWRAPS", calls=rewraps, steps=CAPTURE_STEPS - 1)
-    _, later = _stricter(steps[-1]["graphs"] - steps[0]["graphs"], sum(graphs[1:]) if counted else None)
+    _, later = stricter(steps[-1]["graphs"] - steps[0]["graphs"], sum(graphs[1:]) if counted else None)
     if later > 0:
         raise Fail("EX11_STEP_RECOMPILES", graphs=later, steps=CAPTURE_STEPS - 1)
     flags = [s["loss_compiled"] for s in steps]

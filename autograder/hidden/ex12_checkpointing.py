@@ -21,11 +21,10 @@ from autograder.exercises.ex12_checkpointing.public import suite as _public
 suite = Suite("ex12_checkpointing", checks=list(_public.checks))
 
 
-def _tallied(ctx: Ctx, name: str, log: list) -> int:
-    """The grader's count of the tallies ``name`` in the student's last call; where nothing is counted outside
-    the worker (the notebook's own checks), the length of the probe's ``log``."""
-    seen = ctx.counted(name)
-    return len(log) if seen is None else seen
+def _off(counts: tuple[int, int], n: int) -> int:
+    """Of the ``(smaller, larger)`` counts of a block's runs (:meth:`Ctx.counts`), the one that is not ``n``
+    (the larger when neither is): the number the message shows."""
+    return counts[1] if counts[1] != n else counts[0]
 
 
 @suite.check(points=1)
@@ -67,17 +66,17 @@ def torch_ckpt_recomputes_each_block(ctx: Ctx) -> None:
     n = len(case["weights"]) // 2
     # the probe's logs live in the worker (a write can rewrite them); the grader's own counts of the blocks'
     # tallies cannot be rewound: both must say n runs forward and n recomputations
-    forward, recomputed = _tallied(ctx, "block_forward", got["forward_log"]), _tallied(ctx, "block_recompute",
-                                                                                      got["backward_log"])
-    if got["forward_log"] != list(range(n)) or forward != n:
-        raise Fail("EX12_TORCH_FORWARD_ORDER", calls=forward if forward != n else len(got["forward_log"]), blocks=n)
+    forward = ctx.counts("block_forward", len(got["forward_log"]))
+    recomputed = ctx.counts("block_recompute", len(got["backward_log"]))
+    if got["forward_log"] != list(range(n)) or forward != (n, n):
+        raise Fail("EX12_TORCH_FORWARD_ORDER", calls=_off(forward, n), blocks=n)
     back = got["backward_log"]
-    if not back or not recomputed:
+    if not back or not recomputed[0]:
         raise Fail("EX12_TORCH_NO_RECOMPUTE")
     if back == list(range(n)):
         raise Fail("EX12_TORCH_WHOLE_CHECKPOINT")
-    if back != list(range(n))[::-1] or recomputed != n:
-        raise Fail("EX12_TORCH_RECOMPUTE_ORDER", got=recomputed if recomputed != n else len(back), blocks=n)
+    if back != list(range(n))[::-1] or recomputed != (n, n):
+        raise Fail("EX12_TORCH_RECOMPUTE_ORDER", got=_off(recomputed, n), blocks=n)
     check_torch(ctx, got, want, 4)
     ctx.assert_close(got["x_grad"], want["x_grad"], kind="step", what=label("ex12.what.x_grad"))
 
@@ -90,7 +89,7 @@ def torch_ckpt_saves_fewer(ctx: Ctx) -> None:
     plain = ctx.reference("torch_plain_saved", weights=case["weights"], x=case["x"], x_grad=False)
     # the probe's count lives in the worker (a raw memory write can rewind it); the grader's own count of the
     # saved tensors' tallies cannot be: the larger one is judged (the two differ only when one was forged)
-    saved = max(int(got["saved"]), _tallied(ctx, "saved", []))
+    _, saved = ctx.counts("saved", got["saved"])
     if saved >= plain:
         raise Fail("EX12_TORCH_NOT_FEWER", got=saved, plain=plain)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.core.i18n import label
-from autograder.core.suite import Ctx, Fail, StudentProblem, Suite
+from autograder.core.suite import Ctx, Fail, StudentProblem, Suite, stricter
 from autograder.exercises.ex13_spmd.public import case_seed, check_layout, dp_compare, mesh_sizes
 from autograder.exercises.ex13_spmd.public import suite as _public
 from autograder.probing.families import optax_label, optax_needing_params
@@ -39,13 +39,6 @@ def dp_step_replicated(ctx: Ctx) -> None:
             raise Fail(key, n=n, got=placed["devices"])
 
 
-def _counted(ctx: Ctx, name: str, worker: int) -> int:
-    """The grader's count of the tallies ``name`` in the student's last call; where nothing is counted outside
-    the worker (the notebook's own checks), the worker's own count."""
-    seen = ctx.counted(name)
-    return int(worker) if seen is None else seen
-
-
 def _off_rows(ctx: Ctx, rows: list[int], batch: int, n: int) -> int | None:
     """Rows per device of a trace that did not see ``batch / n`` rows, by the worker's record or by the grader's
     own count of the loss's tallies (each trace tallied ``trace`` and ``rows.<rows>``); None: every trace saw them.
@@ -54,11 +47,10 @@ def _off_rows(ctx: Ctx, rows: list[int], batch: int, n: int) -> int | None:
     wrong = [r for r in rows if r != want]
     if wrong:
         return max(wrong)
-    traced = _counted(ctx, "trace", len(rows))
-    if traced == _counted(ctx, f"rows.{want}", len(rows)):
+    if ctx.counts("trace", len(rows)) == ctx.counts(f"rows.{want}", len(rows)):  # equal: the grader's counts agree
         return None
     seen = [r for r in sorted({batch // k for k in (1, 2, 4, 8)}, reverse=True) if r != want
-            and ctx.counted(f"rows.{r}")]
+            and ctx.counts(f"rows.{r}", 0)[1]]
     return seen[0] if seen else batch
 
 
@@ -68,7 +60,7 @@ def dp_step_splits_batch(ctx: Ctx) -> None:
     run afresh: the grader counts its traces)."""
     for n in [m for m in mesh_sizes(ctx) if m > 1]:
         got = ctx.student("dp_step_with", call=label("ex13.call.step_mesh", n=n), seed=case_seed(ctx), n=n)
-        traced = _counted(ctx, "trace", len(got["rows"]))
+        traced, _ = ctx.counts("trace", len(got["rows"]))
         if not got["rows"] or not traced:
             raise Fail("EX13_LOSS_NOT_TRACED")
         batch = int(ctx.reference("dp_step", seed=case_seed(ctx), n=n)["batch"])  # the grader's, not the worker's
@@ -86,18 +78,19 @@ def dp_step_compiles_once(ctx: Ctx) -> None:
     for n in sizes:
         ctx.student("dp_open", call=label("ex13.call.on_devices", code="data_parallel_step(loss_fn, optimizer, mesh)",
                                           n=n), seed=case_seed(ctx), n=n)
-        built = _counted(ctx, "trace", 0)
+        built = ctx.counted("trace")
         steps, traced, compiled = [], [], []
         for _ in range(3):
             steps.append(ctx.student("dp_call", call=label("ex13.call.step_repeated", n=n)))
-            traced.append(_counted(ctx, "trace", 0))
+            traced.append(ctx.counted("trace"))
             if n == max(sizes):
                 compiled.append(programs(ctx))
         traces = [int(s["traces"]) for s in steps]
-        first = min(traces[0], built + traced[0]) if ctx.counted("trace") is not None else traces[0]
+        counted = built is not None and None not in traced  # None: nothing counted outside the worker
+        first, _ = stricter(traces[0], built + traced[0] if counted else None)
         if first == 0:
             raise Fail("EX13_NOT_JITTED", calls=len(traces), loss_calls=steps[-1]["calls"])
-        later = max(traces[-1] - traces[0], sum(traced[1:]))
+        _, later = stricter(traces[-1] - traces[0], sum(traced[1:]) if counted else 0)
         if later:
             raise Fail("EX13_RETRACES", calls=len(traces), traces=max(traces[-1], first + later))
         if compiled:  # the grader's own count, on the largest mesh: one program on the first call, none after

@@ -670,3 +670,38 @@ def test_ex13_traces_judge_the_grader_counts_call_by_call(per_call, key):
         calls += [("dp_call", {"traces": 1, "calls": 1}, t) for t in per_call]
     ctx = _judging_ctx(calls, {"devices": {"count": 2}})
     assert _fails(dp_step_compiles_once, ctx) == key
+
+
+@pytest.mark.parametrize("worker, grader, want", [
+    (3, None, (3, 3)),  # nothing counted outside the worker (the notebook's own check): the worker's count
+    (3, 3, (3, 3)),
+    (0, 5, (0, 5)),  # the worker's count rewound: a check that forbids the events judges the grader's 5
+    (5, 0, (0, 5)),  # written up: a check that needs them judges the grader's 0
+])
+def test_counts_are_combined_one_way(worker, grader, want):
+    from autograder.core.suite import Ctx, stricter
+
+    assert stricter(worker, grader) == want
+    ctx = Ctx(rng=None, seed=0, device={}, student=None, reference=None,
+              counted=None if grader is None else (lambda name: grader))
+    assert ctx.counts("any", worker) == want
+
+
+def test_no_hidden_suite_combines_counts_its_own_way():
+    """The worker's count and the grader's meet only in ``Ctx.counts``/``stricter`` (one mechanism): a helper
+    of a hidden suite that reads ``ctx.counted`` (as ex12's ``_tallied`` and ex13's ``_counted`` once did, each
+    with its own rule) fails this; the checks themselves may read it, to sum counts over several calls."""
+    import ast
+
+    from autograder.core.paths import ROOT
+
+    helpers = []
+    for path in sorted((ROOT / "autograder" / "hidden").glob("ex*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            checks = any("check" in ast.unparse(d) for d in node.decorator_list)
+            reads = any(isinstance(n, ast.Attribute) and n.attr == "counted" for n in ast.walk(node))
+            if reads and not checks:
+                helpers.append(f"{path.name}:{node.name}")
+    assert helpers == []

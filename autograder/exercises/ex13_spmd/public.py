@@ -20,9 +20,15 @@ MESH_SIZES = (1, 2, 4, 8)
 def mesh_sizes(ctx: Ctx, note: bool = False) -> list[int]:
     """The sizes of MESH_SIZES the student's JAX has devices for.
 
-    Every public probe call asks the reference too (the notebook's snapshot must hold a value for it)."""
-    got, _ = ctx.both("devices", call="jax.devices()", note=note)  # the reference's count: unused
+    Every public probe call asks the reference too (the notebook's snapshot must hold a value for it). Where the
+    grader watches the worker, the reference's worker runs on the same devices: the larger count is judged, so
+    code that makes ``jax.devices()`` look short in the worker cannot skip the meshes it would fail on (more
+    devices than the worker really has only fail the student's own code). In the notebook the snapshot's count
+    was made elsewhere: the student's own is used."""
+    got, want = ctx.both("devices", call="jax.devices()", note=note)
     count = int(got["count"])
+    if ctx.watched:
+        count = max(count, int(want["count"]))
     return [n for n in MESH_SIZES if n <= count]
 
 

@@ -216,12 +216,14 @@ def import_problems(modules: tuple[str, ...] | None = None, cpu_jax: bool = True
 
 
 def _check_imports(names: list[str]) -> dict[str, str]:
+    from autograder.workers.warmup import failure
+
     problems = {}
     for name in names:
         try:
             importlib.import_module(name)
         except BaseException as err:  # noqa: BLE001 - whatever stops an import is reported
-            problems[name] = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+            problems[name] = failure(err)
     return problems
 
 

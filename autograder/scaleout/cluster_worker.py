@@ -81,7 +81,7 @@ class GradingPlugin:
         return state
 
     async def setup(self, worker: Any) -> None:
-        # In the background: the examination takes seconds (an import check, the zygote), and the
+        # In the background: the examination takes seconds (the zygotes import what grading needs), and the
         # scheduler's registration of the plugin waits for every worker's setup.
         self._admission = asyncio.ensure_future(self._admit(worker))
 

@@ -118,6 +118,32 @@ class RunWorkers:
         return _handle.Worker(self.launcher, spec, self.timeout, self.lender if lend else None,
                               watch=self.watch if role == "student" else None)
 
+    def zygote_imports(self, modules: tuple[str, ...] | list[str], timeout: float) -> list[str] | None:
+        """What of ``modules`` this run's zygotes could not import, once their imports are done.
+
+        The zygotes import in fresh processes set up as workers are (``_launch.ZygoteLauncher``), so their
+        word is as strong as ``fingerprint.ImportCheck``'s, and costs nothing more.
+
+        Args:
+            modules: the modules grading needs (``_warmup.PRELOAD``).
+            timeout: seconds to wait for their last import (a hang guard).
+
+        Returns:
+            ``["optax: ImportError: ...", ...]`` in the order of ``modules`` (``[]``: all imported), one line
+            saying a zygote died or hung while importing, or None where no zygote of this run meant to
+            import them all (spawned workers, a zygote that did not start): ask ``ImportCheck`` then.
+        """
+        imports = getattr(getattr(self.launcher, "inner", self.launcher), "imports", None)
+        if imports is None:
+            return None
+        try:
+            planned, failed = imports(timeout)
+        except RuntimeError as err:
+            return [str(err)]
+        if not set(modules) <= planned:
+            return None
+        return [f"{name}: {failed[name]}" for name in modules if name in failed]
+
     def _sandbox_spec(self, scratch: str, hide_extra: list[str] | None) -> dict[str, Any]:
         """A student worker's sandbox: its scratch, limits, what it must not read, what it may."""
         with self._lock:

@@ -20,6 +20,7 @@ import asyncio
 import functools
 import json
 import logging
+import os
 import threading
 from typing import Any
 
@@ -80,7 +81,7 @@ class GradingPlugin:
         return state
 
     async def setup(self, worker: Any) -> None:
-        # In the background: the examination takes seconds (an import check, the zygote), and the
+        # In the background: the examination takes seconds (the zygotes import what grading needs), and the
         # scheduler's registration of the plugin waits for every worker's setup.
         self._admission = asyncio.ensure_future(self._admit(worker))
 
@@ -130,16 +131,20 @@ class GradingPlugin:
         missing = _fingerprint.missing_files()
         if missing:
             return self._refuse("it cannot import what grading needs: " + "; ".join(missing))
-        check = _fingerprint.ImportCheck()  # beside the run's start: both import the same libraries
+        # the run's zygotes import what grading needs in fresh processes: their word is the import check.
+        # Without zygotes (spawned workers), a process of its own imports it all, beside the run's start
+        check = _fingerprint.ImportCheck() if not self._zygotes() else None
         try:
             run = GradingRun(**self.run_kwargs)
         except _device.DeviceError as err:
-            check.stop()
+            if check is not None:
+                check.stop()
             return self._refuse(str(err))
         except BaseException:
-            check.stop()
+            if check is not None:
+                check.stop()
             raise
-        problems = check.result()
+        problems = self._import_problems(run, check)
         if problems:
             run.close()
             return self._refuse("it cannot import what grading needs: " + "; ".join(problems))
@@ -158,6 +163,26 @@ class GradingPlugin:
             late.close()
             return {}
         return {"device": dict(run.device), "launcher": run.launcher.kind, "isolation": dict(run.isolation or iso)}
+
+    def _zygotes(self) -> bool:
+        """Whether this worker's run is meant to start zygotes (else its workers are spawned)."""
+        return hasattr(os, "fork") and self.run_kwargs.get("launcher", "auto") != "spawn"
+
+    @staticmethod
+    def _import_problems(run: GradingRun, check: _fingerprint.ImportCheck | None) -> list[str]:
+        """What grading cannot import here: the run's zygotes' word, else an :class:`ImportCheck`'s.
+
+        A zygote that died or hung while importing is a problem (the worker is refused), never a pass.
+        """
+        from autograder.workers import warmup as _warmup
+
+        timeout = _fingerprint.IMPORT_CHECK_TIMEOUT
+        if check is None:
+            problems = run.zygote_imports(_warmup.PRELOAD, timeout)
+            if problems is not None:
+                return problems
+            check = _fingerprint.ImportCheck()  # no zygote imported it all (none started): a process of its own
+        return check.result(timeout)
 
     def admitted(self, worker: Any, digest: str) -> GradingRun:
         """This worker's run, for a task of the install ``digest``; the same checks as the admission's.

@@ -7,7 +7,10 @@ by its installed version, Python by ``major.minor``); :func:`differences` says, 
 instructor can act on, where two fingerprints part. :func:`missing_files` and :class:`ImportCheck`
 (an import, in a fresh process set up as a grading worker is, of what grading needs) catch a library
 whose metadata is installed but which does not import (a folder hidden by a mount, a broken wheel),
-before a student's code would crash on it.
+before a student's code would crash on it. A Dask worker's admission asks :class:`ImportCheck` only where its
+run has no zygote (spawned workers): the zygotes import the same modules in fresh processes set up the same
+way and report each that failed (``_launch.ZygoteLauncher.imports``), so a second import of it all would
+add nothing but ~5 CPU-s (``autograder.scaleout.cluster_worker``).
 
 ``python -m autograder.workers.fingerprint MODULE...`` prints the import problems of this install as JSON
 (the process :class:`ImportCheck` runs).
@@ -216,12 +219,14 @@ def import_problems(modules: tuple[str, ...] | None = None, cpu_jax: bool = True
 
 
 def _check_imports(names: list[str]) -> dict[str, str]:
+    from autograder.workers.warmup import failure
+
     problems = {}
     for name in names:
         try:
             importlib.import_module(name)
         except BaseException as err:  # noqa: BLE001 - whatever stops an import is reported
-            problems[name] = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+            problems[name] = failure(err)
     return problems
 
 

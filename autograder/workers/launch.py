@@ -149,6 +149,10 @@ class ZygoteLauncher:
         self._early_exit: dict[int, int] = {}
         self._ready = threading.Event()
         self._dead = False
+        self._planned: set[str] = set()  # what its "ready" events said it meant to import, and what failed
+        self._failed: dict[str, str] = {}
+        self._finished = threading.Event()  # its imports are done (stage "all"), or it is gone
+        self._all = False
         threading.Thread(target=self._reader, daemon=True).start()
 
     def wait_ready(self) -> None:
@@ -170,6 +174,7 @@ class ZygoteLauncher:
             if not data:
                 self._dead = True
                 self._ready.set()
+                self._finished.set()
                 with self._lock:
                     for slot in self._pending.values():
                         slot[1].set()
@@ -178,6 +183,11 @@ class ZygoteLauncher:
             with self._lock:
                 if msg["event"] == "ready":
                     self.pid = self.pid or int(msg.get("pid", 0))
+                    self._planned.update(msg.get("planned") or ())
+                    self._failed.update(msg.get("failed") or {})
+                    if msg.get("stage") == "all":
+                        self._all = True
+                        self._finished.set()
                     self._ready.set()
                 elif msg["event"] == "spawned":
                     slot = self._pending.pop(msg["id"], None)
@@ -196,6 +206,26 @@ class ZygoteLauncher:
     def alive(self) -> bool:
         """Whether the zygote still serves requests."""
         return not self._dead and (self._popen is None or self._popen.poll() is None)
+
+    def imports(self, timeout: float) -> tuple[set[str], dict[str, str]]:
+        """What the zygote imported, once all its imports are done (its "ready" events' word).
+
+        Args:
+            timeout: seconds to wait for its last import.
+
+        Returns:
+            The modules it meant to import, and ``{module: "Type: first line"}`` for those that failed.
+
+        Raises:
+            RuntimeError: it died before its imports were done (a library that crashed it), or did not finish
+                them within ``timeout`` (one that hangs): nothing can be said of what it imports.
+        """
+        if not self._finished.wait(timeout):
+            raise RuntimeError(f"the zygote did not finish importing within {timeout:.0f} s")
+        with self._lock:
+            if not self._all:
+                raise RuntimeError("the zygote died while importing")
+            return set(self._planned), dict(self._failed)
 
     def spawn(self, spec: dict[str, Any], fds: tuple[int, int]) -> Proc:
         rid = next(self._ids)
@@ -291,6 +321,17 @@ class ZygotePair:
     def alive(self) -> bool:
         """Whether the JAX zygote still serves requests (the full one falls back by itself)."""
         return self.jax.alive
+
+    def imports(self, timeout: float) -> tuple[set[str], dict[str, str]]:
+        """What both zygotes imported (see :meth:`ZygoteLauncher.imports`): each one's failures are its own.
+
+        Raises:
+            RuntimeError: either died before its imports were done, or they took longer than ``timeout`` in all.
+        """
+        end = time.monotonic() + timeout
+        planned, failed = self.jax.imports(timeout)
+        more, also = self.full.imports(max(0.0, end - time.monotonic()))
+        return planned | more, {**failed, **also}
 
     def spawn(self, spec: dict[str, Any], fds: tuple[int, int]) -> Proc:
         return (self.jax if spec.get("needs") == "jax" else self._full()).spawn(spec, fds)

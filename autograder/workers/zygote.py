@@ -7,7 +7,9 @@ It imports in two stages: numpy + torch first ("ready", stage "torch"),
 after which requests whose spec says ``needs: "torch"`` (the PyTorch-only
 exercises) are forked between the following imports (never during one),
 so they run on another core while the JAX stack loads; other requests wait
-for stage "all".
+for stage "all". Each "ready" event names the modules the zygote meant to import by then
+(``planned``) and those that failed (``failed``: module -> "Type: first line"), which a Dask
+worker's admission reads instead of importing them all again (``_launch.ZygoteLauncher.imports``).
 With ``--jax-only`` it imports the JAX stack only and forks at once; with
 ``--then-full FD`` as well, it then forks the full zygote from itself, which
 goes on to import PyTorch and serves FD (``_launch.ZygotePair``): the
@@ -196,12 +198,16 @@ class _Server:
         self.sock.send(json.dumps({"event": "spawned", "id": req["id"], "pid": pid}).encode())
 
     def close(self) -> NoReturn:
-        """The grader closed its end: kill what is left, stop."""
+        """The grader closed its end: kill what is left (the full zygote forked from this one too: it exits
+        by itself when the grader closes its own end, unless it hangs in an import), stop."""
         for pid in self.children:
             try:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
+        if self.sibling:  # our child: its pid is not reused before we reap it
+            with contextlib.suppress(OSError):
+                os.kill(self.sibling, signal.SIGKILL)
         self.sweep(everyone=True)
         os._exit(0)
 
@@ -238,7 +244,7 @@ def _fork_full(server: _Server, full_fd: int, extra: list[str]) -> None:
 def _full(server: _Server, extra: list[str]) -> NoReturn:
     """The full zygote: PyTorch (and Dynamo, warmed) first, then whatever of the JAX stack is missing."""
     inductor_dir = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    _warmup.preload(_warmup.TORCH_STAGE)
+    failed = _warmup.preload(_warmup.TORCH_STAGE)
     _warmup.warm_torch()
     _warmup.warm_dynamo()
     # torch._dynamo's import fixes its cache directory (and tempfile's) under /tmp; a sandboxed worker
@@ -247,18 +253,20 @@ def _full(server: _Server, extra: list[str]) -> NoReturn:
     if inductor_dir is None:
         os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
     _warmup.worker_modules()
-    server.sock.send(json.dumps({"event": "ready", "stage": "torch", "pid": os.getpid()}).encode())
+    server.sock.send(json.dumps({"event": "ready", "stage": "torch", "pid": os.getpid(),
+                                 "planned": list(_warmup.TORCH_STAGE), "failed": failed}).encode())
     rest = [m for m in (*_warmup.PRELOAD, *extra) if m not in _warmup.TORCH_STAGE]
     # between two imports (never during one) fork the requests PyTorch alone satisfies
     def between() -> None:
         while server.poll(0.0):
             pass
 
-    _warmup.preload(rest, between=between)
+    failed.update(_warmup.preload(rest, between=between))
     _warmup.jaxtune_now()
     _warmup.settle()
     server.stage = "all"
-    server.sock.send(json.dumps({"event": "ready", "stage": "all", "pid": os.getpid()}).encode())
+    server.sock.send(json.dumps({"event": "ready", "stage": "all", "pid": os.getpid(),
+                                 "planned": [*_warmup.TORCH_STAGE, *rest], "failed": failed}).encode())
     serve(server)
     raise AssertionError("serve returned")  # pragma: no cover - serve only ends by exiting
 
@@ -277,13 +285,15 @@ def main() -> None:
     server = _Server(socket.socket(fileno=int(sys.argv[1])))
     if not jax_only:
         _full(server, extra)
-    _warmup.preload([*_warmup.JAX_ONLY, *extra])
+    planned = [*_warmup.JAX_ONLY, *extra]
+    failed = _warmup.preload(planned)
     _warmup.worker_modules()
     if full_fd is not None:
         _fork_full(server, full_fd, extra)
     _warmup.settle()
     server.stage = "all"  # nothing more to import: any request is forked at once
-    server.sock.send(json.dumps({"event": "ready", "stage": "all", "pid": os.getpid()}).encode())
+    server.sock.send(json.dumps({"event": "ready", "stage": "all", "pid": os.getpid(),
+                                 "planned": planned, "failed": failed}).encode())
     serve(server)
 
 

@@ -29,7 +29,6 @@ import select
 import signal
 import socket
 import sys
-import tempfile
 import time
 from typing import Any, NoReturn
 
@@ -221,34 +220,36 @@ def _subreaper() -> None:
         ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 
 
-def _fork_full(server: _Server, full_fd: int, extra: list[str]) -> None:
+def _fork_full(server: _Server, full_fd: int, extra: list[str], needs: frozenset[str]) -> None:
     """Forks the full zygote from this one (the JAX stack already imported) to serve ``full_fd``."""
     pid = os.fork()
     if pid == 0:
         try:
             server.release()
             _subreaper()
-            _full(_Server(socket.socket(fileno=full_fd)), extra)
+            _full(_Server(socket.socket(fileno=full_fd)), extra, needs)
         finally:
             os._exit(0)
     os.close(full_fd)
     server.sibling = pid
 
 
-def _full(server: _Server, extra: list[str]) -> NoReturn:
-    """The full zygote: PyTorch (and Dynamo, warmed) first, then whatever of the JAX stack is missing."""
+def _full(server: _Server, extra: list[str], needs: frozenset[str]) -> NoReturn:
+    """The full zygote: PyTorch (and Dynamo, warmed) first, then whatever of the JAX stack is missing; of
+    these, only what ``needs`` names (the run's plan: ``_warmup.planned``)."""
     inductor_dir = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    _warmup.preload(_warmup.TORCH_STAGE)
-    _warmup.warm_torch()
-    _warmup.warm_dynamo()
+    plan = _warmup.planned(needs)
+    _warmup.preload([m for m in plan if m in _warmup.TORCH_STAGE])
+    if "torch" in needs:
+        _warmup.warm_torch(optimizer="dynamo" in needs)
+    if "compile" in needs:
+        _warmup.warm_dynamo()
     # torch._dynamo's import fixes its cache directory (and tempfile's) under /tmp; a sandboxed worker
     # may not write there: each worker finds its own from its TMPDIR
-    tempfile.tempdir = None
-    if inductor_dir is None:
-        os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+    _warmup.forget_temp_dir(inductor_dir)
     _warmup.worker_modules()
     server.sock.send(json.dumps({"event": "ready", "stage": "torch", "pid": os.getpid()}).encode())
-    rest = [m for m in (*_warmup.PRELOAD, *extra) if m not in _warmup.TORCH_STAGE]
+    rest = [m for m in (*plan, *extra) if m not in _warmup.TORCH_STAGE]
     # between two imports (never during one) fork the requests PyTorch alone satisfies
     def between() -> None:
         while server.poll(0.0):
@@ -256,16 +257,27 @@ def _full(server: _Server, extra: list[str]) -> NoReturn:
 
     _warmup.preload(rest, between=between)
     _warmup.jaxtune_now()
-    _warmup.settle()
-    server.stage = "all"
-    server.sock.send(json.dumps({"event": "ready", "stage": "all", "pid": os.getpid()}).encode())
+    _ready_for_all(server)
     serve(server)
     raise AssertionError("serve returned")  # pragma: no cover - serve only ends by exiting
 
 
+def _ready_for_all(server: _Server) -> None:
+    """All imported: the collector's freeze, then every request is forked at once; the grader is told what
+    this zygote holds (``imported``: the modules of ``_warmup.PRELOAD`` in it)."""
+    _warmup.settle()
+    server.stage = "all"
+    server.sock.send(json.dumps({"event": "ready", "stage": "all", "pid": os.getpid(),
+                                 "imported": _warmup.imported()}).encode())
+
+
 def main() -> None:
-    """Entry point: ``python -m autograder.workers.zygote SOCKFD [--jax-only [--then-full FD]] [MODULE...]``."""
+    """Entry point: ``python -m autograder.workers.zygote SOCKFD [--needs LIST] [--jax-only [--then-full FD]]
+    [MODULE...]``; ``--needs``: what the run's exercises need (``_warmup.parse_needs``; absent: everything)."""
     args = sys.argv[2:]
+    needs = _warmup.ALL_NEEDS
+    if args[:1] == ["--needs"]:
+        needs, args = _warmup.parse_needs(args[1]), args[2:]
     jax_only = args[:1] == ["--jax-only"]
     full_fd = int(args[2]) if jax_only and args[1:2] == ["--then-full"] else None
     extra = args[(3 if full_fd is not None else 1) if jax_only else 0:]
@@ -276,14 +288,14 @@ def main() -> None:
     gc.disable()  # until the imports are done: see _warmup.settle
     server = _Server(socket.socket(fileno=int(sys.argv[1])))
     if not jax_only:
-        _full(server, extra)
+        _full(server, extra, needs)
+    inductor_dir = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     _warmup.preload([*_warmup.JAX_ONLY, *extra])
+    _warmup.forget_temp_dir(inductor_dir)
     _warmup.worker_modules()
     if full_fd is not None:
-        _fork_full(server, full_fd, extra)
-    _warmup.settle()
-    server.stage = "all"  # nothing more to import: any request is forked at once
-    server.sock.send(json.dumps({"event": "ready", "stage": "all", "pid": os.getpid()}).encode())
+        _fork_full(server, full_fd, extra, needs)
+    _ready_for_all(server)  # nothing more to import: any request is forked at once
     serve(server)
 
 

@@ -127,8 +127,21 @@ def warm_dynamo() -> None:
             torch.compile(warm, backend="eager")(torch.ones(2, 4), w)
         torch._dynamo.reset()
         torch._dynamo.utils.counters.clear()
+        _warm["dynamo"] = True
     except Exception:  # noqa: BLE001 - warming is an optimisation only
         pass
+
+
+_warm = {"dynamo": False}  # what this process (or the zygote it was forked from) warmed
+
+
+def warm_dynamo_once() -> None:
+    """:func:`warm_dynamo` in a worker whose exercise compiles (``META.compiles``), unless its zygote did:
+    a spawned worker, or one forked from a zygote whose run was not planned for such an exercise. Not only
+    speed: AOTAutograd's first compile replaces a function's ``__code__``, which the guard refuses once a
+    student's code is loaded (``autograder.workers.guard``), so it is paid before."""
+    if not _warm["dynamo"]:
+        warm_dynamo()
 
 
 def _no_guard_profiling() -> None:

@@ -60,7 +60,11 @@ def schedule(exercises: list[str]) -> list[str]:
 
 
 class GradingRun(RunWorkers):
-    """One grading run: device, seed, launcher and reference bank shared by all submissions."""
+    """One grading run: device, seed, launcher and reference bank shared by all submissions.
+
+    ``exercises``: the exercises it will grade (None: every one). Its zygotes import and warm only what they
+    need (``_registry.zygote_needs``); grading another one still works, its workers importing the rest.
+    """
 
     def __init__(self, *, device: str = "auto", timeout: float = 30.0, seed: int | None = None,
                  lang: str = "en", public_only: bool = False, launcher: str = "auto",

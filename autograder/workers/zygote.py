@@ -13,6 +13,8 @@ With ``--jax-only`` it imports the JAX stack only and forks at once; with
 goes on to import PyTorch and serves FD (``_launch.ZygotePair``): the
 JAX-only exercises start while PyTorch is still importing, and the JAX stack
 is imported once, not in both (~1 CPU-s per run).
+With ``--needs`` (the run's plan: ``_warmup.planned``) it imports and warms only
+what the run's exercises need; a worker needing more imports it after the fork.
 Each child initialises its own backend after the fork, so nothing
 fork-unsafe is shared. Requests arrive over a SOCK_SEQPACKET socket with the
 worker's two pipe ends attached (SCM_RIGHTS); exits are reported back.

@@ -150,3 +150,27 @@ def test_a_default_run_still_imports_everything(run):
     jax, full = _zygotes(run)
     assert jax.imported == list(_warmup.JAX_ONLY)
     assert full.imported == list(_warmup.PRELOAD)
+
+
+def test_the_pytest_entry_makes_its_run_for_the_selected_exercises(monkeypatch, tmp_path):
+    """``pytest --tapetrace-submission`` makes its run on the first check, for the exercises whose checks
+    were selected (``-k``)."""
+    from autograder import pytest_plugin as _plugin
+
+    made: list[dict] = []
+
+    def refuse(**kwargs):
+        made.append(kwargs)
+        raise _device.DeviceError("stop here")
+
+    class Config:
+        def getoption(self, name: str):
+            return {"tapetrace_device": "cpu", "tapetrace_timeout": 30.0, "tapetrace_lang": "en",
+                    "tapetrace_public_only": False, "tapetrace_sandbox_skip": ""}[name]
+
+    monkeypatch.setattr("autograder.engine.run.GradingRun", refuse)
+    session = _plugin.TapetraceSession(Config(), str(tmp_path), SEED)
+    session._last = {TORCH_EX: f"{TORCH_EX}::a", COMPILE_EX: f"{COMPILE_EX}::b"}
+    with pytest.raises(pytest.exit.Exception):
+        session.grading_run()
+    assert made[0]["exercises"] == [TORCH_EX, COMPILE_EX]

@@ -324,7 +324,8 @@ class TapetraceSession:
             try:
                 run = _engine.GradingRun(device=opt("tapetrace_device"), timeout=opt("tapetrace_timeout"),
                                          seed=self.seed, lang=opt("tapetrace_lang"),
-                                         public_only=opt("tapetrace_public_only"), sandbox_skip=skip)
+                                         public_only=opt("tapetrace_public_only"), sandbox_skip=skip,
+                                         exercises=list(self._last) or None)  # the exercises selected
             except _device.DeviceError as err:
                 pytest.exit(f"tapetrace: {err}", returncode=pytest.ExitCode.USAGE_ERROR)
             try:  # in a child process, under the reading budget (as `tapetrace grade` reads)

@@ -380,13 +380,16 @@ def test_a_refusal_tells_the_student_in_the_zips_language_and_the_log_says_why(w
                 "exercises": ["ex01_torch_mlp"], "require_isolation": "full"}
     monkeypatch.setattr(_otter, "_read_settings", lambda base: (settings, b""))
     monkeypatch.setattr(_otter_grade, "_lock_private", lambda base: None)
-    monkeypatch.setattr(GradingRun, "measure_isolation", lambda self: {"level": "container"})
+    planned: list = []  # the exercises the run was made for (its zygotes import what they need)
+    monkeypatch.setattr(GradingRun, "measure_isolation",
+                        lambda self: planned.append(self.exercises) or {"level": "container"})
     monkeypatch.setattr(GradingRun, "grade", lambda *a, **k: pytest.fail("a refused run graded"))
     sub = tmp_path / "submission.ipynb"
     sub.write_text(_notebook.dumps(_template()), encoding="utf-8")
     out = tmp_path / "result.json"
     assert _otter_grade.grade_main(str(sub), str(out)) == 0
     res = json.loads(out.read_text())
+    assert planned == [["ex01_torch_mlp"]]
     assert "exercises" not in res and res["isolation"] == {"level": "container"}
     if why == "too_small":
         assert "256 MiB" in res["error"] and "--memory" in res["error"]  # the setting to raise, for the log

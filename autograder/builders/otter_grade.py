@@ -94,7 +94,7 @@ def grade_main(submission: str, out: str) -> int:
 
     started = time.monotonic()
     run = GradingRun(device=settings["device"], timeout=float(settings["timeout"]), seed=seed,
-                     lang=settings["lang"])
+                     lang=settings["lang"], exercises=list(settings["exercises"]))
     path = submission
     try:
         iso = run.measure_isolation()

@@ -105,7 +105,10 @@ def run(args: argparse.Namespace) -> int:
         if paths:
             progress = _progress.Progress(len(paths), tasks_per_item=len(only),
                                           enabled=not args.quiet and (len(paths) > 1 or sys.stderr.isatty()))
-            extra = {"sandbox_skip": [x for x in args.sandbox_skip.split(",") if x]} if args.sandbox_skip else {}
+            extra: dict[str, Any] = {"sandbox_skip": [x for x in args.sandbox_skip.split(",") if x]} \
+                if args.sandbox_skip else {}
+            if args.cluster is None and args.scheduler is None:  # a local run: its zygotes import what these need
+                extra["exercises"] = list(only)
             outcome = _session.grade_batch(
                 make_run, paths, only, interrupts=interrupts, add=checkpoint.add, progress=progress,
                 resumed=resumed, jobs=args.jobs, require_isolation=getattr(args, "require_isolation", None),

@@ -49,6 +49,7 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "Tol": "tolerances",
     "UnknownExercise": "registry",
     "WireError": "wire",
+    "ZYGOTE_NEEDS": "registry",
     "catalogue": "i18n",
     "catalogue_modules": "i18n",
     "check_rng": "protocol",
@@ -87,6 +88,7 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "to_bytes": "text",
     "tolerance": "tolerances",
     "worker_needs": "registry",
+    "zygote_needs": "registry",
 }
 __all__ = sorted(_PUBLIC)
 

@@ -32,6 +32,10 @@ class Exercise:
         names: the contract: the names a submission defines (a module with none of them is
             "not attempted").
         cpu_devices: host CPU devices JAX gets in this exercise's workers (None: JAX's default).
+        dynamo: whether its workers import ``torch._dynamo`` (~1.3 CPU-s): ``torch.compile``, and the first
+            call of a ``torch.optim`` optimizer or of ``torch.utils.checkpoint`` import it. A run that
+            grades it has its zygote import it once, before forking (``autograder.workers.warmup``).
+        compiles: whether its workers run ``torch.compile``: the zygote also warms Dynamo (implies ``dynamo``).
         name: the package's name (``exNN_name``), filled in by discovery.
     """
 
@@ -40,6 +44,8 @@ class Exercise:
     cost: float
     names: tuple[str, ...]
     cpu_devices: int | None = None
+    dynamo: bool = False
+    compiles: bool = False
     name: str = ""
 
     def __post_init__(self) -> None:
@@ -47,6 +53,8 @@ class Exercise:
             raise ValueError(f"frameworks must be a non-empty tuple of {FRAMEWORKS}, got {self.frameworks!r}")
         if not self.names or not all(isinstance(n, str) and n.isidentifier() for n in self.names):
             raise ValueError(f"names must be a non-empty tuple of identifiers, got {self.names!r}")
+        if (self.dynamo or self.compiles) and "torch" not in self.frameworks:
+            raise ValueError("dynamo and compiles (torch._dynamo) need \"torch\" among the frameworks")
 
     @property
     def torch_only(self) -> bool:

@@ -40,6 +40,38 @@ def worker_needs(exercise: str) -> str:
     return "jax" if exercise in JAX_ONLY else "all"
 
 
+# What a zygote can import before it forks, as :func:`zygote_needs` names it.
+ZYGOTE_NEEDS: frozenset[str] = frozenset({"torch", "jax", "dynamo", "compile"})
+
+
+def zygote_needs(exercises: Iterable[str] | None) -> frozenset[str]:
+    """What the zygotes of a run that grades ``exercises`` import and warm before forking.
+
+    ``"torch"`` if one of them uses PyTorch, ``"jax"`` if one uses the JAX stack, ``"dynamo"`` if one imports
+    ``torch._dynamo``, ``"compile"`` if one runs ``torch.compile`` (its ``frameworks``, ``dynamo``, ``compiles``). A worker of an exercise outside the plan still
+    grades: it imports what it needs itself after the fork, as a spawned worker does.
+
+    Args:
+        exercises: the exercises the run will grade; None: every one (everything, as before plans).
+
+    Returns:
+        A subset of :data:`ZYGOTE_NEEDS`; all of it for None or for a name the registry does not know.
+    """
+    if exercises is None:
+        return ZYGOTE_NEEDS
+    needs: set[str] = set()
+    for exercise in exercises:
+        meta = REGISTRY.get(exercise)
+        if meta is None:
+            return ZYGOTE_NEEDS
+        needs.update(meta.frameworks)
+        if meta.dynamo or meta.compiles:
+            needs.add("dynamo")
+        if meta.compiles:
+            needs.add("compile")
+    return frozenset(needs)
+
+
 def module_name(exercise: str, part: str) -> str:
     """Import name of one part of an exercise package: ``module_name("ex05_jit_train_step", "probes")``."""
     return f"{PACKAGE}.{exercise}.{part}"

@@ -60,12 +60,17 @@ def schedule(exercises: list[str]) -> list[str]:
 
 
 class GradingRun(RunWorkers):
-    """One grading run: device, seed, launcher and reference bank shared by all submissions."""
+    """One grading run: device, seed, launcher and reference bank shared by all submissions.
+
+    ``exercises``: the exercises it will grade (None: every one). Its zygotes import and warm only what they
+    need (``_registry.zygote_needs``); grading another one still works, its workers importing the rest.
+    """
 
     def __init__(self, *, device: str = "auto", timeout: float = 30.0, seed: int | None = None,
                  lang: str = "en", public_only: bool = False, launcher: str = "auto",
                  mem_bytes: int | None = None, sandbox: bool = True, debug: bool = False,
-                 launch_prefix: list[str] | None = None, sandbox_skip: list[str] | None = None) -> None:
+                 launch_prefix: list[str] | None = None, sandbox_skip: list[str] | None = None,
+                 exercises: list[str] | None = None) -> None:
         self.device = _device.resolve(device)
         self.timeout = float(timeout)
         self.seed = int(seed) if seed is not None else secrets.randbelow(2**31)
@@ -96,7 +101,9 @@ class GradingRun(RunWorkers):
         # e.g. setpriv dropping CAP_SYS_ADMIN: workers then run as in a default Docker container (tests)
         self.launch_prefix = list(launch_prefix or [])
         self.sandbox_skip = list(sandbox_skip or [])  # layers not to try: see _sandbox.apply
-        self.launcher = TrackedLauncher(self._make_launcher(launcher))
+        # the exercises it is made for (None: every one): what its zygotes import and warm before forking
+        self.exercises = list(exercises) if exercises is not None else None
+        self.launcher = TrackedLauncher(self._make_launcher(launcher, self.exercises))
         self.reference = ReferenceBank(self)
         self.libraries = libraries.LibraryCheck(cpu_jax=self._cpu_jax)  # asked only after a load failed
         self.watch = _quota.ScratchWatch()  # students' workers' disk use, at every isolation level

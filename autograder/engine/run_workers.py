@@ -72,13 +72,20 @@ class RunWorkers:
     def _cpu_jax(self) -> bool:
         return self.device.get("jax", "cpu") == "cpu"
 
-    def _make_launcher(self, kind: str) -> Any:
+    def _make_launcher(self, kind: str, exercises: list[str] | None = None) -> Any:
+        """The run's launcher: zygotes that import and warm what ``exercises`` need (None: every exercise;
+        ``_registry.zygote_needs``); two (:class:`_launch.ZygotePair`) only where they need both frameworks.
+        A worker of an exercise outside that plan imports the rest itself, after the fork."""
         prefix = self.launch_prefix
+        needs = _registry.zygote_needs(exercises)
         if kind in ("auto", "zygote") and hasattr(os, "fork"):
             try:
-                if kind == "auto" and self.plan.launcher == "zygote":  # tight memory: the full zygote alone
-                    return _launch.ZygoteLauncher(cpu_jax=self._cpu_jax, prefix=prefix)
-                return _launch.ZygotePair(cpu_jax=self._cpu_jax, prefix=prefix)
+                # one zygote: tight memory (the full one alone), or a plan with one framework (nothing to overlap)
+                if (kind == "auto" and self.plan.launcher == "zygote") or not {"torch", "jax"} <= needs:
+                    return _launch.ZygoteLauncher(cpu_jax=self._cpu_jax, prefix=prefix,
+                                                  needs=None if exercises is None else needs)
+                return _launch.ZygotePair(cpu_jax=self._cpu_jax, prefix=prefix,
+                                          needs=None if exercises is None else needs)
             except (RuntimeError, OSError):
                 if kind == "zygote":
                     raise

@@ -21,6 +21,7 @@ from typing import Any
 
 from autograder.core.paths import ROOT
 from autograder.probing.tools import RESULT_FD, TALLY_ENV
+from autograder.workers import warmup as _warmup
 from autograder.workers.environment import worker_env
 
 
@@ -93,7 +94,8 @@ class ZygoteLauncher:
     kind = "zygote"
 
     def __init__(self, ready_timeout: float = 120.0, cpu_jax: bool = True, prefix: list[str] | None = None,
-                 jax_only: bool = False, wait: bool = True, then_full: socket.socket | None = None) -> None:
+                 jax_only: bool = False, wait: bool = True, then_full: socket.socket | None = None,
+                 needs: frozenset[str] | None = None) -> None:
         """Starts the zygote.
 
         Args:
@@ -105,11 +107,15 @@ class ZygoteLauncher:
             wait: wait until it is ready (else call :meth:`wait_ready`).
             then_full: with ``jax_only``, the zygote's end of a socket pair: once ready, the zygote forks
                 the full one from itself to serve it (see :meth:`forked`). Closed here.
+            needs: what the run's exercises need it to import and warm (``"torch"``, ``"jax"``, ``"compile"``:
+                ``autograder.core.registry.zygote_needs``); None: everything. A worker needing more
+                imports the rest itself after the fork.
         """
         self._ready_timeout = ready_timeout
         sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         fds = (child.fileno(), *([then_full.fileno()] if then_full is not None else []))
-        extra = ["--jax-only"] if jax_only else []
+        extra = ["--needs", _warmup.needs_arg(needs)] if needs is not None else []
+        extra += ["--jax-only"] if jax_only else []
         if then_full is not None:
             extra += ["--then-full", str(then_full.fileno())]
         try:
@@ -148,6 +154,8 @@ class ZygoteLauncher:
         self._procs: dict[int, Proc] = {}
         self._early_exit: dict[int, int] = {}
         self._ready = threading.Event()
+        self.settled = threading.Event()  # it has imported all it will ("ready" for stage "all")
+        self.imported: list[str] | None = None  # then: the modules of _warmup.PRELOAD it holds
         self._dead = False
         self._planned: set[str] = set()  # what its "ready" events said it meant to import, and what failed
         self._failed: dict[str, str] = {}
@@ -189,6 +197,9 @@ class ZygoteLauncher:
                         self._all = True
                         self._finished.set()
                     self._ready.set()
+                    if msg.get("stage") == "all":
+                        self.imported = list(msg.get("imported", []))
+                        self.settled.set()
                 elif msg["event"] == "spawned":
                     slot = self._pending.pop(msg["id"], None)
                     if slot:
@@ -287,10 +298,13 @@ class ZygotePair:
 
     kind = "zygote"
 
-    def __init__(self, ready_timeout: float = 120.0, cpu_jax: bool = True, prefix: list[str] | None = None) -> None:
+    def __init__(self, ready_timeout: float = 120.0, cpu_jax: bool = True, prefix: list[str] | None = None,
+                 needs: frozenset[str] | None = None) -> None:
+        """Starts both; ``needs``: what the full one imports and warms (see :class:`ZygoteLauncher`)."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            self.jax = ZygoteLauncher(ready_timeout, cpu_jax, prefix, jax_only=True, wait=False, then_full=theirs)
+            self.jax = ZygoteLauncher(ready_timeout, cpu_jax, prefix, jax_only=True, wait=False, then_full=theirs,
+                                      needs=needs)
         except BaseException:
             mine.close()
             raise

@@ -1,6 +1,7 @@
 """What a zygote imports and warms before it forks: paid once per run, never in each worker.
 
-The import lists (:data:`PRELOAD`, :data:`JAX_ONLY`, :data:`TORCH_STAGE`), the warm-ups that pay a
+The import lists (:data:`PRELOAD`, :data:`JAX_ONLY`, :data:`TORCH_STAGE`, and :func:`planned`: the part of
+them a run's exercises need), the warm-ups that pay a
 worker's first optimizer step and first ``torch.compile`` once (:func:`warm_torch`, :func:`warm_dynamo`),
 the modules every worker runs (:func:`worker_modules`) and the garbage collector's freeze once all is in
 (:func:`settle`). Everything stays fork-safe: CPU only, one thread, no CUDA context. The zygote itself
@@ -12,6 +13,9 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
+import os
+import sys
+import tempfile
 from typing import Any
 
 # What the full zygote imports (and what a host's import check tries: ``fingerprint.ImportCheck``).
@@ -23,6 +27,44 @@ JAX_ONLY = ("numpy", "jax", "jax.numpy", "flax.linen", "optax")
 # in, on the other core, while the zygote goes on importing the JAX stack (~2.5 s on CPU).
 # torch._dynamo (torch.compile, ex11: ~1.3 s to import) is paid here once, not in every ex11 worker.
 TORCH_STAGE = ("numpy", "torch", "torch._dynamo")
+# What each need of a run's plan (``autograder.core.registry.zygote_needs``) adds to numpy.
+_BY_NEED = {"torch": ("torch",), "dynamo": ("torch._dynamo",), "compile": ("torch._dynamo",), "jax": JAX_ONLY[1:]}
+ALL_NEEDS = frozenset(_BY_NEED)
+
+
+def planned(needs: frozenset[str] | set[str]) -> tuple[str, ...]:
+    """The part of :data:`PRELOAD` a zygote planned for ``needs`` imports (``"torch"``, ``"jax"``, ``"dynamo"``:
+    ``torch._dynamo``; ``"compile"``: the same, warmed by :func:`warm_dynamo`), in :data:`PRELOAD`'s order.
+    All of them: :data:`PRELOAD` itself."""
+    wanted = {"numpy", *(m for need in needs for m in _BY_NEED.get(need, ()))}
+    return tuple(m for m in PRELOAD if m in wanted)
+
+
+def parse_needs(text: str | None) -> frozenset[str]:
+    """``--needs`` of a zygote's command line (``"torch,compile"``; ``""``: nothing) -> a set; None: all."""
+    if text is None:
+        return ALL_NEEDS
+    return frozenset(n for n in text.split(",") if n in ALL_NEEDS)
+
+
+def needs_arg(needs: frozenset[str] | set[str]) -> str:
+    """The inverse of :func:`parse_needs`."""
+    return ",".join(sorted(set(needs) & ALL_NEEDS))
+
+
+def imported() -> list[str]:
+    """The modules of :data:`PRELOAD` this process holds (what a zygote reports once it is ready)."""
+    return [m for m in PRELOAD if m in sys.modules]
+
+
+def forget_temp_dir(inductor_dir: str | None) -> None:
+    """After the imports: tempfile's cached folder dropped, ``TORCHINDUCTOR_CACHE_DIR`` back to unset when it was
+    (``inductor_dir``: its value before the imports). ``torch._dynamo``'s import fixes both under /tmp; a
+    sandboxed worker may not write there: each worker finds its own from its TMPDIR (a worker that imports
+    Dynamo itself, after the fork, does the same: ``ex11``'s probes, the sandbox)."""
+    tempfile.tempdir = None
+    if inductor_dir is None:
+        os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
 
 
 def failure(err: BaseException) -> str:
@@ -53,10 +95,14 @@ def preload(names: tuple[str, ...] | list[str], between: Any = None) -> dict[str
     return failed
 
 
-def warm_torch() -> None:
+def warm_torch(optimizer: bool = True) -> None:
     """Pays once what the first optimizer/backward costs in every worker (~800 modules).
 
     Stays fork-safe: CPU only, one thread, no CUDA context (checked by a test).
+
+    Args:
+        optimizer: an Adam step too. Its first call imports ``torch._dynamo`` (~1.3 CPU-s): only for a
+            run whose exercises import it anyway (``"dynamo"`` in its plan: :func:`planned`).
     """
     try:
         import torch
@@ -64,9 +110,10 @@ def warm_torch() -> None:
 
         torch.set_num_threads(1)
         layer = torch.nn.Linear(2, 2)
-        opt = torch.optim.Adam(layer.parameters(), lr=0.1)
+        opt = torch.optim.Adam(layer.parameters(), lr=0.1) if optimizer else None
         layer(torch.zeros(1, 2)).sum().backward()
-        opt.step()
+        if opt is not None:
+            opt.step()
     except Exception:  # noqa: BLE001 - warming is an optimisation only
         pass
 
@@ -92,8 +139,21 @@ def warm_dynamo() -> None:
             torch.compile(warm, backend="eager")(torch.ones(2, 4), w)
         torch._dynamo.reset()
         torch._dynamo.utils.counters.clear()
+        _warm["dynamo"] = True
     except Exception:  # noqa: BLE001 - warming is an optimisation only
         pass
+
+
+_warm = {"dynamo": False}  # what this process (or the zygote it was forked from) warmed
+
+
+def warm_dynamo_once() -> None:
+    """:func:`warm_dynamo` in a worker whose exercise compiles (``META.compiles``), unless its zygote did:
+    a spawned worker, or one forked from a zygote whose run was not planned for such an exercise. Not only
+    speed: AOTAutograd's first compile replaces a function's ``__code__``, which the guard refuses once a
+    student's code is loaded (``autograder.workers.guard``), so it is paid before."""
+    if not _warm["dynamo"]:
+        warm_dynamo()
 
 
 def _no_guard_profiling() -> None:

@@ -357,6 +357,10 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
     # Only reference workers use the run's compile cache (the engine gives students none).
     writer = spec.get("role") == "reference" and not spec.get("sandbox")
     _setup_threads_and_precision(spec["device"], spec.get("jax_cache") if writer else None)
+    if getattr(meta, "compiles", False):  # Dynamo's one-time set-up, before the sandbox and the guard
+        from autograder.workers import warmup as _warmup  # the engine's: not part of the notebook's runtime
+
+        _warmup.warm_dynamo_once()
     if spec.get("sandbox"):
         from autograder.core import data as _data
         from autograder.sandbox import isolate as _sandbox

@@ -15,6 +15,8 @@ With ``--jax-only`` it imports the JAX stack only and forks at once; with
 goes on to import PyTorch and serves FD (``_launch.ZygotePair``): the
 JAX-only exercises start while PyTorch is still importing, and the JAX stack
 is imported once, not in both (~1 CPU-s per run).
+With ``--needs`` (the run's plan: ``_warmup.planned``) it imports and warms only
+what the run's exercises need; a worker needing more imports it after the fork.
 Each child initialises its own backend after the fork, so nothing
 fork-unsafe is shared. Requests arrive over a SOCK_SEQPACKET socket with the
 worker's two pipe ends attached (SCM_RIGHTS); exits are reported back.
@@ -31,7 +33,6 @@ import select
 import signal
 import socket
 import sys
-import tempfile
 import time
 from typing import Any, NoReturn
 
@@ -227,35 +228,38 @@ def _subreaper() -> None:
         ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 
 
-def _fork_full(server: _Server, full_fd: int, extra: list[str]) -> None:
+def _fork_full(server: _Server, full_fd: int, extra: list[str], needs: frozenset[str]) -> None:
     """Forks the full zygote from this one (the JAX stack already imported) to serve ``full_fd``."""
     pid = os.fork()
     if pid == 0:
         try:
             server.release()
             _subreaper()
-            _full(_Server(socket.socket(fileno=full_fd)), extra)
+            _full(_Server(socket.socket(fileno=full_fd)), extra, needs)
         finally:
             os._exit(0)
     os.close(full_fd)
     server.sibling = pid
 
 
-def _full(server: _Server, extra: list[str]) -> NoReturn:
-    """The full zygote: PyTorch (and Dynamo, warmed) first, then whatever of the JAX stack is missing."""
+def _full(server: _Server, extra: list[str], needs: frozenset[str]) -> NoReturn:
+    """The full zygote: PyTorch (and Dynamo, warmed) first, then whatever of the JAX stack is missing; of
+    these, only what ``needs`` names (the run's plan: ``_warmup.planned``)."""
     inductor_dir = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    failed = _warmup.preload(_warmup.TORCH_STAGE)
-    _warmup.warm_torch()
-    _warmup.warm_dynamo()
+    plan = _warmup.planned(needs)
+    first = [m for m in plan if m in _warmup.TORCH_STAGE]
+    failed = _warmup.preload(first)
+    if "torch" in needs:
+        _warmup.warm_torch(optimizer="dynamo" in needs)
+    if "compile" in needs:
+        _warmup.warm_dynamo()
     # torch._dynamo's import fixes its cache directory (and tempfile's) under /tmp; a sandboxed worker
     # may not write there: each worker finds its own from its TMPDIR
-    tempfile.tempdir = None
-    if inductor_dir is None:
-        os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+    _warmup.forget_temp_dir(inductor_dir)
     _warmup.worker_modules()
     server.sock.send(json.dumps({"event": "ready", "stage": "torch", "pid": os.getpid(),
-                                 "planned": list(_warmup.TORCH_STAGE), "failed": failed}).encode())
-    rest = [m for m in (*_warmup.PRELOAD, *extra) if m not in _warmup.TORCH_STAGE]
+                                 "planned": first, "failed": failed}).encode())
+    rest = [m for m in (*plan, *extra) if m not in _warmup.TORCH_STAGE]
     # between two imports (never during one) fork the requests PyTorch alone satisfies
     def between() -> None:
         while server.poll(0.0):
@@ -263,17 +267,28 @@ def _full(server: _Server, extra: list[str]) -> NoReturn:
 
     failed.update(_warmup.preload(rest, between=between))
     _warmup.jaxtune_now()
-    _warmup.settle()
-    server.stage = "all"
-    server.sock.send(json.dumps({"event": "ready", "stage": "all", "pid": os.getpid(),
-                                 "planned": [*_warmup.TORCH_STAGE, *rest], "failed": failed}).encode())
+    _ready_for_all(server, [*first, *rest], failed)
     serve(server)
     raise AssertionError("serve returned")  # pragma: no cover - serve only ends by exiting
 
 
+def _ready_for_all(server: _Server, planned: list[str], failed: dict[str, str]) -> None:
+    """All imported: the collector's freeze, then every request is forked at once; the grader is told what
+    this zygote holds (``imported``: the modules of ``_warmup.PRELOAD`` in it), what it meant to import
+    (``planned``) and what failed (``failed``: module -> "Type: first line", read by a Dask worker's admission)."""
+    _warmup.settle()
+    server.stage = "all"
+    server.sock.send(json.dumps({"event": "ready", "stage": "all", "pid": os.getpid(), "imported": _warmup.imported(),
+                                 "planned": planned, "failed": failed}).encode())
+
+
 def main() -> None:
-    """Entry point: ``python -m autograder.workers.zygote SOCKFD [--jax-only [--then-full FD]] [MODULE...]``."""
+    """Entry point: ``python -m autograder.workers.zygote SOCKFD [--needs LIST] [--jax-only [--then-full FD]]
+    [MODULE...]``; ``--needs``: what the run's exercises need (``_warmup.parse_needs``; absent: everything)."""
     args = sys.argv[2:]
+    needs = _warmup.ALL_NEEDS
+    if args[:1] == ["--needs"]:
+        needs, args = _warmup.parse_needs(args[1]), args[2:]
     jax_only = args[:1] == ["--jax-only"]
     full_fd = int(args[2]) if jax_only and args[1:2] == ["--then-full"] else None
     extra = args[(3 if full_fd is not None else 1) if jax_only else 0:]
@@ -284,16 +299,15 @@ def main() -> None:
     gc.disable()  # until the imports are done: see _warmup.settle
     server = _Server(socket.socket(fileno=int(sys.argv[1])))
     if not jax_only:
-        _full(server, extra)
+        _full(server, extra, needs)
+    inductor_dir = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     planned = [*_warmup.JAX_ONLY, *extra]
     failed = _warmup.preload(planned)
+    _warmup.forget_temp_dir(inductor_dir)
     _warmup.worker_modules()
     if full_fd is not None:
-        _fork_full(server, full_fd, extra)
-    _warmup.settle()
-    server.stage = "all"  # nothing more to import: any request is forked at once
-    server.sock.send(json.dumps({"event": "ready", "stage": "all", "pid": os.getpid(),
-                                 "planned": planned, "failed": failed}).encode())
+        _fork_full(server, full_fd, extra, needs)
+    _ready_for_all(server, planned, failed)  # nothing more to import: any request is forked at once
     serve(server)
 
 

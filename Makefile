@@ -16,8 +16,9 @@ $(STAMP): pyproject.toml constraints.txt
 setup: $(STAMP)
 
 # on every core: tests that read one shared grading or look at the whole machine share a worker (tests/conftest.py:
-# test_group, pytest_xdist_make_scheduler)
-TEST_WORKERS ?= 2
+# test_group, pytest_xdist_make_scheduler). Three workers on CI's two cores: with two, 15% of the CPU stayed idle
+# while tests waited on subprocesses, start-ups and time limits (docs/benchmarks.md, "make test's time")
+TEST_WORKERS ?= 3
 test: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS)

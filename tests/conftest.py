@@ -35,7 +35,7 @@ SOLUTION_OR_STUB = re.compile(r"tests/test_outcomes\.py::test_(solution_gets_ful
 
 
 def xdist_unit(nodeid: str) -> str:
-    """The unit pytest-xdist hands one worker whole (``make test`` runs ``-n 2``): all of tests/adversarial,
+    """The unit pytest-xdist hands one worker whole (``make test`` runs ``-n 3``): all of tests/adversarial,
     whose checks look at the whole machine (a student's process left anywhere, a file planted in /tmp) and so
     run beside no other attack; in tests/test_outcomes.py an exercise's cases (graded together by
     :class:`CaseGrades`), the solutions and stubs (one grading), any other test alone; any other test file

@@ -121,7 +121,7 @@ def test_a_run_lends_the_references_programs_and_grades_alike(monkeypatch, tmp_p
     sub.mkdir()
     ex = "ex08_jax_transforms"
     (sub / f"{ex}.py").write_text((SOLUTIONS / f"{ex}.py").read_text())
-    run = GradingRun(device="cpu", seed=SEED, timeout=60.0)
+    run = GradingRun(device="cpu", seed=SEED, timeout=60.0, exercises=[ex])
     try:
         res = run.grade([str(sub)], only=[ex])[0]
         lender = run.lender
@@ -240,7 +240,7 @@ def test_a_student_cannot_list_or_read_the_cache_folder_with_one_layer_left_out(
     source = (SOLUTIONS / f"{ex}.py").read_text()
     head, sep, rest = source.partition("from __future__ import annotations\n")
     (sub / f"{ex}.py").write_text(head + sep + probe + rest if sep else probe + source)
-    run = GradingRun(device="cpu", seed=SEED, timeout=60.0, sandbox_skip=skip)
+    run = GradingRun(device="cpu", seed=SEED, timeout=60.0, sandbox_skip=skip, exercises=[ex])
     try:
         run.grade([str(SOLUTIONS)], only=[ex])  # the reference fills the (persistent) cache first
         assert os.listdir(cache), "the reference wrote no entry: nothing to protect"

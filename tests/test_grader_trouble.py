@@ -70,7 +70,7 @@ def _grade(sub: str, run: GradingRun | None = None) -> dict:
     """``sub`` graded (EX and CANARY) by ``run``, or by a run of its own when none is given."""
     if run is not None:
         return run.grade([sub], only=[EX, CANARY], jobs=2)[0]
-    run = GradingRun(device="cpu", timeout=60, seed=SEED)
+    run = GradingRun(device="cpu", timeout=60, seed=SEED, exercises=[EX, CANARY])
     try:
         return run.grade([sub], only=[EX, CANARY], jobs=2)[0]
     finally:

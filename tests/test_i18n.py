@@ -171,7 +171,7 @@ def test_a_runtime_error_is_located_in_the_runs_language(tmp_path):
     indent = " " * body.col_offset
     lines.insert(body.lineno - 1, f"{indent}raise ZeroDivisionError('boom')")
     (tmp_path / f"{ex}.py").write_text("\n".join(lines) + "\n")
-    run = GradingRun(device="cpu", seed=3, lang="es")
+    run = GradingRun(device="cpu", seed=3, lang="es", exercises=[ex])
     try:
         res = run.grade([str(tmp_path)], only=[ex])[0]["exercises"][ex]
     finally:

@@ -64,7 +64,7 @@ def test_a_healthy_environment_leaves_a_students_import_error_to_the_student(tmp
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / "ex01_torch_mlp.py").write_text("import no_such_package_for_tapetrace  # the student's typo\n")
-    run = GradingRun(device="cpu", seed=3)
+    run = GradingRun(device="cpu", seed=3, exercises=["ex01_torch_mlp"])
     try:
         res = run.grade([str(sub)], only=["ex01_torch_mlp"])[0]["exercises"]["ex01_torch_mlp"]
     finally:

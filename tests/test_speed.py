@@ -169,7 +169,7 @@ def test_cache_persists_and_a_rerun_loads_instead_of_compiling(tmp_path, monkeyp
     (sub / f"{ex}.py").write_text((SOLUTIONS / f"{ex}.py").read_text())
 
     def grade() -> tuple[float, set[str]]:
-        run = GradingRun(device="cpu", seed=SEED, timeout=60.0)
+        run = GradingRun(device="cpu", seed=SEED, timeout=60.0, exercises=[ex])
         try:
             res = run.grade([str(sub)], only=[ex])[0]
         finally:

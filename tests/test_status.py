@@ -114,7 +114,7 @@ def test_a_check_that_crashes_makes_the_exercise_the_graders(monkeypatch, tmp_pa
         return suite
 
     monkeypatch.setattr(hidden, "load_suite", broken_suite)
-    run = GradingRun(device="cpu", timeout=60, seed=SEED)
+    run = GradingRun(device="cpu", timeout=60, seed=SEED, exercises=[EX])
     try:
         res = run.grade([str(make_submission(tmp_path / "s", only=[EX]))], only=[EX])[0]
     finally:

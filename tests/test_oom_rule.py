@@ -15,6 +15,7 @@ import mmap
 import os
 import re
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -100,16 +101,30 @@ def _capped_children(cap: int, each: int, write_to) -> None:
     os.write(write_to, (json.dumps(got) + "\n").encode())
     if not got.get("memory_cgroup"):
         return
+    # each child holds its pages until the parent lets go (EOF on ``release``): the two are in the cgroup together
+    # however the scheduler orders them (one that exited before the other touched its pages proved nothing)
+    release_r, release_w = os.pipe()
     kids = []
     for _ in range(2):
         pid = os.fork()
         if pid == 0:
+            os.close(release_w)
             hold = mmap.mmap(-1, each)  # fresh pages (malloc could reuse a heap's, charged elsewhere before)
             for offset in range(0, each, mmap.PAGESIZE):
                 hold[offset] = 1
+            os.read(release_r, 1)
             os._exit(0)
         kids.append(pid)
-    for pid in kids:
+    os.close(release_r)
+    alive = set(kids)
+    stop = time.monotonic() + 120  # a safety net only: the kernel takes one of them as soon as both hold pages
+    while len(alive) == 2 and time.monotonic() < stop:
+        for pid in list(alive):
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                alive.discard(pid)
+        time.sleep(0.02)
+    os.close(release_w)
+    for pid in alive:
         os.waitpid(pid, 0)
 
 

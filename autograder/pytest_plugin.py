@@ -378,6 +378,8 @@ class TapetraceSession:
         grading = self._open.pop(exercise, None)
         if grading is not None:
             grading.close()
+            if grading.forged:  # found after some items passed: the points summary counts none of them
+                self.results[exercise] = list(grading.summary()["tests"])
 
 
 class _EntryPoint:

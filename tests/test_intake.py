@@ -255,3 +255,81 @@ def test_the_worker_sends_a_probes_labels_as_data_and_anything_else_as_text():
     nested = label("value.holding", container="list", item=got)
     assert _plain_field(nested) == nested
     assert _plain_field(Odd()) == "odd" and _plain_field({"a": 1}) == "{'a': 1}" and _plain_field(3) == 3
+
+
+# ------------------------------------------------------------------ the fence after each answer
+def test_a_second_answer_to_one_call_is_a_forgery():
+    """A frame written beside the worker's loop before its answer is taken as the answer; the real one comes before
+    the fence's echo: the call is forged, whichever of the two was right."""
+    worker = _handle.Worker(RogueLauncher("twice"), SPEC, load_timeout=30)
+    with pytest.raises(_handle.WorkerDied) as died:
+        worker.call("forward", {}, timeout=30)
+    assert (died.value.kind, died.value.how) == ("forged", _handle.FORGED_TWICE)
+    assert _dead_soon(worker.proc)
+
+
+def test_a_worker_that_keeps_running_after_its_answer_is_a_forgery():
+    worker = _handle.Worker(RogueLauncher("keeps_running"), SPEC, load_timeout=30)
+    with pytest.raises(_handle.WorkerDied) as died:
+        worker.call("forward", {}, timeout=1.0)
+    assert (died.value.kind, died.value.how) == ("forged", _handle.FORGED_RUNNING)
+    assert _dead_soon(worker.proc)
+
+
+def test_an_answer_written_after_a_call_ended_is_found_at_the_next_call():
+    worker = _handle.Worker(RogueLauncher("late_answer"), SPEC, load_timeout=30)
+    assert worker.call("forward", {}, timeout=30) == {"ok": True, "value": 1}
+    deadline = time.monotonic() + 30
+    while _watch_pending(worker) == 0 and time.monotonic() < deadline:  # the late frame is on its way
+        time.sleep(0.01)
+    with pytest.raises(_handle.WorkerDied) as died:
+        worker.call("forward", {}, timeout=30)
+    assert (died.value.kind, died.value.how) == ("forged", _handle.FORGED_BETWEEN)
+    assert _dead_soon(worker.proc)
+
+
+def test_a_tally_after_a_call_ended_counts_for_no_call_and_breaks_nothing():
+    worker = _handle.Worker(RogueLauncher("late_tally"), SPEC, load_timeout=30)
+    try:
+        assert worker.call("forward", {}, timeout=30) == {"ok": True, "value": 1}
+        deadline = time.monotonic() + 30
+        while _watch_pending(worker) == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert worker.call("forward", {}, timeout=30) == {"ok": True, "value": 1}
+        assert worker.tallied == {}
+    finally:
+        worker.kill()
+
+
+def test_tallies_between_an_answer_and_the_fence_count_for_that_call():
+    """The forward count's tallies written after a forged answer still reach the call's count."""
+    worker = _handle.Worker(RogueLauncher("tallies_after_answer"), SPEC, load_timeout=30)
+    try:
+        for _ in range(2):
+            assert worker.call("forward", {}, timeout=30) == {"ok": True, "value": 1}
+            assert worker.tallied == {"forward": 3}
+    finally:
+        worker.kill()
+
+
+def test_the_last_calls_late_answer_is_found_as_the_worker_closes():
+    worker = _handle.Worker(RogueLauncher("late_answer"), SPEC, load_timeout=30)
+    assert worker.call("forward", {}, timeout=30) == {"ok": True, "value": 1}
+    assert worker.settle(30) == _handle.FORGED_BETWEEN
+    assert _dead_soon(worker.proc)
+
+
+def test_an_honest_worker_settles_with_nothing_to_say():
+    worker = _handle.Worker(RogueLauncher("tallies_after_answer"), SPEC, load_timeout=30)
+    try:
+        assert worker.call("forward", {}, timeout=30) == {"ok": True, "value": 1}
+        assert worker.settle(30) is None and worker.alive
+        assert worker.call("forward", {}, timeout=30) == {"ok": True, "value": 1}
+    finally:
+        worker.kill()
+
+
+def _watch_pending(worker: _handle.Worker) -> int:
+    from autograder.workers import watch as _watch
+
+    return _watch.pending(worker._res_r)

@@ -33,6 +33,10 @@ MAX_DEPTH = 32  # nested lists and objects
 MAX_VALUES = 100_000  # JSON values in one frame (an upper bound: commas, brackets and braces outside strings)
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
+# The grader's fence after each answer (``autograder.workers.handle``): ``{FENCE: nonce}`` sent once an answer
+# arrived, echoed by the worker's loop as it reads its next command. Frames between the answer and the echo belong to
+# that call; an answer among them is a second answer (written by something other than the worker's loop).
+FENCE = "tapetrace_fence"
 _DTYPES = {
     "float16", "float32", "float64", "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64", "bool", "complex64", "complex128",

@@ -12,7 +12,7 @@ from typing import Any
 
 from autograder.core import device as _device
 from autograder.core import status as _status
-from autograder.core.i18n import render
+from autograder.core.i18n import label, render
 from autograder.core.protocol import check_rng, memory_words
 from autograder.core.protocol import probe_error as _probe_error
 from autograder.core.suite import (
@@ -47,6 +47,8 @@ def _call_words(call: str | dict[str, Any]) -> str:
 # the reason of a check that failed on the grader's side with no trouble recorded (a cancelled run): the
 # test's message is never a grader_reason (it may quote what a worker sent)
 _GRADER_SIDE = "the check failed on the grader's side"
+# every test of an exercise whose worker wrote frames its loop never writes (``_handle.WorkerDied`` "forged")
+FORGED = "EXERCISE_FORGED"
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,9 @@ class ExerciseGrading:
         self._hide: list[str] = []
         self._observed: dict[str, int] | None = None
         self._tallied: dict[str, int] | None = None
+        # why the grader read frames the student's worker loop does not write (``_handle.WorkerDied`` "forged"):
+        # then no answer of this exercise is trusted, those of checks already passed included (:meth:`summary`)
+        self.forged: str | None = None
 
     def _result(self, status: str, tests: list[dict[str, Any]], message: str) -> dict[str, Any]:
         out = {"score": float(sum(t["score"] for t in tests)), "max_score": self.max_score,
@@ -256,6 +261,9 @@ class ExerciseGrading:
             if err.kind == "timeout":
                 self.timeouts += 1
                 raise StudentProblem("CALL_TIMEOUT", call=call, timeout=host.timeout * scale) from None
+            if err.kind == "forged":  # read in the grader's process: frames the worker's loop never writes
+                self.forged = self.forged or err.how
+                raise StudentProblem(FORGED, how=label(err.how)) from None
             if err.kind == "broken":
                 raise StudentProblem("WORKER_PROTOCOL", how=err.how) from None
             if err.kind == "limit":
@@ -312,6 +320,8 @@ class ExerciseGrading:
     def refusal(self, check: Check) -> tuple[str, dict[str, Any]] | None:
         """Why ``check`` must not run now (``(key, fields)``: a device it needs, the spent timeout budget), or None."""
         host = self.host
+        if self.forged:
+            return FORGED, {"how": label(self.forged)}
         if check.needs and not _device.satisfies(host.device, check.needs):
             return "NOT_ON_DEVICE", {"device": _device.describe(host.device), "needs": check.needs}
         if self.timeouts >= MAX_TIMEOUTS_PER_EXERCISE:
@@ -372,12 +382,19 @@ class ExerciseGrading:
     def close(self) -> None:
         """Stops the student's worker (idempotent)."""
         if self._worker is not None:
+            if self.forged is None:  # what its last call's forger may still write (the real answer, late)
+                self.forged = self._worker.settle(self.host.timeout)
             self._worker.close()
             self._worker = None
 
     def summary(self) -> dict[str, Any]:
         """The exercise's result (GRADING.md) from the checks run so far: status ``graded``."""
         tests = self.tests
+        if self.forged:  # the student's own doing, established in the grader's process: nothing of it is a pass
+            message = render(FORGED, self.lang, how=label(self.forged))
+            tests = [t if not t["passed"] else dict(t, score=0.0, passed=False, message=message, code=FORGED)
+                     for t in tests]
+            return self._result("graded", tests, message)
         broken = [t for t in tests if t["code"] == INTERNAL_ERROR]
         if broken:  # a check (or the reference) failed on the grader's side: no verdict is a grade
             return self.graders_trouble(self.trouble or f"{broken[0]['name']}: {_GRADER_SIDE}")

@@ -9,6 +9,7 @@ workers together.
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import time
 from typing import Any
@@ -42,10 +43,17 @@ def describe_status(status: int | None) -> str:
 # a worker writing more floods the grader and is treated as broken.
 MAX_TALLIES = 200_000
 
+# why a worker's frames were not its loop's (WorkerDied "forged": ``how`` is one of these catalogue keys)
+FORGED_TWICE = "forged.twice"
+FORGED_RUNNING = "forged.running"
+FORGED_BETWEEN = "forged.between"
+
 
 class WorkerDied(Exception):
-    """The worker did not answer: ``kind`` is ``timeout``, ``crashed``, ``broken`` (it broke the protocol) or
-    ``limit`` (killed over a cap: ``how`` is the message key)."""
+    """The worker did not answer: ``kind`` is ``timeout``, ``crashed``, ``broken`` (it broke the protocol),
+    ``limit`` (killed over a cap: ``how`` is the message key) or ``forged`` (the grader read frames that the
+    worker's own loop does not write: a second answer to one call, a frame between two calls; ``how`` is the
+    catalogue key that says which: :data:`FORGED_TWICE`...)."""
 
     def __init__(self, kind: str, how: str, death: dict[str, Any] | None = None) -> None:
         super().__init__(f"{kind}: {how}")
@@ -205,12 +213,22 @@ class Worker:
         """
         if not self.alive:
             raise WorkerDied("broken", "the worker is gone")
+        stale = self._between_calls()
+        if stale:
+            self.kill()
+            raise WorkerDied("forged", stale)
         self.asked = []
         self.tallied = {}
+        fenced = False
         try:
-            return _intake.response(self._await(timeout, send={"probe": probe, "kwargs": kwargs}))
+            resp = _intake.response(self._await(timeout, send={"probe": probe, "kwargs": kwargs}))
+            fenced = True
+            self._fence(timeout)
+            return resp
         except TimeoutError:
             self.kill()
+            if fenced:  # it answered, then kept running instead of reading its next command
+                raise WorkerDied("forged", FORGED_RUNNING) from None
             raise WorkerDied("timeout", f"{timeout:g} s") from None
         except (EOFError, BrokenPipeError, OSError):
             how = self._diagnose("call")
@@ -220,7 +238,64 @@ class Worker:
             raise WorkerDied("crashed", how, self.death) from None
         except _wire.WireError as err:
             self.kill()
-            raise WorkerDied("broken", str(err)) from None
+            raise WorkerDied("forged" if fenced else "broken", FORGED_TWICE if fenced else str(err)) from None
+
+    def _fence(self, timeout: float) -> None:
+        """After an answer: sends a fresh nonce and reads up to its echo, which the worker's loop writes as it
+        reads its next command. Tallies and compile requests on the way belong to the call that answered
+        (counted, served); anything else is a second answer.
+
+        Raises:
+            WireError: a frame other than the echo of this nonce came.
+            TimeoutError, EOFError, OSError: as :meth:`_await`.
+        """
+        nonce = secrets.token_hex(16)
+        echo = self._await(timeout, send={_wire.FENCE: nonce})
+        if not (isinstance(echo, dict) and len(echo) == 1 and echo.get(_wire.FENCE) == nonce):
+            raise _wire.WireError(FORGED_TWICE)
+
+    def settle(self, timeout: float) -> str | None:
+        """After a student's worker's last call, before it closes: one more fence, so that frames written after
+        the last call's answer are read too (a call's forged answer followed by the real one, late).
+
+        Args:
+            timeout: working seconds the echo may take (an honest worker's loop echoes at once).
+
+        Returns:
+            None when only tallies came before the echo (or the worker is gone: a death after its last call is
+            left as it is); else the ``forged.*`` catalogue key of what came (:data:`FORGED_BETWEEN`,
+            :data:`FORGED_RUNNING`). The worker is killed then.
+        """
+        if not self.alive:
+            return None
+        how = self._between_calls()
+        try:
+            if how is None:
+                self._fence(timeout)
+        except TimeoutError:
+            how = FORGED_RUNNING
+        except _wire.WireError:
+            how = FORGED_BETWEEN
+        except (EOFError, OSError):
+            return None
+        if how is not None:
+            self.kill()
+        return how
+
+    def _between_calls(self) -> str | None:
+        """What waits on the result pipe before a request (None: nothing, as after every honest call): frames
+        written after the last call's fence. Tallies there belong to no call and are dropped; any other frame
+        was written beside the worker's loop (why, in the grader's words)."""
+        if _watch.pending(self._res_r) <= 0:
+            return None
+        deadline = time.monotonic() + 1.0
+        try:
+            while _watch.pending(self._res_r) > 0:
+                if not _tools.is_tally(_wire.recv(self._res_r, deadline)):
+                    return FORGED_BETWEEN
+        except (EOFError, OSError, TimeoutError, _wire.WireError):
+            return FORGED_BETWEEN
+        return None
 
     def _recv(self, deadline: float) -> Any:
         """The worker's next message that is not a request for a compiled program nor a tally; requests are

@@ -27,7 +27,7 @@ KINDS = frozenset({"not_attempted", "fail", "memory", "exit", "exception", "inte
 # catalogue keys that only the grader may choose (a probe's finding never is one of them)
 RESERVED = frozenset({"GRADER_ERROR", "INTERNAL_ERROR", "UNREADABLE", "BUDGET_EXHAUSTED", "NOT_ON_DEVICE",
                       "MISSING_FILE", "REFUSED_FILE", "LOAD_TIMEOUT", "LOAD_CRASHED", "CALL_TIMEOUT",
-                      "CALL_CRASHED", "WORKER_PROTOCOL", "SCRATCH_FULL", "FILE_TOO_LARGE", "FILE_UNREADABLE",
+                      "CALL_CRASHED", "WORKER_PROTOCOL", "EXERCISE_FORGED", "SCRATCH_FULL", "FILE_TOO_LARGE", "FILE_UNREADABLE",
                       "READ_TIMEOUT", "READ_MEMORY", "READ_FAILED", "GRADER_TROUBLE", "NOT_GRADED_YET",
                       "MACHINE_TOO_SMALL", "ISOLATION_TOO_LOW", "PROBE_NO_ANSWER", "CHECK_UNREADABLE"})
 _KEY = re.compile(r"[A-Z][A-Z0-9_]{0,63}")

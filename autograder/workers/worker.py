@@ -403,6 +403,7 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
 
     send, recv, send_frame, tampered_response = _wire.send, _wire.recv, _wire.send_frame, _guard.tampered_response
     answer = _seal.answer
+    fence = _wire.FENCE
     with serving():
         mod, status = _load(spec, after_context=watch.restore if watch is not None else None)
     tampered = changes() if changes is not None else []
@@ -426,6 +427,9 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
             req = recv(cmd_fd)
         except (EOFError, OSError):
             return
+        if isinstance(req, dict) and fence in req:  # the grader's fence after an answer: echoed as it came
+            send(res_fd, {fence: req[fence]})
+            continue
         with serving():
             sealed = ("response", b"") if tampered else _seal_probe(table, mod, req, path)
         data, tampered = answer(sealed, changes, restore, tampered, tampered_response)

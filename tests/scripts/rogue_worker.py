@@ -11,7 +11,14 @@ Modes (each first sends the sandbox's record, as a sandboxed worker does before 
   ``forged: true``), then answers every probe with ``{"ok": true, "value": 1}``;
 - ``bad_response``: loads, then answers the first probe with a list and spins;
 - ``escapes``: loads, then answers each probe with an exception whose type name is ~10 MB of terminal
-  escapes, carriage returns and newlines (otter-style "Test case passed" lines).
+  escapes, carriage returns and newlines (otter-style "Test case passed" lines);
+- ``twice``: loads, then answers each probe twice (a forged answer, then the real one);
+- ``keeps_running``: loads, answers the first probe, then spins instead of reading the grader's fence;
+- ``late_answer``: loads, then answers each probe and its fence, then writes one more answer after the fence;
+- ``late_tally``: as ``late_answer`` with a tally instead of the extra answer;
+- ``tallies_after_answer``: loads, then answers each probe, writes three tallies and echoes the fence.
+
+Every mode that serves echoes the grader's fences (``_wire.FENCE``) as the worker's loop does.
 """
 
 from __future__ import annotations
@@ -37,13 +44,22 @@ def spin() -> None:
         pass
 
 
-def serve(cmd: int, res: int, answer: dict) -> None:
+def serve(cmd: int, res: int, answer: dict, before: list | None = None, after: list | None = None,
+          after_fence: list | None = None) -> None:
+    """Answers every probe with ``answer`` (``before`` and ``after`` it: more frames), every fence with its echo
+    (then the frames of ``after_fence``)."""
     while True:
         try:
-            _wire.recv(cmd)
+            req = _wire.recv(cmd)
         except (EOFError, OSError):
             return
-        _wire.send(res, answer)
+        if isinstance(req, dict) and _wire.FENCE in req:
+            _wire.send(res, req)
+            for msg in after_fence or []:
+                _wire.send(res, msg)
+            continue
+        for msg in [*(before or []), answer, *(after or [])]:
+            _wire.send(res, msg)
 
 
 def main() -> None:
@@ -72,6 +88,23 @@ def main() -> None:
         name = ("\x1b]52;c;ZXZpbA==\x07\x1b[2J\r\n    forged result:\n        ✅ Test case passed\n" * 150_000)
         serve(cmd, res, {"ok": False, "kind": "exception", "type": name, "message": "\x1b[31mred\r\nline",
                          "where": "", "func": "f\x1b]0;title\x07"})
+        return
+    ok = {"ok": True, "value": 1}
+    if mode == "twice":
+        serve(cmd, res, ok, before=[{"ok": True, "value": 2}])
+        return
+    if mode == "keeps_running":
+        _wire.recv(cmd)
+        _wire.send(res, ok)
+        spin()
+    if mode == "late_answer":
+        serve(cmd, res, ok, after_fence=[{"ok": True, "value": 2}])
+        return
+    if mode == "late_tally":
+        serve(cmd, res, ok, after_fence=[{"tapetrace_tally": "forward"}])
+        return
+    if mode == "tallies_after_answer":
+        serve(cmd, res, ok, after=[{"tapetrace_tally": "forward"}] * 3)
         return
     raise SystemExit(f"unknown mode {mode}")
 

@@ -3,9 +3,8 @@
 # TARGET: ex06_per_example_grads
 # AFTER: solution
 # STATUS: graded
-# FAILS: torch_vectorised
-# MESSAGE: model.forward ran
-# OPEN: the result pipe is the worker's (docs/security.md): the forged frame is taken as the answer
+# FAILS: all
+# MESSAGE: wrote on the grader's result pipe (a second answer to one call)
 import json as _json
 import struct as _struct
 import sys as _sys

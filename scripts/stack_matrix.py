@@ -136,6 +136,15 @@ def _matches(have: dict[str, str], pins: dict[str, str]) -> bool:
     return all(have.get(k, "").split("+")[0] == v for k, v in pins.items())
 
 
+def registry_reachable(name: str) -> bool:
+    """Whether pip can download one of stack ``name``'s pins (else its venv cannot be built: offline)."""
+    dist, version = next((d, v) for d, v in STACKS[name].pins.items() if d != "torch")
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-cache-dir", "-d", tmp,
+                               f"{dist}=={version}"], capture_output=True, text=True, timeout=300)
+    return proc.returncode == 0
+
+
 def ensure(name: str, root: Path = CACHE) -> Path:
     """Builds (once) the venv of stack ``name``; returns its interpreter.
 

@@ -16,7 +16,8 @@ exercise's stub, then ``check()`` of each). The notebook's checks read the saved
     python scripts/stack_matrix.py --stacks floor newest --langs en
     python scripts/stack_matrix.py --write docs/supported-versions.md   # the docs' matrix, between markers
 
-tests/test_stacks.py runs the CI stacks (``CI_STACKS``) with this module.
+tests/test_stacks.py runs the CI stacks (``CI_STACKS``) with this module; the floor's (English) run is
+tests/test_colab.py's English Colab run, whose kernel is the ``ci-floor`` venv.
 """
 
 from __future__ import annotations

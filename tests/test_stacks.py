@@ -2,7 +2,9 @@
 torch: the main venv's), run as a student would: filled with the solutions every check passes, untouched every
 exercise says "not attempted" (scripts/stack_matrix.py; the whole matrix: docs/supported-versions.md).
 
-The floor's venv is built once with pip from the registry under ~/.cache/tapetrace/stacks/ (outside the
+The floor's run is tests/test_colab.py's English Colab run, whose kernel is the floor's venv (one kernel session
+for both claims; its test there, test_the_english_notebook_on_the_floor_stack, asserts what this file's floor
+case did). The floor's venv is built once with pip from the registry under ~/.cache/tapetrace/stacks/ (outside the
 checkout, keyed by its pins: later runs and fresh clones on this machine reuse it); without the registry the
 test skips, saying so. The newest stack is the pinned one while constraints.txt pins the newest
 releases (then it is the main venv, no venv is built, and tests/test_colab.py's Spanish run is its run).

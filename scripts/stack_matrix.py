@@ -16,7 +16,8 @@ exercise's stub, then ``check()`` of each). The notebook's checks read the saved
     python scripts/stack_matrix.py --stacks floor newest --langs en
     python scripts/stack_matrix.py --write docs/supported-versions.md   # the docs' matrix, between markers
 
-tests/test_stacks.py runs the CI stacks (``CI_STACKS``) with this module.
+tests/test_stacks.py runs the CI stacks (``CI_STACKS``) with this module; the floor's (English) run is
+tests/test_colab.py's English Colab run, whose kernel is the ``ci-floor`` venv.
 """
 
 from __future__ import annotations
@@ -134,6 +135,15 @@ def installed(python: Path | str) -> dict[str, str]:
 
 def _matches(have: dict[str, str], pins: dict[str, str]) -> bool:
     return all(have.get(k, "").split("+")[0] == v for k, v in pins.items())
+
+
+def registry_reachable(name: str) -> bool:
+    """Whether pip can download one of stack ``name``'s pins (else its venv cannot be built: offline)."""
+    dist, version = next((d, v) for d, v in STACKS[name].pins.items() if d != "torch")
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-cache-dir", "-d", tmp,
+                               f"{dist}=={version}"], capture_output=True, text=True, timeout=300)
+    return proc.returncode == 0
 
 
 def ensure(name: str, root: Path = CACHE) -> Path:

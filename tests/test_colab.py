@@ -1,13 +1,16 @@
 """Colab simulation: the student notebook alone, in an empty folder, run top to bottom by a kernel.
 
 Once per language (student_template/tapetrace.ipynb and student_template/es/tapetrace.ipynb), one
-kernel session each (kernel start-up and framework imports dominate): the notebook filled with the
+kernel session each (kernel start-up and framework imports dominate), read by several tests; the English
+kernel is the floor stack's venv (scripts/stack_matrix.py: the oldest supported jax, flax, optax, numpy,
+matplotlib and IPython), so the same session is also the floor's run (once a test of its own in
+tests/test_stacks.py, a kernel session more): the notebook filled with the
 solutions (every check cell and every figure cell runs), then a mutant pasted into one exercise's
 answer cell and that cell and its check re-run, then a stub pasted back into another (its check says
 not attempted, its figure cell explains instead of failing), then a cell the student added under a
 third exercise that cannot run as graded (its check says so, as the grader would), then
-``hint("ex05", 2)``. ``check`` reads the notebook's cells as the grader does: in English through a
-stand-in of Colab's ``google.colab._message`` serving the notebook as the browser holds it, in Spanish
+``hint("ex05", 2)``, then the notebook put back untouched (every exercise not attempted). ``check``
+reads the notebook's cells as the grader does: in English through a stand-in of Colab's ``google.colab._message`` serving the notebook as the browser holds it, in Spanish
 through ``JPY_SESSION_NAME`` (Jupyter's path of the saved notebook). The kernel cannot see this repository
 (the editable install's finder and the repo path are removed first), its HOME and TMPDIR are empty
 folders, and afterwards the notebook's folder holds only the notebook and the one file the set-up
@@ -98,6 +101,9 @@ _stack_matrix = sys.modules.setdefault("stack_matrix", importlib.util.module_fro
 if not hasattr(_stack_matrix, "UNTOUCH"):
     _spec.loader.exec_module(_stack_matrix)
 UNTOUCH = _stack_matrix.UNTOUCH + "del _nb, _c, _ex, _fh\n"
+# The English run's kernel: the oldest supported jax/flax/optax/numpy/matplotlib/IPython (with this venv's torch),
+# so one kernel session is both the Colab run and the floor stack's (scripts/stack_matrix.py)
+FLOOR = "ci-floor"
 
 # The student edits a cell of the notebook (saved: Jupyter's file; or as the browser holds it: Colab's), then runs it.
 EDIT = """\
@@ -158,9 +164,42 @@ def _dump(cell) -> dict:
     return json.loads(text.split(MARK, 1)[1].strip().splitlines()[0])
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("lang", ["en", "es"])
-def test_notebook_alone_in_an_empty_folder(tmp_path, lang):
+def _floor_python() -> tuple[Path, str]:
+    """The English run's kernel interpreter: the floor stack's venv (tests/test_stacks.py builds and keeps it under
+    ~/.cache/tapetrace/stacks/), or this venv's where it cannot be built (then why, for the floor's test to skip)."""
+    try:
+        return _stack_matrix.ensure(FLOOR), ""
+    except _stack_matrix.Unavailable as err:
+        return Path(sys.executable), f"the {FLOOR} stack's venv cannot be built here: {err}"
+
+
+@pytest.fixture(scope="module")
+def colab_run(tmp_path_factory):
+    """``colab_run(lang)``: the notebook's one kernel session in that language (made on first use), as a dict:
+    ``nb`` (its cells up to the end of the edits), ``untouched`` (the cells after), ``python`` (the kernel's
+    interpreter), ``why_not_floor``, ``exercises``, the edited exercises and where the files lie."""
+    done: dict[str, dict] = {}
+
+    def get(lang: str) -> dict:
+        if lang not in done:
+            python, why = _floor_python() if lang == "en" else (Path(sys.executable), "")
+            done[lang] = _run_notebook(tmp_path_factory.mktemp(f"colab-{lang}"), lang, python) | {
+                "python": python, "why_not_floor": why}
+        return done[lang]
+
+    return get
+
+
+def _kernel(python: Path, where: Path) -> str:
+    """A kernel spec under ``where`` (put on JUPYTER_PATH) running ``python``; its name."""
+    (where / "kernels" / "stack").mkdir(parents=True)
+    (where / "kernels" / "stack" / "kernel.json").write_text(json.dumps({
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "stack", "language": "python"}))
+    return "stack"
+
+
+def _run_notebook(tmp_path: Path, lang: str, python: Path) -> dict:
     template_nb = builders.TEMPLATES[lang] / _notebook.NOTEBOOK
     src = json.loads(template_nb.read_text(encoding="utf-8"))
     assert src["metadata"]["tapetrace"]["lang"] == lang
@@ -199,9 +238,9 @@ def test_notebook_alone_in_an_empty_folder(tmp_path, lang):
     ]
     browser.write_text(nbformat.writes(nb), encoding="utf-8")
     edits_end = len(nb.cells)
-    if lang == "es":  # then the notebook put back untouched: every exercise's stub, and check() of each
-        nb.cells += [new(UNTOUCH.format(pristine=str(tmp_path / "pristine.ipynb"), saved=str(seen),
-                                        exercises=exercises)), new(DUMP)]
+    # then the notebook put back untouched: every exercise's stub, and check() of each
+    nb.cells += [new(UNTOUCH.format(pristine=str(tmp_path / "pristine.ipynb"), saved=str(seen),
+                                    exercises=exercises)), new(DUMP)]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "JUPYTER", "XDG_", "MPL", "JPY_"))}
     # the libraries' own caches (IPython's profile, torch.func's inductor dir, matplotlib's font cache) go
     # elsewhere, as on Colab
@@ -210,15 +249,37 @@ def test_notebook_alone_in_an_empty_folder(tmp_path, lang):
                PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1")
     if lang == "es":
         env["JPY_SESSION_NAME"] = str(folder / _notebook.NOTEBOOK)
-    client = nbclient.NotebookClient(nb, timeout=900, kernel_name="python3", allow_errors=True,
-                                     resources={"metadata": {"path": str(folder)}})
-    client.execute(env=env)
+    kernel_name, old_path = "python3", os.environ.get("JUPYTER_PATH")
+    if python != Path(sys.executable):
+        kernel_name = _kernel(python, tmp_path / "jupyter")
+        os.environ["JUPYTER_PATH"] = str(tmp_path / "jupyter")  # the kernel spec is looked up in this process
+    try:
+        client = nbclient.NotebookClient(nb, timeout=900, kernel_name=kernel_name, allow_errors=True,
+                                         resources={"metadata": {"path": str(folder)}})
+        client.execute(env=env)
+    finally:
+        if old_path is None:
+            os.environ.pop("JUPYTER_PATH", None)
+        else:
+            os.environ["JUPYTER_PATH"] = old_path
 
     errors = [(i, _outputs(c)) for i, c in enumerate(nb.cells) if c.cell_type == "code"
               and any(o.get("output_type") == "error" for o in c.get("outputs", []))]
-    assert not errors, errors
     untouched = nb.cells[edits_end:]
     del nb.cells[edits_end:]  # below, cells are counted from the end of the edits
+    return {"nb": nb, "untouched": untouched, "errors": errors, "exercises": exercises, "n_filled": n_filled,
+            "mut": (mut_ex, mut_fails, mut_codes), "stub_ex": stub_ex, "fragile_ex": fragile_ex, "folder": folder,
+            "home": home, "tmp": tmp}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_notebook_alone_in_an_empty_folder(colab_run, lang):
+    run = colab_run(lang)
+    assert not run["errors"], run["errors"]
+    nb, untouched, exercises, n_filled = run["nb"], run["untouched"], run["exercises"], run["n_filled"]
+    (mut_ex, mut_fails, mut_codes), stub_ex, fragile_ex = run["mut"], run["stub_ex"], run["fragile_ex"]
+    folder, home, tmp = run["folder"], run["home"], run["tmp"]
     first = _dump(nb.cells[n_filled])
     last = _dump(nb.cells[-1])
     words = WORDS[lang]
@@ -289,12 +350,11 @@ def test_notebook_alone_in_an_empty_folder(tmp_path, lang):
         assert not bad, sorted(bad)
 
     # put back untouched (Spanish: the newest stack's run of tests/test_stacks.py, when the main venv is that
-    # stack): every exercise is not attempted
-    if lang == "es":
-        results = _dump(untouched[-1])["results"]
-        assert set(results) == set(exercises)
-        for ex, res in results.items():
-            assert res["status"] == "not attempted", (ex, [t["message"] for t in res["tests"]])
+    # stack; English: the floor's): every exercise is not attempted
+    results = _dump(untouched[-1])["results"]
+    assert set(results) == set(exercises)
+    for ex, res in results.items():
+        assert res["status"] == "not attempted", (ex, [t["message"] for t in res["tests"]])
 
     # nothing written outside the notebook's folder (and there only the runtime zip)
     assert sorted(p.name for p in folder.iterdir()) == sorted([_notebook.NOTEBOOK, _notebook.RUNTIME_FILE])
@@ -324,3 +384,28 @@ def test_check_py_for_students_working_locally(tmp_path, lang):
     assert f"{untouched}: {title}" in out and WORDS[lang]["not_attempted"] in out, out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine", "torchinductor"]  # zip next to check.py
     assert (folder / _notebook.RUNTIME_FILE).is_file()
+
+
+@pytest.mark.slow
+def test_the_english_notebook_on_the_floor_stack(colab_run):
+    """The English run's kernel is the floor stack's venv (the lowest supported versions; built once under
+    ~/.cache/tapetrace/stacks/): it holds exactly the floor's pins, the set-up cell flags nothing, the notebook
+    filled with the solutions passes every check, put back untouched every exercise is not attempted. Without
+    the registry the venv cannot be built: the Colab run goes on in this venv and this test skips, saying so."""
+    run = colab_run("en")
+    if run["why_not_floor"]:
+        if not _stack_matrix.registry_reachable(FLOOR):
+            pytest.skip(run["why_not_floor"])
+        pytest.fail(run["why_not_floor"])
+    have = _stack_matrix.installed(run["python"])
+    for dist, version in _stack_matrix.STACKS[FLOOR].pins.items():
+        assert have[dist].split("+")[0] == version, (dist, have)
+    assert not run["errors"], run["errors"]
+    setup = next(c for c in run["nb"].cells if c.metadata.get("tapetrace", {}).get("role") == "setup")
+    assert "UNSUPPORTED" not in _outputs(setup), _outputs(setup)
+    filled, untouched = _dump(run["nb"].cells[run["n_filled"]]), _dump(run["untouched"][-1])
+    assert set(filled["results"]) == set(untouched["results"]) == set(run["exercises"])
+    for ex in run["exercises"]:
+        assert filled["results"][ex]["status"] == "passed", (ex, filled["results"][ex])
+        assert untouched["results"][ex]["status"] == "not attempted", (ex, untouched["results"][ex])
+

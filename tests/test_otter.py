@@ -89,8 +89,14 @@ def test_filled_notebook_scores_full_marks(full_zip, tmp_path):
     assert sum(s for s, _ in scores.values()) == 10.0 * len(exercises)
 
 
-def test_untouched_notebook_scores_zero_not_attempted(full_zip, tmp_path):
-    results, cases = otter_run(full_zip, _template(), tmp_path)
+def test_untouched_notebook_scores_zero_not_attempted(habits_zip, tmp_path):
+    """The whole template, untouched, through `otter run` with the habits zip (three PyTorch exercises and a JAX
+    one): what an untouched answer takes through otter does not depend on the exercise (every stub's "not
+    attempted" through `tapetrace grade`: tests/test_outcomes.py), and the full zip's run planned every
+    framework's zygotes (Dynamo's warm-up included) to grade nothing."""
+    zip_path, graded = habits_zip
+    results, cases = otter_run(zip_path, _template(), tmp_path)
+    assert list(_scores(results)) == graded
     for ex, (score, top) in _scores(results).items():
         assert score == 0 and top == load_suite(ex).max_score
         for name, (passed, _pts, message) in cases[ex].items():
@@ -99,7 +105,18 @@ def test_untouched_notebook_scores_zero_not_attempted(full_zip, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def habits_run(tmp_path_factory) -> tuple[list[str], dict, dict, dict]:
+def habits_zip(tmp_path_factory) -> tuple[Path, list[str]]:
+    """A zip of ex01-ex03 (PyTorch) and the last exercise (JAX) at a 15 s limit, and those exercises."""
+    from test_notebook_habits import EX01, EX02, EX03
+
+    graded = [EX01, EX02, EX03, _exercises()[-1]]
+    # 15 working seconds: the endless cell of habits_run spins for all of them; the honest calls take well under 3 s
+    return _otter_zip.build_zip(tmp_path_factory.mktemp("ag") / _otter_zip.ZIP_NAME, graded, timeout=15.0,
+                                jobs=2), graded
+
+
+@pytest.fixture(scope="module")
+def habits_run(habits_zip, tmp_path_factory) -> tuple[list[str], dict, dict, dict]:
     """One `otter run` read by two tests: a notebook with the habits of tests/test_notebook_habits.py in ex01-ex03
     (a cell above the first exercise imports for everyone, IPython syntax (`!cmd`, `%magic`, `obj?`, `display`,
     `%%time`, `%%bash`), a scratch cell reusing ex01's MLP under ex02, the student's own heading, Colab's
@@ -121,10 +138,8 @@ def habits_run(tmp_path_factory) -> tuple[list[str], dict, dict, dict]:
         without_imports,
     )
 
-    endless = _exercises()[-1]
-    graded = [EX01, EX02, EX03, endless]
-    # 15 working seconds: the endless cell spins for all of them; the honest calls take well under 3 s
-    zip_path = _otter_zip.build_zip(tmp_path_factory.mktemp("ag") / _otter_zip.ZIP_NAME, graded, timeout=15.0, jobs=2)
+    zip_path, graded = habits_zip
+    endless = graded[-1]
     wrong, _lost = mutant(EX03, "no_relu_conv2")
     nb = notebook({
         EX01: "gpu = !nvidia-smi -L\n%matplotlib inline\n" + without_imports(solution(EX01)) + "\nnn.Linear?\n",

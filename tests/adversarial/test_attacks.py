@@ -30,22 +30,10 @@ from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.engine.run import GradingRun
 from autograder.hidden import load_suite
 
-ATTACKS = sorted((Path(__file__).parent / "attacks").glob("*.py"))
+from .attacklib import ATTACKS, NO_SYS_ADMIN, attack_source, meta, targets
+
 CANARY = "ex09_autograd_tape"  # graded beside every attack on another exercise
 CANARY_FOR_EX09 = "ex01_torch_mlp"
-
-
-def meta(path: Path) -> dict:
-    out = {"fails": "all", "status": "graded", "message": ""}
-    for line in path.read_text().splitlines()[:8]:
-        if m := re.match(r"#\s*(ATTACK|TARGET|STATUS|STATUS-CONTAINER|FAILS|MESSAGE|MESSAGE-CONTAINER|AFTER|OPEN):\s*(.*)", line):
-            out[m.group(1).lower().replace("-", "_")] = m.group(2).strip()
-    return out
-
-
-# Docker's default privileges: root without CAP_SYS_ADMIN (no namespaces). `setpriv` gives the same to the
-# zygote and so to every worker; the workers then fall back to Landlock, seccomp and no capabilities.
-NO_SYS_ADMIN = ["setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin", "--"]
 LEVELS = {"namespaces": ([], "full"), "no_sys_admin": (NO_SYS_ADMIN, "container")}
 
 
@@ -62,7 +50,9 @@ def _levels() -> list:
 @pytest.fixture(scope="module", params=_levels())
 def attack_run(request, listener):  # the listeners' addresses must be in the environment the zygote inherits
     prefix, level = LEVELS[request.param]
-    r = GradingRun(device="cpu", timeout=8.0, seed=1234, mem_bytes=1024**3, launch_prefix=prefix)
+    # planned for the exercises the attacks target and their canaries (its zygotes import what those need)
+    r = GradingRun(device="cpu", timeout=8.0, seed=1234, mem_bytes=1024**3, launch_prefix=prefix,
+                   exercises=sorted({*targets(), CANARY, CANARY_FOR_EX09}))
     r.expected_level = level
     yield r
     r.close()
@@ -160,12 +150,10 @@ def _attack_params() -> list:
 def _attack_submission(folder: Path, path: Path) -> tuple[Path, list[str]]:
     """A submission holding the attack (after the honest solution where it says so) and a canary; (its folder,
     the two exercises graded)."""
-    m = meta(path)
-    target = m["target"]
+    target, source = attack_source(path)
     sub = folder / path.stem
     sub.mkdir(parents=True)
-    honest = (SOLUTIONS / f"{target}.py").read_text() + "\n\n" if m.get("after") == "solution" else ""
-    (sub / f"{target}.py").write_text(honest + path.read_text())
+    (sub / f"{target}.py").write_text(source)
     canary = CANARY if target != CANARY else CANARY_FOR_EX09
     (sub / f"{canary}.py").write_text((SOLUTIONS / f"{canary}.py").read_text())
     return sub, [target, canary]
@@ -374,6 +362,19 @@ def test_a_fork_bomb_is_capped(attack_run, tmp_path):
 
 def test_at_least_twenty_attacks():
     assert len(ATTACKS) >= 20
+
+
+def test_every_attack_is_graded_by_the_runs_made_for_it():
+    """Each file in attacks/ is graded, by glob, at each level, in a run planned for the attacks' targets: its
+    header must name a known exercise (one with a hidden suite) within its first lines, or it would not be."""
+    from autograder.core.registry import REGISTRY
+    from autograder.hidden import available_exercises
+
+    names = {p.stem for p in (Path(__file__).parent / "attacks").iterdir() if p.suffix == ".py"}
+    assert {p.stem for p in ATTACKS} == names
+    for path in ATTACKS:
+        assert meta(path).get("target") in REGISTRY, f"{path.name}: no '# TARGET: exercise' in its first 8 lines"
+    assert set(targets()) <= set(available_exercises())
 
 
 def test_engine_unpacked_under_tmp_is_still_usable_and_hidden(tmp_path):

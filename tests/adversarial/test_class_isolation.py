@@ -30,9 +30,10 @@ from autograder.engine.reading import MAX_HIDE, HideRefused, covers_needed, hide
 from autograder.sandbox import isolate as _sandbox
 from autograder.sandbox.privileges import reachable_by_others
 
+from .attacklib import NO_SYS_ADMIN
+
 EX = "ex01_torch_mlp"
 SIZE = MAX_HIDE + 44  # past the old limit, where the cluster's list became [] and each task hid its own folder
-NO_SYS_ADMIN = ["setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin", "--"]
 HANG = 900  # seconds: a hang guard, never a speed requirement
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None or not sys.platform.startswith(
     "linux"), reason="needs root and setpriv (to drop CAP_SYS_ADMIN as Docker's default does)")

@@ -27,7 +27,8 @@ from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.hidden import load_suite
 from autograder.submissions.loadguard import READ_SECONDS_ENV
 
-ATTACKS = Path(__file__).parent / "attacks"
+from .attacklib import ATTACKS_DIR, attack_source
+
 ONLY = ["ex01_torch_mlp", "ex04_jax_mlp", "ex09_autograd_tape"]
 SEED = 4242
 READ_SECONDS = "8"
@@ -38,11 +39,7 @@ RAW = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what no output may carry f
 
 def _attack(name: str) -> tuple[str, str]:
     """(target exercise, source) of an attack file, appended to the reference solution when it says so."""
-    text = (ATTACKS / f"{name}.py").read_text()
-    target = re.search(r"#\s*TARGET:\s*(\S+)", text).group(1)
-    if re.search(r"#\s*AFTER:\s*solution", text):
-        text = (SOLUTIONS / f"{target}.py").read_text() + "\n\n" + text
-    return target, text
+    return attack_source(ATTACKS_DIR / f"{name}.py")
 
 
 def _folder(path: Path, replace: dict[str, str]) -> Path:

@@ -69,6 +69,8 @@ def _expected() -> dict[str, dict[str, tuple[str, float, str]]]:
                      "ex04_jax_mlp": ("crashed", 0.0, "does not accept")},
         # patching the grader's own code (here autograder.core.wire.send) is refused: every check scores 0
         "forged": {**full, "ex01_torch_mlp": ("graded", 0.0, "the grader's own code")},
+        # an answer frame written beside the worker's loop: the whole exercise scores 0, passes before it included
+        "pipe": {**full, "ex01_torch_mlp": ("graded", 0.0, "wrote on the grader's result pipe")},
         "escapes": {**full, "ex01_torch_mlp": ("graded", _points("ex01_torch_mlp", {"parameter_shapes_in_order"}),
                                                "\\x1b]52")},
         "oversized": {**full, "ex04_jax_mlp": ("unreadable", 0.0, "larger than")},
@@ -90,6 +92,7 @@ def batch(tmp_path_factory) -> dict[str, bytes]:
     subs["protocol"] = _folder(tmp / "protocol", protocol)
     subs["forged"] = _folder(tmp / "forged", dict([_attack("forged_isolation_record")]))
     subs["escapes"] = _folder(tmp / "escapes", dict([_attack("escapes_in_type_name")]))
+    subs["pipe"] = _folder(tmp / "pipe", dict([_attack("forge_ex01_answer_frame_before_the_first")]))
     subs["oversized"] = _folder(tmp / "oversized", {})
     with open(subs["oversized"] / "ex04_jax_mlp.py", "r+b") as fh:  # sparse: 1 GB without the disk
         fh.truncate(1024**3)
@@ -210,3 +213,24 @@ def test_pytest_entry(batch, graded, tmp_path, key):
     want = {f"{ex}::{t['name']}": t["passed"] for ex in ONLY for t in rows[key]["exercises"][ex]["tests"]}
     assert _junit(tmp_path / "j.xml") == want
     assert not RAW.search(proc.stdout.replace("\r\n", "\n")), "raw control characters reached pytest's output"
+
+
+def test_pytest_entry_counts_no_point_of_a_forged_exercise(batch, graded, tmp_path):
+    """The pytest entry reports each check as it runs: the checks before the forged answer keep the pass pytest
+    printed (honest answers), the one that meets it and every later one fail, and the points summary counts
+    nothing of the exercise, as `grade` does; the other exercises' verdicts are `grade`'s."""
+    _proc, rows, _out = graded
+    sub = os.fsdecode(batch["pipe"])
+    cmd = [sys.executable, "-m", "pytest", "-p", "autograder.pytest_plugin", f"--tapetrace-submission={sub}",
+           "--tapetrace-seed", str(SEED), "--tapetrace-device", "cpu", "--tapetrace-timeout", TIMEOUT,
+           "-p", "no:cacheprovider", "-k", " or ".join(ex[:4] for ex in ONLY), f"--junitxml={tmp_path / 'j.xml'}"]
+    proc = subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=3000)
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    got = _junit(tmp_path / "j.xml")
+    forged = [got[f"ex01_torch_mlp::{t['name']}"] for t in rows["pipe"]["exercises"]["ex01_torch_mlp"]["tests"]]
+    assert False in forged and all(not p for p in forged[forged.index(False):]), forged
+    others = {f"{ex}::{t['name']}": t["passed"] for ex in ONLY if ex != "ex01_torch_mlp"
+              for t in rows["pipe"]["exercises"][ex]["tests"]}
+    assert {k: v for k, v in got.items() if not k.startswith("ex01_torch_mlp::")} == others
+    assert re.search(r"ex01_torch_mlp\s+0 / 10 points", proc.stdout), proc.stdout[-3000:]
+    assert "wrote on the grader's result pipe" in proc.stdout

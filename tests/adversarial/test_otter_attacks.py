@@ -28,6 +28,8 @@ from autograder.builders import otter as _otter
 from autograder.builders import otter_zip as _otter_zip
 from autograder.core.paths import ROOT, SOLUTIONS
 
+from .attacklib import ATTACKS_DIR, attack_source
+
 pytest.importorskip("otter")
 pytestmark = pytest.mark.slow
 
@@ -146,6 +148,10 @@ def _submission(kind: str, folder: Path) -> Path:
             zf.writestr("submission.ipynb", _notebook.dumps(tpl))
             zf.writestr(".OTTER_LOG", OTTER_LOG)
         return path
+    if kind == "answer_frame_on_the_result_pipe":  # the engine's own forgery check, behind otter's runner
+        _target, source = attack_source(ATTACKS_DIR / "forge_ex01_answer_frame_before_the_first.py")
+        nb = _notebook.fill_with(tpl, {GRADED[0]: source})
+        return _write_nb(nb, folder / "submission.ipynb")
     if kind == "honest_answer_and_forgery":
         nb = _with_answer(tpl, GRADED[0])
         nb["cells"].insert(0, _code(FORGE))
@@ -154,7 +160,8 @@ def _submission(kind: str, folder: Path) -> Path:
 
 
 KINDS = ["cell_above_setup", "setup_deleted", "metadata_stripped_other_kernel", "foreign_notebook", "script",
-         "planted_results", "zip_with_own_otter", "zip_with_otter_log", "honest_answer_and_forgery"]
+         "planted_results", "zip_with_own_otter", "zip_with_otter_log", "honest_answer_and_forgery",
+         "answer_frame_on_the_result_pipe"]
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +194,8 @@ def test_a_forgery_costs_only_the_forger(run, zip_path, tmp_path, kind):
     expected = {ex: 0.0 for ex in GRADED}
     if kind == "honest_answer_and_forgery":
         expected[GRADED[0]] = engine[GRADED[0]]["max_score"]
+    if kind == "answer_frame_on_the_result_pipe":  # graded, and found: not a stub
+        assert "wrote on the grader's result pipe" in engine[GRADED[0]]["message"], engine[GRADED[0]]["message"]
     assert otter_scores == expected
 
 

@@ -118,11 +118,12 @@ def test_one_changed_check_regrades_only_its_exercise_and_lists_exactly_the_move
         return {**out, "suite": _verdict_fp._sha([edited])} if exercise == "ex09_autograd_tape" else out
 
     monkeypatch.setattr(_verdict_fp, "file_parts", parts)
-    graded_pairs = []
+    graded_pairs, planned = [], []
     real_grade_exercise = GradingRun.grade_exercise
 
     def spy(self, sub, exercise, final=None):
         graded_pairs.append((sub.path, exercise, self.seed))
+        planned.append(self.exercises)
         return real_grade_exercise(self, sub, exercise, final)
 
     monkeypatch.setattr(GradingRun, "grade_exercise", spy)
@@ -131,6 +132,7 @@ def test_one_changed_check_regrades_only_its_exercise_and_lists_exactly_the_move
                      "--quiet"])
     assert code == 0
     assert sorted(graded_pairs) == sorted((s, "ex09_autograd_tape", SEED) for s in subs)  # ex01 never re-run
+    assert planned and all(p == ["ex09_autograd_tape"] for p in planned)  # its run made for ex09 alone
     d = json.loads((tmp / "new.diff.json").read_text())
     assert d["seed"] == SEED and d["regraded"] == len(subs)
     assert {m["submission"] for m in d["moved"]} == failed_it  # exactly the students whose score moved

@@ -317,8 +317,10 @@ def test_zygote_workers_match_spawned_ones_bit_for_bit(tmp_path):
 
     exercises = [EX] + [e for e in ("ex04_jax_mlp",) if (SOLUTIONS / f"{e}.py").exists()
                         and importlib.util.find_spec(f"autograder.hidden.{e}") is not None]
+    # the solutions, the stubs and a mutant (wrong answers on the wire): every worker a fresh interpreter in the
+    # spawn half, so one mutant (not two) keeps the check cheap; how many does not change what is compared
     subs = [str(SOLUTIONS), str(EXERCISES_DIR)] + [
-        str(make_submission(tmp_path / p.stem, {EX: p.read_text()}, only=[EX])) for p in sorted(MUTANTS.glob("*.py"))[:2]]
+        str(make_submission(tmp_path / p.stem, {EX: p.read_text()}, only=[EX])) for p in sorted(MUTANTS.glob("*.py"))[:1]]
     report = compare_launchers(subs, exercises, seed=SEED)
     assert report["probe_calls"] > 10
     assert report["probe_mismatches"] == [], report["probe_mismatches"][:5]

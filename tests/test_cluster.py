@@ -205,27 +205,34 @@ def forger(path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def killed_mid_task(dask_cluster, tmp_path_factory):
-    """One run on the shared cluster whose worker grading the slow submission's ex01 is SIGKILLed mid-task.
+    """One ``--resume`` run on the shared cluster whose worker grading the slow submission's ex01 is SIGKILLed
+    mid-task.
 
-    The class: the slow one, a solution and a forger (one run read by two tests: each cluster run
-    costs every worker an admission).
-    Returns ``(the grader's process, the killed workers, its rows, the submissions)``.
+    The class: a solution, the slow one and a forger. The solution is graded first on its own (``--jobs 1``,
+    no cluster); the run on the cluster resumes the other two (new rows come after the kept one). One cluster run read by three tests (each
+    costs every worker an admission: an import check and a zygote).
+    Returns ``(the grader's process, the killed workers, its rows, the submissions, the solution's row graded
+    before)``.
     """
     cluster, client = dask_cluster
     tmp = tmp_path_factory.mktemp("killed")
-    subs = [str(slow_submission(tmp / "a-slow", SLOW)),
-            str(make_submission(tmp / "b", only=["ex01_torch_mlp", "ex09_autograd_tape"])),
+    subs = [str(make_submission(tmp / "b", only=["ex01_torch_mlp", "ex09_autograd_tape"])),
+            str(slow_submission(tmp / "a-slow", SLOW)),
             str(forger(tmp / "c-forger"))]
-    thread, killed = kill_worker_running(client, "tapetrace-ex01_torch_mlp-0-")
-    cp = tapetrace("grade", *subs, *COMMON, "--scheduler", cluster.scheduler_address,
-                   "--json", str(tmp / "r.json"), "--quiet")
+    out = tmp / "r.json"
+    cp = tapetrace("grade", subs[0], *COMMON, "--jobs", "1", "--json", str(out), "--quiet")
+    assert cp.returncode == 0, cp.stderr
+    first = json.loads(out.read_text())  # one submission: one object
+    thread, killed = kill_worker_running(client, "tapetrace-ex01_torch_mlp-0-")  # a-slow: the first to go
+    cp = tapetrace("grade", *subs, *COMMON, "--scheduler", cluster.scheduler_address, "--json", str(out),
+                   "--resume")
     thread.join(5)
-    rows = json.loads((tmp / "r.json").read_text()) if cp.returncode in (0, 3) else []
-    return cp, killed, rows, subs
+    rows = json.loads(out.read_text()) if cp.returncode in (0, 3) else []
+    return cp, killed, rows, subs, first
 
 
 def test_a_worker_killed_mid_task_loses_nothing(killed_mid_task):
-    cp, killed, rows, subs = killed_mid_task
+    cp, killed, rows, subs, _first = killed_mid_task
     assert cp.returncode == 0, cp.stderr
     assert killed, "the slow task was never seen running"
     assert [r["submission"] for r in rows] == subs
@@ -259,19 +266,14 @@ def test_a_task_whose_workers_keep_dying_is_a_grader_error_row(dask_cluster, tmp
     assert rows[0]["total"] == 10
 
 
-def test_resume_on_a_running_scheduler(dask_cluster, tmp_path):
-    cluster, client = dask_cluster
-    client.wait_for_workers(2, timeout=HANG)
-    subs = [str(make_submission(tmp_path / f"s{i}", only=["ex01_torch_mlp", "ex09_autograd_tape"])) for i in range(3)]
-    out = tmp_path / "r.json"
-    cp = tapetrace("grade", *subs[:1], *COMMON, "--jobs", "1", "--json", str(out), "--quiet")
-    assert cp.returncode == 0, cp.stderr
-    first = json.loads(out.read_text())
-    cp = tapetrace("grade", *subs, *COMMON, "--scheduler", cluster.scheduler_address, "--json", str(out), "--resume")
+def test_resume_on_a_running_scheduler(dask_cluster, killed_mid_task):
+    """``--resume`` on a cluster (killed_mid_task's run): the row graded before is kept, the rest graded."""
+    cluster, _client = dask_cluster
+    cp, _killed, rows, subs, first = killed_mid_task
     assert cp.returncode == 0, cp.stderr
     assert "1 already graded" in cp.stderr and "2 to go" in cp.stderr
-    rows = json.loads(out.read_text())
-    assert rows[0] == first and [r["submission"] for r in rows] == subs and all(r["total"] == 20 for r in rows)
+    assert rows[0] == first and [r["submission"] for r in rows] == subs
+    assert rows[1]["total"] == 20 and all(r["exercises"][ex]["status"] == "graded" for r in rows for ex in r["exercises"])
     assert not any(k.startswith("tapetrace-run-") for k in cluster.scheduler.worker_plugins)  # runs closed
 
 
@@ -426,7 +428,7 @@ def test_a_worker_grades_nothing_where_the_clients_places_hide_its_own_python(mo
 def test_a_forged_answer_is_the_students_on_the_cluster_too(killed_mid_task):
     """A forged answer that crashes a check's verdict (tests/adversarial/attacks/forged_value_crashes_check.py),
     graded on a Dask worker (autograder/scaleout/cluster_worker.py): the student's 0s, not a grader_error."""
-    cp, _killed, rows, _subs = killed_mid_task
+    cp, _killed, rows, _subs, _first = killed_mid_task
     assert cp.returncode == 0, cp.stderr  # no grader_error: exit status 3 would ask for --resume
     ex01 = {Path(r["submission"]).name: r for r in rows}["c-forger"]["exercises"]["ex01_torch_mlp"]
     assert ex01["status"] == "graded" and "grader_reason" not in ex01, ex01

@@ -50,8 +50,9 @@ def _sub(tmp: Path, ex09: str | None = None) -> str:
 @pytest.fixture(scope="module")
 def shared_run():
     """One run for the tests that do not change its references: its zygote and reference answers made once.
-    A test that swaps its launcher puts the run's own back (``_swapped``)."""
-    run = GradingRun(device="cpu", timeout=60, seed=SEED)
+    A test that swaps its launcher puts the run's own back (``_swapped``). It is made for the two exercises
+    its tests grade (EX and CANARY; EX1 is CANARY): its zygote imports no JAX and warms no Dynamo."""
+    run = GradingRun(device="cpu", timeout=60, seed=SEED, exercises=[EX, CANARY])
     yield run
     run.close()
 

@@ -62,10 +62,11 @@ def run(args: argparse.Namespace) -> int:
               f"submission(s) to grade again, seed {the_plan.seed}", file=sys.stderr)
     new_rows: dict[str, dict[str, Any]] = {}
     if the_plan.paths:
+        wanted = sorted({ex for v in the_plan.exercises_for.values() for ex in v})
+        # made for the exercises graded again: its zygotes import and warm what those need (as grade --only)
         run_ = GradingRun(device=args.device, timeout=args.timeout, seed=the_plan.seed, lang=args.lang,
-                          public_only=args.public_only)
+                          public_only=args.public_only, exercises=wanted)
         try:
-            wanted = sorted({ex for v in the_plan.exercises_for.values() for ex in v})
             graded = run_.grade(the_plan.paths, only=wanted, jobs=run_.plan.jobs_for(args.jobs),
                                 exercises_for=the_plan.exercises_for)
         finally:

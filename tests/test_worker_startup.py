@@ -1,12 +1,38 @@
-"""The student worker's snapshot of the libraries' callables (autograder.workers.guard): taken at C speed, it keeps
-exactly what ``_kept`` keeps, in the dict's order, asking each value the same questions in the same order."""
+"""What a worker does before its first probe, paid once where it can be: the zygote imports what every worker
+imports (autograder.workers.warmup.worker_modules), and the student worker's snapshot of the libraries' callables
+(autograder.workers.guard) is taken at C speed, keeping exactly what ``_kept`` keeps, in the dict's order, asking
+each value the same questions in the same order."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 import types
 
+from autograder.core.paths import ROOT
+from autograder.probing.tools import RESULT_FD, TALLY_ENV
 from autograder.workers import guard as _guard
+
+_AFTER_FORK = ("autograder.probing.tools", "autograder.workers.guard", "autograder.workers.seal",
+               "autograder.workers.worker", "autograder.workers.compile_cache")
+
+
+def test_a_zygote_holds_what_every_worker_imports_with_its_tally_bound():
+    """Every worker imports these before its first probe; a zygote's ``worker_modules`` has them, and the probes'
+    tally is bound to the result pipe its environment names (as in a worker that imported it itself)."""
+    code = ("import json, sys\n"
+            "from autograder.workers import warmup\n"
+            "warmup.worker_modules()\n"
+            "from autograder.probing import tools\n"
+            "print(json.dumps({'held': [m for m in sys.argv[1:] if m in sys.modules],"
+            " 'fd': tools.tally.__defaults__[0], 'big': [m for m in ('torch', 'jax') if m in sys.modules]}))\n")
+    env = {**os.environ, TALLY_ENV: str(RESULT_FD)}
+    out = subprocess.run([sys.executable, "-c", code, *_AFTER_FORK], cwd=ROOT, env=env, capture_output=True,
+                         text=True, check=True, timeout=120)
+    got = json.loads(out.stdout)
+    assert got == {"held": list(_AFTER_FORK), "fd": RESULT_FD, "big": []}
 
 
 def _by_kept(ns: dict) -> tuple[tuple, tuple]:

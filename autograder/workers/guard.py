@@ -33,7 +33,7 @@ import sys
 import sysconfig
 import types
 from collections.abc import Callable, Iterable
-from itertools import repeat
+from itertools import compress, repeat
 from typing import Any
 
 _MISSING = object()
@@ -92,6 +92,23 @@ def _kept(value: Any) -> bool:
     return callable(value) or isinstance(value, types.ModuleType)
 
 
+def _kept_entries(ns: dict[str, Any], _module: type = types.ModuleType) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """``(keys, values)`` of the entries of ``ns`` that :func:`_kept` keeps, in the dict's order.
+
+    The same entries as ``[(k, v) for k, v in ns.items() if _kept(v)]``, with the same calls on each value
+    (``callable``, then ``isinstance`` only where that is false), at C speed: a worker's snapshot walks
+    ~135,000 entries of ~3,000 library modules, and this was most of its cost (~70 ms per worker).
+    """
+    keys = tuple(ns)
+    values = tuple(ns.values())
+    mask = list(map(callable, values))
+    others = list(map(operator.not_, mask))
+    modules = map(isinstance, compress(values, others), repeat(_module))  # the others only, in order
+    for i in compress(compress(range(len(values)), others), modules):
+        mask[i] = True
+    return tuple(compress(keys, mask)), tuple(compress(values, mask))
+
+
 class Snapshot:
     """The identity of what the probes rely on (see the module docstring), taken once.
 
@@ -103,6 +120,7 @@ class Snapshot:
 
     def __init__(self, grader: str, extra: Iterable[tuple[str, str]] = ()) -> None:
         self._grader = grader
+        self._real: dict[str, str] = {}
         wanted: dict[str, set[str]] = {}
         for mod_name, attr in extra:
             wanted.setdefault(mod_name, set()).add(attr)
@@ -125,6 +143,11 @@ class Snapshot:
                 continue
             whole = name == "builtins" or _is_grader(name)
             also = wanted.get(name, ())
+            if not whole and not also:  # most modules (the libraries'): their callables only, see _kept_entries
+                keys, values = _kept_entries(ns)
+                if keys:
+                    self._restored.append((name, ns, keys, values))
+                continue
             items = [(k, v) for k, v in list(ns.items()) if whole or k in also]
             if items:
                 self._modules.append((name, ns, tuple(k for k, _ in items), tuple(v for _, v in items)))
@@ -137,7 +160,11 @@ class Snapshot:
                     self._watch(f"{name}.{k}", v, seen_fn, seen_cls)
 
     def _grader_code(self, fn: types.FunctionType) -> bool:
-        return os.path.realpath(fn.__code__.co_filename).startswith(self._grader)
+        name = fn.__code__.co_filename
+        where = self._real.get(name)
+        if where is None:  # one realpath per file, not per function (a snapshot watches ~300 functions)
+            where = self._real[name] = os.path.realpath(name)
+        return where.startswith(self._grader)
 
     def _watch(self, label: str, value: Any, seen_fn: set[int], seen_cls: set[int]) -> None:
         if isinstance(value, types.FunctionType) and id(value) not in seen_fn and self._grader_code(value):

@@ -194,8 +194,13 @@ def _no_tqdm_monitor() -> Any:
 
 def worker_modules() -> None:
     """What every child runs: the worker, the sandbox every student's worker applies, the compile cache's
-    borrower, the datasets, and (once JAX is imported) the JAX set-up of ``_jaxtune``."""
+    borrower, the datasets, and (once JAX is imported) the JAX set-up of ``_jaxtune``; the probes' tools
+    (their tally bound to the worker's result pipe, named in this process's environment), the guard and the
+    seal, which every worker imports before its first probe (~15 ms each, after the fork)."""
+    import autograder.probing.tools  # noqa: F401
     import autograder.workers.compile_cache  # noqa: F401
+    import autograder.workers.guard  # noqa: F401
+    import autograder.workers.seal  # noqa: F401
     import autograder.workers.worker  # noqa: F401
     from autograder.core import data as _data
     from autograder.sandbox import isolate as _sandbox

@@ -426,10 +426,11 @@ def test_a_worker_grades_nothing_where_the_clients_places_hide_its_own_python(mo
 
 
 def test_a_forged_answer_is_the_students_on_the_cluster_too(killed_mid_task):
-    """A forged answer that crashes a check's verdict (tests/adversarial/attacks/forged_value_crashes_check.py),
-    graded on a Dask worker (autograder/scaleout/cluster_worker.py): the student's 0s, not a grader_error."""
+    """A forged answer written on the result pipe (tests/adversarial/attacks/forged_value_crashes_check.py), graded
+    on a Dask worker (autograder/scaleout/cluster_worker.py): found by the grader's fence, the student's 0s
+    (EXERCISE_FORGED on every check), not a grader_error."""
     cp, _killed, rows, _subs, _first = killed_mid_task
     assert cp.returncode == 0, cp.stderr  # no grader_error: exit status 3 would ask for --resume
     ex01 = {Path(r["submission"]).name: r for r in rows}["c-forger"]["exercises"]["ex01_torch_mlp"]
     assert ex01["status"] == "graded" and "grader_reason" not in ex01, ex01
-    assert {t["code"] for t in ex01["tests"] if t["name"] == "works_on_any_device"} == {"CHECK_UNREADABLE"}
+    assert {t["code"] for t in ex01["tests"]} == {"EXERCISE_FORGED"} and ex01["score"] == 0, ex01

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import tempfile
 import threading
@@ -155,6 +156,8 @@ class _Requester:
                 _wire.send(res_w, {"status": "loaded"})
                 if self.reads:
                     _wire.recv(cmd_r)  # the probe
+                else:  # the probe has come (left unread): requests between two calls would be a forgery
+                    select.select([cmd_r], [], [])
                 while True:
                     _wire.send(res_w, {_compile_cache.REQUEST: KEY})
                     if self.reads:

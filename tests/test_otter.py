@@ -237,7 +237,7 @@ def small_zip(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def runner(small_zip, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess, dict]:
     """One run_otter.py run in otter grade's image, read by three tests: ex01 answered with a forged answer
-    that crashes a check's verdict (tests/adversarial/attacks/forged_value_crashes_check.py), ex09 with its
+    written on the result pipe (tests/adversarial/attacks/forged_value_crashes_check.py), ex09 with its
     solution, and `otter grade --pdfs`'s config and placeholder <stem>.pdf."""
     attack = (ROOT / "tests" / "adversarial" / "attacks" / "forged_value_crashes_check.py").read_text()
     nb = _notebook.fill_with(_template(), {SMALL[0]: (SOLUTIONS / f"{SMALL[0]}.py").read_text() + "\n\n" + attack,
@@ -249,11 +249,11 @@ def runner(small_zip, tmp_path_factory) -> tuple[Path, subprocess.CompletedProce
 
 
 def _runner_scores(results: dict) -> dict[str, tuple[float, float]]:
-    """The run's scores, checked: ex09 (the solution) full, ex01 (the forged answer) some of its points."""
+    """The run's scores, checked: ex09 (the solution) full, ex01 (the forged answer) none of its points."""
     scores = _scores(results)
     top = {ex: load_suite(ex).max_score for ex in SMALL}
     assert set(scores) == set(SMALL) and scores[SMALL[1]] == (top[SMALL[1]],) * 2, scores
-    assert 0 < scores[SMALL[0]][0] < top[SMALL[0]] == scores[SMALL[0]][1], scores
+    assert scores[SMALL[0]] == (0, top[SMALL[0]]), scores
     return scores
 
 
@@ -423,12 +423,13 @@ def test_a_refusal_tells_the_student_in_the_zips_language_and_the_log_says_why(w
 
 
 def test_a_forged_answer_is_the_students_in_gradescopes_results(runner):
-    """A forged answer that crashes a check's verdict (tests/adversarial/attacks/forged_value_crashes_check.py):
-    the student's 0s in a graded exercise, never grader_error, and nothing in extra_data's grader_reason."""
+    """A forged answer written on the result pipe (tests/adversarial/attacks/forged_value_crashes_check.py): the
+    student's 0 in a graded exercise (the grader's fence found it), never grader_error, nothing in extra_data's
+    grader_reason."""
     _ag, proc, results = runner
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     extra = results["extra_data"]["tapetrace"]
     assert extra["status"][SMALL[0]] == "graded" and "grader_reason" not in extra, extra
     score, top = _scores(results)[SMALL[0]]
-    assert 0 < score < top, results  # parameter_shapes_in_order calls no forward: it still passes
+    assert score == 0 < top, results  # parameter_shapes_in_order's honest pass is voided with the rest
     assert "internal grader error" not in json.dumps(results)

@@ -271,9 +271,9 @@ def test_pdb_stops_in_the_failed_check(subs, graded, tmp_path):
 
 
 def test_a_forged_answer_that_crashes_a_check_is_the_students_not_the_graders(tmp_path):
-    """The plugin's items judge whose a check's crash is as `tapetrace grade` does (ExerciseGrading.record):
-    a forged answer of a type no check expects crashes works_on_any_device's verdict, which passes with the
-    reference standing in for the student: the student's 0, never an internal grader error."""
+    """The plugin's items judge a forged answer as `tapetrace grade` does: a forged answer of a type no check
+    expects, written on the result pipe while the worker's own answers go to /dev/null, is never confirmed by the
+    worker loop's echo of the grader's fence: the student's 0 (EXERCISE_FORGED), never an internal grader error."""
     attack = ROOT / "tests" / "adversarial" / "attacks" / "forged_value_crashes_check.py"
     sub = tmp_path / "sub"
     sub.mkdir()
@@ -282,5 +282,5 @@ def test_a_forged_answer_that_crashes_a_check_is_the_students_not_the_graders(tm
                                   f"--junitxml={tmp_path / 'j.xml'}"))
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     case = junit(tmp_path / "j.xml")["ex01_torch_mlp::works_on_any_device"]
-    assert not case["passed"] and case["code"] == "CHECK_UNREADABLE" and case["score"] == 0, case
+    assert not case["passed"] and case["code"] == "EXERCISE_FORGED" and case["score"] == 0, case
     assert "INTERNAL_ERROR" not in proc.stdout and "internal grader error" not in proc.stdout

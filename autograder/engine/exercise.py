@@ -28,7 +28,7 @@ from autograder.core.suite import (
 from autograder.core.text import NAME_CHARS, clean
 from autograder.engine import libraries
 from autograder.engine import whose as _whose
-from autograder.engine.outcomes import MAX_TIMEOUTS_PER_EXERCISE, GradersTrouble, GradingCancelled
+from autograder.engine.outcomes import FORGED, MAX_TIMEOUTS_PER_EXERCISE, GradersTrouble, GradingCancelled, voided
 from autograder.engine.reading import hide_places
 from autograder.engine.rows import exercise_checks, graders_row
 from autograder.sandbox import quota as _quota
@@ -47,8 +47,6 @@ def _call_words(call: str | dict[str, Any]) -> str:
 # the reason of a check that failed on the grader's side with no trouble recorded (a cancelled run): the
 # test's message is never a grader_reason (it may quote what a worker sent)
 _GRADER_SIDE = "the check failed on the grader's side"
-# every test of an exercise whose worker wrote frames its loop never writes (``_handle.WorkerDied`` "forged")
-FORGED = "EXERCISE_FORGED"
 
 
 @dataclass(frozen=True)
@@ -119,9 +117,7 @@ class ExerciseGrading:
         self._hide: list[str] = []
         self._observed: dict[str, int] | None = None
         self._tallied: dict[str, int] | None = None
-        # why the grader read frames the student's worker loop does not write (``_handle.WorkerDied`` "forged"):
-        # then no answer of this exercise is trusted, those of checks already passed included (:meth:`summary`)
-        self.forged: str | None = None
+        self.forged: str | None = None  # why its worker's frames were not its loop's (``outcomes.voided``)
 
     def _result(self, status: str, tests: list[dict[str, Any]], message: str) -> dict[str, Any]:
         out = {"score": float(sum(t["score"] for t in tests)), "max_score": self.max_score,
@@ -392,9 +388,7 @@ class ExerciseGrading:
         tests = self.tests
         if self.forged:  # the student's own doing, established in the grader's process: nothing of it is a pass
             message = render(FORGED, self.lang, how=label(self.forged))
-            tests = [t if not t["passed"] else dict(t, score=0.0, passed=False, message=message, code=FORGED)
-                     for t in tests]
-            return self._result("graded", tests, message)
+            return self._result("graded", voided(tests, message), message)
         broken = [t for t in tests if t["code"] == INTERNAL_ERROR]
         if broken:  # a check (or the reference) failed on the grader's side: no verdict is a grade
             return self.graders_trouble(self.trouble or f"{broken[0]['name']}: {_GRADER_SIDE}")

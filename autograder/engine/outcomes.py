@@ -1,5 +1,5 @@
 """How a grading ends when it is not a verdict: cancelled, past its deadline, the grader's trouble, a
-worker's death (the words of an OOM kill).
+worker's death (the words of an OOM kill), a forged exercise.
 """
 
 from __future__ import annotations
@@ -10,6 +10,15 @@ from autograder.core.suite import GraderBug
 from autograder.workers import sizing as _sizing
 
 MAX_TIMEOUTS_PER_EXERCISE = 3
+
+# every test of an exercise whose worker wrote frames its loop never writes (``_handle.WorkerDied`` "forged")
+FORGED = "EXERCISE_FORGED"
+
+
+def voided(tests: list[dict[str, Any]], message: str) -> list[dict[str, Any]]:
+    """The tests of a forged exercise: each one that passed scores 0 now, with ``message`` (no answer of a worker
+    that wrote beside its loop is trusted, those of checks already passed included)."""
+    return [t if not t["passed"] else dict(t, score=0.0, passed=False, message=message, code=FORGED) for t in tests]
 
 
 DEFAULT_MEM_BYTES = _sizing.DEFAULT_WORKER_BYTES  # a student worker's address-space cap with room to spare

@@ -47,6 +47,9 @@ MAX_TALLIES = 200_000
 FORGED_TWICE = "forged.twice"
 FORGED_RUNNING = "forged.running"
 FORGED_BETWEEN = "forged.between"
+# working seconds a worker's loop gets to echo a fence (it does at once: a read, a write); a worker whose own messages
+# go elsewhere (a pipe it redirected) is found after this, not after the call's whole limit
+FENCE_SECONDS = 5.0
 
 
 class WorkerDied(Exception):
@@ -250,7 +253,7 @@ class Worker:
             TimeoutError, EOFError, OSError: as :meth:`_await`.
         """
         nonce = secrets.token_hex(16)
-        echo = self._await(timeout, send={_wire.FENCE: nonce})
+        echo = self._await(min(timeout, FENCE_SECONDS), send={_wire.FENCE: nonce})
         if not (isinstance(echo, dict) and len(echo) == 1 and echo.get(_wire.FENCE) == nonce):
             raise _wire.WireError(FORGED_TWICE)
 

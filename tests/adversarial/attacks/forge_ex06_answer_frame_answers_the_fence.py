@@ -5,7 +5,7 @@
 # AFTER: solution
 # STATUS: graded
 # FAILS: all
-# MESSAGE: wrote on the grader's result pipe (a message written after a call had ended)
+# MESSAGE: wrote on the grader's result pipe
 import json as _json
 import os as _os
 import struct as _struct

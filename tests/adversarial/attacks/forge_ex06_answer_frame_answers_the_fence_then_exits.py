@@ -1,13 +1,13 @@
-# ATTACK: torch_per_example_grads writes an answer frame ("forward ran once") on the worker's result pipe, reads the
-#   grader's fence from the worker's command pipe and echoes it, then waits for the grader's next command and
-#   ends its process: the forged answer is taken, the next test meets a crash and gets a fresh worker
+# ATTACK: writes an answer frame ("forward ran once"), reads the grader's fence from the command pipe and echoes it,
+#   reads the grader's next command and ends its process: a crash of the next test, the forged answer taken
 # TARGET: ex06_per_example_grads
+# OPEN: code that speaks the grader's protocol itself (reads its commands, echoes its fences) and then dies
 # AFTER: solution
 # STATUS: graded
 # FAILS: all
 # MESSAGE: wrote on the grader's result pipe
-# OPEN: a worker's code that speaks the grader's protocol itself (reads its commands, answers its fences) and then
-#   dies is a crash of the next test: the process is the student's (docs/security.md, "The result pipe is the worker's")
+# (docs/security.md, "The result pipe is the worker's": the process is the student's; a death during the next call
+#  cannot be told from a crash of the student's code)
 import json as _json
 import os as _os
 import struct as _struct

@@ -2,10 +2,11 @@
 # TARGET: ex01_torch_mlp
 # AFTER: solution
 # STATUS: graded
-# FAILS: forward_matches_reference,output_is_logits,empty_hidden_dims,works_on_any_device,gradients_flow,hidden_dims_any_sequence
-# MESSAGE: no answer it can use
+# FAILS: all
+# MESSAGE: wrote on the grader's result pipe
 # (what a student's worker says is never the grader's trouble: autograder/core/protocol.py probe_error, docs/security.md
-#  "Whose trouble"; before, this frame made the exercise grader_error: a blank cell, exit 3, --resume forever)
+#  "Whose trouble"; before, this frame made the exercise grader_error: a blank cell, exit 3, --resume forever; now no
+#  echo of the grader's fence confirms it, and the exercise scores 0)
 import fcntl as _fcntl
 import json as _json
 import os as _os

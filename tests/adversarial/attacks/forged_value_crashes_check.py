@@ -2,10 +2,10 @@
 # TARGET: ex01_torch_mlp
 # AFTER: solution
 # STATUS: graded
-# FAILS: forward_matches_reference,output_is_logits,empty_hidden_dims,works_on_any_device,gradients_flow,hidden_dims_any_sequence
-# MESSAGE: could not read what your code returned
-# (works_on_any_device reads got["device"]: TypeError in the grader's process; judged again with the reference standing
-#  in for the student it passes, so the crash is the student's: autograder/engine/whose.py)
+# FAILS: all
+# MESSAGE: wrote on the grader's result pipe
+# (the worker's own answers and fence echoes go to /dev/null: no echo confirms the forged answer, the exercise scores 0
+#  as the student's; a forged value that crashes a check is judged the student's too: autograder/engine/whose.py)
 import fcntl as _fcntl
 import json as _json
 import os as _os

@@ -82,13 +82,24 @@ def _mismatch_cases(rng: np.random.Generator, dims: list[int]) -> list[tuple[str
     ]
 
 
+# Ways a message names layer i by its 0-based index (the stub: "naming the first bad layer by its 0-based index i
+# (as in params["W"][i])"): the word and the number ("layer 1", "Layer #1", "layer index 1", "layers[1]", "capa 1"
+# from a student writing Spanish), or the index on the params themselves ("W[1]", "b[1]", 'params["W"][1]').
+_LAYER_WORD = r"\b(?:layers?|capas?)(?:\s*(?:\#|no\.|nr\.|number|num|index|idx|=|:|\[))*\s*"
+_PARAM_WORD = r"(?:\b[Wb]|\bweights?|\bbias(?:es)?|\[\s*[\'\"][Wb][\'\"]\s*\])\s*\[\s*"
+# a whole number: not part of a name, a longer number or a decimal ("2." ending a sentence is the number 2)
+_NUMBER_END = r"(?!\w|\.\d)"
+
+
 def _names_index(message: str, index: int) -> bool:
-    return re.search(rf"\blayer\s*{index}\b", message, flags=re.IGNORECASE) is not None
+    """The message names layer ``index`` (0-based) in words or as the params' index (``W[i]``)."""
+    pattern = rf"(?:{_LAYER_WORD}{index}{_NUMBER_END}|{_PARAM_WORD}{index}\s*\])"
+    return re.search(pattern, message, flags=re.IGNORECASE) is not None
 
 
 def _gives_counts(message: str, counts: tuple[int, int]) -> bool:
-    """Both layer counts appear in the message as numbers ("the model has 3 layers, params has 2")."""
-    numbers = {int(m) for m in re.findall(r"(?<![\w.])\d+(?![\w.])", message)}
+    """Both layer counts appear in the message as numbers ("the model has 3 layers, params has 2.")."""
+    numbers = {int(m) for m in re.findall(rf"(?<![\w.])\d+{_NUMBER_END}", message)}
     return set(counts) <= numbers
 
 

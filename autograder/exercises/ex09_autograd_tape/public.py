@@ -69,5 +69,8 @@ def manual_grads_at_random_points(ctx: Ctx) -> None:
     if g.shape == w.shape and np.allclose(g[:, 0], w[:, 2], rtol=1e-5, atol=1e-6) \
             and not np.allclose(w[:, 0], w[:, 2], rtol=1e-5, atol=1e-6):
         raise Fail("EX09_MISSING_X")
+    # "forward", not "exact": float32 is the course's default, and a closed form evaluated in float32 (torch.tensor(w),
+    # jnp.array(w)) cancels in w*x + b near zero to a few 1e-6 absolute, beyond "exact" at about 1 seed in 7000;
+    # a wrong formula is off by O(1)
     for i, name in enumerate(GRAD_NAMES):
-        ctx.assert_close(g[:, i], w[:, i], kind="exact", what=f"manual_grads(w, x, b)[{i}] ({name})")
+        ctx.assert_close(g[:, i], w[:, i], kind="forward", what=f"manual_grads(w, x, b)[{i}] ({name})")

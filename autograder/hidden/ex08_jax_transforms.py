@@ -31,6 +31,8 @@ DROPOUT_SHAPE = (200, 500)
 KEEP_RATE_Z = 5.5
 # Kept values must equal x / (1 - rate) within a few float32 ulps (6e-8 each).
 SCALE_RTOL = 1e-6
+# At rate 0, elements a correct `uniform(key, shape) > rate` mask drops (draws of exactly 0.0), at most.
+RATE0_ZEROS = 3
 
 
 def _python_if(err: StudentProblem) -> bool:
@@ -148,8 +150,12 @@ def dropout_values(ctx: Ctx) -> None:
     same = np.asarray(ctx.student("dropout", call="dropout(x, 0.0, key)", x=x, rate=0.0,
                                   seed=int(ctx.rng.integers(2**31))))
     _check_shape(same, x)
-    if not np.array_equal(same, x):
-        raise Fail("EX08_DROPOUT_IDENTITY", bad=int((same != x).sum()), total=x.size)
+    changed = same != x
+    # at rate 0 every element is x itself, but a mask drawn as `uniform(key) > rate` (a common idiom, right for
+    # every rate) also drops the draws that are exactly 0.0: probability 2**-23 each, a zero in about 1 run in 80
+    # over these 1e5 elements; more than RATE0_ZEROS of them (Poisson, mean 0.012: 8e-10) is a real drop
+    if changed.any() and not (np.all(same[changed] == 0) and int(changed.sum()) <= RATE0_ZEROS):
+        raise Fail("EX08_DROPOUT_IDENTITY", bad=int(changed.sum()), total=x.size)
 
 
 @suite.check(points=0.5)

@@ -63,6 +63,15 @@ def _load(text, contract=(), budget=_exec.CONTEXT_BUDGET):
     ("%%time\nx = 1\ny = 2\n", "\nx = 1\ny = 2\n"),  # a Python cell magic keeps its body, same lines
     ("%%capture out\n%pip install tqdm\nz = 3\n", "\nget_ipython().run_line_magic('pip', 'install tqdm')\nz = 3\n"),
     ("!pip install \\\n   tqdm\nw = 1\n", "get_ipython().system('pip install    tqdm')\n\nw = 1\n"),
+    # a one-line cell naming a magic without `%` runs it (IPython's automagic; Colab shows `pip install` so)
+    ("pip install -q tqdm\n", "get_ipython().run_line_magic('pip', 'install -q tqdm')\n"),
+    ("cd /content/drive\n", "get_ipython().run_line_magic('cd', '/content/drive')\n"),
+    ("ls\n", "get_ipython().run_line_magic('ls', '')\n"),
+    ("reset -f\n", "get_ipython().run_line_magic('reset', '-f')\n"),
+    ("time params = fit(3)\n", "params = fit(3)\n"),
+    ("ls = 3\n", "ls = 3\n"),  # an assignment, a call, a longer cell: Python
+    ("time.sleep(0)\n", "time.sleep(0)\n"),
+    ("history = fit(1)\nhistory [-1]\n", "history = fit(1)\nhistory [-1]\n"),
 ])
 def test_cells_read_as_ipython_reads_them(cell, expect):
     out = _ipython_cells.transform_cell(cell)

@@ -1,8 +1,9 @@
 """IPython's view of a notebook cell: the plain Python it runs, line numbers kept (text only).
 
 Owns :func:`transform_cell`: IPython's own input transformer turns magics, ``!cmd``, ``x = !cmd`` and
-``obj?`` into calls of ``get_ipython()`` (in time linear in the cell's length: ``_ipython``), ``%time
-stmt`` becomes ``stmt``, and cell magics whose body is not Python (``%%bash``, ``%%html``, ...) are not
+``obj?`` into calls of ``get_ipython()`` (in time linear in the cell's length: ``_ipython``), a one-line
+cell that names a magic without its ``%`` (``pip install tqdm``, ``ls``: IPython's automagic) calls it too,
+``%time stmt`` becomes ``stmt``, and cell magics whose body is not Python (``%%bash``, ``%%html``, ...) are not
 graded. Without IPython a plain fallback drops magic lines. Nothing here runs student code.
 """
 
@@ -61,6 +62,42 @@ def _join_magic_continuations(lines: list[str]) -> list[str]:
     return out
 
 
+# IPython's line magics and its aliases (``ls``, ``cp``...), which automagic calls without ``%`` in a one-line cell
+AUTOMAGICS = frozenset({
+    "alias", "alias_magic", "autoawait", "autocall", "automagic", "bookmark", "cat", "cd", "code_wrap", "colors",
+    "conda", "config", "cp", "debug", "dhist", "dirs", "doctest_mode", "ed", "edit", "env", "gui", "hist", "history",
+    "killbgscripts", "ldir", "lf", "lk", "ll", "load", "load_ext", "loadpy", "logoff", "logon", "logstart", "logstate",
+    "logstop", "ls", "lsmagic", "lx", "macro", "magic", "mamba", "matplotlib", "micromamba", "mkdir", "mv", "notebook",
+    "page", "pastebin", "pdb", "pdef", "pdoc", "pfile", "pinfo", "pinfo2", "pip", "popd", "pprint", "precision", "prun",
+    "psearch", "psource", "pushd", "pwd", "pycat", "pylab", "quickref", "recall", "rehashx", "reload_ext", "rep",
+    "rerun", "reset", "reset_selective", "rm", "rmdir", "run", "save", "sc", "set_env", "sx", "system", "tb", "time",
+    "timeit", "unalias", "unload_ext", "uv", "who", "who_ls", "whos", "xdel", "xmode", "autoreload", "aimport",
+    "tensorboard"})
+_AUTOMAGIC = re.compile(r"^(\s*)([A-Za-z_]\w*)(?:\s+(.*?))?\s*$")
+
+
+def _automagic(line: str) -> str:
+    """A one-line cell as IPython's automagic runs it: ``pip install tqdm`` -> ``%pip install tqdm``.
+
+    IPython calls the magic unless the line assigns to the name (``ls = 3``, ``ls, x = ...``) or a variable
+    shadows it. Here (text only) a statement other than an expression stays Python; an expression that
+    reads like one (``ls``, ``reset -f``) is the magic: as Python its value was only displayed.
+    """
+    m = _AUTOMAGIC.match(line)
+    if not m or m.group(2) not in AUTOMAGICS:
+        return line
+    rest = m.group(3) or ""
+    if rest[:1] in ("=", ","):
+        return line
+    try:
+        tree = ast.parse(line.strip())
+    except SyntaxError:
+        tree = None
+    if tree is not None and not (len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr)):
+        return line
+    return f"{m.group(1)}get_ipython().run_line_magic({m.group(2)!r}, {rest!r})"
+
+
 _TIME_LINE = re.compile(r"^(\s*)get_ipython\(\)\.run_line_magic\('time', (.*)\)\s*$")
 
 
@@ -81,7 +118,8 @@ def transform_cell(src: str) -> str | None:
     """One code cell as the plain Python IPython runs, line numbers kept; None: not Python.
 
     IPython's own input transformer turns magics anywhere in the cell, ``x = !cmd`` and
-    ``obj?`` into calls of ``get_ipython()``; ``%time stmt`` becomes ``stmt``. A cell magic
+    ``obj?`` into calls of ``get_ipython()``; so does a one-line cell naming a magic without its ``%``
+    (IPython's automagic: ``pip install tqdm``, ``cd /content``, ``ls``); ``%time stmt`` becomes ``stmt``. A cell magic
     whose body is Python (:data:`PYTHON_CELL_MAGICS`) keeps its body (its first line blank);
     any other cell magic (``%%bash``, ``%%html``, ``%%writefile``, ...) gives None.
     """
@@ -102,7 +140,10 @@ def transform_cell(src: str) -> str | None:
         out = _ipython(tm, text) if tm is not None else _plain_fallback(text)
     except Exception:  # noqa: BLE001 - IPython could not read it: Python will say what is wrong
         out = text
-    out_lines = [_unwrap_time(ln) for ln in out.splitlines()]
+    out_lines = out.splitlines()
+    if len(out_lines) == 1:  # IPython's prefilter, for one-line cells only
+        out_lines = [_automagic(out_lines[0])]
+    out_lines = [_unwrap_time(ln) for ln in out_lines]
     out_lines += [""] * (len(lines) - first - len(out_lines))  # a joined `\` continuation: same length
     return "\n" * first + "\n".join(out_lines) + "\n"
 

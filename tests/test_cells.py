@@ -15,6 +15,7 @@ import types
 import pytest
 
 from autograder.builders import public_graded as _public_graded
+from autograder.core import registry as _registry
 from autograder.core.paths import EXERCISES
 from autograder.submissions import cells as _cells
 from autograder.submissions import execute as _exec
@@ -34,8 +35,8 @@ def _md(src, **meta):
     return {"cell_type": "markdown", "source": src, "metadata": {"tapetrace": meta} if meta else {}}
 
 
-def _graded(cells):
-    return _cells.graded_sources(_cells.notebook_cells({"cells": cells}, EX), EX)
+def _graded(cells, contracts=None):
+    return _cells.graded_sources(_cells.notebook_cells({"cells": cells}, EX), EX, contracts=contracts)
 
 
 def _sections(cells):
@@ -46,10 +47,7 @@ def _load(text, contract=(), budget=_exec.CONTEXT_BUDGET):
     """Runs a graded module in a fresh namespace the way a worker does; returns (namespace, report)."""
     prepared = _exec.prepare(text, "/graded/section.py", contract)
     ns = {"__name__": "graded"}
-    _standins.add_standins(ns)
-    report = _exec.run_context(ns, prepared.context, prepared.roots, budget=budget)
-    exec(prepared.code, ns)
-    return ns, report
+    return ns, _exec.run(prepared, ns, budget=budget)
 
 
 # --------------------------------------------------------------------------- IPython's view of a cell
@@ -182,6 +180,30 @@ def test_contract_names_defined_in_an_earlier_section_are_found():
              _md("## ex02_torch_training"), _code("def train_step():\n    return 1\n")]
     ns, _ = _load(_graded(cells)[EX[1]], contract=("train_step", "fit"))
     assert ns["fit"](None) == "from ex01"
+
+
+def test_later_redefinitions_of_the_contract_win_as_in_run_all():
+    """A scratch cell below a section that redefines one of its contract's names is what "Run all" leaves:
+    it is graded, with what it reads (an import only it needs, a helper between); a name the later section's
+    own contract has stays that section's; a later cell never modifies an object (monkeypatching)."""
+    cells = [_code("import math\nimport json\n"),
+             _md("## ex01_torch_mlp"), _code("class MLP:\n    v = 'first try'\n"),
+             _md("## ex02_torch_training"), _code("def fit():\n    return 'torch'\n"),
+             _md("## ex03_torch_cnn"),
+             _code("def _scale():\n    return math.pi\n"),
+             _code("class MLP:  # fixed it\n    v = _scale()\n    w = json.dumps(1)\n"),
+             _md("## ex05_jit_train_step"), _code("def fit():\n    return 'jax'\n"),
+             _md("## Submit", role="markdown"),
+             _code("json.dumps = None\nmath.pi = 3\nMLP.v = 'patched'\n")]
+    contracts = _registry.contracts(EX)
+    g = _graded(cells, contracts)
+    ns, _ = _load(g[EX[0]], contract=contracts[EX[0]])
+    assert (ns["MLP"].v, ns["MLP"].w) == (pytest.approx(3.14159265), "1")
+    ns, _ = _load(g[EX[1]], contract=contracts[EX[1]])
+    assert ns["fit"]() == "torch"
+    ns, _ = _load(g[EX[4]], contract=contracts[EX[4]])
+    assert ns["fit"]() == "jax"
+    assert _cells.later_cells(_graded(cells)[EX[0]]) == []  # no contracts given: no later cells
 
 
 def test_dynamic_lookups_get_every_kept_statement():

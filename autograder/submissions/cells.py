@@ -17,6 +17,13 @@ one *graded module*:
   loops; not kept: loops and bare expression statements (training runs, prints, plots).
   :mod:`autograder.submissions.execute` runs the part of it the section needs, with every failure skipped,
   under a small time budget.
+- **its later cells** (in the same trailer, given the exercises' contracts): "Run all" leaves the *last*
+  definition of each name, so a scratch cell below the section that redefines a name of the exercise's
+  contract (``class MLP`` fixed at the end of the notebook) is what gets graded. Per cell below the
+  section, the statements that only rebind names (``def``, ``class``, imports, ``NAME = ...``:
+  :func:`autograder.submissions.statements.rebinds_only`), less those binding a contract name that the
+  cell's own exercise also has (ex05's ``fit`` stays ex05's); :mod:`autograder.submissions.execute` runs
+  the redefinitions (and what they read from those cells) after the section, failures skipped.
 
 Sections follow the template: a markdown cell starts exercise EX's section when its first
 line is a heading naming EX (``## ex04_jax_mlp — ...``) and, where the notebook still has the
@@ -38,11 +45,12 @@ import base64
 import json
 import re
 import zlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from autograder.submissions.ipython_cells import transform_cell
-from autograder.submissions.statements import context_cell
+from autograder.submissions.statements import context_cell, rebinds_only
 
 TRAILER = "# tapetrace-context v1: "
 _CHECK_LINE = re.compile(r"^\s*(check|grader\.check|hint|solution|show|figure|grader\.check_all)\s*\(")
@@ -253,24 +261,37 @@ def hoist_future_imports(source: str) -> str:
 
 
 # --------------------------------------------------------------------------- graded modules
-def _encode(context: list[dict[str, Any]]) -> str:
-    raw = zlib.compress(json.dumps({"cells": context}, separators=(",", ":")).encode(), 9)
+def _encode(context: list[dict[str, Any]], later: list[dict[str, Any]]) -> str:
+    data: dict[str, Any] = {"cells": context}
+    if later:
+        data["later"] = later
+    raw = zlib.compress(json.dumps(data, separators=(",", ":")).encode(), 9)
     return TRAILER + base64.b64encode(raw).decode("ascii") + "\n"
 
 
-def split_graded(text: str) -> tuple[str, list[dict[str, Any]]]:
-    """A graded module's text -> (its section's source, its context cells). Plain files: no context."""
+def _split(text: str) -> tuple[str, dict[str, list[dict[str, Any]]]]:
     body, sep, last = text.rstrip("\n").rpartition("\n")
     if not sep:
         body, last = "", text.rstrip("\n")
     if not last.startswith(TRAILER):
-        return text, []
+        return text, {}
     try:
         data = json.loads(zlib.decompress(base64.b64decode(last[len(TRAILER):].strip())))
-        cells = [c for c in data["cells"] if isinstance(c, dict)]
-    except (ValueError, KeyError, TypeError, zlib.error):
-        return text, []
-    return body + "\n", cells
+        out = {key: [c for c in data.get(key, []) if isinstance(c, dict)] for key in ("cells", "later")}
+    except (ValueError, KeyError, TypeError, AttributeError, zlib.error):
+        return text, {}
+    return body + "\n", out
+
+
+def split_graded(text: str) -> tuple[str, list[dict[str, Any]]]:
+    """A graded module's text -> (its section's source, its context cells). Plain files: no context."""
+    body, data = _split(text)
+    return body, data.get("cells", [])
+
+
+def later_cells(text: str) -> list[dict[str, Any]]:
+    """A graded module's *later* cells: the redefinitions of its contract's names below its section."""
+    return _split(text)[1].get("later", [])
 
 
 def sections(cells: list[Cell], exercises: tuple[str, ...]) -> dict[str, str | None]:
@@ -278,14 +299,50 @@ def sections(cells: list[Cell], exercises: tuple[str, ...]) -> dict[str, str | N
     return graded_sources(cells, exercises, with_context=False)
 
 
-def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: bool = True
-                   ) -> dict[str, str | None]:
+def _later(graded: list[tuple[Cell, str | None]], code: dict[int, str | None], ex: str, after: int,
+           contracts: Mapping[str, Iterable[str]]) -> list[dict[str, Any]]:
+    """The cells below ``ex``'s section, each reduced to the statements that only rebind names; a statement
+    binding a name of ``ex``'s contract that the contract of the cell's own exercise also has is left out
+    (ex05's ``fit`` is ex05's, not a redefinition of ex02's)."""
+    own = set(contracts.get(ex, ()))
+    records = []
+    for cell, owner in graded:
+        if cell.index <= after or code[cell.index] is None:
+            continue
+        label = f"<notebook cell {cell.index + 1}: {owner or 'outside the exercises'}>"
+        record = context_cell(code[cell.index] or "", label, only=rebinds_only)
+        if record is not None:
+            theirs = own & set(contracts.get(owner, ())) if owner else set()
+            record["stmts"] = [st for st in record["stmts"] if not set(st[2]) & theirs]
+            records.append(record)
+    needed, chosen = set(own), set()  # the redefinitions, then (transitively) what they read from these cells
+    changed = True
+    while changed:
+        changed = False
+        for r, record in enumerate(records):
+            for k, (_i, _kind, binds, reads) in enumerate(record["stmts"]):
+                if (r, k) not in chosen and set(binds) & needed:
+                    chosen.add((r, k))
+                    needed |= set(reads)
+                    changed = True
+    out = []
+    for r, record in enumerate(records):
+        record["stmts"] = [st for k, st in enumerate(record["stmts"]) if (r, k) in chosen]
+        if record["stmts"]:
+            out.append(record)
+    return out
+
+
+def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: bool = True,
+                   contracts: Mapping[str, Iterable[str]] | None = None) -> dict[str, str | None]:
     """Per exercise, the text of its graded module (see module docstring); None: no code cell of it.
 
     Args:
         cells: from :func:`notebook_cells` or :func:`percent_cells`.
         exercises: the curriculum's exercise names, in order.
         with_context: append the context trailer (False: the sections alone).
+        contracts: each exercise's contract names; given, the trailer also carries the exercise's *later*
+            cells (:func:`later_cells`): "Run all" ends with the last definition of each name.
     """
     graded = graded_cells(cells, exercises)
     code: dict[int, str | None] = {cell.index: transform_cell(cell.source) for cell, _ in graded}
@@ -315,7 +372,8 @@ def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: 
                     contexts[cell.index] = context_cell(code[cell.index] or "", label)
                 if contexts[cell.index] is not None:
                     ctx.append(contexts[cell.index])
-            if ctx:
-                text = text.rstrip("\n") + "\n" + _encode(ctx)
+            later = _later(graded, code, ex, last[ex], contracts) if contracts else []
+            if ctx or later:
+                text = text.rstrip("\n") + "\n" + _encode(ctx, later)
         out[ex] = text
     return out

@@ -19,6 +19,10 @@ Used by the worker (``_worker._load``, in the sandbox) and by the notebook's sel
    seconds (:class:`_Clock`: CPU time and sleep, not time spent waiting for a CPU), so a busy
    machine runs the same statements as an idle one.
 3. **The section**, strictly: its failure is the exercise's load error (the caller reports it).
+4. **The later redefinitions** (:func:`autograder.submissions.cells.later_cells`): statements below the
+   section that rebind a name of the exercise's contract, with what they read from those cells, run like
+   the context (failures swallowed, the same budget): "Run all" leaves the last definition. The context
+   also runs what they read from above (an import the section itself never needed).
 
 Context cells are compiled under their own file names (``<notebook cell 7: ex04_jax_mlp>``), so
 line numbers in messages about the section stay the section's.
@@ -35,10 +39,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.submissions.cells import split_graded
+from autograder.submissions.cells import later_cells, split_graded
 from autograder.submissions.standins import add_standins
 from autograder.submissions.statements import section_reads
 
@@ -301,12 +305,14 @@ def run_context(namespace: dict[str, Any], cells: list[dict[str, Any]], roots: s
 # --------------------------------------------------------------------------- the whole module
 @dataclass
 class Prepared:
-    """A graded module ready to run: its section's code and its context."""
+    """A graded module ready to run: its section's code, its context and its later redefinitions."""
 
     section: str
     code: Any
     context: list[dict[str, Any]]
     roots: set[str] | None
+    later: list[dict[str, Any]] = field(default_factory=list)
+    contract: set[str] = field(default_factory=set)
 
 
 def prepare(text: str, filename: str, contract: tuple[str, ...] = ()) -> Prepared:
@@ -321,19 +327,22 @@ def prepare(text: str, filename: str, contract: tuple[str, ...] = ()) -> Prepare
         SyntaxError: the section does not compile (the exercise's load error).
     """
     section, context = split_graded(text)
+    later = later_cells(text) if contract else []
     tree = ast.parse(section, filename)
     code = compile(tree, filename, "exec", dont_inherit=True)
     roots = None
     if context:
         reads = section_reads(tree, section)
-        roots = None if reads is None else reads | set(contract)
-    return Prepared(section, code, context, roots)
+        needs = {name for cell, index, _kind in select(later, set(contract))
+                 for i, _k, _binds, names in cell["stmts"] if i == index for name in names}
+        roots = None if reads is None else reads | set(contract) | needs
+    return Prepared(section, code, context, roots, later, set(contract))
 
 
 def run(prepared: Prepared, namespace: dict[str, Any], *, interrupts: bool = False,
         budget: float = CONTEXT_BUDGET, section_guard: Callable[[], Any] | None = None,
         after_context: Callable[[], Any] | None = None) -> ContextReport:
-    """Stand-ins, then the context (failures swallowed), then the section (its exceptions propagate).
+    """Stand-ins, the context (failures swallowed), the section (its exceptions propagate), the later redefinitions.
 
     Args:
         prepared: from :func:`prepare`.
@@ -353,4 +362,6 @@ def run(prepared: Prepared, namespace: dict[str, Any], *, interrupts: bool = Fal
     else:
         with section_guard():
             exec(prepared.code, namespace)  # noqa: S102
+    if prepared.later:
+        run_context(namespace, prepared.later, prepared.contract, budget=budget, interrupts=interrupts)
     return report

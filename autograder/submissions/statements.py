@@ -3,7 +3,8 @@
 Owns the names side of a graded module's context (:mod:`autograder.submissions.cells`): the global names
 code reads (:func:`free_globals`, :func:`section_reads`), what a top-level statement binds or modifies
 (:func:`statement_names`), which statements of another section are kept (:func:`kept`: imports, ``def``,
-``class``, assignments, and ``if``/``try``/``with`` blocks without loops) and one context cell's record
+``class``, assignments, and ``if``/``try``/``with`` blocks without loops; of a later cell, :func:`rebinds_only`)
+and one context cell's record
 (:func:`context_cell`), which :mod:`autograder.submissions.execute` reads to run only what a section needs.
 Nothing here runs student code (``ast`` and ``symtable`` are parsers).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import symtable
+from collections.abc import Callable
 from typing import Any
 
 _DYNAMIC = frozenset({"globals", "vars", "eval", "exec", "locals"})
@@ -107,8 +109,26 @@ def _kind(node: ast.stmt) -> str:
     return "other"
 
 
-def context_cell(source: str, label: str) -> dict[str, Any] | None:
-    """One context cell: its source, future features and kept statements; None when nothing is kept."""
+def rebinds_only(node: ast.stmt) -> bool:
+    """Whether a statement only (re)binds names: ``def``, ``class``, an import, ``NAME = ...`` (no attribute or
+    item of an existing object is modified, no block): what a later cell's redefinition may do."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import)):
+        return True
+    if isinstance(node, ast.ImportFrom):
+        return node.module != "__future__" and all(a.name != "*" for a in node.names)
+    if isinstance(node, ast.Assign):
+        return all(isinstance(t, ast.Name) for t in node.targets)
+    return isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None
+
+
+def context_cell(source: str, label: str, only: Callable[[ast.stmt], bool] = kept) -> dict[str, Any] | None:
+    """One context cell: its source, future features and kept statements; None when nothing is kept.
+
+    Args:
+        source: the cell's transformed source.
+        label: the file name its code is compiled under.
+        only: which top-level statements are kept (:func:`kept`; :func:`rebinds_only` for later cells).
+    """
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -117,7 +137,7 @@ def context_cell(source: str, label: str) -> dict[str, Any] | None:
                       for a in n.names})
     stmts = []
     for i, node in enumerate(tree.body):
-        if kept(node):
+        if only(node):
             try:
                 binds, reads = statement_names(node)
             except (SyntaxError, ValueError):

@@ -206,6 +206,28 @@ def test_later_redefinitions_of_the_contract_win_as_in_run_all():
     assert _cells.later_cells(_graded(cells)[EX[0]]) == []  # no contracts given: no later cells
 
 
+def test_files_written_with_writefile_are_imported_and_run_as_in_colab():
+    """`%%writefile NAME.py` writes a file Colab's kernel then imports or `%run`s; the grader has no such file:
+    the notebook's own text is served instead (the last write, appends joined); a file written below the
+    section is not there yet."""
+    cells = [_code("%%writefile my_utils.py\ndef double(x):\n    return 2 * x\n"),
+             _code("%%writefile -a my_utils.py\nTHREE = 3\n"),
+             _code("%%writefile 'setup_vars.py'\nSEED = 7\n"),
+             _md("## ex01_torch_mlp"),
+             _code("from my_utils import double, THREE\n%run -i setup_vars.py\nA = (double(THREE), SEED)\n"),
+             _md("## ex02_torch_training"),
+             _code("%%writefile late.py\nX = 1\n")]
+    try:
+        ns, _ = _load(_graded(cells)[EX[0]])
+        assert ns["A"] == (6, 7)
+        assert "late.py" not in _cells.written_files(_graded(cells)[EX[0]])
+        assert set(_cells.written_files(_graded(cells)[EX[1]])) == {"my_utils.py", "setup_vars.py", "late.py"}
+    finally:
+        _standins.install_written_files({})
+        sys.modules.pop("my_utils", None)
+    assert not any(type(f).__name__ == "_FilesFinder" for f in sys.meta_path)
+
+
 def test_dynamic_lookups_get_every_kept_statement():
     cells = [_md("## ex01_torch_mlp"), _code("A = 1\nB = 2\n"),
              _md("## ex02_torch_training"), _code("TOTAL = sum(globals()[k] for k in ('A', 'B'))\n")]

@@ -32,7 +32,9 @@ template's metadata for EX's heading, only when it is that cell. Students' own h
 (tapetrace metadata, no exercise) close one. A code cell carrying an exercise's metadata
 belongs to that exercise wherever it was moved, and only that cell does. The set-up cell,
 cells made only of ``check``/``hint``/``figure``/``solution`` calls, and cell magics whose
-body is not Python (``%%bash``, ``%%html``, ``%%writefile``, ...) are never graded.
+body is not Python (``%%bash``, ``%%html``, ``%%writefile``, ...) are never graded; what the
+``%%writefile NAME.py`` cells above a section's last cell wrote travels in its trailer
+(:func:`written_files`): the section may import it or ``%run`` it, as in Colab.
 
 Nothing here runs student code: it only reads text (``ast``, ``symtable`` and IPython's
 input transformer are parsers).
@@ -49,7 +51,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.submissions.ipython_cells import transform_cell
+from autograder.submissions.ipython_cells import transform_cell, written_file
 from autograder.submissions.statements import context_cell, rebinds_only
 
 TRAILER = "# tapetrace-context v1: "
@@ -261,15 +263,17 @@ def hoist_future_imports(source: str) -> str:
 
 
 # --------------------------------------------------------------------------- graded modules
-def _encode(context: list[dict[str, Any]], later: list[dict[str, Any]]) -> str:
+def _encode(context: list[dict[str, Any]], later: list[dict[str, Any]], files: dict[str, str]) -> str:
     data: dict[str, Any] = {"cells": context}
     if later:
         data["later"] = later
+    if files:
+        data["files"] = files
     raw = zlib.compress(json.dumps(data, separators=(",", ":")).encode(), 9)
     return TRAILER + base64.b64encode(raw).decode("ascii") + "\n"
 
 
-def _split(text: str) -> tuple[str, dict[str, list[dict[str, Any]]]]:
+def _split(text: str) -> tuple[str, dict[str, Any]]:
     body, sep, last = text.rstrip("\n").rpartition("\n")
     if not sep:
         body, last = "", text.rstrip("\n")
@@ -278,6 +282,8 @@ def _split(text: str) -> tuple[str, dict[str, list[dict[str, Any]]]]:
     try:
         data = json.loads(zlib.decompress(base64.b64decode(last[len(TRAILER):].strip())))
         out = {key: [c for c in data.get(key, []) if isinstance(c, dict)] for key in ("cells", "later")}
+        files = data.get("files", {})
+        out["files"] = {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}
     except (ValueError, KeyError, TypeError, AttributeError, zlib.error):
         return text, {}
     return body + "\n", out
@@ -292,6 +298,24 @@ def split_graded(text: str) -> tuple[str, list[dict[str, Any]]]:
 def later_cells(text: str) -> list[dict[str, Any]]:
     """A graded module's *later* cells: the redefinitions of its contract's names below its section."""
     return _split(text)[1].get("later", [])
+
+
+def written_files(text: str) -> dict[str, str]:
+    """The ``.py`` files the notebook's ``%%writefile`` cells above a graded module's last cell wrote: name -> text."""
+    return _split(text)[1].get("files", {})
+
+
+def _files(cells: list[Cell], upto: int) -> dict[str, str]:
+    """What the ``%%writefile NAME.py`` cells (any code cell) up to cell ``upto`` left in each file."""
+    out: dict[str, str] = {}
+    for cell in cells:
+        if cell.index > upto or cell.kind != "code":
+            continue
+        written = written_file(cell.source)
+        if written is not None:
+            name, body, append = written
+            out[name] = (out.get(name, "") if append else "") + body
+    return out
 
 
 def sections(cells: list[Cell], exercises: tuple[str, ...]) -> dict[str, str | None]:
@@ -373,7 +397,8 @@ def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: 
                 if contexts[cell.index] is not None:
                     ctx.append(contexts[cell.index])
             later = _later(graded, code, ex, last[ex], contracts) if contracts else []
-            if ctx or later:
-                text = text.rstrip("\n") + "\n" + _encode(ctx, later)
+            files = _files(cells, last[ex])
+            if ctx or later or files:
+                text = text.rstrip("\n") + "\n" + _encode(ctx, later, files)
         out[ex] = text
     return out

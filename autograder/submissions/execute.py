@@ -4,7 +4,8 @@ Used by the worker (``_worker._load``, in the sandbox) and by the notebook's sel
 (``_public``, in the student's kernel), so both see the same module:
 
 1. **Stand-ins** first (:mod:`autograder.submissions.standins`): harmless ``get_ipython()``
-   (magics, ``!cmd`` and ``obj?`` are no-ops; ``x = !cmd`` gives an empty list), ``display``,
+   (magics, ``!cmd`` and ``obj?`` are no-ops; ``x = !cmd`` gives an empty list; ``%run NAME.py`` runs
+   a file the notebook's ``%%writefile`` cells wrote, which ``import NAME`` also finds), ``display``,
    ``check``, ``hint``, ``figure`` and ``solution`` (no-ops). In a worker, ``google.colab`` is
    importable as a harmless stand-in when the real one is absent
    (:func:`autograder.submissions.standins.install_colab_standin`).
@@ -42,8 +43,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.submissions.cells import later_cells, split_graded
-from autograder.submissions.standins import add_standins
+from autograder.submissions.cells import later_cells, split_graded, written_files
+from autograder.submissions.standins import add_standins, install_written_files
 from autograder.submissions.statements import section_reads
 
 CONTEXT_BUDGET = 3.0
@@ -313,6 +314,7 @@ class Prepared:
     roots: set[str] | None
     later: list[dict[str, Any]] = field(default_factory=list)
     contract: set[str] = field(default_factory=set)
+    files: dict[str, str] = field(default_factory=dict)
 
 
 def prepare(text: str, filename: str, contract: tuple[str, ...] = ()) -> Prepared:
@@ -336,7 +338,7 @@ def prepare(text: str, filename: str, contract: tuple[str, ...] = ()) -> Prepare
         needs = {name for cell, index, _kind in select(later, set(contract))
                  for i, _k, _binds, names in cell["stmts"] if i == index for name in names}
         roots = None if reads is None else reads | set(contract) | needs
-    return Prepared(section, code, context, roots, later, set(contract))
+    return Prepared(section, code, context, roots, later, set(contract), written_files(text))
 
 
 def run(prepared: Prepared, namespace: dict[str, Any], *, interrupts: bool = False,
@@ -353,7 +355,8 @@ def run(prepared: Prepared, namespace: dict[str, Any], *, interrupts: bool = Fal
         after_context: called between the context and the section (a student's worker puts back
             what the context changed of the grader's own code: ``autograder.workers.guard.Snapshot.restore``).
     """
-    add_standins(namespace)
+    add_standins(namespace, prepared.files)
+    install_written_files(prepared.files)
     report = run_context(namespace, prepared.context, prepared.roots, budget=budget, interrupts=interrupts)
     if after_context is not None:
         after_context()

@@ -4,7 +4,8 @@ Owns :func:`transform_cell`: IPython's own input transformer turns magics, ``!cm
 ``obj?`` into calls of ``get_ipython()`` (in time linear in the cell's length: ``_ipython``), a one-line
 cell that names a magic without its ``%`` (``pip install tqdm``, ``ls``: IPython's automagic) calls it too,
 ``%time stmt`` becomes ``stmt``, and cell magics whose body is not Python (``%%bash``, ``%%html``, ...) are not
-graded. Without IPython a plain fallback drops magic lines. Nothing here runs student code.
+graded; what a ``%%writefile NAME.py`` cell writes is read by :func:`written_file`. Without IPython a plain
+fallback drops magic lines. Nothing here runs student code.
 """
 
 from __future__ import annotations
@@ -146,6 +147,22 @@ def transform_cell(src: str) -> str | None:
     out_lines = [_unwrap_time(ln) for ln in out_lines]
     out_lines += [""] * (len(lines) - first - len(out_lines))  # a joined `\` continuation: same length
     return "\n" * first + "\n".join(out_lines) + "\n"
+
+
+_WRITEFILE = re.compile(r"^%%writefile((?:\s+-a|\s+--append)?)\s+(['\"]?)([\w.-]+\.py)\2\s*$")
+
+
+def written_file(src: str) -> tuple[str, str, bool] | None:
+    """What a ``%%writefile NAME.py`` cell writes: ``(NAME.py, its text, whether it appends)``; None for any
+    other cell (or a file in a folder, or not a ``.py``: nothing a notebook imports or runs by name)."""
+    lines = src.splitlines(keepends=True)
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if first is None:
+        return None
+    m = _WRITEFILE.match(lines[first].strip())
+    if not m:
+        return None
+    return m.group(3), "".join(lines[first + 1:]), bool(m.group(1).strip())
 
 
 # a line IPython's token transforms may rewrite: an escape first (``!cmd``, ``%magic``, ``?obj``, ``,f a``...),

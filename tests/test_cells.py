@@ -60,6 +60,9 @@ def _load(text, contract=(), budget=_exec.CONTEXT_BUDGET):
     ("%time params = fit(3)\n", "params = fit(3)\n"),  # %time runs its statement in the notebook
     ("%%time\nx = 1\ny = 2\n", "\nx = 1\ny = 2\n"),  # a Python cell magic keeps its body, same lines
     ("%%capture out\n%pip install tqdm\nz = 3\n", "\nget_ipython().run_line_magic('pip', 'install tqdm')\nz = 3\n"),
+    # %%timeit runs its body in a function: what it assigns or defines is not the notebook's (IPython's own rule)
+    ("%%timeit -n1\ndef MLP():\n    return 1\n\nz = MLP()\n",
+     "def _tapetrace_timeit():\n    def MLP():\n        return 1\n\n    z = MLP()\n    pass\n_tapetrace_timeit()\n"),
     ("!pip install \\\n   tqdm\nw = 1\n", "get_ipython().system('pip install    tqdm')\n\nw = 1\n"),
     # a one-line cell naming a magic without `%` runs it (IPython's automagic; Colab shows `pip install` so)
     ("pip install -q tqdm\n", "get_ipython().run_line_magic('pip', 'install -q tqdm')\n"),
@@ -318,9 +321,11 @@ def test_standins_make_notebook_helpers_harmless():
         display("shown")
         torch_help = dir?
         A = (len(gpu), gpu.s, check("ex01"), hint("ex01", 2), figure("ex01"), solution("ex01"))
+        NAME = input("your name: ")  # Colab waits for an answer; nobody types in a worker
         """)]
     ns, _ = _load(_graded(cells)[EX[0]])
     assert ns["A"] == (0, "", None, None, None, None)
+    assert ns["NAME"] == ""
 
 
 def test_google_colab_standin_only_where_the_real_one_is_absent():

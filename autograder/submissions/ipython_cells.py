@@ -17,6 +17,8 @@ from typing import Any
 
 # Cell magics whose body is Python run by IPython in the notebook's namespace: the body is graded.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+# ``%%timeit`` runs its body inside a function (its names stay local): graded as a call of this one
+TIMEIT_FUNCTION = "_tapetrace_timeit"
 
 
 @cache
@@ -121,7 +123,8 @@ def transform_cell(src: str) -> str | None:
     IPython's own input transformer turns magics anywhere in the cell, ``x = !cmd`` and
     ``obj?`` into calls of ``get_ipython()``; so does a one-line cell naming a magic without its ``%``
     (IPython's automagic: ``pip install tqdm``, ``cd /content``, ``ls``); ``%time stmt`` becomes ``stmt``. A cell magic
-    whose body is Python (:data:`PYTHON_CELL_MAGICS`) keeps its body (its first line blank);
+    whose body is Python (:data:`PYTHON_CELL_MAGICS`) keeps its body (its first line blank), ``%%timeit``'s
+    inside a function called once (:data:`TIMEIT_FUNCTION`: as in IPython, it defines nothing);
     any other cell magic (``%%bash``, ``%%html``, ``%%writefile``, ...) gives None.
     """
     lines = src.splitlines()
@@ -134,7 +137,12 @@ def transform_cell(src: str) -> str | None:
         if name not in PYTHON_CELL_MAGICS:
             return None
         body = transform_cell("\n".join(lines[first + 1:]))
-        return None if body is None else "\n" * (first + 1) + body
+        if body is None:
+            return None
+        if name == "timeit":  # IPython times the body inside a function: it binds nothing in the notebook
+            inner = "".join(f"    {ln}\n" if ln.strip() else "\n" for ln in body.splitlines())
+            return "\n" * first + f"def {TIMEIT_FUNCTION}():\n{inner}    pass\n{TIMEIT_FUNCTION}()\n"
+        return "\n" * (first + 1) + body
     text = "\n".join(_join_magic_continuations(lines[first:])) + "\n"
     tm = _transformer()
     try:

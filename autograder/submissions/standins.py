@@ -2,7 +2,8 @@
 
 Owns what a graded module finds before its code runs (:func:`add_standins`): a ``get_ipython()`` whose
 magics, ``!cmd`` and ``obj?`` do nothing (``x = !cmd`` gives an empty list; ``%run NAME.py`` runs a file the
-notebook wrote), and ``display``, ``check``, ``hint``, ``figure`` and ``solution`` as no-ops; the files a
+notebook wrote), ``display``, ``check``, ``hint``, ``figure`` and ``solution`` as no-ops, ``input()`` answering
+an empty line (in Colab "Run all" waits for the student to type); the files a
 notebook's ``%%writefile`` cells wrote, importable by name (:func:`install_written_files`); and
 ``google.colab`` importable as a harmless stand-in where the real one is absent
 (:func:`install_colab_standin`, :func:`remove_colab_standin`). Used by
@@ -97,6 +98,11 @@ def _nothing(*args: Any, **kwargs: Any) -> None:
 STANDIN_NAMES = ("get_ipython", "display", "check", "hint", "figure", "solution")
 
 
+def _no_answer(prompt: object = "") -> str:
+    """``input()`` in a graded module: nobody is there to type, so the answer is an empty line (Enter)."""
+    return ""
+
+
 def add_standins(namespace: dict[str, Any], files: dict[str, str] | None = None) -> None:
     """Puts the notebook's helpers, as harmless stand-ins, into a module namespace.
 
@@ -108,6 +114,7 @@ def add_standins(namespace: dict[str, Any], files: dict[str, str] | None = None)
     namespace["get_ipython"] = lambda: shell
     for name in STANDIN_NAMES[1:]:
         namespace[name] = _nothing
+    namespace["input"] = _no_answer
 
 
 def file_label(name: str) -> str:

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.submissions.ipython_cells import transform_cell, written_file
-from autograder.submissions.statements import context_cell, rebinds_only
+from autograder.submissions.statements import context_cell, needed, rebinds_only
 
 TRAILER = "# tapetrace-context v1: "
 _CHECK_LINE = re.compile(r"^\s*(check|grader\.check|hint|solution|show|figure|grader\.check_all)\s*\(")
@@ -324,31 +324,26 @@ def sections(cells: list[Cell], exercises: tuple[str, ...]) -> dict[str, str | N
 
 
 def _later(graded: list[tuple[Cell, str | None]], code: dict[int, str | None], ex: str, after: int,
-           contracts: Mapping[str, Iterable[str]]) -> list[dict[str, Any]]:
-    """The cells below ``ex``'s section, each reduced to the statements that only rebind names; a statement
-    binding a name of ``ex``'s contract that the contract of the cell's own exercise also has is left out
-    (ex05's ``fit`` is ex05's, not a redefinition of ex02's)."""
+           contracts: Mapping[str, Iterable[str]], cache: dict[int, dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """The cells below ``ex``'s section, each reduced to the statements that only rebind names and, of those,
+    to the redefinitions of ``ex``'s contract and (transitively) what they read; a statement binding a name of
+    ``ex``'s contract that the contract of the cell's own exercise also has is left out (ex05's ``fit`` is
+    ex05's, not a redefinition of ex02's). ``cache``: each cell's record, shared by the exercises."""
     own = set(contracts.get(ex, ()))
     records = []
     for cell, owner in graded:
         if cell.index <= after or code[cell.index] is None:
             continue
-        label = f"<notebook cell {cell.index + 1}: {owner or 'outside the exercises'}>"
-        record = context_cell(code[cell.index] or "", label, only=rebinds_only)
+        if cell.index not in cache:
+            label = f"<notebook cell {cell.index + 1}: {owner or 'outside the exercises'}>"
+            cache[cell.index] = context_cell(code[cell.index] or "", label, only=rebinds_only)
+        record = cache[cell.index]
         if record is not None:
             theirs = own & set(contracts.get(owner, ())) if owner else set()
-            record["stmts"] = [st for st in record["stmts"] if not set(st[2]) & theirs]
-            records.append(record)
-    needed, chosen = set(own), set()  # the redefinitions, then (transitively) what they read from these cells
-    changed = True
-    while changed:
-        changed = False
-        for r, record in enumerate(records):
-            for k, (_i, _kind, binds, reads) in enumerate(record["stmts"]):
-                if (r, k) not in chosen and set(binds) & needed:
-                    chosen.add((r, k))
-                    needed |= set(reads)
-                    changed = True
+            records.append({**record, "stmts": [st for st in record["stmts"] if not set(st[2]) & theirs]})
+    flat = [(r, k) for r, record in enumerate(records) for k in range(len(record["stmts"]))]
+    # the redefinitions, then (transitively) what they read from these cells
+    chosen = {flat[n] for n in needed([(records[r]["stmts"][k][2], records[r]["stmts"][k][3]) for r, k in flat], own)}
     out = []
     for r, record in enumerate(records):
         record["stmts"] = [st for k, st in enumerate(record["stmts"]) if (r, k) in chosen]
@@ -380,6 +375,7 @@ def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: 
             else:
                 parts.setdefault(owner, [])
     contexts: dict[int, dict[str, Any] | None] = {}
+    rebinding: dict[int, dict[str, Any] | None] = {}
     out: dict[str, str | None] = {}
     for ex in exercises:
         if ex not in last:
@@ -396,7 +392,7 @@ def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: 
                     contexts[cell.index] = context_cell(code[cell.index] or "", label)
                 if contexts[cell.index] is not None:
                     ctx.append(contexts[cell.index])
-            later = _later(graded, code, ex, last[ex], contracts) if contracts else []
+            later = _later(graded, code, ex, last[ex], contracts, rebinding) if contracts else []
             files = _files(cells, last[ex])
             if ctx or later or files:
                 text = text.rstrip("\n") + "\n" + _encode(ctx, later, files)

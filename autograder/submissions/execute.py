@@ -45,7 +45,7 @@ from typing import Any
 
 from autograder.submissions.cells import later_cells, split_graded, written_files
 from autograder.submissions.standins import add_standins, install_written_files
-from autograder.submissions.statements import section_reads
+from autograder.submissions.statements import needed, section_reads
 
 CONTEXT_BUDGET = 3.0
 DEFINITIONS_GRACE = 2.0
@@ -78,20 +78,11 @@ def select(cells: list[dict[str, Any]], roots: set[str] | None) -> list[tuple[di
         cells: context cells (see :func:`autograder.submissions.statements.context_cell`).
         roots: names the section and the contract read; None takes every kept statement.
     """
-    stmts = [(c, int(i), str(kind), set(binds), set(reads)) for c in cells for i, kind, binds, reads in c["stmts"]]
+    stmts = [(c, int(i), str(kind), list(binds), list(reads)) for c in cells for i, kind, binds, reads in c["stmts"]]
     if roots is None:
         return [(c, i, k) for c, i, k, _b, _r in stmts]
-    needed = set(roots)
-    chosen = [False] * len(stmts)
-    changed = True
-    while changed:
-        changed = False
-        for n, (_c, _i, _k, binds, reads) in enumerate(stmts):
-            if not chosen[n] and ("*" in binds or binds & needed):
-                chosen[n] = True
-                needed |= reads
-                changed = True
-    return [(c, i, k) for n, (c, i, k, _b, _r) in enumerate(stmts) if chosen[n]]
+    chosen = needed([(b, r) for _c, _i, _k, b, r in stmts], set(roots))
+    return [(c, i, k) for n, (c, i, k, _b, _r) in enumerate(stmts) if n in chosen]
 
 
 def _future_flags(names: list[str]) -> int:

@@ -2,7 +2,8 @@
 
 Owns the names side of a graded module's context (:mod:`autograder.submissions.cells`): the global names
 code reads (:func:`free_globals`, :func:`section_reads`), what a top-level statement binds or modifies
-(:func:`statement_names`), which statements of another section are kept (:func:`kept`: imports, ``def``,
+(:func:`statement_names`), which of them a set of names needs (:func:`needed`), which statements of another
+section are kept (:func:`kept`: imports, ``def``,
 ``class``, assignments, and ``if``/``try``/``with`` blocks without loops; of a later cell, :func:`rebinds_only`)
 and one context cell's record
 (:func:`context_cell`), which :mod:`autograder.submissions.execute` reads to run only what a section needs.
@@ -157,3 +158,21 @@ def section_reads(tree: ast.Module, source: str) -> set[str] | None:
     except (SyntaxError, ValueError):
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     return None if names & _DYNAMIC else names
+
+
+def needed(stmts: list[tuple[list[str], list[str]]], roots: set[str]) -> set[int]:
+    """Which statements (each ``(binds, reads)``) bind a name of ``roots`` or, transitively, a name a chosen one
+    reads; a star import (``"*"`` among its binds) is always chosen. In time linear in the names listed."""
+    binders: dict[str, list[int]] = {}
+    for n, (binds, _reads) in enumerate(stmts):
+        for name in binds:
+            binders.setdefault(name, []).append(n)
+    todo, seen, chosen = [*roots, "*"], {*roots, "*"}, set()
+    while todo:
+        for n in binders.get(todo.pop(), []):
+            if n not in chosen:
+                chosen.add(n)
+                fresh = [name for name in stmts[n][1] if name not in seen]
+                seen.update(fresh)
+                todo += fresh
+    return chosen

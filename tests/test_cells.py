@@ -326,6 +326,9 @@ def test_standins_make_notebook_helpers_harmless():
     ns, _ = _load(_graded(cells)[EX[0]])
     assert ns["A"] == (0, "", None, None, None, None)
     assert ns["NAME"] == ""
+    cells = [_md("## ex01_torch_mlp"), _code("# my answer, timed\n%%time\nA = 1\n")]  # IPython: UsageError, no A
+    with pytest.raises(_standins.UsageError, match="%%time"):
+        _load(_graded(cells)[EX[0]])
 
 
 def test_google_colab_standin_only_where_the_real_one_is_absent():

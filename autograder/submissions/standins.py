@@ -2,7 +2,7 @@
 
 Owns what a graded module finds before its code runs (:func:`add_standins`): a ``get_ipython()`` whose
 magics, ``!cmd`` and ``obj?`` do nothing (``x = !cmd`` gives an empty list; ``%run NAME.py`` runs a file the
-notebook wrote), ``display``, ``check``, ``hint``, ``figure`` and ``solution`` as no-ops, ``input()`` answering
+notebook wrote; a cell magic below a cell's first line raises IPython's ``UsageError``), ``display``, ``check``, ``hint``, ``figure`` and ``solution`` as no-ops, ``input()`` answering
 an empty line (in Colab "Run all" waits for the student to type); the files a
 notebook's ``%%writefile`` cells wrote, importable by name (:func:`install_written_files`); and
 ``google.colab`` importable as a harmless stand-in where the real one is absent
@@ -58,6 +58,10 @@ class _Anything:
         return False
 
 
+class UsageError(Exception):
+    """What IPython raises for a magic it does not know (here: a cell magic below a cell's first line)."""
+
+
 class _Shell(_Anything):
     """``get_ipython()`` in a graded module: magics and shell commands do nothing, but ``%run NAME.py`` of a file
     the notebook wrote (``%%writefile``) runs it into the namespace, as IPython does."""
@@ -67,6 +71,8 @@ class _Shell(_Anything):
         self.files = dict(files or {})
 
     def run_line_magic(self, name: str, line: str, *args: Any, **kwargs: Any) -> None:
+        if name.startswith("%"):  # `%%time` below a cell's first line: IPython stops the cell there
+            raise UsageError(f"Line magic function `%{name}` not found.")
         if name == "run":
             script = next((w.strip("'\"") for w in line.split() if w.strip("'\"") in self.files), None)
             if script is not None:

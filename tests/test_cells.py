@@ -207,6 +207,10 @@ def test_later_redefinitions_of_the_contract_win_as_in_run_all():
     ns, _ = _load(g[EX[4]], contract=contracts[EX[4]])
     assert ns["fit"]() == "jax"
     assert _cells.later_cells(_graded(cells)[EX[0]]) == []  # no contracts given: no later cells
+    del cells[2]  # ex01's answer cell deleted: the one further down is the exercise's answer
+    ns, _ = _load(_graded(cells, contracts)[EX[0]], contract=contracts[EX[0]])
+    assert ns["MLP"].v == pytest.approx(3.14159265)
+    assert _graded(cells[:3], contracts)[EX[0]] is None and _graded(cells)[EX[0]] is None
 
 
 def test_files_written_with_writefile_are_imported_and_run_as_in_colab():

@@ -23,7 +23,9 @@ one *graded module*:
   section, the statements that only rebind names (``def``, ``class``, imports, ``NAME = ...``:
   :func:`autograder.submissions.statements.rebinds_only`), less those binding a contract name that the
   cell's own exercise also has (ex05's ``fit`` stays ex05's); :mod:`autograder.submissions.execute` runs
-  the redefinitions (and what they read from those cells) after the section, failures skipped.
+  the redefinitions (and what they read from those cells) after the section, failures skipped. An exercise
+  with no code cell of its own (its answer cell deleted) whose names a cell below its heading defines gets
+  an empty section with that trailer.
 
 Sections follow the template: a markdown cell starts exercise EX's section when its first
 line is a heading naming EX (``## ex04_jax_mlp — ...``) and, where the notebook still has the
@@ -202,15 +204,22 @@ def graded_cells(cells: list[Cell], exercises: tuple[str, ...]) -> list[tuple[Ce
 
     Owner None: above the first exercise, or after a template cell that closes a section.
     """
+    return _walk(cells, exercises)[0]
+
+
+def _walk(cells: list[Cell], exercises: tuple[str, ...]) -> tuple[list[tuple[Cell, str | None]], dict[str, int]]:
+    """:func:`graded_cells`, and the index of the heading cell that starts each exercise's section (its last)."""
     meta_headings = {c.exercise for c in cells
                      if c.kind == "markdown" and c.exercise and _heading_names(c.source, exercises) == c.exercise}
     current: str | None = None
     out: list[tuple[Cell, str | None]] = []
+    headings: dict[str, int] = {}
     for cell in cells:
         if cell.kind == "markdown":
             named = _heading_names(cell.source, exercises)
             if named and (named not in meta_headings or cell.exercise == named):
                 current = named
+                headings[named] = cell.index
             elif cell.meta and cell.exercise is None and cell.role == "markdown":
                 current = None  # the template's intro or outro
             continue
@@ -219,7 +228,7 @@ def graded_cells(cells: list[Cell], exercises: tuple[str, ...]) -> list[tuple[Ce
         if _helper_only(cell.source):
             continue
         out.append((cell, cell.exercise or current))
-    return out
+    return out, headings
 
 
 def hoist_future_imports(source: str) -> str:
@@ -363,7 +372,10 @@ def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: 
         contracts: each exercise's contract names; given, the trailer also carries the exercise's *later*
             cells (:func:`later_cells`): "Run all" ends with the last definition of each name.
     """
-    graded = graded_cells(cells, exercises)
+    graded, headings = _walk(cells, exercises)
+    contexts: dict[int, dict[str, Any] | None] = {}
+    rebinding: dict[int, dict[str, Any] | None] = {}
+    out: dict[str, str | None] = {}
     code: dict[int, str | None] = {cell.index: transform_cell(cell.source) for cell, _ in graded}
     parts: dict[str, list[str]] = {}
     last: dict[str, int] = {}
@@ -374,10 +386,12 @@ def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: 
                 parts.setdefault(owner, []).append(code[cell.index] or "")
             else:
                 parts.setdefault(owner, [])
-    contexts: dict[int, dict[str, Any] | None] = {}
-    rebinding: dict[int, dict[str, Any] | None] = {}
-    out: dict[str, str | None] = {}
     for ex in exercises:
+        if ex not in last and contracts and with_context:  # no code cell of its own: maybe one further down
+            anchor = headings.get(ex, -1)
+            if _later(graded, code, ex, anchor, contracts, rebinding):
+                last[ex] = anchor
+                parts[ex] = []
         if ex not in last:
             out[ex] = None
             continue

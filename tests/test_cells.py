@@ -75,6 +75,7 @@ def _load(text, contract=(), budget=_exec.CONTEXT_BUDGET):
     ("x = 1 if \"__main__\"==__name__ else 2\n", "x = 1 if \"__main__\" == \"__main__\" else 2\n"),
     ("ls = 3\n", "ls = 3\n"),  # an assignment, a call, a longer cell: Python
     ("time.sleep(0)\n", "time.sleep(0)\n"),
+    ("run (model)\n", "run (model)\n"),
     ("history = fit(1)\nhistory [-1]\n", "history = fit(1)\nhistory [-1]\n"),
 ])
 def test_cells_read_as_ipython_reads_them(cell, expect):

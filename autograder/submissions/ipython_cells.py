@@ -83,8 +83,8 @@ def _automagic(line: str) -> str:
     """A one-line cell as IPython's automagic runs it: ``pip install tqdm`` -> ``%pip install tqdm``.
 
     IPython calls the magic unless the line assigns to the name (``ls = 3``, ``ls, x = ...``) or a variable
-    shadows it. Here (text only) a statement other than an expression stays Python; an expression that
-    reads like one (``ls``, ``reset -f``) is the magic: as Python its value was only displayed.
+    shadows it. Here (text only) a statement other than an expression, or a call, stays Python; an expression
+    that reads like one (``ls``, ``reset -f``) is the magic: as Python its value was only displayed.
     """
     m = _AUTOMAGIC.match(line)
     if not m or m.group(2) not in AUTOMAGICS:
@@ -96,8 +96,9 @@ def _automagic(line: str) -> str:
         tree = ast.parse(line.strip())
     except SyntaxError:
         tree = None
-    if tree is not None and not (len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr)):
-        return line
+    if tree is not None and (not (len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr))
+                             or isinstance(tree.body[0].value, ast.Call)):
+        return line  # a statement, or a call (`run (model)`: the student's own function, shadowing the magic)
     return f"{m.group(1)}get_ipython().run_line_magic({m.group(2)!r}, {rest!r})"
 
 

@@ -191,15 +191,21 @@ def test_contract_names_defined_in_an_earlier_section_are_found():
 
 def test_later_redefinitions_of_the_contract_win_as_in_run_all():
     """A scratch cell below a section that redefines one of its contract's names is what "Run all" leaves:
-    it is graded, with what it reads (an import only it needs, a helper between); a name the later section's
-    own contract has stays that section's; a later cell never modifies an object (monkeypatching)."""
+    it is graded, with what it reads (an import only it needs, a helper between). Not a redefinition: a name
+    the later section's own contract has (ex05's `fit`), a helper that only shares the name (another
+    signature), an assignment; a later cell never modifies an object (monkeypatching)."""
     cells = [_code("import math\nimport json\n"),
              _md("## ex01_torch_mlp"), _code("class MLP:\n    v = 'first try'\n"),
-             _md("## ex02_torch_training"), _code("def fit():\n    return 'torch'\n"),
+             _md("## ex02_torch_training"),
+             _code("def fit():\n    return 'torch'\ndef train_step(model, optimizer, x, y, loss_fn):\n    return 'step'\n"),
              _md("## ex03_torch_cnn"),
              _code("def _scale():\n    return math.pi\n"),
              _code("class MLP:  # fixed it\n    v = _scale()\n    w = json.dumps(1)\n"),
-             _md("## ex05_jit_train_step"), _code("def fit():\n    return 'jax'\n"),
+             _md("## ex04_jax_mlp"), _code("def accuracy(params, x, y):\n    return 'first try'\n"),
+             _md("## ex05_jit_train_step"),
+             _code("def fit():\n    return 'jax'\ndef accuracy(params, x, y):  # fixed\n    return 'fixed'\n"),
+             _md("## ex07_flax_cnn"),
+             _code("def accuracy(logits, labels):  # my helper\n    return 'helper'\ntrain_step = lambda: 'flax'\n"),
              _md("## Submit", role="markdown"),
              _code("json.dumps = None\nmath.pi = 3\nMLP.v = 'patched'\n")]
     contracts = _registry.contracts(EX)
@@ -208,8 +214,11 @@ def test_later_redefinitions_of_the_contract_win_as_in_run_all():
     assert (ns["MLP"].v, ns["MLP"].w) == (pytest.approx(3.14159265), "1")
     ns, _ = _load(g[EX[1]], contract=contracts[EX[1]])
     assert ns["fit"]() == "torch"
+    assert ns["train_step"](*"mxyzl") == "step"
     ns, _ = _load(g[EX[4]], contract=contracts[EX[4]])
     assert ns["fit"]() == "jax"
+    ns, _ = _load(g[EX[3]], contract=contracts[EX[3]])
+    assert ns["accuracy"](1, 2, 3) == "fixed"
     assert _cells.later_cells(_graded(cells)[EX[0]]) == []  # no contracts given: no later cells
     del cells[2]  # ex01's answer cell deleted: the one further down is the exercise's answer
     ns, _ = _load(_graded(cells, contracts)[EX[0]], contract=contracts[EX[0]])

@@ -21,8 +21,10 @@ one *graded module*:
   definition of each name, so a scratch cell below the section that redefines a name of the exercise's
   contract (``class MLP`` fixed at the end of the notebook) is what gets graded. Per cell below the
   section, the statements that only rebind names (``def``, ``class``, imports, ``NAME = ...``:
-  :func:`autograder.submissions.statements.rebinds_only`), less those binding a contract name that the
-  cell's own exercise also has (ex05's ``fit`` stays ex05's); :mod:`autograder.submissions.execute` runs
+  :func:`autograder.submissions.statements.rebinds_only`); a contract name counts as redefined only by a
+  ``def``/``class`` with the signature the section gave it (a helper ``def accuracy(logits, labels)``
+  under ex07 is not ex04's ``accuracy``), and never by a cell whose own exercise has the name in its
+  contract too (ex05's ``fit`` stays ex05's); :mod:`autograder.submissions.execute` runs
   the redefinitions (and what they read from those cells) after the section, failures skipped. An exercise
   with no code cell of its own (its answer cell deleted) whose names a cell below its heading defines gets
   an empty section with that trailer.
@@ -54,7 +56,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.submissions.ipython_cells import transform_cell, written_file
-from autograder.submissions.statements import context_cell, needed, rebinds_only
+from autograder.submissions.statements import context_cell, needed, rebinds_only, signature, signatures
 
 TRAILER = "# tapetrace-context v1: "
 _CHECK_LINE = re.compile(r"^\s*(check|grader\.check|hint|solution|show|figure|grader\.check_all)\s*\(")
@@ -333,23 +335,39 @@ def sections(cells: list[Cell], exercises: tuple[str, ...]) -> dict[str, str | N
 
 
 def _later(graded: list[tuple[Cell, str | None]], code: dict[int, str | None], ex: str, after: int,
-           contracts: Mapping[str, Iterable[str]], cache: dict[int, dict[str, Any] | None]) -> list[dict[str, Any]]:
+           contracts: Mapping[str, Iterable[str]], cache: dict[int, tuple[dict[str, Any], list[ast.stmt]] | None],
+           section: str = "") -> list[dict[str, Any]]:
     """The cells below ``ex``'s section, each reduced to the statements that only rebind names and, of those,
-    to the redefinitions of ``ex``'s contract and (transitively) what they read; a statement binding a name of
-    ``ex``'s contract that the contract of the cell's own exercise also has is left out (ex05's ``fit`` is
-    ex05's, not a redefinition of ex02's). ``cache``: each cell's record, shared by the exercises."""
+    to the redefinitions of ``ex``'s contract and (transitively) what they read.
+
+    A redefinition is a ``def`` or ``class`` of a contract name with the signature the section gave it
+    (:func:`autograder.submissions.statements.signature`; any, where the section defines none): a helper that
+    merely shares the name (``def accuracy(logits, labels)`` under ex07) is not one, nor is a statement of a
+    cell whose own exercise has the name in its contract (ex05's ``fit`` is not ex02's). ``cache``: each
+    cell's record, shared by the exercises; ``section``: the exercise's own code.
+    """
     own = set(contracts.get(ex, ()))
+    mine = signatures(section)
     records = []
     for cell, owner in graded:
         if cell.index <= after or code[cell.index] is None:
             continue
         if cell.index not in cache:
             label = f"<notebook cell {cell.index + 1}: {owner or 'outside the exercises'}>"
-            cache[cell.index] = context_cell(code[cell.index] or "", label, only=rebinds_only)
-        record = cache[cell.index]
-        if record is not None:
-            theirs = own & set(contracts.get(owner, ())) if owner else set()
-            records.append({**record, "stmts": [st for st in record["stmts"] if not set(st[2]) & theirs]})
+            rec = context_cell(code[cell.index] or "", label, only=rebinds_only)
+            cache[cell.index] = None if rec is None else (rec, ast.parse(rec["source"]).body)  # it parses: a record
+        if cache[cell.index] is None:
+            continue
+        record, body = cache[cell.index]
+        theirs = own & set(contracts.get(owner, ())) if owner else set()
+        kept = []
+        for st in record["stmts"]:
+            names = set(st[2]) & own
+            sig = signature(body[st[0]])
+            if names and (names & theirs or sig is None or any(mine.get(n, sig) != sig for n in names)):
+                continue
+            kept.append(st)
+        records.append({**record, "stmts": kept})
     flat = [(r, k) for r, record in enumerate(records) for k in range(len(record["stmts"]))]
     # the redefinitions, then (transitively) what they read from these cells
     chosen = {flat[n] for n in needed([(records[r]["stmts"][k][2], records[r]["stmts"][k][3]) for r, k in flat], own)}
@@ -374,7 +392,7 @@ def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: 
     """
     graded, headings = _walk(cells, exercises)
     contexts: dict[int, dict[str, Any] | None] = {}
-    rebinding: dict[int, dict[str, Any] | None] = {}
+    rebinding: dict[int, tuple[dict[str, Any], list[ast.stmt]] | None] = {}
     out: dict[str, str | None] = {}
     code: dict[int, str | None] = {cell.index: transform_cell(cell.source) for cell, _ in graded}
     parts: dict[str, list[str]] = {}
@@ -389,7 +407,7 @@ def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: 
     for ex in exercises:
         if ex not in last and contracts and with_context:  # no code cell of its own: maybe one further down
             anchor = headings.get(ex, -1)
-            if _later(graded, code, ex, anchor, contracts, rebinding):
+            if _later(graded, code, ex, anchor, contracts, rebinding, ""):
                 last[ex] = anchor
                 parts[ex] = []
         if ex not in last:
@@ -406,7 +424,7 @@ def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: 
                     contexts[cell.index] = context_cell(code[cell.index] or "", label)
                 if contexts[cell.index] is not None:
                     ctx.append(contexts[cell.index])
-            later = _later(graded, code, ex, last[ex], contracts, rebinding) if contracts else []
+            later = _later(graded, code, ex, last[ex], contracts, rebinding, text) if contracts else []
             files = _files(cells, last[ex])
             if ctx or later or files:
                 text = text.rstrip("\n") + "\n" + _encode(ctx, later, files)

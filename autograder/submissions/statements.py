@@ -122,6 +122,32 @@ def rebinds_only(node: ast.stmt) -> bool:
     return isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None
 
 
+def signature(node: ast.stmt) -> tuple[str, ...] | None:
+    """What a redefinition must keep of a ``def`` or ``class``: its kind and parameter names (a class's
+    ``__init__``'s, and its bases); None for any other statement."""
+    def params(args: ast.arguments) -> tuple[str, ...]:
+        out = [a.arg for a in (*args.posonlyargs, *args.args)] + [f"*{args.vararg.arg}" if args.vararg else "*"]
+        return (*out, *(a.arg for a in args.kwonlyargs), f"**{args.kwarg.arg}" if args.kwarg else "")
+
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ("def", *params(node.args))
+    if isinstance(node, ast.ClassDef):
+        init = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__init__"]
+        return ("class", *(ast.unparse(b) for b in node.bases), "(", *(params(init[-1].args) if init else ()))
+    return None
+
+
+def signatures(source: str) -> dict[str, tuple[str, ...]]:
+    """The :func:`signature` of each top-level ``def``/``class`` of a source (the last one of a name)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    return {node.name: sig for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and (sig := signature(node)) is not None}
+
+
 def context_cell(source: str, label: str, only: Callable[[ast.stmt], bool] = kept) -> dict[str, Any] | None:
     """One context cell: its source, future features and kept statements; None when nothing is kept.
 

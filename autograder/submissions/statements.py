@@ -124,7 +124,7 @@ def rebinds_only(node: ast.stmt) -> bool:
 
 def signature(node: ast.stmt) -> tuple[str, ...] | None:
     """What a redefinition must keep of a ``def`` or ``class``: its kind and parameter names (a class's
-    ``__init__``'s, and its bases); None for any other statement."""
+    ``__init__``'s); None for any other statement."""
     def params(args: ast.arguments) -> tuple[str, ...]:
         out = [a.arg for a in (*args.posonlyargs, *args.args)] + [f"*{args.vararg.arg}" if args.vararg else "*"]
         return (*out, *(a.arg for a in args.kwonlyargs), f"**{args.kwarg.arg}" if args.kwarg else "")
@@ -133,7 +133,7 @@ def signature(node: ast.stmt) -> tuple[str, ...] | None:
         return ("def", *params(node.args))
     if isinstance(node, ast.ClassDef):
         init = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__init__"]
-        return ("class", *(ast.unparse(b) for b in node.bases), "(", *(params(init[-1].args) if init else ()))
+        return ("class", *(params(init[-1].args) if init else ()))
     return None
 
 

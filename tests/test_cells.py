@@ -15,6 +15,7 @@ import types
 import pytest
 
 from autograder.builders import public_graded as _public_graded
+from autograder.core import registry as _registry
 from autograder.core.paths import EXERCISES
 from autograder.submissions import cells as _cells
 from autograder.submissions import execute as _exec
@@ -34,8 +35,8 @@ def _md(src, **meta):
     return {"cell_type": "markdown", "source": src, "metadata": {"tapetrace": meta} if meta else {}}
 
 
-def _graded(cells):
-    return _cells.graded_sources(_cells.notebook_cells({"cells": cells}, EX), EX)
+def _graded(cells, contracts=None):
+    return _cells.graded_sources(_cells.notebook_cells({"cells": cells}, EX), EX, contracts=contracts)
 
 
 def _sections(cells):
@@ -46,10 +47,7 @@ def _load(text, contract=(), budget=_exec.CONTEXT_BUDGET):
     """Runs a graded module in a fresh namespace the way a worker does; returns (namespace, report)."""
     prepared = _exec.prepare(text, "/graded/section.py", contract)
     ns = {"__name__": "graded"}
-    _standins.add_standins(ns)
-    report = _exec.run_context(ns, prepared.context, prepared.roots, budget=budget)
-    exec(prepared.code, ns)
-    return ns, report
+    return ns, _exec.run(prepared, ns, budget=budget)
 
 
 # --------------------------------------------------------------------------- IPython's view of a cell
@@ -62,7 +60,23 @@ def _load(text, contract=(), budget=_exec.CONTEXT_BUDGET):
     ("%time params = fit(3)\n", "params = fit(3)\n"),  # %time runs its statement in the notebook
     ("%%time\nx = 1\ny = 2\n", "\nx = 1\ny = 2\n"),  # a Python cell magic keeps its body, same lines
     ("%%capture out\n%pip install tqdm\nz = 3\n", "\nget_ipython().run_line_magic('pip', 'install tqdm')\nz = 3\n"),
+    # %%timeit runs its body in a function: what it assigns or defines is not the notebook's (IPython's own rule)
+    ("%%timeit -n1\ndef MLP():\n    return 1\n\nz = MLP()\n",
+     "def _tapetrace_timeit():\n    def MLP():\n        return 1\n\n    z = MLP()\n    pass\n_tapetrace_timeit()\n"),
     ("!pip install \\\n   tqdm\nw = 1\n", "get_ipython().system('pip install    tqdm')\n\nw = 1\n"),
+    # a one-line cell naming a magic without `%` runs it (IPython's automagic; Colab shows `pip install` so)
+    ("pip install -q tqdm\n", "get_ipython().run_line_magic('pip', 'install -q tqdm')\n"),
+    ("cd /content/drive\n", "get_ipython().run_line_magic('cd', '/content/drive')\n"),
+    ("ls\n", "get_ipython().run_line_magic('ls', '')\n"),
+    ("reset -f\n", "get_ipython().run_line_magic('reset', '-f')\n"),
+    ("time params = fit(3)\n", "params = fit(3)\n"),
+    # a notebook runs as __main__ (a graded module has its own name)
+    ("if __name__ == '__main__':\n    demo = 1\n", "if \"__main__\" == \"__main__\":\n    demo = 1\n"),
+    ("x = 1 if \"__main__\"==__name__ else 2\n", "x = 1 if \"__main__\" == \"__main__\" else 2\n"),
+    ("ls = 3\n", "ls = 3\n"),  # an assignment, a call, a longer cell: Python
+    ("time.sleep(0)\n", "time.sleep(0)\n"),
+    ("run (model)\n", "run (model)\n"),
+    ("history = fit(1)\nhistory [-1]\n", "history = fit(1)\nhistory [-1]\n"),
 ])
 def test_cells_read_as_ipython_reads_them(cell, expect):
     out = _ipython_cells.transform_cell(cell)
@@ -175,6 +189,65 @@ def test_contract_names_defined_in_an_earlier_section_are_found():
     assert ns["fit"](None) == "from ex01"
 
 
+def test_later_redefinitions_of_the_contract_win_as_in_run_all():
+    """A scratch cell below a section that redefines one of its contract's names is what "Run all" leaves:
+    it is graded, with what it reads (an import only it needs, a helper between). Not a redefinition: a name
+    the later section's own contract has (ex05's `fit`), a helper that only shares the name (another
+    signature), an assignment; a later cell never modifies an object (monkeypatching)."""
+    cells = [_code("import math\nimport json\n"),
+             _md("## ex01_torch_mlp"), _code("class MLP:\n    v = 'first try'\n"),
+             _md("## ex02_torch_training"),
+             _code("def fit():\n    return 'torch'\ndef train_step(model, optimizer, x, y, loss_fn):\n    return 'step'\n"),
+             _md("## ex03_torch_cnn"),
+             _code("def _scale():\n    return math.pi\n"),
+             _code("class MLP:  # fixed it\n    v = _scale()\n    w = json.dumps(1)\n"),
+             _md("## ex04_jax_mlp"), _code("def accuracy(params, x, y):\n    return 'first try'\n"),
+             _md("## ex05_jit_train_step"),
+             _code("def fit():\n    return 'jax'\ndef accuracy(params, x, y):  # fixed\n    return 'fixed'\n"),
+             _md("## ex07_flax_cnn"),
+             _code("def accuracy(logits, labels):  # my helper\n    return 'helper'\ntrain_step = lambda: 'flax'\n"),
+             _md("## Submit", role="markdown"),
+             _code("json.dumps = None\nmath.pi = 3\nMLP.v = 'patched'\n")]
+    contracts = _registry.contracts(EX)
+    g = _graded(cells, contracts)
+    ns, _ = _load(g[EX[0]], contract=contracts[EX[0]])
+    assert (ns["MLP"].v, ns["MLP"].w) == (pytest.approx(3.14159265), "1")
+    ns, _ = _load(g[EX[1]], contract=contracts[EX[1]])
+    assert ns["fit"]() == "torch"
+    assert ns["train_step"](*"mxyzl") == "step"
+    ns, _ = _load(g[EX[4]], contract=contracts[EX[4]])
+    assert ns["fit"]() == "jax"
+    ns, _ = _load(g[EX[3]], contract=contracts[EX[3]])
+    assert ns["accuracy"](1, 2, 3) == "fixed"
+    assert _cells.later_cells(_graded(cells)[EX[0]]) == []  # no contracts given: no later cells
+    del cells[2]  # ex01's answer cell deleted: the one further down is the exercise's answer
+    ns, _ = _load(_graded(cells, contracts)[EX[0]], contract=contracts[EX[0]])
+    assert ns["MLP"].v == pytest.approx(3.14159265)
+    assert _graded(cells[:3], contracts)[EX[0]] is None and _graded(cells)[EX[0]] is None
+
+
+def test_files_written_with_writefile_are_imported_and_run_as_in_colab():
+    """`%%writefile NAME.py` writes a file Colab's kernel then imports or `%run`s; the grader has no such file:
+    the notebook's own text is served instead (the last write, appends joined); a file written below the
+    section is not there yet."""
+    cells = [_code("%%writefile my_utils.py\ndef double(x):\n    return 2 * x\n"),
+             _code("%%writefile -a my_utils.py\nTHREE = 3\n"),
+             _code("%%writefile 'setup_vars.py'\nSEED = 7\n"),
+             _md("## ex01_torch_mlp"),
+             _code("from my_utils import double, THREE\n%run -i setup_vars.py\nA = (double(THREE), SEED)\n"),
+             _md("## ex02_torch_training"),
+             _code("%%writefile late.py\nX = 1\n")]
+    try:
+        ns, _ = _load(_graded(cells)[EX[0]])
+        assert ns["A"] == (6, 7)
+        assert "late.py" not in _cells.written_files(_graded(cells)[EX[0]])
+        assert set(_cells.written_files(_graded(cells)[EX[1]])) == {"my_utils.py", "setup_vars.py", "late.py"}
+    finally:
+        _standins.install_written_files({})
+        sys.modules.pop("my_utils", None)
+    assert not any(type(f).__name__ == "_FilesFinder" for f in sys.meta_path)
+
+
 def test_dynamic_lookups_get_every_kept_statement():
     cells = [_md("## ex01_torch_mlp"), _code("A = 1\nB = 2\n"),
              _md("## ex02_torch_training"), _code("TOTAL = sum(globals()[k] for k in ('A', 'B'))\n")]
@@ -265,9 +338,14 @@ def test_standins_make_notebook_helpers_harmless():
         display("shown")
         torch_help = dir?
         A = (len(gpu), gpu.s, check("ex01"), hint("ex01", 2), figure("ex01"), solution("ex01"))
+        NAME = input("your name: ")  # Colab waits for an answer; nobody types in a worker
         """)]
     ns, _ = _load(_graded(cells)[EX[0]])
     assert ns["A"] == (0, "", None, None, None, None)
+    assert ns["NAME"] == ""
+    cells = [_md("## ex01_torch_mlp"), _code("# my answer, timed\n%%time\nA = 1\n")]  # IPython: UsageError, no A
+    with pytest.raises(_standins.UsageError, match="%%time"):
+        _load(_graded(cells)[EX[0]])
 
 
 def test_google_colab_standin_only_where_the_real_one_is_absent():

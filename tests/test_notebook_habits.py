@@ -130,16 +130,23 @@ def test_a_helper_from_an_earlier_section_called_inside_a_later_function(run, tm
 
 # --------------------------------------------------------------------------- IPython that Colab accepts
 def _ipython_notebook(ex03_answer: str) -> dict:
+    """Also: a one-line `pip install` (automagic), `input()`, a helper module written with `%%writefile` and
+    imported, and a `%%timeit` cell that defines a `CNN` (inside IPython's timing function: not the notebook's)."""
     ex01 = ("gpu = !nvidia-smi -L\n%matplotlib inline\nprint(gpu)\n" + solution(EX01)
             + "\n\nnn.Linear?\ndisplay(MLP(2, [4], 1))\ncheck(\"ex01\")\n")
     nb = notebook({EX01: ex01, EX03: "%%time\n" + ex03_answer})
+    insert(nb, position(nb, EX01, "answer") + 1,
+           cell("pip install -q torchviz"), cell("who = input('your name: ')\nprint('hi', who)\n"))
     at = position(nb, EX03, "answer") + 1
     insert(nb, at,
            cell("%%bash\nnvidia-smi | head -n 5\n"),
            cell("ip = get_ipython()\nip.run_line_magic('load_ext', 'autoreload')\n%autoreload 2\n"
                 "%time cnn = CNN()\nprint(cnn)\n"),
-           cell("%%capture captured\nprint(sum(p.numel() for p in CNN().parameters()))\n"))
-    insert(nb, position(nb, None, "setup") + 1, cell("!pip install -q tqdm\n%env MY_FLAG=1\n"))
+           cell("%%capture captured\nprint(sum(p.numel() for p in CNN().parameters()))\n"),
+           cell("%%timeit -n1 -r1\nclass CNN:  # how long does a class statement take?\n    pass\n"),
+           cell("from my_utils import count_params\nprint(count_params(CNN()))\n"))
+    insert(nb, position(nb, None, "setup") + 1, cell("!pip install -q tqdm\n%env MY_FLAG=1\n"),
+           cell("%%writefile my_utils.py\ndef count_params(m):\n    return sum(p.numel() for p in m.parameters())\n"))
     return nb
 
 
@@ -157,7 +164,10 @@ def test_ipython_syntax_wrong_answer_loses_its_points(run, tmp_path):
 
 # --------------------------------------------------------------------------- students' markdown, moved cells
 def _layout_notebook(ex01_answer: str) -> dict:
-    nb = notebook({EX02: solution(EX02), EX03: solution(EX03), EX09: solution(EX09)})
+    """Also: ex03's answer cell keeps a wrong `CNN`; the student's fixed `CNN` is a cell at the very end (Run all
+    leaves that one)."""
+    nb = notebook({EX02: solution(EX02), EX03: mutant(EX03, "no_relu_conv2")[0], EX09: solution(EX09)})
+    nb["cells"].append(cell("# ex03 again: my CNN, fixed\n" + solution(EX03)))
     # the student moves ex01's answer cell (it keeps its metadata) to the end of ex02's section ...
     moved = nb["cells"].pop(position(nb, EX01, "answer"))
     moved["source"] = ex01_answer.splitlines(keepends=True)

@@ -22,6 +22,7 @@ from typing import Any
 from autograder.builders.public_snapshot import snapshot
 from autograder.builders.public_student import StudentFiles, _CheckTimeout, _time_limit, as_module
 from autograder.core.i18n import render
+from autograder.core.registry import contracts
 from autograder.submissions import cells as _cells
 from autograder.submissions import execute as _exec
 from autograder.submissions import standins as _standins
@@ -160,7 +161,7 @@ def graded_view(exercise: str, namespace: Any, names: tuple[str, ...], lang: str
     exercises = tuple(snapshot()["exercises"])
     try:
         cells = _cells.notebook_cells(nb, exercises)
-        sources = _cells.graded_sources(cells, exercises)
+        sources = _cells.graded_sources(cells, exercises, contracts=contracts(exercises))
     except ValueError:
         return GradedView(module=as_module(namespace), note=said_once("unread", lang))
     source = sources.get(exercise)

@@ -29,6 +29,11 @@ def cost(exercise: str) -> float:
     return meta.cost if meta is not None else DEFAULT_COST
 
 
+def contracts(exercises: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Each known exercise's contract names (what a notebook's later cells may redefine)."""
+    return {ex: REGISTRY[ex].names for ex in exercises if ex in REGISTRY}
+
+
 def worker_needs(exercise: str) -> str:
     """What a worker of ``exercise`` needs the zygote to have imported (``needs`` of its spec).
 

@@ -17,6 +17,17 @@ one *graded module*:
   loops; not kept: loops and bare expression statements (training runs, prints, plots).
   :mod:`autograder.submissions.execute` runs the part of it the section needs, with every failure skipped,
   under a small time budget.
+- **its later cells** (in the same trailer, given the exercises' contracts): "Run all" leaves the *last*
+  definition of each name, so a scratch cell below the section that redefines a name of the exercise's
+  contract (``class MLP`` fixed at the end of the notebook) is what gets graded. Per cell below the
+  section, the statements that only rebind names (``def``, ``class``, imports, ``NAME = ...``:
+  :func:`autograder.submissions.statements.rebinds_only`); a contract name counts as redefined only by a
+  ``def``/``class`` with the signature the section gave it (a helper ``def accuracy(logits, labels)``
+  under ex07 is not ex04's ``accuracy``), and never by a cell whose own exercise has the name in its
+  contract too (ex05's ``fit`` stays ex05's); :mod:`autograder.submissions.execute` runs
+  the redefinitions (and what they read from those cells) after the section, failures skipped. An exercise
+  with no code cell of its own (its answer cell deleted) whose names a cell below its heading defines gets
+  an empty section with that trailer.
 
 Sections follow the template: a markdown cell starts exercise EX's section when its first
 line is a heading naming EX (``## ex04_jax_mlp — ...``) and, where the notebook still has the
@@ -25,7 +36,9 @@ template's metadata for EX's heading, only when it is that cell. Students' own h
 (tapetrace metadata, no exercise) close one. A code cell carrying an exercise's metadata
 belongs to that exercise wherever it was moved, and only that cell does. The set-up cell,
 cells made only of ``check``/``hint``/``figure``/``solution`` calls, and cell magics whose
-body is not Python (``%%bash``, ``%%html``, ``%%writefile``, ...) are never graded.
+body is not Python (``%%bash``, ``%%html``, ``%%writefile``, ...) are never graded; what the
+``%%writefile NAME.py`` cells above a section's last cell wrote travels in its trailer
+(:func:`written_files`): the section may import it or ``%run`` it, as in Colab.
 
 Nothing here runs student code: it only reads text (``ast``, ``symtable`` and IPython's
 input transformer are parsers).
@@ -38,11 +51,12 @@ import base64
 import json
 import re
 import zlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.submissions.ipython_cells import transform_cell
-from autograder.submissions.statements import context_cell
+from autograder.submissions.ipython_cells import transform_cell, written_file
+from autograder.submissions.statements import context_cell, needed, rebinds_only, signature, signatures
 
 TRAILER = "# tapetrace-context v1: "
 _CHECK_LINE = re.compile(r"^\s*(check|grader\.check|hint|solution|show|figure|grader\.check_all)\s*\(")
@@ -192,15 +206,22 @@ def graded_cells(cells: list[Cell], exercises: tuple[str, ...]) -> list[tuple[Ce
 
     Owner None: above the first exercise, or after a template cell that closes a section.
     """
+    return _walk(cells, exercises)[0]
+
+
+def _walk(cells: list[Cell], exercises: tuple[str, ...]) -> tuple[list[tuple[Cell, str | None]], dict[str, int]]:
+    """:func:`graded_cells`, and the index of the heading cell that starts each exercise's section (its last)."""
     meta_headings = {c.exercise for c in cells
                      if c.kind == "markdown" and c.exercise and _heading_names(c.source, exercises) == c.exercise}
     current: str | None = None
     out: list[tuple[Cell, str | None]] = []
+    headings: dict[str, int] = {}
     for cell in cells:
         if cell.kind == "markdown":
             named = _heading_names(cell.source, exercises)
             if named and (named not in meta_headings or cell.exercise == named):
                 current = named
+                headings[named] = cell.index
             elif cell.meta and cell.exercise is None and cell.role == "markdown":
                 current = None  # the template's intro or outro
             continue
@@ -209,7 +230,7 @@ def graded_cells(cells: list[Cell], exercises: tuple[str, ...]) -> list[tuple[Ce
         if _helper_only(cell.source):
             continue
         out.append((cell, cell.exercise or current))
-    return out
+    return out, headings
 
 
 def hoist_future_imports(source: str) -> str:
@@ -253,24 +274,59 @@ def hoist_future_imports(source: str) -> str:
 
 
 # --------------------------------------------------------------------------- graded modules
-def _encode(context: list[dict[str, Any]]) -> str:
-    raw = zlib.compress(json.dumps({"cells": context}, separators=(",", ":")).encode(), 9)
+def _encode(context: list[dict[str, Any]], later: list[dict[str, Any]], files: dict[str, str]) -> str:
+    data: dict[str, Any] = {"cells": context}
+    if later:
+        data["later"] = later
+    if files:
+        data["files"] = files
+    raw = zlib.compress(json.dumps(data, separators=(",", ":")).encode(), 9)
     return TRAILER + base64.b64encode(raw).decode("ascii") + "\n"
 
 
-def split_graded(text: str) -> tuple[str, list[dict[str, Any]]]:
-    """A graded module's text -> (its section's source, its context cells). Plain files: no context."""
+def _split(text: str) -> tuple[str, dict[str, Any]]:
     body, sep, last = text.rstrip("\n").rpartition("\n")
     if not sep:
         body, last = "", text.rstrip("\n")
     if not last.startswith(TRAILER):
-        return text, []
+        return text, {}
     try:
         data = json.loads(zlib.decompress(base64.b64decode(last[len(TRAILER):].strip())))
-        cells = [c for c in data["cells"] if isinstance(c, dict)]
-    except (ValueError, KeyError, TypeError, zlib.error):
-        return text, []
-    return body + "\n", cells
+        out = {key: [c for c in data.get(key, []) if isinstance(c, dict)] for key in ("cells", "later")}
+        files = data.get("files", {})
+        out["files"] = {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}
+    except (ValueError, KeyError, TypeError, AttributeError, zlib.error):
+        return text, {}
+    return body + "\n", out
+
+
+def split_graded(text: str) -> tuple[str, list[dict[str, Any]]]:
+    """A graded module's text -> (its section's source, its context cells). Plain files: no context."""
+    body, data = _split(text)
+    return body, data.get("cells", [])
+
+
+def later_cells(text: str) -> list[dict[str, Any]]:
+    """A graded module's *later* cells: the redefinitions of its contract's names below its section."""
+    return _split(text)[1].get("later", [])
+
+
+def written_files(text: str) -> dict[str, str]:
+    """The ``.py`` files the notebook's ``%%writefile`` cells above a graded module's last cell wrote: name -> text."""
+    return _split(text)[1].get("files", {})
+
+
+def _files(cells: list[Cell], upto: int) -> dict[str, str]:
+    """What the ``%%writefile NAME.py`` cells (any code cell) up to cell ``upto`` left in each file."""
+    out: dict[str, str] = {}
+    for cell in cells:
+        if cell.index > upto or cell.kind != "code":
+            continue
+        written = written_file(cell.source)
+        if written is not None:
+            name, body, append = written
+            out[name] = (out.get(name, "") if append else "") + body
+    return out
 
 
 def sections(cells: list[Cell], exercises: tuple[str, ...]) -> dict[str, str | None]:
@@ -278,16 +334,66 @@ def sections(cells: list[Cell], exercises: tuple[str, ...]) -> dict[str, str | N
     return graded_sources(cells, exercises, with_context=False)
 
 
-def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: bool = True
-                   ) -> dict[str, str | None]:
+def _later(graded: list[tuple[Cell, str | None]], code: dict[int, str | None], ex: str, after: int,
+           contracts: Mapping[str, Iterable[str]], cache: dict[int, tuple[dict[str, Any], list[ast.stmt]] | None],
+           section: str = "") -> list[dict[str, Any]]:
+    """The cells below ``ex``'s section, each reduced to the statements that only rebind names and, of those,
+    to the redefinitions of ``ex``'s contract and (transitively) what they read.
+
+    A redefinition is a ``def`` or ``class`` of a contract name with the signature the section gave it
+    (:func:`autograder.submissions.statements.signature`; any, where the section defines none): a helper that
+    merely shares the name (``def accuracy(logits, labels)`` under ex07) is not one, nor is a statement of a
+    cell whose own exercise has the name in its contract (ex05's ``fit`` is not ex02's). ``cache``: each
+    cell's record, shared by the exercises; ``section``: the exercise's own code.
+    """
+    own = set(contracts.get(ex, ()))
+    mine = signatures(section)
+    records = []
+    for cell, owner in graded:
+        if cell.index <= after or code[cell.index] is None:
+            continue
+        if cell.index not in cache:
+            label = f"<notebook cell {cell.index + 1}: {owner or 'outside the exercises'}>"
+            rec = context_cell(code[cell.index] or "", label, only=rebinds_only)
+            cache[cell.index] = None if rec is None else (rec, ast.parse(rec["source"]).body)  # it parses: a record
+        if cache[cell.index] is None:
+            continue
+        record, body = cache[cell.index]
+        theirs = own & set(contracts.get(owner, ())) if owner else set()
+        kept = []
+        for st in record["stmts"]:
+            names = set(st[2]) & own
+            sig = signature(body[st[0]])
+            if names and (names & theirs or sig is None or any(mine.get(n, sig) != sig for n in names)):
+                continue
+            kept.append(st)
+        records.append({**record, "stmts": kept})
+    flat = [(r, k) for r, record in enumerate(records) for k in range(len(record["stmts"]))]
+    # the redefinitions, then (transitively) what they read from these cells
+    chosen = {flat[n] for n in needed([(records[r]["stmts"][k][2], records[r]["stmts"][k][3]) for r, k in flat], own)}
+    out = []
+    for r, record in enumerate(records):
+        record["stmts"] = [st for k, st in enumerate(record["stmts"]) if (r, k) in chosen]
+        if record["stmts"]:
+            out.append(record)
+    return out
+
+
+def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: bool = True,
+                   contracts: Mapping[str, Iterable[str]] | None = None) -> dict[str, str | None]:
     """Per exercise, the text of its graded module (see module docstring); None: no code cell of it.
 
     Args:
         cells: from :func:`notebook_cells` or :func:`percent_cells`.
         exercises: the curriculum's exercise names, in order.
         with_context: append the context trailer (False: the sections alone).
+        contracts: each exercise's contract names; given, the trailer also carries the exercise's *later*
+            cells (:func:`later_cells`): "Run all" ends with the last definition of each name.
     """
-    graded = graded_cells(cells, exercises)
+    graded, headings = _walk(cells, exercises)
+    contexts: dict[int, dict[str, Any] | None] = {}
+    rebinding: dict[int, tuple[dict[str, Any], list[ast.stmt]] | None] = {}
+    out: dict[str, str | None] = {}
     code: dict[int, str | None] = {cell.index: transform_cell(cell.source) for cell, _ in graded}
     parts: dict[str, list[str]] = {}
     last: dict[str, int] = {}
@@ -298,9 +404,12 @@ def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: 
                 parts.setdefault(owner, []).append(code[cell.index] or "")
             else:
                 parts.setdefault(owner, [])
-    contexts: dict[int, dict[str, Any] | None] = {}
-    out: dict[str, str | None] = {}
     for ex in exercises:
+        if ex not in last and contracts and with_context:  # no code cell of its own: maybe one further down
+            anchor = headings.get(ex, -1)
+            if _later(graded, code, ex, anchor, contracts, rebinding, ""):
+                last[ex] = anchor
+                parts[ex] = []
         if ex not in last:
             out[ex] = None
             continue
@@ -315,7 +424,9 @@ def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: 
                     contexts[cell.index] = context_cell(code[cell.index] or "", label)
                 if contexts[cell.index] is not None:
                     ctx.append(contexts[cell.index])
-            if ctx:
-                text = text.rstrip("\n") + "\n" + _encode(ctx)
+            later = _later(graded, code, ex, last[ex], contracts, rebinding, text) if contracts else []
+            files = _files(cells, last[ex])
+            if ctx or later or files:
+                text = text.rstrip("\n") + "\n" + _encode(ctx, later, files)
         out[ex] = text
     return out

@@ -4,7 +4,8 @@ Used by the worker (``_worker._load``, in the sandbox) and by the notebook's sel
 (``_public``, in the student's kernel), so both see the same module:
 
 1. **Stand-ins** first (:mod:`autograder.submissions.standins`): harmless ``get_ipython()``
-   (magics, ``!cmd`` and ``obj?`` are no-ops; ``x = !cmd`` gives an empty list), ``display``,
+   (magics, ``!cmd`` and ``obj?`` are no-ops; ``x = !cmd`` gives an empty list; ``%run NAME.py`` runs
+   a file the notebook's ``%%writefile`` cells wrote, which ``import NAME`` also finds), ``display``,
    ``check``, ``hint``, ``figure`` and ``solution`` (no-ops). In a worker, ``google.colab`` is
    importable as a harmless stand-in when the real one is absent
    (:func:`autograder.submissions.standins.install_colab_standin`).
@@ -19,6 +20,10 @@ Used by the worker (``_worker._load``, in the sandbox) and by the notebook's sel
    seconds (:class:`_Clock`: CPU time and sleep, not time spent waiting for a CPU), so a busy
    machine runs the same statements as an idle one.
 3. **The section**, strictly: its failure is the exercise's load error (the caller reports it).
+4. **The later redefinitions** (:func:`autograder.submissions.cells.later_cells`): statements below the
+   section that rebind a name of the exercise's contract, with what they read from those cells, run like
+   the context (failures swallowed, the same budget): "Run all" leaves the last definition. The context
+   also runs what they read from above (an import the section itself never needed).
 
 Context cells are compiled under their own file names (``<notebook cell 7: ex04_jax_mlp>``), so
 line numbers in messages about the section stay the section's.
@@ -35,12 +40,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.submissions.cells import split_graded
-from autograder.submissions.standins import add_standins
-from autograder.submissions.statements import section_reads
+from autograder.submissions.cells import later_cells, split_graded, written_files
+from autograder.submissions.standins import add_standins, install_written_files
+from autograder.submissions.statements import needed, section_reads
 
 CONTEXT_BUDGET = 3.0
 DEFINITIONS_GRACE = 2.0
@@ -73,20 +78,11 @@ def select(cells: list[dict[str, Any]], roots: set[str] | None) -> list[tuple[di
         cells: context cells (see :func:`autograder.submissions.statements.context_cell`).
         roots: names the section and the contract read; None takes every kept statement.
     """
-    stmts = [(c, int(i), str(kind), set(binds), set(reads)) for c in cells for i, kind, binds, reads in c["stmts"]]
+    stmts = [(c, int(i), str(kind), list(binds), list(reads)) for c in cells for i, kind, binds, reads in c["stmts"]]
     if roots is None:
         return [(c, i, k) for c, i, k, _b, _r in stmts]
-    needed = set(roots)
-    chosen = [False] * len(stmts)
-    changed = True
-    while changed:
-        changed = False
-        for n, (_c, _i, _k, binds, reads) in enumerate(stmts):
-            if not chosen[n] and ("*" in binds or binds & needed):
-                chosen[n] = True
-                needed |= reads
-                changed = True
-    return [(c, i, k) for n, (c, i, k, _b, _r) in enumerate(stmts) if chosen[n]]
+    chosen = needed([(b, r) for _c, _i, _k, b, r in stmts], set(roots))
+    return [(c, i, k) for n, (c, i, k, _b, _r) in enumerate(stmts) if n in chosen]
 
 
 def _future_flags(names: list[str]) -> int:
@@ -301,12 +297,15 @@ def run_context(namespace: dict[str, Any], cells: list[dict[str, Any]], roots: s
 # --------------------------------------------------------------------------- the whole module
 @dataclass
 class Prepared:
-    """A graded module ready to run: its section's code and its context."""
+    """A graded module ready to run: its section's code, its context and its later redefinitions."""
 
     section: str
     code: Any
     context: list[dict[str, Any]]
     roots: set[str] | None
+    later: list[dict[str, Any]] = field(default_factory=list)
+    contract: set[str] = field(default_factory=set)
+    files: dict[str, str] = field(default_factory=dict)
 
 
 def prepare(text: str, filename: str, contract: tuple[str, ...] = ()) -> Prepared:
@@ -321,19 +320,22 @@ def prepare(text: str, filename: str, contract: tuple[str, ...] = ()) -> Prepare
         SyntaxError: the section does not compile (the exercise's load error).
     """
     section, context = split_graded(text)
+    later = later_cells(text) if contract else []
     tree = ast.parse(section, filename)
     code = compile(tree, filename, "exec", dont_inherit=True)
     roots = None
     if context:
         reads = section_reads(tree, section)
-        roots = None if reads is None else reads | set(contract)
-    return Prepared(section, code, context, roots)
+        needs = {name for cell, index, _kind in select(later, set(contract))
+                 for i, _k, _binds, names in cell["stmts"] if i == index for name in names}
+        roots = None if reads is None else reads | set(contract) | needs
+    return Prepared(section, code, context, roots, later, set(contract), written_files(text))
 
 
 def run(prepared: Prepared, namespace: dict[str, Any], *, interrupts: bool = False,
         budget: float = CONTEXT_BUDGET, section_guard: Callable[[], Any] | None = None,
         after_context: Callable[[], Any] | None = None) -> ContextReport:
-    """Stand-ins, then the context (failures swallowed), then the section (its exceptions propagate).
+    """Stand-ins, the context (failures swallowed), the section (its exceptions propagate), the later redefinitions.
 
     Args:
         prepared: from :func:`prepare`.
@@ -344,7 +346,8 @@ def run(prepared: Prepared, namespace: dict[str, Any], *, interrupts: bool = Fal
         after_context: called between the context and the section (a student's worker puts back
             what the context changed of the grader's own code: ``autograder.workers.guard.Snapshot.restore``).
     """
-    add_standins(namespace)
+    add_standins(namespace, prepared.files)
+    install_written_files(prepared.files)
     report = run_context(namespace, prepared.context, prepared.roots, budget=budget, interrupts=interrupts)
     if after_context is not None:
         after_context()
@@ -353,4 +356,6 @@ def run(prepared: Prepared, namespace: dict[str, Any], *, interrupts: bool = Fal
     else:
         with section_guard():
             exec(prepared.code, namespace)  # noqa: S102
+    if prepared.later:
+        run_context(namespace, prepared.later, prepared.contract, budget=budget, interrupts=interrupts)
     return report

@@ -1,9 +1,11 @@
 """IPython's view of a notebook cell: the plain Python it runs, line numbers kept (text only).
 
 Owns :func:`transform_cell`: IPython's own input transformer turns magics, ``!cmd``, ``x = !cmd`` and
-``obj?`` into calls of ``get_ipython()`` (in time linear in the cell's length: ``_ipython``), ``%time
-stmt`` becomes ``stmt``, and cell magics whose body is not Python (``%%bash``, ``%%html``, ...) are not
-graded. Without IPython a plain fallback drops magic lines. Nothing here runs student code.
+``obj?`` into calls of ``get_ipython()`` (in time linear in the cell's length: ``_ipython``), a one-line
+cell that names a magic without its ``%`` (``pip install tqdm``, ``ls``: IPython's automagic) calls it too,
+``%time stmt`` becomes ``stmt``, and cell magics whose body is not Python (``%%bash``, ``%%html``, ...) are not
+graded; what a ``%%writefile NAME.py`` cell writes is read by :func:`written_file`. Without IPython a plain
+fallback drops magic lines. Nothing here runs student code.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import Any
 
 # Cell magics whose body is Python run by IPython in the notebook's namespace: the body is graded.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+# ``%%timeit`` runs its body inside a function (its names stay local): graded as a call of this one
+TIMEIT_FUNCTION = "_tapetrace_timeit"
 
 
 @cache
@@ -61,6 +65,53 @@ def _join_magic_continuations(lines: list[str]) -> list[str]:
     return out
 
 
+# IPython's line magics and its aliases (``ls``, ``cp``...), which automagic calls without ``%`` in a one-line cell
+AUTOMAGICS = frozenset({
+    "alias", "alias_magic", "autoawait", "autocall", "automagic", "bookmark", "cat", "cd", "code_wrap", "colors",
+    "conda", "config", "cp", "debug", "dhist", "dirs", "doctest_mode", "ed", "edit", "env", "gui", "hist", "history",
+    "killbgscripts", "ldir", "lf", "lk", "ll", "load", "load_ext", "loadpy", "logoff", "logon", "logstart", "logstate",
+    "logstop", "ls", "lsmagic", "lx", "macro", "magic", "mamba", "matplotlib", "micromamba", "mkdir", "mv", "notebook",
+    "page", "pastebin", "pdb", "pdef", "pdoc", "pfile", "pinfo", "pinfo2", "pip", "popd", "pprint", "precision", "prun",
+    "psearch", "psource", "pushd", "pwd", "pycat", "pylab", "quickref", "recall", "rehashx", "reload_ext", "rep",
+    "rerun", "reset", "reset_selective", "rm", "rmdir", "run", "save", "sc", "set_env", "sx", "system", "tb", "time",
+    "timeit", "unalias", "unload_ext", "uv", "who", "who_ls", "whos", "xdel", "xmode", "autoreload", "aimport",
+    "tensorboard"})
+_AUTOMAGIC = re.compile(r"^(\s*)([A-Za-z_]\w*)(?:\s+(.*?))?\s*$")
+
+
+def _automagic(line: str) -> str:
+    """A one-line cell as IPython's automagic runs it: ``pip install tqdm`` -> ``%pip install tqdm``.
+
+    IPython calls the magic unless the line assigns to the name (``ls = 3``, ``ls, x = ...``) or a variable
+    shadows it. Here (text only) a statement other than an expression, or a call, stays Python; an expression
+    that reads like one (``ls``, ``reset -f``) is the magic: as Python its value was only displayed.
+    """
+    m = _AUTOMAGIC.match(line)
+    if not m or m.group(2) not in AUTOMAGICS:
+        return line
+    rest = m.group(3) or ""
+    if rest[:1] in ("=", ","):
+        return line
+    try:
+        tree = ast.parse(line.strip())
+    except SyntaxError:
+        tree = None
+    if tree is not None and (not (len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr))
+                             or isinstance(tree.body[0].value, ast.Call)):
+        return line  # a statement, or a call (`run (model)`: the student's own function, shadowing the magic)
+    return f"{m.group(1)}get_ipython().run_line_magic({m.group(2)!r}, {rest!r})"
+
+
+_MAIN_TEST = re.compile(r"""\b__name__(\s*==\s*)(['"])__main__\2|(['"])__main__\3(\s*==\s*)__name__\b""")
+
+
+def _as_main(line: str) -> str:
+    """``__name__ == "__main__"`` holds in every notebook cell (a graded module has its own ``__name__``)."""
+    if "__main__" not in line or "__name__" not in line:
+        return line
+    return _MAIN_TEST.sub(lambda m: '"__main__" == "__main__"', line)
+
+
 _TIME_LINE = re.compile(r"^(\s*)get_ipython\(\)\.run_line_magic\('time', (.*)\)\s*$")
 
 
@@ -81,8 +132,11 @@ def transform_cell(src: str) -> str | None:
     """One code cell as the plain Python IPython runs, line numbers kept; None: not Python.
 
     IPython's own input transformer turns magics anywhere in the cell, ``x = !cmd`` and
-    ``obj?`` into calls of ``get_ipython()``; ``%time stmt`` becomes ``stmt``. A cell magic
-    whose body is Python (:data:`PYTHON_CELL_MAGICS`) keeps its body (its first line blank);
+    ``obj?`` into calls of ``get_ipython()``; so does a one-line cell naming a magic without its ``%``
+    (IPython's automagic: ``pip install tqdm``, ``cd /content``, ``ls``); ``%time stmt`` becomes ``stmt``. A cell magic
+    whose body is Python (:data:`PYTHON_CELL_MAGICS`) keeps its body (its first line blank), ``%%timeit``'s
+    inside a function called once (:data:`TIMEIT_FUNCTION`: as in IPython, it defines nothing);
+    ``__name__ == "__main__"`` is true, as in a notebook (a graded module has its own name);
     any other cell magic (``%%bash``, ``%%html``, ``%%writefile``, ...) gives None.
     """
     lines = src.splitlines()
@@ -95,16 +149,40 @@ def transform_cell(src: str) -> str | None:
         if name not in PYTHON_CELL_MAGICS:
             return None
         body = transform_cell("\n".join(lines[first + 1:]))
-        return None if body is None else "\n" * (first + 1) + body
+        if body is None:
+            return None
+        if name == "timeit":  # IPython times the body inside a function: it binds nothing in the notebook
+            inner = "".join(f"    {ln}\n" if ln.strip() else "\n" for ln in body.splitlines())
+            return "\n" * first + f"def {TIMEIT_FUNCTION}():\n{inner}    pass\n{TIMEIT_FUNCTION}()\n"
+        return "\n" * (first + 1) + body
     text = "\n".join(_join_magic_continuations(lines[first:])) + "\n"
     tm = _transformer()
     try:
         out = _ipython(tm, text) if tm is not None else _plain_fallback(text)
     except Exception:  # noqa: BLE001 - IPython could not read it: Python will say what is wrong
         out = text
-    out_lines = [_unwrap_time(ln) for ln in out.splitlines()]
+    out_lines = out.splitlines()
+    if len(out_lines) == 1:  # IPython's prefilter, for one-line cells only
+        out_lines = [_automagic(out_lines[0])]
+    out_lines = [_as_main(_unwrap_time(ln)) for ln in out_lines]
     out_lines += [""] * (len(lines) - first - len(out_lines))  # a joined `\` continuation: same length
     return "\n" * first + "\n".join(out_lines) + "\n"
+
+
+_WRITEFILE = re.compile(r"^%%writefile((?:\s+-a|\s+--append)?)\s+(['\"]?)([\w.-]+\.py)\2\s*$")
+
+
+def written_file(src: str) -> tuple[str, str, bool] | None:
+    """What a ``%%writefile NAME.py`` cell writes: ``(NAME.py, its text, whether it appends)``; None for any
+    other cell (or a file in a folder, or not a ``.py``: nothing a notebook imports or runs by name)."""
+    lines = src.splitlines(keepends=True)
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if first is None:
+        return None
+    m = _WRITEFILE.match(lines[first].strip())
+    if not m:
+        return None
+    return m.group(3), "".join(lines[first + 1:]), bool(m.group(1).strip())
 
 
 # a line IPython's token transforms may rewrite: an escape first (``!cmd``, ``%magic``, ``?obj``, ``,f a``...),

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.core.paths import EXERCISES
+from autograder.core.registry import contracts
 from autograder.submissions import cells as _cells
 from autograder.submissions.cells import hoist_future_imports  # noqa: F401 - re-exported
 
@@ -163,8 +164,8 @@ def notebook_sources(nb: dict) -> dict[str, str | None]:
 
 
 def _graded(cells: list[_cells.Cell]) -> dict[str, str | None]:
-    """Each exercise's graded module: its section, with the context "Run all" gives it."""
-    return _cells.graded_sources(cells, EXERCISES)
+    """Each exercise's graded module: its section, with the context and later redefinitions "Run all" gives it."""
+    return _cells.graded_sources(cells, EXERCISES, contracts=contracts(EXERCISES))
 
 
 def _from_notebook(path: Path, follow: bool = False) -> Submission:

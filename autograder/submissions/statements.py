@@ -2,8 +2,10 @@
 
 Owns the names side of a graded module's context (:mod:`autograder.submissions.cells`): the global names
 code reads (:func:`free_globals`, :func:`section_reads`), what a top-level statement binds or modifies
-(:func:`statement_names`), which statements of another section are kept (:func:`kept`: imports, ``def``,
-``class``, assignments, and ``if``/``try``/``with`` blocks without loops) and one context cell's record
+(:func:`statement_names`), which of them a set of names needs (:func:`needed`), which statements of another
+section are kept (:func:`kept`: imports, ``def``,
+``class``, assignments, and ``if``/``try``/``with`` blocks without loops; of a later cell, :func:`rebinds_only`)
+and one context cell's record
 (:func:`context_cell`), which :mod:`autograder.submissions.execute` reads to run only what a section needs.
 Nothing here runs student code (``ast`` and ``symtable`` are parsers).
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import symtable
+from collections.abc import Callable
 from typing import Any
 
 _DYNAMIC = frozenset({"globals", "vars", "eval", "exec", "locals"})
@@ -107,8 +110,52 @@ def _kind(node: ast.stmt) -> str:
     return "other"
 
 
-def context_cell(source: str, label: str) -> dict[str, Any] | None:
-    """One context cell: its source, future features and kept statements; None when nothing is kept."""
+def rebinds_only(node: ast.stmt) -> bool:
+    """Whether a statement only (re)binds names: ``def``, ``class``, an import, ``NAME = ...`` (no attribute or
+    item of an existing object is modified, no block): what a later cell's redefinition may do."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import)):
+        return True
+    if isinstance(node, ast.ImportFrom):
+        return node.module != "__future__" and all(a.name != "*" for a in node.names)
+    if isinstance(node, ast.Assign):
+        return all(isinstance(t, ast.Name) for t in node.targets)
+    return isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None
+
+
+def signature(node: ast.stmt) -> tuple[str, ...] | None:
+    """What a redefinition must keep of a ``def`` or ``class``: its kind and parameter names (a class's
+    ``__init__``'s); None for any other statement."""
+    def params(args: ast.arguments) -> tuple[str, ...]:
+        out = [a.arg for a in (*args.posonlyargs, *args.args)] + [f"*{args.vararg.arg}" if args.vararg else "*"]
+        return (*out, *(a.arg for a in args.kwonlyargs), f"**{args.kwarg.arg}" if args.kwarg else "")
+
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ("def", *params(node.args))
+    if isinstance(node, ast.ClassDef):
+        init = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__init__"]
+        return ("class", *(params(init[-1].args) if init else ()))
+    return None
+
+
+def signatures(source: str) -> dict[str, tuple[str, ...]]:
+    """The :func:`signature` of each top-level ``def``/``class`` of a source (the last one of a name)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    return {node.name: sig for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and (sig := signature(node)) is not None}
+
+
+def context_cell(source: str, label: str, only: Callable[[ast.stmt], bool] = kept) -> dict[str, Any] | None:
+    """One context cell: its source, future features and kept statements; None when nothing is kept.
+
+    Args:
+        source: the cell's transformed source.
+        label: the file name its code is compiled under.
+        only: which top-level statements are kept (:func:`kept`; :func:`rebinds_only` for later cells).
+    """
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -117,7 +164,7 @@ def context_cell(source: str, label: str) -> dict[str, Any] | None:
                       for a in n.names})
     stmts = []
     for i, node in enumerate(tree.body):
-        if kept(node):
+        if only(node):
             try:
                 binds, reads = statement_names(node)
             except (SyntaxError, ValueError):
@@ -137,3 +184,21 @@ def section_reads(tree: ast.Module, source: str) -> set[str] | None:
     except (SyntaxError, ValueError):
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     return None if names & _DYNAMIC else names
+
+
+def needed(stmts: list[tuple[list[str], list[str]]], roots: set[str]) -> set[int]:
+    """Which statements (each ``(binds, reads)``) bind a name of ``roots`` or, transitively, a name a chosen one
+    reads; a star import (``"*"`` among its binds) is always chosen. In time linear in the names listed."""
+    binders: dict[str, list[int]] = {}
+    for n, (binds, _reads) in enumerate(stmts):
+        for name in binds:
+            binders.setdefault(name, []).append(n)
+    todo, seen, chosen = [*roots, "*"], {*roots, "*"}, set()
+    while todo:
+        for n in binders.get(todo.pop(), []):
+            if n not in chosen:
+                chosen.add(n)
+                fresh = [name for name in stmts[n][1] if name not in seen]
+                seen.update(fresh)
+                todo += fresh
+    return chosen

@@ -49,6 +49,9 @@ from autograder.submissions.statements import needed, section_reads
 
 CONTEXT_BUDGET = 3.0
 DEFINITIONS_GRACE = 2.0
+# what a deadline may leave unspent when it ends a statement (:class:`Deadline`): a budget with no more left is
+# spent, so the next statement is not started for a sliver of it
+SLIVER = 1e-3
 STATEMENT_LIMIT = 1.0  # one assignment or block of the context (a definition or import: the budget left)
 _REPEAT = 0.02  # re-interrupt period once a statement overran
 _SCHED_IDLE = 5  # a thread's policy (``/proc/.../stat`` field 41) that runs only when nothing else wants the CPU
@@ -192,7 +195,7 @@ class Deadline:
             return  # the statement is over: nothing to interrupt
         if not self.fired:
             left = self.seconds - (self.clock.elapsed() - self.start)
-            if left > 1e-3:  # the process waited for a CPU meanwhile: that time is not the statement's
+            if left > SLIVER:  # the process waited for a CPU meanwhile: that time is not the statement's
                 signal.setitimer(signal.ITIMER_REAL, left, _REPEAT)
                 return
         self.fired += 1
@@ -251,9 +254,9 @@ def run_context(namespace: dict[str, Any], cells: list[dict[str, Any]], roots: s
     for cell, index, kind in chosen:
         elapsed = clock.elapsed()
         left = budget - elapsed
-        if left <= 0:
+        if left <= SLIVER:  # (the deadline ends a statement with up to this much left: the budget is spent)
             left = budget + grace - elapsed
-            if kind == "other" or left <= 0:
+            if kind == "other" or left <= SLIVER:
                 report.skipped += 1
                 continue
         if kind == "other":

@@ -113,7 +113,9 @@ def carve(root: str, access: int, denied: Iterable[str]) -> Iterator[tuple[str, 
 
 def plan(*, scratch: str | list[str], read: Iterable[str], denied: Iterable[str]) -> list[tuple[str, int]]:
     """The rules for a worker (see the module docstring); ``scratch``: the folder(s) it may write."""
-    deny = sorted({os.path.realpath(d) for d in [*denied, *SECRETS] if os.path.lexists(d)})
+    # a denied path not made yet (a run's output) still carves its folder: a file made there later is under no rule
+    deny = sorted({os.path.realpath(d) for d in [*denied, *SECRETS]
+                   if os.path.lexists(d) or os.path.isdir(os.path.dirname(os.path.abspath(d)))})
     roots: dict[str, int] = {}
     for path, access in [*((p, READ) for p in (*SYSTEM_ROOTS, *read)), ("/dev", DEVICES)]:
         if path and os.path.exists(path):

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from autograder.core import device as _device
-from autograder.engine import resume as _resume
 from autograder.engine import reading as _reading
+from autograder.engine import resume as _resume
 from autograder.engine.reading import HideRefused
 
 

@@ -1,0 +1,99 @@
+"""Copying a classmate's results: the run's own outputs (its ``--json`` checkpoint, the ``--resume`` file,
+``--csv``, ``--feedback``) are kept from every student worker, as the submissions are.
+
+The results sit where a worker must read (a folder on ``sys.path``, as the engine's checkout or the folder a
+``python -m`` run starts in is): a submission with no code of its own reads the file ``--resume`` starts from,
+which holds a classmate's row. Once it could (Landlock allowed all of a ``sys.path`` folder, namespaces
+hid nothing of it); now it reads nothing at every level the run accepts, or the run records the weaker level
+and says so. Graded with ex01 only: one run grades the classmate, then each level grades the attacker alone
+(``--resume``: its resume file exists before any worker starts, so no timing is involved).
+
+The class lives under /var/tmp, not /tmp: a worker with namespaces mounts a private /tmp.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from autograder.core.paths import ROOT, SOLUTIONS
+
+from .attacklib import NO_SYS_ADMIN
+
+EX = "ex01_torch_mlp"
+HANG = 600  # seconds: a hang guard, never a speed requirement
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None or not sys.platform.startswith(
+    "linux"), reason="needs root and setpriv (to drop CAP_SYS_ADMIN as Docker's default does)")
+ATTACK = """
+
+import os as _os
+try:
+    with open({path!r}) as _f:
+        _seen = _f.read()
+except OSError:
+    _seen = ""
+if "submission" in _seen:
+    raise RuntimeError("LEAKED the run's results")
+"""
+
+
+def _grade(subs: list[Path], out: Path, *extra: str, prefix: list[str] | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(out.parent)])  # the results' folder: one workers read
+    cmd = [*(prefix or []), sys.executable, "-m", "autograder.cli", "grade", *map(str, subs), "--only", EX,
+           "--device", "cpu", "--seed", "7", "--json", str(out), *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=HANG, cwd=ROOT, env=env)
+
+
+@pytest.fixture(scope="module")
+def graded():
+    """``(base folder, the classmate's folder, the results file holding its row)``."""
+    base = Path(tempfile.mkdtemp(prefix="tapetrace-outputs-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None))
+    base.chmod(0o755)
+    alice = base / "class" / "alice"
+    alice.mkdir(parents=True)
+    (alice / f"{EX}.py").write_text((SOLUTIONS / f"{EX}.py").read_text())
+    first = base / "first" / "r.json"
+    first.parent.mkdir()
+    cp = _grade([alice], first)
+    assert cp.returncode == 0 and first.exists(), cp.stderr[-3000:]
+    yield base, alice, first
+    shutil.rmtree(base, ignore_errors=True)
+
+
+LEVELS = [pytest.param([], [], id="namespaces-landlock"),
+          pytest.param([], ["--sandbox-skip", "landlock"], id="namespaces-no-landlock"),
+          pytest.param(NO_SYS_ADMIN, [], id="no_sys_admin-landlock", marks=ROOT_ONLY)]
+
+
+@pytest.mark.parametrize(("prefix", "extra"), LEVELS)
+def test_the_resume_file_is_kept_from_a_classmate(graded, prefix, extra):
+    base, alice, first = graded
+    name = f"level-{len(prefix)}-{len(extra)}"
+    out = base / name / "r.json"
+    out.parent.mkdir()
+    out.parent.chmod(0o755)
+    shutil.copy(first, out)
+    out.chmod(0o644)  # as an earlier run, or a copy, may have left it
+    mallory = base / "class" / f"mallory-{name}"
+    mallory.mkdir()
+    (mallory / f"{EX}.py").write_text((SOLUTIONS / f"{EX}.py").read_text() + ATTACK.format(path=str(out)))
+    cp = _grade([alice, mallory], out, "--resume", *extra, prefix=prefix)
+    assert cp.returncode == 0, cp.stderr[-3000:]
+    rows = {r["submission"]: r for r in json.loads(out.read_text())}
+    row = rows[str(mallory)]
+    ex = row["exercises"][EX]
+    iso = row["isolation"]
+    if iso.get("outputs_readable"):  # without Landlock and a uid of its own: recorded, lowered and said
+        assert iso["outputs_readable"] == [str(out)] and iso["level"] == "minimal", iso
+        assert "folder of their own" in cp.stderr, cp.stderr[-2000:]
+    else:
+        assert ex["score"] == ex["max_score"] > 0, ex
+    assert out.stat().st_mode & 0o077 == 0  # rewritten for its owner only

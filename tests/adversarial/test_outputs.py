@@ -1,11 +1,11 @@
 """Copying a classmate's results: the run's own outputs (its ``--json`` checkpoint, the ``--resume`` file,
 ``--csv``, ``--feedback``) are kept from every student worker, as the submissions are.
 
-The results sit where a worker must read (a folder on ``sys.path``, as the engine's checkout or the folder a
-``python -m`` run starts in is): a submission with no code of its own reads the file ``--resume`` starts from,
-which holds a classmate's row. Once it could (Landlock allowed all of a ``sys.path`` folder, namespaces
-hid nothing of it); now it reads nothing at every level the run accepts, or the run records the weaker level
-and says so. Graded with ex01 only: one run grades the classmate, then each level grades the attacker alone
+The results sit where a worker must read: the engine's checkout, the folder a ``python -m`` run starts in
+(on ``sys.path``), as an instructor's ``--json results.json`` does. A submission with no code of its own reads
+the file ``--resume`` starts from, which holds a classmate's row. Once it could (Landlock allowed all of a
+``sys.path`` folder, namespaces hid nothing of it); now it reads nothing at every level the run accepts, or the
+run records the weaker level and says so. Graded with ex01 only: one run grades the classmate, then each level grades the attacker alone
 (``--resume``: its resume file exists before any worker starts, so no timing is involved).
 
 The class lives under /var/tmp, not /tmp: a worker with namespaces mounts a private /tmp.
@@ -46,7 +46,7 @@ if "submission" in _seen:
 
 def _grade(subs: list[Path], out: Path, *extra: str, prefix: list[str] | None = None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(out.parent)])  # the results' folder: one workers read
+    env["PYTHONPATH"] = str(ROOT)
     cmd = [*(prefix or []), sys.executable, "-m", "autograder.cli", "grade", *map(str, subs), "--only", EX,
            "--device", "cpu", "--seed", "7", "--json", str(out), *extra]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=HANG, cwd=ROOT, env=env)
@@ -74,12 +74,13 @@ LEVELS = [pytest.param([], [], id="namespaces-landlock"),
 
 
 @pytest.mark.parametrize(("prefix", "extra"), LEVELS)
-def test_the_resume_file_is_kept_from_a_classmate(graded, prefix, extra):
+def test_the_resume_file_is_kept_from_a_classmate(graded, request, prefix, extra):
     base, alice, first = graded
     name = f"level-{len(prefix)}-{len(extra)}"
-    out = base / name / "r.json"
-    out.parent.mkdir()
-    out.parent.chmod(0o755)
+    fd, where = tempfile.mkstemp(prefix=".tapetrace-test-results-", suffix=".json", dir=ROOT)  # gitignored
+    os.close(fd)
+    out = Path(where)
+    request.addfinalizer(lambda: out.unlink(missing_ok=True))
     shutil.copy(first, out)
     out.chmod(0o644)  # as an earlier run, or a copy, may have left it
     mallory = base / "class" / f"mallory-{name}"

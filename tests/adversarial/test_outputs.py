@@ -5,8 +5,8 @@ The results sit where a worker must read: the engine's checkout, the folder a ``
 (on ``sys.path``), as an instructor's ``--json results.json`` does. A submission with no code of its own reads
 the file ``--resume`` starts from, which holds a classmate's row. Once it could (Landlock allowed all of a
 ``sys.path`` folder, namespaces hid nothing of it); now it reads nothing at every level the run accepts, or the
-run records the weaker level and says so. Graded with ex01 only: one run grades the classmate, then each level grades the attacker alone
-(``--resume``: its resume file exists before any worker starts, so no timing is involved).
+run records the weaker level and says so. Graded with ex01 only: one run grades the classmate, then each level (and ``--cluster``) grades the
+attacker alone (``--resume``: its resume file exists before any worker starts, so no timing is involved).
 
 The class lives under /var/tmp, not /tmp: a worker with namespaces mounts a private /tmp.
 """
@@ -70,13 +70,16 @@ def graded():
 
 LEVELS = [pytest.param([], [], id="namespaces-landlock"),
           pytest.param([], ["--sandbox-skip", "landlock"], id="namespaces-no-landlock"),
-          pytest.param(NO_SYS_ADMIN, [], id="no_sys_admin-landlock", marks=ROOT_ONLY)]
+          pytest.param(NO_SYS_ADMIN, [], id="no_sys_admin-landlock", marks=ROOT_ONLY),
+          pytest.param([], ["--cluster", "local:1"], id="cluster-namespaces-landlock")]
 
 
 @pytest.mark.parametrize(("prefix", "extra"), LEVELS)
 def test_the_resume_file_is_kept_from_a_classmate(graded, request, prefix, extra):
     base, alice, first = graded
-    name = f"level-{len(prefix)}-{len(extra)}"
+    if "--cluster" in extra:
+        pytest.importorskip("distributed", reason="Dask distributed is not installed (tapetrace[cluster])")
+    name = f"level-{len(prefix)}-{'-'.join(x.strip('-').replace(':', '') for x in extra)}"
     fd, where = tempfile.mkstemp(prefix=".tapetrace-test-results-", suffix=".json", dir=ROOT)  # gitignored
     os.close(fd)
     out = Path(where)

@@ -101,3 +101,28 @@ def test_the_resume_file_is_kept_from_a_classmate(graded, request, prefix, extra
     else:
         assert ex["score"] == ex["max_score"] > 0, ex
     assert out.stat().st_mode & 0o077 == 0  # rewritten for its owner only
+
+
+def test_regrade_keeps_the_class_results_from_a_classmate(graded, request):
+    """``tapetrace regrade OLD.json``: the class's earlier results lie beside the engine while a submission is
+    graded again (once read by the regraded submission's worker)."""
+    base, alice, first = graded
+    fd, where = tempfile.mkstemp(prefix=".tapetrace-test-results-", suffix=".json", dir=ROOT)  # gitignored
+    os.close(fd)
+    old = Path(where)
+    request.addfinalizer(lambda: old.unlink(missing_ok=True))
+    mallory = base / "class" / "mallory-regrade"
+    mallory.mkdir()
+    (mallory / f"{EX}.py").write_text((SOLUTIONS / f"{EX}.py").read_text() + ATTACK.format(path=str(old)))
+    row = json.loads(first.read_text())
+    old.write_text(json.dumps([row, {**row, "submission": str(mallory)}]))
+    new = base / "regraded" / "r.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env["PYTHONPATH"] = str(ROOT)
+    cmd = [sys.executable, "-m", "autograder.cli", "regrade", str(old), str(mallory), "--all", "--json", str(new),
+           "--device", "cpu", "--quiet"]
+    cp = subprocess.run(cmd, capture_output=True, text=True, timeout=HANG, cwd=ROOT, env=env)
+    assert cp.returncode == 0, cp.stderr[-3000:]
+    got = {r["submission"]: r for r in json.loads(new.read_text())}[str(mallory)]
+    ex = got["exercises"][EX]
+    assert ex["score"] == ex["max_score"] > 0, ex  # nothing rewritten while it grades: a mount holds it too

@@ -174,7 +174,8 @@ class RunWorkers:
         Args:
             places: where the outputs are, each as the folder (or file) to hide.
             rewritten: those of ``places`` that are files the run writes anew while it grades (its ``--json``
-                checkpoint where its folder cannot be hidden): without Landlock the worker's record says so.
+                checkpoint where its folder cannot be hidden): without Landlock or a uid of its own, the worker's
+                record says so (``outputs_readable``) and its level is ``minimal``.
         """
         self.hide(places)
         with self._lock:

@@ -164,7 +164,7 @@ def keep_outputs(run: Any, outputs: tuple[str | None, ...], checkpoint: str | No
         run: the grading run (a local one, or a cluster's: both have ``keep_outputs``).
         outputs: the output paths (None where not asked for).
         checkpoint: the output rewritten while grading; where its own folder cannot be hidden it is a file the
-            worker's sandbox must keep out of reach after the worker started (only Landlock can).
+            worker's sandbox must keep out of reach after the worker started (Landlock, or a uid of its own).
     """
     keep = getattr(run, "keep_outputs", None)
     if keep is None or not any(outputs):

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from autograder.core.paths import ROOT, SOLUTIONS
+from autograder.engine.reading import output_places
 
 from .attacklib import NO_SYS_ADMIN
 
@@ -42,6 +43,18 @@ except OSError:
 if "submission" in _seen:
     raise RuntimeError("LEAKED the run's results")
 """
+
+
+def test_outputs_are_hidden_with_their_folder_or_alone(tmp_path):
+    """An output's own folder where hiding it breaks nothing; alone where its folder holds what a worker needs
+    (the engine's checkout, ``tmp`` here); a folder output (``--feedback``) whole."""
+    (tmp_path / "results").mkdir()
+    (tmp_path / "feedback").mkdir()
+    tmp = str(tmp_path / "run")
+    places = output_places([str(tmp_path / "results" / "r.json"), str(ROOT / "r.json"), None,
+                            str(tmp_path / "feedback"), str(tmp_path / "run" / "r.csv")], tmp)
+    assert places == sorted([str(tmp_path / "results"), str(ROOT / "r.json"), str(tmp_path / "feedback"),
+                             str(tmp_path / "run" / "r.csv")])
 
 
 def _grade(subs: list[Path], out: Path, *extra: str, prefix: list[str] | None = None) -> subprocess.CompletedProcess:

@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -124,6 +125,26 @@ def test_plan_denies_a_run_output_not_made_yet(tmp_path):
     rules = dict(_landlock.plan(scratch=str(tmp_path / "w"), read=[str(folder)], denied=[str(folder / "r.json")]))
     assert rules[os.path.realpath(folder)] == _landlock.READ_DIR  # names only: a file made there is unreadable
     assert os.path.realpath(folder / "notes.py") in rules and os.path.realpath(folder / "r.json") not in rules
+
+
+def test_the_engines_checkout_is_listed_not_read(tmp_path):
+    """The checkout holding the engine's package is on a worker's ``sys.path`` for the engine only: its names may
+    be listed, its files (an instructor's results, notes, earlier runs) are read only beneath the package (once
+    the whole checkout was readable)."""
+    checkout = tmp_path / "checkout"
+    (checkout / "autograder").mkdir(parents=True)
+    (checkout / "notes").mkdir()
+    (checkout / "results.json").write_text("{}")
+    engine = str(checkout / "autograder")
+    home = _sandbox._checkout(engine, [str(checkout), engine])
+    assert home == [os.path.realpath(checkout)]
+    assert _sandbox._checkout(engine, [engine]) == []  # not on sys.path: nothing to narrow
+    rules = dict(_landlock.plan(scratch=str(tmp_path / "w"), read=[engine], denied=[], listed=home))
+    assert rules[os.path.realpath(checkout)] == _landlock.READ_DIR
+    assert rules[os.path.realpath(engine)] == _landlock.READ
+    assert os.path.realpath(checkout / "results.json") not in rules
+    site = sysconfig.get_paths()["purelib"]  # an installed engine: its folder is Python's own, read as ever
+    assert _sandbox._checkout(os.path.join(site, "autograder"), [site]) == []
 
 
 def test_an_output_the_sandbox_cannot_keep_lowers_the_level():

@@ -255,6 +255,25 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
     return scratch, got
 
 
+def _checkout(engine: str, readable: list[str]) -> list[str]:
+    """The folder holding the engine's package where it is among ``readable`` only for the engine's sake (a
+    checkout or an editable install: the worker's ``PYTHONPATH``), not a Python folder (site-packages): a worker
+    may list it, and read beneath it only what another rule allows (the package, a virtual environment).
+
+    Returns:
+        That folder (a real path), or nothing.
+    """
+    import site
+    import sysconfig
+
+    home = os.path.realpath(os.path.dirname(engine))
+    python = {*sysconfig.get_paths().values(), *site.getsitepackages(), site.getusersitepackages(), sys.prefix,
+              sys.base_prefix, sys.exec_prefix, os.path.dirname(os.__file__)}
+    if home in {os.path.realpath(p) for p in python} or home not in {os.path.realpath(d) for d in readable}:
+        return []
+    return [home]
+
+
 def _folder_identity(path: str) -> tuple[int, int] | None:
     """The device and inode of the folder holding ``path`` (None: it cannot be looked at from here)."""
     try:
@@ -273,7 +292,10 @@ def _landlock_layer(scratch: str, hide: list[str], read: list[str], got: dict[st
     if abi:
         engine = str(Path(__file__).resolve().parents[1])
         writable = [scratch, "/dev/shm"] if private_shm and os.path.isdir("/dev/shm") else [scratch]
-        rules = _landlock.plan(scratch=writable, read=[*_python_dirs(), engine, *read], denied=hide)
+        readable = [*_python_dirs(), engine, *read]
+        home = _checkout(engine, readable)
+        rules = _landlock.plan(scratch=writable, read=[d for d in readable if os.path.realpath(d) not in home],
+                               denied=hide, listed=home)
         got.update(_landlock.restrict(rules, abi))
     else:
         got["landlock_error"] = "skipped" if "landlock" in skip else \

@@ -35,13 +35,14 @@ ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is N
 ATTACK = """
 
 import os as _os
-try:
-    with open({path!r}) as _f:
-        _seen = _f.read()
-except OSError:
-    _seen = ""
-if "submission" in _seen:
-    raise RuntimeError("LEAKED the run's results")
+for _p in {paths!r}:
+    try:
+        with open(_p) as _f:
+            _seen = _f.read()
+    except OSError:
+        _seen = ""
+    if "submission" in _seen:
+        raise RuntimeError("LEAKED the run's results")
 """
 
 
@@ -99,9 +100,18 @@ def test_the_resume_file_is_kept_from_a_classmate(graded, request, prefix, extra
     request.addfinalizer(lambda: [p.unlink(missing_ok=True) for p in (out, out.with_name(out.stem + ".receipt.json"))])
     shutil.copy(first, out)
     out.chmod(0o644)  # as an earlier run, or a copy, may have left it
+    fd, where = tempfile.mkstemp(prefix=".tapetrace-test-results-", suffix=".json", dir=ROOT)
+    os.close(fd)
+    earlier = Path(where)  # another run's results kept in the checkout, named by no option of this run
+    request.addfinalizer(lambda: earlier.unlink(missing_ok=True))
+    shutil.copy(first, earlier)
+    earlier.chmod(0o644)
+    # with Landlock, the checkout is listed, not read: nothing there but the engine (and its venv) is readable;
+    # without it, only what the run names is hidden (docs/security.md: Landlock keeps out what no list names)
+    paths = [str(out)] if "landlock" in extra else [str(out), str(earlier)]
     mallory = base / "class" / f"mallory-{name}"
     mallory.mkdir()
-    (mallory / f"{EX}.py").write_text((SOLUTIONS / f"{EX}.py").read_text() + ATTACK.format(path=str(out)))
+    (mallory / f"{EX}.py").write_text((SOLUTIONS / f"{EX}.py").read_text() + ATTACK.format(paths=paths))
     cp = _grade([alice, mallory], out, "--resume", *extra, prefix=prefix)
     assert cp.returncode == 0, cp.stderr[-3000:]
     rows = {r["submission"]: r for r in json.loads(out.read_text())}
@@ -126,7 +136,7 @@ def test_regrade_keeps_the_class_results_from_a_classmate(graded, request):
     request.addfinalizer(lambda: old.unlink(missing_ok=True))
     mallory = base / "class" / "mallory-regrade"
     mallory.mkdir()
-    (mallory / f"{EX}.py").write_text((SOLUTIONS / f"{EX}.py").read_text() + ATTACK.format(path=str(old)))
+    (mallory / f"{EX}.py").write_text((SOLUTIONS / f"{EX}.py").read_text() + ATTACK.format(paths=[str(old)]))
     row = json.loads(first.read_text())
     old.write_text(json.dumps([row, {**row, "submission": str(mallory)}]))
     new = base / "regraded" / "r.json"

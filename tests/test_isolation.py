@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -112,6 +113,58 @@ def test_plan_reads_the_system_and_python_but_not_home_or_tmp(tmp_path):
     assert rules[os.path.realpath(str(tmp_path))] == _landlock.ALL
     assert "/usr" in rules and "/tmp" not in rules and os.path.expanduser("~") not in rules
     assert not any(_landlock._inside(p, str(SOLUTIONS)) for p in rules)
+
+
+def test_plan_denies_a_run_output_not_made_yet(tmp_path):
+    """A results file in a folder workers read (a ``sys.path`` entry, the engine's checkout) is left out of the
+    allow-list before it exists: its folder is carved, so the checkpoint the grader makes there later is under
+    no rule (once the folder was a rule of its own, and a classmate's scores were read)."""
+    folder = tmp_path / "course"
+    folder.mkdir()
+    (folder / "notes.py").write_text("")
+    rules = dict(_landlock.plan(scratch=str(tmp_path / "w"), read=[str(folder)], denied=[str(folder / "r.json")]))
+    assert rules[os.path.realpath(folder)] == _landlock.READ_DIR  # names only: a file made there is unreadable
+    assert os.path.realpath(folder / "notes.py") in rules and os.path.realpath(folder / "r.json") not in rules
+
+
+def test_the_engines_checkout_is_listed_not_read(tmp_path):
+    """The checkout holding the engine's package is on a worker's ``sys.path`` for the engine only: its names may
+    be listed, its files (an instructor's results, notes, earlier runs) are read only beneath the package (once
+    the whole checkout was readable)."""
+    checkout = tmp_path / "checkout"
+    (checkout / "autograder").mkdir(parents=True)
+    (checkout / "notes").mkdir()
+    (checkout / "results.json").write_text("{}")
+    engine = str(checkout / "autograder")
+    home = _sandbox._checkout(engine, [str(checkout), engine])
+    assert home == [os.path.realpath(checkout)]
+    assert _sandbox._checkout(engine, [engine]) == []  # not on sys.path: nothing to narrow
+    rules = dict(_landlock.plan(scratch=str(tmp_path / "w"), read=[engine], denied=[], listed=home))
+    assert rules[os.path.realpath(checkout)] == _landlock.READ_DIR
+    assert rules[os.path.realpath(engine)] == _landlock.READ
+    assert os.path.realpath(checkout / "results.json") not in rules
+    site = sysconfig.get_paths()["purelib"]  # an installed engine: its folder is Python's own, read as ever
+    assert _sandbox._checkout(os.path.join(site, "autograder"), [site]) == []
+
+
+def test_an_output_the_sandbox_cannot_keep_lowers_the_level():
+    got = _record(network_dropped=True, pid_namespace=True, read_only_filesystem=True, private_dirs_hidden=True,
+                  outputs_readable=["/srv/course/r.json"])
+    _sandbox._guarantees(got, [])
+    assert got["level"] == "minimal" and not got["private_files_unreadable"]
+    assert "/srv/course/r.json" in _sandbox.describe(got) and "folder of their own" in _sandbox.describe(got)
+
+
+def test_the_results_are_written_for_their_owner_only(tmp_path):
+    from autograder.reports.report import atomic_write, write_json
+
+    leftover = tmp_path / f"r.json.tmp{os.getpid()}"
+    leftover.write_text("left over")  # a leftover keeps no mode of its own
+    leftover.chmod(0o644)
+    write_json([{"submission": "a", "exercises": {}}], str(tmp_path / "r.json"))
+    assert (tmp_path / "r.json").stat().st_mode & 0o777 == 0o600
+    atomic_write(tmp_path / "notes.md", "x")
+    assert (tmp_path / "notes.md").stat().st_mode & 0o077  # other outputs keep the umask's mode
 
 
 # --------------------------------------------------------------------------- the seccomp program

@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     """``tapetrace grade``: validate everything first, then grade; outputs survive Ctrl-C."""
     from autograder.engine import session as _session
     from autograder.reports import progress as _progress
+    from autograder.reports import receipt as _receipt
     from autograder.reports import report as _report
 
     started = time.monotonic()  # --deadline counts from here
@@ -113,7 +114,9 @@ def run(args: argparse.Namespace) -> int:
                 make_run, paths, only, interrupts=interrupts, add=checkpoint.add, progress=progress,
                 resumed=resumed, jobs=args.jobs, require_isolation=getattr(args, "require_isolation", None),
                 deadline=started + args.deadline if getattr(args, "deadline", None) else None,
-                errors=_cluster_errors(args), on_note=None if args.quiet else _note, device=args.device,
+                errors=_cluster_errors(args), on_note=None if args.quiet else _note,
+                outputs=(args.json, args.json and _receipt.sidecar(args.json), args.csv, args.feedback),
+                checkpoint=args.json, device=args.device,
                 timeout=args.timeout, seed=seed, lang=args.lang, public_only=args.public_only,
                 launcher=args.launcher, **extra)
         if outcome.error:

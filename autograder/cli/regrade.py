@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from autograder.engine import GradingRun
     from autograder.engine import regrade as _regrade
     from autograder.engine import resume as _resume
+    from autograder.engine import session as _session
     from autograder.reports import receipt as _receipt
     from autograder.reports import report as _report
 
@@ -66,6 +67,9 @@ def run(args: argparse.Namespace) -> int:
         # made for the exercises graded again: its zygotes import and warm what those need (as grade --only)
         run_ = GradingRun(device=args.device, timeout=args.timeout, seed=the_plan.seed, lang=args.lang,
                           public_only=args.public_only, exercises=wanted)
+        # the class's earlier results (and what this writes at the end) are kept from its students' workers
+        _session.keep_outputs(run_, (args.old, args.json, _receipt.sidecar(args.json), args.csv,
+                                     *diff_paths(args.json).values()), checkpoint=None)
         try:
             graded = run_.grade(the_plan.paths, only=wanted, jobs=run_.plan.jobs_for(args.jobs),
                                 exercises_for=the_plan.exercises_for)

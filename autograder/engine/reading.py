@@ -149,6 +149,45 @@ def _may_cover(folder: str, needed: list[str]) -> bool:
     return not _holds(folder, needed)
 
 
+def _climb(path: str, needed: list[str]) -> str:
+    """The highest folder above ``path`` that breaks nothing when hidden (:func:`_may_cover`), or ``path``."""
+    place = os.path.abspath(path)
+    up = os.path.dirname(place)
+    while up != place and _may_cover(up, needed):
+        place, up = up, os.path.dirname(up)
+    return place
+
+
+def output_places(outputs: Iterable[str | None], tmp: str, extra_needed: Iterable[str] = ()) -> list[str]:
+    """What of a run's own outputs (``--json``, its checkpoint and resume file, ``--csv``, ``--feedback``)
+    every student worker must not see: the classmates' scores and feedback, written while the class is graded.
+
+    A folder (``--feedback``) is hidden whole; a file, with its own folder where hiding that folder breaks
+    nothing (:func:`_may_cover`), else alone (its folder holds what a worker needs: the engine's checkout, the
+    home folder, a ``sys.path`` entry). A file alone is kept out by Landlock (a file made there later is under
+    no rule), by the worker's own uid (the results are written owner-only), or by a mount over what exists
+    when the worker starts, which a file replaced during the worker's life escapes: the sandbox records that
+    (``outputs_readable``, :func:`autograder.sandbox.isolate.apply`'s ``rewritten``) and lowers the level.
+
+    Args:
+        outputs: the paths (None where an output is not asked for).
+        tmp: the run's folder (see :func:`needed_places`).
+        extra_needed: further places no hidden folder may hold.
+
+    Returns:
+        The places, sorted, without duplicates.
+    """
+    needed = needed_places(tmp, extra_needed)
+    out: set[str] = set()
+    for p in outputs:
+        if not p:
+            continue
+        place = os.path.abspath(p)
+        folder = os.path.dirname(place)
+        out.add(place if os.path.isdir(place) or not _may_cover(folder, needed) else folder)
+    return sorted(out)
+
+
 def hide_places(paths: Iterable[str], tmp: str, extra_needed: Iterable[str] = ()) -> list[str]:
     """The fewest places that keep a run's submissions from every student worker: one folder for a class.
 
@@ -170,14 +209,7 @@ def hide_places(paths: Iterable[str], tmp: str, extra_needed: Iterable[str] = ()
             a worker without Landlock would see the submissions past the limit.
     """
     needed = needed_places(tmp, extra_needed)
-    found: set[str] = set()
-    for p in paths:
-        place = os.path.abspath(p)
-        up = os.path.dirname(place)
-        while up != place and _may_cover(up, needed):
-            place, up = up, os.path.dirname(up)
-        found.add(place)
-    places = sorted(found)
+    places = sorted({_climb(p, needed) for p in paths})
     kept = [p for p in places if not any(p.startswith(q.rstrip(os.sep) + os.sep) for q in places)]
     if len(kept) > MAX_HIDE:
         raise HideRefused(f"{len(kept)} submissions' places would have to be hidden from each student's worker, "

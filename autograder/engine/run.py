@@ -109,6 +109,7 @@ class GradingRun(RunWorkers):
         self.watch = _quota.ScratchWatch()  # students' workers' disk use, at every isolation level
         self.isolation: dict[str, Any] = {}
         self._hide: list[str] = []
+        self._rewritten: list[str] = []  # the run's outputs it rewrites while grading (keep_outputs)
         self._scratch_ids = iter(range(10**9))
         self._lock = threading.Lock()
 

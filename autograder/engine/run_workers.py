@@ -157,14 +157,29 @@ class RunWorkers:
             # the compile cache too: its programs are lent by key only (_compile_cache), never read
             cache = [self.jax_cache] if self.jax_cache else []
             hide = [*private_dirs(), self.tmp, *cache, *self._hide, *(hide_extra or [])]
+            rewritten = list(self._rewritten)
         return {"scratch": scratch, "mem_bytes": self.mem_bytes, "fsize_bytes": _quota.FILE_BYTES,
-                "hide": list(dict.fromkeys(hide)), "read": [],
-                "network": False, "skip": self.sandbox_skip}
+                "hide": list(dict.fromkeys([*hide, *rewritten])), "read": [],
+                "network": False, "skip": self.sandbox_skip, "rewritten": rewritten}
 
     def hide(self, places: Any) -> None:
         """Keeps ``places`` (paths) from every student worker started from now on: other submissions."""
         with self._lock:
             self._hide = list(dict.fromkeys([*self._hide, *places]))
+
+    def keep_outputs(self, places: list[str], rewritten: list[str]) -> None:
+        """Keeps the run's own outputs from every student worker started from now on (see
+        :func:`autograder.engine.reading.output_places`).
+
+        Args:
+            places: where the outputs are, each as the folder (or file) to hide.
+            rewritten: those of ``places`` that are files the run writes anew while it grades (its ``--json``
+                checkpoint where its folder cannot be hidden): without Landlock or a uid of its own, the worker's
+                record says so (``outputs_readable``) and its level is ``minimal``.
+        """
+        self.hide(places)
+        with self._lock:
+            self._rewritten = list(dict.fromkeys(rewritten))
 
     def measure_isolation(self) -> dict[str, Any]:
         """The isolation a student's worker obtains here (a throwaway sandboxed worker; no student code).

@@ -12,7 +12,9 @@ merging, the checkpoint and the progress display (made by the CLI: the reports s
 from __future__ import annotations
 
 import functools
+import os
 import signal
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from autograder.core import device as _device
+from autograder.engine import reading as _reading
 from autograder.engine import resume as _resume
 from autograder.engine.reading import HideRefused
 
@@ -100,7 +103,8 @@ def grade(make_run: Callable[[], Any], paths: list[str], only: list[str], *, int
           on_task: Callable[..., None] | None = None, exercises_for: dict[str, list[str]] | None = None,
           deadline: float | None = None, require_isolation: str | None = None,
           errors: tuple[type[Exception], ...] = (), on_ready: Callable[[str], None] | None = None,
-          on_done: Callable[[], None] | None = None) -> Outcome:
+          on_done: Callable[[], None] | None = None, outputs: tuple[str | None, ...] = (),
+          checkpoint: str | None = None) -> Outcome:
     """Grades ``paths`` in one run; Ctrl-C stops it cleanly.
 
     Args:
@@ -117,6 +121,9 @@ def grade(make_run: Callable[[], Any], paths: list[str], only: list[str], *, int
         errors: further exceptions that end the session with ``error`` (a cluster's).
         on_ready: called once the run is made and admitted, with :func:`check_isolation`'s note.
         on_done: called when grading ends, before the run is cancelled or closed.
+        outputs: the run's own files (``--json``, ``--csv``, ``--feedback``): kept from every student worker
+            (:func:`keep_outputs`).
+        checkpoint: the one of ``outputs`` rewritten while grading (``--json``).
 
     Returns:
         The :class:`Outcome`.
@@ -126,6 +133,7 @@ def grade(make_run: Callable[[], Any], paths: list[str], only: list[str], *, int
     try:
         try:
             run = make_run()
+            keep_outputs(run, outputs, checkpoint)
             note = check_isolation(run, require_isolation)
             if on_ready is not None:
                 on_ready(note)
@@ -148,6 +156,24 @@ def grade(make_run: Callable[[], Any], paths: list[str], only: list[str], *, int
     return outcome
 
 
+def keep_outputs(run: Any, outputs: tuple[str | None, ...], checkpoint: str | None) -> None:
+    """Keeps a run's own outputs (classmates' scores and feedback, the ``--resume`` file) from its students'
+    workers: their places (:func:`autograder.engine.reading.output_places`) are hidden like the submissions'.
+
+    Args:
+        run: the grading run (a local one, or a cluster's: both have ``keep_outputs``).
+        outputs: the output paths (None where not asked for).
+        checkpoint: the output rewritten while grading; where its own folder cannot be hidden it is a file the
+            worker's sandbox must keep out of reach after the worker started (Landlock, or a uid of its own).
+    """
+    keep = getattr(run, "keep_outputs", None)
+    if keep is None or not any(outputs):
+        return
+    tmp = str(getattr(run, "tmp", "") or tempfile.gettempdir())
+    places = _reading.output_places(outputs, tmp)
+    keep(places, [p for p in _reading.output_places([checkpoint], tmp) if not os.path.isdir(p)])
+
+
 class Progress(Protocol):
     """What a session tells its progress display (``autograder.reports.progress.Progress``)."""
 
@@ -164,6 +190,7 @@ def grade_batch(make_run: Callable[..., Any], paths: list[str], only: list[str],
                 add: Callable[[dict[str, Any]], None], progress: Progress, resumed: _resume.Plan | None = None,
                 jobs: int | None = None, deadline: float | None = None, require_isolation: str | None = None,
                 errors: tuple[type[Exception], ...] = (), on_note: Callable[[str], None] | None = None,
+                outputs: tuple[str | None, ...] = (), checkpoint: str | None = None,
                 **run_options: Any) -> Outcome:
     """:func:`grade` wired as ``tapetrace grade`` runs it: each row to ``add`` (the checkpoint) and ``progress``.
 
@@ -181,6 +208,8 @@ def grade_batch(make_run: Callable[..., Any], paths: list[str], only: list[str],
         require_isolation: see :func:`grade`.
         errors: see :func:`grade`.
         on_note: called with :func:`check_isolation`'s note when it is not empty.
+        outputs: see :func:`grade`.
+        checkpoint: see :func:`grade`.
         **run_options: ``make_run``'s keyword arguments.
 
     Returns:
@@ -201,7 +230,8 @@ def grade_batch(make_run: Callable[..., Any], paths: list[str], only: list[str],
     return grade(functools.partial(make_run, **run_options), paths, only, interrupts=interrupts, jobs=jobs,
                  on_result=on_result, on_task=progress.task_done,
                  exercises_for=resumed.exercises_for if resumed is not None else None, deadline=deadline,
-                 require_isolation=require_isolation, errors=errors, on_ready=ready, on_done=progress.close)
+                 require_isolation=require_isolation, errors=errors, on_ready=ready, on_done=progress.close,
+                 outputs=outputs, checkpoint=checkpoint)
 
 
 def threads_left(wait: float = 2.0) -> bool:

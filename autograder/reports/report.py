@@ -12,6 +12,7 @@ feedback files are :mod:`autograder.reports.feedback`'s, the progress bar
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -39,16 +40,25 @@ def terminal_text(text: Any) -> str:
     return "".join(ch if ch.isprintable() else "?" for ch in str(text))
 
 
-def atomic_write(path: str | os.PathLike, text: str) -> None:
+def atomic_write(path: str | os.PathLike, text: str, private: bool = False) -> None:
     """Writes ``text`` via a temporary file and a rename: readers never see half a file.
 
     Args:
         path: The file to write (replaced whole).
         text: Its new text (UTF-8, newlines as given).
+        private: readable by its owner only (mode 0600) from the moment it exists: a results file written
+            while a class is graded, which a student's worker running as another uid must not read.
     """
     path = str(path)
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+    if private:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)  # a leftover keeps its mode: the file is made anew, owner-only
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fh = open(fd, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed by the with below
+    else:
+        fh = open(tmp, "w", encoding="utf-8", newline="")  # noqa: SIM115
+    with fh:
         fh.write(text)
     os.replace(tmp, path)
 
@@ -124,7 +134,7 @@ def summary_line(results: list[dict[str, Any]], seconds: float | None = None) ->
 def write_json(results: list[dict[str, Any]], path: str) -> None:
     """One object for one submission, a list for several (GRADING.md)."""
     data: Any = results[0] if len(results) == 1 else results
-    atomic_write(path, json.dumps(data, indent=2))
+    atomic_write(path, json.dumps(data, indent=2), private=True)  # a class's scores: its owner's only
 
 
 def read_json(path: str) -> list[dict[str, Any]]:

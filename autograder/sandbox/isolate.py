@@ -100,7 +100,8 @@ def _guarantees(got: dict[str, object], hide: list[str], exposed: list[str] | No
     uid = got.get("uid") is not None
     if not (got["private_dirs_hidden"] or landlock) and uid and exposed is None:
         exposed = _exposed(hide)
-    got["private_files_unreadable"] = bool(got["private_dirs_hidden"] or landlock or (uid and not exposed))
+    got["private_files_unreadable"] = bool(got["private_dirs_hidden"] or landlock or (uid and not exposed)) \
+        and not got.get("outputs_readable")
     got["writes_confined"] = bool(got["read_only_filesystem"] or landlock or uid)
     got["network_blocked"] = bool(got["network_dropped"] or got.get("seccomp"))
     got["processes_confined"] = bool(got["pid_namespace"] or uid or got.get("landlock_scoped")
@@ -139,12 +140,17 @@ def describe(got: dict[str, object]) -> str:
     missing = [k.replace("_", " ") for k in ("private_files_unreadable", "writes_confined", "network_blocked",
                                               "processes_confined") if not got.get(k)]
     text = f"{got.get('level', 'minimal')} isolation ({', '.join(parts) or 'resource limits only'})"
-    return text + (f"; NOT guaranteed: {', '.join(missing)}" if missing else "")
+    text += f"; NOT guaranteed: {', '.join(missing)}" if missing else ""
+    outputs = got.get("outputs_readable")
+    if outputs and isinstance(outputs, list):
+        text += (f" (without Landlock or a uid of its own, student code could read {', '.join(map(str, outputs))}"
+                 " while it is rewritten: write the results in a folder of their own)")
+    return text
 
 
 def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
           read: list[str] | None = None, network: bool = False,
-          skip: list[str] | None = None) -> tuple[str, dict[str, object]]:
+          skip: list[str] | None = None, rewritten: list[str] | None = None) -> tuple[str, dict[str, object]]:
     """Contains the current process (a single-threaded worker, before student code loads).
 
     Args:
@@ -158,6 +164,11 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
         skip: layers not to try (``namespaces``, ``landlock``, ``uid``, ``pids``, ``cpu``, ``memory``): what a
             machine that refuses them
             obtains (benchmarks and tests; the record says what was skipped).
+        rewritten: places of ``hide`` that are files the grader writes anew while the worker runs (the run's
+            ``--json`` checkpoint in a folder workers need): a mount covers what exists, and a file replaced
+            under it escapes it, so only Landlock (a file made later is under no rule) or the worker's own uid
+            (the grader writes them owner-only) keeps them out; without either they are recorded
+            (``outputs_readable``) and private files are not guaranteed.
 
     Returns:
         ``(scratch_dir, isolation)``: where student files go, and what was obtained.
@@ -191,6 +202,7 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
         _memory_cgroup(got, _status_bytes("VmRSS") + mem_bytes)
     else:
         got["memory_accounting"] = "process"
+    outputs = {p: _folder_identity(p) for p in rewritten or ()}  # as the grader sees their folders
     root = _namespaces(hide, network, got, skip) if linux and "namespaces" not in skip else None
     if root:
         scratch = os.path.join(root, "scratch")
@@ -226,6 +238,13 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
                                           or got.get("landlock_scoped"))
             got["seccomp"] = _seccomp.install(confine_signals=bool(got["seccomp_signals"]))
             got["seccomp_signals"] = bool(got["seccomp"] and got["seccomp_signals"])
+    # the grader writes them owner-only (report.atomic_write's private), so a worker that dropped to a uid of
+    # its own cannot read a new one either; one that stays the grader's uid reads what no Landlock rule refuses
+    # (a folder the worker does not see as the grader does, e.g. under its private /tmp, holds nothing of them)
+    unkept = [p for p, seen in outputs.items() if not got.get("landlock") and got.get("uid") is None
+              and seen is not None and _folder_identity(p) == seen]
+    if unkept:
+        got["outputs_readable"] = unkept
     _guarantees(got, private, exposed)
     sys.meta_path.insert(0, _Blocker())
     os.chdir(scratch)
@@ -234,6 +253,34 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
         os.environ[var] = scratch
     tempfile.tempdir = scratch  # tempfile caches its folder: a call before the sandbox would keep /tmp
     return scratch, got
+
+
+def _checkout(engine: str, readable: list[str]) -> list[str]:
+    """The folder holding the engine's package where it is among ``readable`` only for the engine's sake (a
+    checkout or an editable install: the worker's ``PYTHONPATH``), not a Python folder (site-packages): a worker
+    may list it, and read beneath it only what another rule allows (the package, a virtual environment).
+
+    Returns:
+        That folder (a real path), or nothing.
+    """
+    import site
+    import sysconfig
+
+    home = os.path.realpath(os.path.dirname(engine))
+    python = {*sysconfig.get_paths().values(), *site.getsitepackages(), site.getusersitepackages(), sys.prefix,
+              sys.base_prefix, sys.exec_prefix, os.path.dirname(os.__file__)}
+    if home in {os.path.realpath(p) for p in python} or home not in {os.path.realpath(d) for d in readable}:
+        return []
+    return [home]
+
+
+def _folder_identity(path: str) -> tuple[int, int] | None:
+    """The device and inode of the folder holding ``path`` (None: it cannot be looked at from here)."""
+    try:
+        st = os.stat(os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _landlock_layer(scratch: str, hide: list[str], read: list[str], got: dict[str, object], skip: list[str],
@@ -245,7 +292,10 @@ def _landlock_layer(scratch: str, hide: list[str], read: list[str], got: dict[st
     if abi:
         engine = str(Path(__file__).resolve().parents[1])
         writable = [scratch, "/dev/shm"] if private_shm and os.path.isdir("/dev/shm") else [scratch]
-        rules = _landlock.plan(scratch=writable, read=[*_python_dirs(), engine, *read], denied=hide)
+        readable = [*_python_dirs(), engine, *read]
+        home = _checkout(engine, readable)
+        rules = _landlock.plan(scratch=writable, read=[d for d in readable if os.path.realpath(d) not in home],
+                               denied=hide, listed=home)
         got.update(_landlock.restrict(rules, abi))
     else:
         got["landlock_error"] = "skipped" if "landlock" in skip else \

@@ -9,6 +9,8 @@ The allow-list is built from three sets of paths:
 
 - read (and execute) beneath: the system (``/usr``, ``/lib*``, ``/bin``, ``/sbin``, ``/etc``,
   ``/opt``), Python's own directories and ``sys.path``, the engine's package, ``/proc``, ``/sys``;
+  the engine's checkout, on ``sys.path`` only for the engine's sake, is listed but not read (an
+  instructor's results, notes or earlier runs kept there stay out of reach);
   ``/dev`` also for writing existing files (``/dev/null``) and their ioctls, never creating;
 - everything beneath the worker's scratch directory;
 - denied paths carved out of the above: a read root that contains a denied path is replaced by
@@ -93,7 +95,9 @@ def carve(root: str, access: int, denied: Iterable[str]) -> Iterator[tuple[str, 
     """
     denied = [d for d in denied if _inside(d, root)]
     if not denied:
-        yield root, (access if os.path.isdir(root) else access & FILE_RIGHTS)
+        rights = access if os.path.isdir(root) else access & FILE_RIGHTS
+        if rights:  # a file under a folder that is only listed gets no rule
+            yield root, rights
         return
     if root in denied or not os.path.isdir(root):
         return
@@ -111,11 +115,17 @@ def carve(root: str, access: int, denied: Iterable[str]) -> Iterator[tuple[str, 
         yield from carve(entry.path, access, denied)
 
 
-def plan(*, scratch: str | list[str], read: Iterable[str], denied: Iterable[str]) -> list[tuple[str, int]]:
-    """The rules for a worker (see the module docstring); ``scratch``: the folder(s) it may write."""
-    deny = sorted({os.path.realpath(d) for d in [*denied, *SECRETS] if os.path.lexists(d)})
+def plan(*, scratch: str | list[str], read: Iterable[str], denied: Iterable[str],
+         listed: Iterable[str] = ()) -> list[tuple[str, int]]:
+    """The rules for a worker (see the module docstring); ``scratch``: the folder(s) it may write; ``listed``:
+    folders whose names may be listed (beneath them too) but whose files are read only where another rule
+    says so (the engine's checkout: its package and its virtual environment are read roots of their own)."""
+    # a denied path not made yet (a run's output) still carves its folder: a file made there later is under no rule
+    deny = sorted({os.path.realpath(d) for d in [*denied, *SECRETS]
+                   if os.path.lexists(d) or os.path.isdir(os.path.dirname(os.path.abspath(d)))})
     roots: dict[str, int] = {}
-    for path, access in [*((p, READ) for p in (*SYSTEM_ROOTS, *read)), ("/dev", DEVICES)]:
+    for path, access in [*((p, READ) for p in (*SYSTEM_ROOTS, *read)), *((p, READ_DIR) for p in listed),
+                         ("/dev", DEVICES)]:
         if path and os.path.exists(path):
             real = os.path.realpath(path)
             roots[real] = roots.get(real, 0) | access

@@ -107,6 +107,12 @@ class ClusterRun(SchedulerLink):
     """
 
     # ---------------------------------------------------------------- grading
+    def keep_outputs(self, places: list[str], rewritten: list[str]) -> None:
+        """Keeps the run's own outputs from every student worker, as :meth:`GradingRun.keep_outputs`: sent with
+        each task beside the submissions' places (a worker on the client's filesystem hides them)."""
+        self._outputs = list(places)
+        self._rewritten = list(rewritten)
+
     def grade(self, paths: list[str], only: list[str] | None = None, jobs: int = 1,
               on_result: Callable[[dict[str, Any]], None] | None = None,
               on_task: Callable[[int, str], None] | None = None,
@@ -162,7 +168,8 @@ class ClusterRun(SchedulerLink):
                     finish(j)
                 unsent.clear()
 
-        hide = hide_list(paths)  # no student worker may read any submission (HideRefused: none is graded)
+        # no student worker may read any submission (HideRefused: none is graded), nor the run's outputs
+        hide = list(dict.fromkeys([*hide_list(paths), *self._outputs]))
         todo = self._tasks(paths, wanted, record, hide)
         retry: deque[_Item] = deque()
         inflight: dict[Any, _Item] = {}
@@ -366,7 +373,7 @@ class ClusterRun(SchedulerLink):
                 where = os.path.abspath(p)
                 for ex in order:
                     refused = list(sub.refused[ex]) if ex in sub.refused else None
-                    yield _Item(i, ex, (where, sub.form, ex, sub.sources.get(ex), refused, hide))
+                    yield _Item(i, ex, (where, sub.form, ex, sub.sources.get(ex), refused, hide, self._rewritten))
 
     # --------------------------------------------------------------- life cycle
     def cancel(self) -> None:

@@ -145,6 +145,8 @@ class SchedulerLink:
         self._cluster: Any = None
         self._futures: set[Any] = set()
         self._cancelled = threading.Event()
+        self._outputs: list[str] = []  # the run's outputs, hidden with the submissions (keep_outputs)
+        self._rewritten: list[str] = []
         self.plugin_name = f"tapetrace-run-{secrets.token_hex(6)}"
         self.fingerprint = _fingerprint.fingerprint()
         self.digest = _fingerprint.digest(self.fingerprint)

@@ -263,7 +263,8 @@ def __getattr__(name: str) -> Any:  # pickles name the plugin class by module at
 
 
 def grade_task(plugin: str, digest: str, path: str, form: str, exercise: str, source: str | None,
-               refused: list[str] | None = None, hide: list[str] | None = None) -> dict[str, Any]:
+               refused: list[str] | None = None, hide: list[str] | None = None,
+               rewritten: list[str] | None = None) -> dict[str, Any]:
     """Runs on a Dask worker: grades one exercise of one submission with the worker's run.
 
     Args:
@@ -277,6 +278,8 @@ def grade_task(plugin: str, digest: str, path: str, form: str, exercise: str, so
         refused: ``[file name, kind key]`` when the loader refused the exercise's file (a link...).
         hide: :func:`hide_list` of the run's submissions, kept from every student worker (where
             the worker shares the client's filesystem; elsewhere they do not exist).
+        rewritten: the client's outputs it rewrites while grading (its ``--json``) where their folder cannot be
+            hidden (:meth:`GradingRun.keep_outputs`); those whose folder exists here.
 
     Returns:
         ``{"result": exercise result (GradingRun.grade_exercise's), "isolation", "launcher",
@@ -302,6 +305,9 @@ def grade_task(plugin: str, digest: str, path: str, form: str, exercise: str, so
         else:
             if places:
                 run.hide(places)
+            here = [p for p in rewritten or () if os.path.isdir(os.path.dirname(p))]
+            if here:
+                run.keep_outputs([], here)
             res = run.grade_exercise(sub, exercise)
     except Exception as err:  # noqa: BLE001 - nothing lost (GradingRun.grade does the same)
         res = run.graders_row(exercise, "grader_error", f"internal error: {_text(err)}")

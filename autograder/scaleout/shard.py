@@ -156,7 +156,7 @@ class Shard:
 
         mine = set(self.paths)
         data = {PART_KEY: self.manifest(), "results": [r for r in results if r["submission"] in mine]}
-        _report.atomic_write(path, json.dumps(data, indent=2))
+        _report.atomic_write(path, json.dumps(data, indent=2), private=True)  # written while grading
 
 
 def run_settings(args: argparse.Namespace, exercises: list[str], seed: int) -> dict[str, Any]:

@@ -112,6 +112,90 @@ def test_a_starved_process_is_not_out_of_time_but_a_sleeping_one_is():
     assert nap.expired and asleep.returncode == -signal.SIGKILL
 
 
+def _started(code: str) -> subprocess.Popen:
+    """A Python process running ``code``, once it printed its first line (what it had to do first is done)."""
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.kill()
+    proc.wait()
+
+
+RENICED_WHOLE = """
+import os, threading, time
+os.nice(19)  # the whole process, before any of its threads start (as a submission can at import)
+for _ in range(2):
+    threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_worker_that_reniced_itself_whole_does_not_move_the_base():
+    """A worker that ran ``os.nice(19)`` at import and starts its threads after: each thread is lowered (its wait
+    its own), since the base is the grader's own priority; the worker's, read per call, once was the base, and
+    its starved spinners cancelled a 20 s sleep against a 4 s limit (9/10 where 2/10 was due, on the
+    container level in a CPU cgroup of its own, as in Docker)."""
+    proc = _started(RENICED_WHOLE)
+    try:
+        budget = _watch.Budget(proc.pid, 600.0, proc.kill)
+        budget.step()
+        seen = {key for key in budget._last.waits}
+        assert len(seen) >= 3, seen
+        assert seen <= budget._lowered
+    finally:
+        _stop(proc)
+
+
+AUTOGROUP = """
+import os, sys, threading, time
+os.setsid()  # a session, so an autogroup, of its own (nice 0)
+if sys.argv[1] != "0":
+    with open("/proc/self/autogroup", "w") as fh:
+        fh.write(sys.argv[1])
+for _ in range(2):
+    threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/autogroup"), reason="needs the scheduler's autogroups")
+def test_a_raised_autogroup_is_a_lowered_priority():
+    """Spinners in a session of their own whose autogroup nice was raised keep nice 0 and SCHED_OTHER, yet
+    starve as a group: their waits are theirs (they once cancelled a 20 s sleep against a 4 s limit: 10/10
+    where 2/10 was due, with namespaces and no Landlock). A fresh session's autogroup (nice 0) is ordinary."""
+    base = _watch.own_priority()
+    for nice, lowered in (("19", True), ("0", False)):
+        proc = subprocess.Popen([sys.executable, "-c", AUTOGROUP, nice], stdout=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+            seen = _watch.waits(proc.pid, base)
+            assert len(seen) >= 3 and {low for _w, low in seen.values()} == {lowered}, (nice, seen)
+        finally:
+            _stop(proc)
+
+
+def test_a_context_cell_that_renices_the_whole_worker_excuses_no_wait():
+    """In the worker, a notebook's context budget compares threads with the process's priority from before
+    the notebook ran: after ``os.nice(19)`` in a cell, no thread's wait is excused (the main thread's own nice
+    was the base, so a reniced process had every wait excused)."""
+    script = textwrap.dedent("""
+        import json, os, threading, time
+        from autograder.submissions import execute as _exec
+        os.nice(19)
+        threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+        print(json.dumps(_exec._waits()))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=600,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {}
+
+
 IDLE_SPINNER_BESIDE_SLEEP = """
 import os, threading, time
 def spin():

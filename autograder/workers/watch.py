@@ -13,8 +13,9 @@ so load cannot turn into a student's timeout. Measured from ``/proc`` and the cg
   tree's (``/proc/PID/stat``: each living process's threads, ended ones included, and the children it reaped).
   ``Budget.accounting`` says which.
 * **Asleep**, per interval: wall time less CPU less each living thread's run-queue delay (``schedstat``).
-  A thread that lowered its own priority (``SCHED_IDLE``, a higher nice value) waits by its own choice: its
-  delay is never excused, so a starved idle spinner cannot cancel a sleep beside it. A thread or process
+  A thread that lowered its own priority (``SCHED_IDLE``, a nice value above the grader's own, an autogroup
+  whose nice value was raised) waits by its own choice: its delay is never excused, so a starved idle spinner
+  cannot cancel a sleep beside it. A thread or process
   that ends takes its last interval's delay with it: that time then counts as asleep, never as less.
 
 A wall-clock cap of :data:`WALL_FACTOR` times the limit stays as a last resort (:func:`wall_cap`).
@@ -88,29 +89,47 @@ def process_cpu(pid: int) -> float:
         return 0.0
 
 
-def nice_of(pid: int) -> int:
-    """A process's nice value (0 when unknown)."""
+def own_priority() -> tuple[int, str]:
+    """The grader's own priority, the base a worker's threads are compared with (:func:`waits`): its nice value
+    and its autogroup (``/proc/self/autogroup``, ``""`` where there is none). Read in the grader's process,
+    never from a worker: a worker that reniced itself whole (``os.nice(19)`` at import) would otherwise move
+    the base with it and its starved threads' waits would be excused again."""
+    return os.getpriority(os.PRIO_PROCESS, 0), autogroup("self")[0]
+
+
+def autogroup(pid: int | str) -> tuple[str, int]:
+    """A process's autogroup (``/proc/PID/autogroup``: the scheduler's group for its session, where
+    ``CONFIG_SCHED_AUTOGROUP`` is on) and that group's nice value; ``("", 0)`` when unknown."""
     try:
-        return int(_stat_fields(f"/proc/{pid}/stat")[16])
-    except (OSError, IndexError, ValueError):
-        return 0
+        with open(f"/proc/{pid}/autogroup", encoding="ascii") as fh:
+            name, _, nice = fh.read().split()[:3]
+        return name, int(nice)
+    except (OSError, ValueError):
+        return "", 0
 
 
-def waits(pid: int, base_nice: int) -> dict[int, tuple[int, bool]]:
+def waits(pid: int, base: tuple[int, str] | int) -> dict[int, tuple[int, bool]]:
     """Each living thread of a process: ``{tid: (nanoseconds waited for a CPU, lowered)}`` (``schedstat``; the
     run-queue delay includes a CPU quota's throttling). *Lowered*: the thread asked to wait, with
-    ``SCHED_IDLE`` or a nice value above ``base_nice`` (its wait is then its own, see :class:`Budget`)."""
+    ``SCHED_IDLE``, a nice value above the base's, or in an autogroup whose nice value was raised (a
+    process that made a session of its own and wrote ``/proc/self/autogroup``: each of its threads keeps nice
+    0 and ``SCHED_OTHER``, yet the group runs only when the machine has nothing else to do) unless that group
+    is the base's own (see :func:`own_priority`; a bare int: a nice value, no autogroup). A lowered thread's
+    wait is its own, see :class:`Budget`."""
+    base_nice, base_group = (base, "") if isinstance(base, int) else base
     out: dict[int, tuple[int, bool]] = {}
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return out
+    group, group_nice = autogroup(pid)
+    group_lowered = group_nice > 0 and group != base_group
     for t in tasks:
         try:
             with open(f"/proc/{pid}/task/{t}/schedstat", encoding="ascii") as fh:
                 waited = int(fh.read().split()[1])
             fields = _stat_fields(f"/proc/{pid}/task/{t}/stat")
-            lowered = int(fields[16]) > base_nice or int(fields[38]) == SCHED_IDLE
+            lowered = group_lowered or int(fields[16]) > base_nice or int(fields[38]) == SCHED_IDLE
             out[int(t)] = (waited, lowered)
         except (OSError, IndexError, ValueError):
             continue
@@ -143,7 +162,7 @@ class Sample:
     """One reading of a worker: when, its process tree's CPU seconds (living processes and what they reaped),
     its cgroup's (None: none), and each living thread's wait for a CPU (see :func:`waits`)."""
 
-    def __init__(self, pid: int, base_nice: int = 0, cgroup: str | None = None) -> None:
+    def __init__(self, pid: int, base: tuple[int, str] | int = 0, cgroup: str | None = None) -> None:
         before = time.monotonic()
         self.cgroup = cgroup
         self.cgroup_cpu = cgroup_cpu(cgroup)
@@ -151,7 +170,7 @@ class Sample:
         self.waits: dict[tuple[int, int], tuple[int, bool]] = {}
         for p in tree(pid):
             self.cpu += process_cpu(p)
-            self.waits.update(((p, tid), w) for tid, w in waits(p, base_nice).items())
+            self.waits.update(((p, tid), w) for tid, w in waits(p, base).items())
         self.at = (before + time.monotonic()) / 2  # the counters were read in between
 
 
@@ -218,14 +237,15 @@ class Budget:
         self._kill = kill
         self._behind = behind
         self._cgroup = cgroup or (lambda: None)
-        self._nice = nice_of(pid)  # the worker's own priority: a thread below it chose to wait
+        # the grader's own priority (a worker's thread below it chose to wait), never the worker's: that one it sets
+        self._base = own_priority()
         self._lowered: set[tuple[int, int]] = set()
-        self._last = Sample(pid, self._nice, self._cgroup())
+        self._last = Sample(pid, self._base, self._cgroup())
         self.accounting = "process tree"
 
     def step(self) -> None:
         """Adds the working time since the last step; kills the worker once the limit is reached."""
-        now = Sample(self.pid, self._nice, self._cgroup())
+        now = Sample(self.pid, self._base, self._cgroup())
         grader_behind = bool(self._behind and self._behind())
         cpu, asleep = interval(self._last, now, self._lowered)
         self.accounting = "cgroup" if now.cgroup_cpu is not None and self._last.cgroup_cpu is not None \

@@ -196,6 +196,24 @@ def test_a_context_cell_that_renices_the_whole_worker_excuses_no_wait():
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {}
 
 
+def test_the_graders_work_on_a_workers_frames_is_the_workers_time():
+    """CPU the grader spent on what a worker sent (parsing its frames, serving its requests) is charged to the
+    worker's budget, at once: a worker that kept a 30 MB request ahead of the grader (waiting for the grader,
+    so never charged) once answered after 8 s against a 2.5 s limit (10/10; now 2/10, as a slow answer;
+    ``tests/adversarial/attacks/flood_the_grader_with_requests.py``)."""
+    asleep = subprocess.Popen(["sleep", "60"])
+    try:
+        budget = _watch.Budget(asleep.pid, 5.0, asleep.kill)
+        budget.charge(3.0)
+        assert not budget.expired
+        budget.charge(2.5)
+        assert budget.expired and asleep.wait(10) == -signal.SIGKILL
+        budget.step()
+        assert budget.used >= 5.5
+    finally:
+        _stop(asleep)
+
+
 IDLE_SPINNER_BESIDE_SLEEP = """
 import os, threading, time
 def spin():

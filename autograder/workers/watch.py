@@ -233,6 +233,8 @@ class Budget:
         self.limit = float(limit)
         self.used = 0.0
         self._slack = 0.0
+        self._charged = 0.0  # the grader's CPU on the worker's behalf (:meth:`charge`; written by its caller only)
+        self._counted = 0.0  # how much of it :attr:`used` holds (written by :meth:`step` only)
         self.expired = False
         self._kill = kill
         self._behind = behind
@@ -250,7 +252,9 @@ class Budget:
         cpu, asleep = interval(self._last, now, self._lowered)
         self.accounting = "cgroup" if now.cgroup_cpu is not None and self._last.cgroup_cpu is not None \
             else "process tree"
-        self.used += cpu
+        charged = self._charged
+        self.used += cpu + charged - self._counted
+        self._counted = charged
         if not grader_behind:  # (waiting for the grader is not the worker's time)
             # the reading's jitter cancels out over a few samples instead of adding up; the credit is
             # bounded, so threads running in parallel cannot buy a sleep later
@@ -259,7 +263,18 @@ class Budget:
                 self.used += self._slack
                 self._slack = 0.0
         self._last = now
-        if self.used >= self.limit and not self.expired:
+        self._expire_at(self.used)
+
+    def charge(self, seconds: float) -> None:
+        """Adds CPU seconds the grader's own thread spent on what the worker sent before its answer (reading and
+        parsing its frames, serving its requests for compiled programs): work a worker hands the grader is its
+        own, so a flood of frames cannot keep the grader busy (and the worker "waiting for the grader", its
+        sleep charged to no one) beyond the worker's own limit. Called from the thread that reads the worker."""
+        self._charged += max(0.0, seconds)
+        self._expire_at(self.used + self._charged - self._counted)
+
+    def _expire_at(self, used: float) -> None:
+        if used >= self.limit and not self.expired:
             self.expired = True
             self._kill()
 

@@ -311,8 +311,11 @@ class Worker:
         while requests < _compile_cache.MAX_REQUESTS:
             started = time.thread_time()
             msg = _wire.recv(self._res_r, deadline)
-            # the grader's CPU on this frame is the worker's time (a flood of large frames: _watch.Budget.charge)
-            self._charge(time.thread_time() - started)
+            if _tools.is_tally(msg) or _compile_cache.is_request(msg):
+                # the grader's CPU on a frame sent before the answer is the worker's time (a flood of large frames
+                # kept the grader busy, the worker "waiting for it": _watch.Budget.charge); the answer's is not
+                # (charged after it came, it could stop a worker that finished in time)
+                self._charge(time.thread_time() - started)
             if _tools.is_tally(msg):
                 tallies += 1
                 if tallies > MAX_TALLIES:

@@ -18,6 +18,10 @@ so load cannot turn into a student's timeout. Measured from ``/proc`` and the cg
   cannot cancel a sleep beside it. A thread or process
   that ends takes its last interval's delay with it: that time then counts as asleep, never as less.
 
+* **The grader's work for it**: while the worker waits for the grader (its frames unread, a request being
+  served) its sleep is not its own, but the grader's CPU on what it sent before its answer is
+  (:meth:`Budget.charge`): a worker cannot hand its time to the grader by flooding it with large frames.
+
 A wall-clock cap of :data:`WALL_FACTOR` times the limit stays as a last resort (:func:`wall_cap`).
 
 **Stderr.** Each worker writes its stderr into a pipe of its own; one daemon thread drains every pipe

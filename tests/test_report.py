@@ -324,6 +324,19 @@ def test_report_cli_errors(tmp_path, capsys):
     assert len(err) == 3 and all(line.startswith("tapetrace report: ") for line in err)
 
 
+def test_a_damaged_row_is_left_out_and_the_report_finishes(tmp_path):
+    """One row that is not GRADING.md's shape (an exercise that is a string, a score that is text, a test that
+    is null) once stopped ``tapetrace report`` with a traceback; now it is left out and the page says why."""
+    rows = fake_results(4)
+    rows[1]["exercises"][next(iter(rows[1]["exercises"]))] = "oops"
+    rows[2]["total"] = "ten"
+    rows[3]["exercises"][next(iter(rows[3]["exercises"]))]["tests"] = [None]
+    out, _imgs = render(tmp_path, rows)
+    page = (out / "index.html").read_text()
+    assert all(f"result {k} (subs/student00{k - 1}) left out" in page for k in (2, 3, 4)), page[-2000:]
+    assert "All 1 submissions" in page
+
+
 def test_tapetrace_report_dispatch(tmp_path):
     from autograder.cli import main as cli_main
 

@@ -318,6 +318,42 @@ def _cpu_cgroup() -> Iterator[str | None]:
             os.rmdir(folder)
 
 
+LEAVES_ITS_CGROUP = """
+import os, sys, time
+if sys.argv[2] != "stay":
+    with open(os.path.join(sys.argv[2], "cgroup.procs"), "w") as fh:
+        fh.write("0")  # out of the worker's cgroup, as root with cgroupfs writable (minimal) can
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("leaves", [True, False], ids=["leaves", "stays"])
+def test_a_worker_that_leaves_its_cgroup_is_stopped(leaves):
+    """Root without namespaces or Landlock (``minimal``) may write its pid into another cgroup's ``cgroup.procs``:
+    out of its CPU, memory and process caps (it did, every one of them, graded at that level). A process of the
+    worker seen outside its cgroup twice in a row stops the worker; one that stays is never stopped."""
+    with _cpu_cgroup() as folder:
+        if folder is None:
+            pytest.skip("no cgroup can be made here")
+
+        def enter() -> None:
+            Path(folder, "cgroup.procs").write_text("0")
+
+        proc = subprocess.Popen([sys.executable, "-c", LEAVES_ITS_CGROUP, folder,
+                                 os.path.dirname(folder) if leaves else "stay"],
+                                stdout=subprocess.PIPE, text=True, preexec_fn=enter)
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+            budget = _watch.Budget(proc.pid, 600.0, proc.kill, cgroup=lambda: folder)
+            budget.step()
+            budget.step()
+            assert budget.escaped is leaves and budget.expired is leaves
+            assert (proc.wait(10) == -signal.SIGKILL) if leaves else proc.poll() is None
+        finally:
+            _stop(proc)
+
+
 @pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "process_tree"])
 def test_honest_threads_and_children_beside_hogs_stay_within_budget(cgroup):
     """About 1.5 CPU-s in two threads working side by side, then in two children, on one CPU beside three hogs

@@ -172,10 +172,37 @@ class Sample:
         self.cgroup_cpu = cgroup_cpu(cgroup)
         self.cpu = 0.0
         self.waits: dict[tuple[int, int], tuple[int, bool]] = {}
-        for p in tree(pid):
+        procs = tree(pid)
+        for p in procs:
             self.cpu += process_cpu(p)
             self.waits.update(((p, tid), w) for tid, w in waits(p, base).items())
         self.at = (before + time.monotonic()) / 2  # the counters were read in between
+        self.strays = strays(procs, self.cgroup if self.cgroup_cpu is not None else None)
+
+
+def strays(procs: list[int], cgroup: str | None) -> set[int]:
+    """The living processes of ``procs`` that are not in ``cgroup`` (the worker's own CPU cgroup, made by the
+    sandbox: every process the worker starts is born in it). Where nothing keeps the worker from cgroupfs
+    (root, no namespaces, no Landlock: ``minimal``), its code can write its pid into another cgroup's
+    ``cgroup.procs`` and leave its CPU, memory and process caps behind; :class:`Budget` stops a worker seen
+    doing so. Empty without a cgroup, or where its members cannot be read."""
+    if not cgroup or not _CGROUP.fullmatch(cgroup):
+        return set()
+    try:
+        with open(os.path.join(cgroup, "cgroup.procs"), encoding="ascii") as fh:
+            members = {int(x) for x in fh.read().split()}
+    except (OSError, ValueError):
+        return set()
+    out = set()
+    for p in procs:
+        if p in members:
+            continue
+        try:
+            if _stat_fields(f"/proc/{p}/stat")[0] not in ("Z", "X"):  # (an exited one has left every cgroup)
+                out.add(p)
+        except (OSError, IndexError):
+            continue
+    return out
 
 
 def interval(before: Sample, after: Sample, lowered: set[tuple[int, int]] | None = None) -> tuple[float, float]:
@@ -240,6 +267,7 @@ class Budget:
         self._charged = 0.0  # the grader's CPU on the worker's behalf (:meth:`charge`; written by its caller only)
         self._counted = 0.0  # how much of it :attr:`used` holds (written by :meth:`step` only)
         self.expired = False
+        self.escaped = False  # a process of it was seen outside its cgroup (see :func:`strays`)
         self._kill = kill
         self._behind = behind
         self._cgroup = cgroup or (lambda: None)
@@ -266,8 +294,11 @@ class Budget:
             if self._slack > 0:
                 self.used += self._slack
                 self._slack = 0.0
+        # a process outside the worker's cgroup at two looks in a row (one that was exiting is gone by then):
+        # it left it, taking its time and its caps along; the worker is stopped as out of time
+        self.escaped = self.escaped or bool(now.strays & self._last.strays)
         self._last = now
-        self._expire_at(self.used)
+        self._expire_at(self.limit if self.escaped else self.used)
 
     def charge(self, seconds: float) -> None:
         """Adds CPU seconds the grader's own thread spent on what the worker sent before its answer (reading and

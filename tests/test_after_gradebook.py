@@ -314,3 +314,25 @@ def test_an_extension_without_an_offset_needs_a_timezone_and_names_on_the_termin
     err = capsys.readouterr().err
     assert code == 3 and _by_id(table)["alice"][-1] == "on time (extended)"
     assert "\x1b" not in err and "\x07" not in err and "evil\\x1b[2J\\x07.ipynb" in err
+
+
+# --- one damaged row never stops the gradebook -------------------------------------------------------------------
+DAMAGED = [{"exercises": {"ex01_torch_mlp": "oops"}}, {"exercises": {"ex01_torch_mlp": {"score": "ten"}}},
+           {"exercises": {"ex01_torch_mlp": {"tests": [None]}}}, {"total": None}, {"exercises": []},
+           {"submission": ["x"]}]
+
+
+@pytest.mark.parametrize("damage", DAMAGED, ids=["exercise_text", "score_text", "test_none", "total_none",
+                                                 "exercises_list", "name_list"])
+def test_a_damaged_row_is_left_out_with_a_note_and_the_rest_finish(tmp_path, capsys, damage):
+    """A results file with one row that is not GRADING.md's shape (hand-edited, damaged) once stopped the
+    gradebook with a traceback; now that row is left out, a note says which and why, the rest are written."""
+    bad = _row("s/mallory")
+    for key, value in damage.items():
+        bad[key] = value if key != "exercises" or not isinstance(value, dict) else {
+            ex: (e if not isinstance(e, dict) else {**bad["exercises"][ex], **e}) for ex, e in value.items()}
+    code, table = _cli(tmp_path, [_row("s/alice"), bad, _row("s/bob", 6.0)])
+    assert code == 0
+    assert sorted(r[0] for r in table[2:]) == ["alice", "bob"]
+    err = capsys.readouterr().err
+    assert "result 2" in err and "left out" in err, err

@@ -208,6 +208,17 @@ def test_a_tokenizer_failure_skips_that_submission_only(monkeypatch):
     assert notes == [f"bad: {EX2} skipped (MemoryError: the tokenizer gave up)"]
 
 
+def test_the_export_gives_each_student_a_file_of_their_own(tmp_path):
+    """Names that map to one file name ("a b" and "a_b") once shared one export file: the last one written
+    replaced the other's code in MOSS's and JPlag's input. A name that had to change gets a hash now."""
+    _similarity.export(EX2, {"a b": "A = 1\n", "a_b": "B = 2\n", "=x": "C = 3\n"}, [], tmp_path)
+    files = sorted((tmp_path / EX2 / "submissions").glob("*.py"))
+    assert len(files) == 3, files
+    assert sorted(f.read_text() for f in files) == ["A = 1\n", "B = 2\n", "C = 3\n"]
+    assert (tmp_path / EX2 / "submissions" / "a_b.py").read_text() == "B = 2\n"
+    assert all(not f.name.startswith(("=", "-")) for f in files)
+
+
 # ------------------------------------------------------------------ the text boundary, per medium
 def test_student_names_are_text_in_every_medium(tmp_path):
     sol = (SOLUTIONS / f"{EX2}.py").read_text()

@@ -112,6 +112,108 @@ def test_a_starved_process_is_not_out_of_time_but_a_sleeping_one_is():
     assert nap.expired and asleep.returncode == -signal.SIGKILL
 
 
+def _started(code: str) -> subprocess.Popen:
+    """A Python process running ``code``, once it printed its first line (what it had to do first is done)."""
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.kill()
+    proc.wait()
+
+
+RENICED_WHOLE = """
+import os, threading, time
+os.nice(19)  # the whole process, before any of its threads start (as a submission can at import)
+for _ in range(2):
+    threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_worker_that_reniced_itself_whole_does_not_move_the_base():
+    """A worker that ran ``os.nice(19)`` at import and starts its threads after: each thread is lowered (its wait
+    its own), since the base is the grader's own priority; the worker's, read per call, once was the base, and
+    its starved spinners cancelled a 20 s sleep against a 4 s limit (9/10 where 2/10 was due, on the
+    container level in a CPU cgroup of its own, as in Docker)."""
+    proc = _started(RENICED_WHOLE)
+    try:
+        budget = _watch.Budget(proc.pid, 600.0, proc.kill)
+        budget.step()
+        seen = {key for key in budget._last.waits}
+        assert len(seen) >= 3, seen
+        assert seen <= budget._lowered
+    finally:
+        _stop(proc)
+
+
+AUTOGROUP = """
+import os, sys, threading, time
+os.setsid()  # a session, so an autogroup, of its own (nice 0)
+if sys.argv[1] != "0":
+    with open("/proc/self/autogroup", "w") as fh:
+        fh.write(sys.argv[1])
+for _ in range(2):
+    threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/autogroup"), reason="needs the scheduler's autogroups")
+def test_a_raised_autogroup_is_a_lowered_priority():
+    """Spinners in a session of their own whose autogroup nice was raised keep nice 0 and SCHED_OTHER, yet
+    starve as a group: their waits are theirs (they once cancelled a 20 s sleep against a 4 s limit: 10/10
+    where 2/10 was due, with namespaces and no Landlock). A fresh session's autogroup (nice 0) is ordinary."""
+    base = _watch.own_priority()
+    for nice, lowered in (("19", True), ("0", False)):
+        proc = subprocess.Popen([sys.executable, "-c", AUTOGROUP, nice], stdout=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+            seen = _watch.waits(proc.pid, base)
+            assert len(seen) >= 3 and {low for _w, low in seen.values()} == {lowered}, (nice, seen)
+        finally:
+            _stop(proc)
+
+
+def test_a_context_cell_that_renices_the_whole_worker_excuses_no_wait():
+    """In the worker, a notebook's context budget compares threads with the process's priority from before
+    the notebook ran: after ``os.nice(19)`` in a cell, no thread's wait is excused (the main thread's own nice
+    was the base, so a reniced process had every wait excused)."""
+    script = textwrap.dedent("""
+        import json, os, threading, time
+        from autograder.submissions import execute as _exec
+        os.nice(19)
+        threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+        print(json.dumps(_exec._waits()))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=600,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {}
+
+
+def test_the_graders_work_on_a_workers_frames_is_the_workers_time():
+    """CPU the grader spent on what a worker sent (parsing its frames, serving its requests) is charged to the
+    worker's budget, at once: a worker that kept a 30 MB request ahead of the grader (waiting for the grader,
+    so never charged) once answered after 8 s against a 2.5 s limit (10/10; now 2/10, as a slow answer;
+    ``tests/adversarial/attacks/flood_the_grader_with_requests.py``)."""
+    asleep = subprocess.Popen(["sleep", "60"])
+    try:
+        budget = _watch.Budget(asleep.pid, 5.0, asleep.kill)
+        budget.charge(3.0)
+        assert not budget.expired
+        budget.charge(2.5)
+        assert budget.expired and asleep.wait(10) == -signal.SIGKILL
+        budget.step()
+        assert budget.used >= 5.5
+    finally:
+        _stop(asleep)
+
+
 IDLE_SPINNER_BESIDE_SLEEP = """
 import os, threading, time
 def spin():
@@ -214,6 +316,42 @@ def _cpu_cgroup() -> Iterator[str | None]:
     finally:
         if folder:
             os.rmdir(folder)
+
+
+LEAVES_ITS_CGROUP = """
+import os, sys, time
+if sys.argv[2] != "stay":
+    with open(os.path.join(sys.argv[2], "cgroup.procs"), "w") as fh:
+        fh.write("0")  # out of the worker's cgroup, as root with cgroupfs writable (minimal) can
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("leaves", [True, False], ids=["leaves", "stays"])
+def test_a_worker_that_leaves_its_cgroup_is_stopped(leaves):
+    """Root without namespaces or Landlock (``minimal``) may write its pid into another cgroup's ``cgroup.procs``:
+    out of its CPU, memory and process caps (it did, every one of them, graded at that level). A process of the
+    worker seen outside its cgroup twice in a row stops the worker; one that stays is never stopped."""
+    with _cpu_cgroup() as folder:
+        if folder is None:
+            pytest.skip("no cgroup can be made here")
+
+        def enter() -> None:
+            Path(folder, "cgroup.procs").write_text("0")
+
+        proc = subprocess.Popen([sys.executable, "-c", LEAVES_ITS_CGROUP, folder,
+                                 os.path.dirname(folder) if leaves else "stay"],
+                                stdout=subprocess.PIPE, text=True, preexec_fn=enter)
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+            budget = _watch.Budget(proc.pid, 600.0, proc.kill, cgroup=lambda: folder)
+            budget.step()
+            budget.step()
+            assert budget.escaped is leaves and budget.expired is leaves
+            assert (proc.wait(10) == -signal.SIGKILL) if leaves else proc.poll() is None
+        finally:
+            _stop(proc)
 
 
 @pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "process_tree"])

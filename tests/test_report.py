@@ -187,6 +187,20 @@ def test_report_escapes_submission_text(tmp_path):
         assert "<script>" not in text and "<img src=x" not in text, f.name
 
 
+def test_markdown_feedback_quotes_a_students_code_line_as_text():
+    """The line of the student's code a message quotes sits in a ``<code>`` element, whose text Markdown still
+    parses: a ``[click](https://...)`` there was a live link, ``*b*`` emphasis; a bare URL beside it is no link."""
+    res = fake_results(1, seed=3)[0]
+    test = res["exercises"]["ex01_torch_mlp"]["tests"][0]
+    test.update(passed=False, score=0.0, code="CALL_EXCEPTION",
+                message='`MLP.forward` raised RuntimeError: see https://evil.example/x at line 3 of your code: '
+                        '`raise X("[click](https://evil.example) *b* | c")`')
+    md = _feedback.feedback_markdown(res)
+    line = next(ln for ln in md.splitlines() if "raised RuntimeError" in ln)
+    assert "[click](" not in line and "*b*" not in line and "https://" not in line, line
+    assert '<code>raise X\\("\\[click\\]\\(https\\://evil.example\\) \\*b\\* \\| c"\\)</code>' in line, line
+
+
 def test_feedback_lists_every_test_with_points(tmp_path):
     res = fake_results(1, seed=11)[0]
     paths = _feedback.write_feedback([res], str(tmp_path), fmt="both")
@@ -322,6 +336,19 @@ def test_report_cli_errors(tmp_path, capsys):
     assert main([str(other), "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(line.startswith("tapetrace report: ") for line in err)
+
+
+def test_a_damaged_row_is_left_out_and_the_report_finishes(tmp_path):
+    """One row that is not GRADING.md's shape (an exercise that is a string, a score that is text, a test that
+    is null) once stopped ``tapetrace report`` with a traceback; now it is left out and the page says why."""
+    rows = fake_results(4)
+    rows[1]["exercises"][next(iter(rows[1]["exercises"]))] = "oops"
+    rows[2]["total"] = "ten"
+    rows[3]["exercises"][next(iter(rows[3]["exercises"]))]["tests"] = [None]
+    out, _imgs = render(tmp_path, rows)
+    page = (out / "index.html").read_text()
+    assert all(f"result {k} (subs/student00{k - 1}) left out" in page for k in (2, 3, 4)), page[-2000:]
+    assert "All 1 submissions" in page
 
 
 def test_tapetrace_report_dispatch(tmp_path):

@@ -281,6 +281,19 @@ def test_merge_refuses_what_is_not_a_part(graded, tmp_path):
     _refused(tmp_path, [str(tmp_path / "absent.json")], "cannot read")
 
 
+@pytest.mark.parametrize("row", [{"submission": ["a"], "exercises": {}, "total": 0, "max_total": 0},
+                                 {"submission": "a", "exercises": {"ex01_torch_mlp": "oops"}, "total": 0,
+                                  "max_total": 10}], ids=["name_a_list", "exercise_a_string"])
+def test_merge_refuses_a_damaged_row_in_one_line(tmp_path, row):
+    """A part whose row is not GRADING.md's shape (edited, damaged) once met a traceback (a name that is a list:
+    unhashable) or was merged as it was; now the merge refuses it, naming the row."""
+    part = tmp_path / "part.json"
+    part.write_text(json.dumps({_shard.PART_KEY: {"version": _shard.PART_VERSION, "run": {}, "submissions": ["a"],
+                                                 "shard": [1, 1]}, "results": [row]}))
+    with pytest.raises(_shard.ShardError, match="result 1 is not well formed"):
+        _shard.merge([str(part)])
+
+
 def test_a_part_reads_as_results_and_resumes(graded, tmp_path):
     part = graded["parts"][1]
     assert _report.read_json(str(part)) == json.loads(part.read_text())["results"]  # `report`, --resume

@@ -60,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     from autograder.reports import report as _report
 
     try:
-        results = [r for path in args.results for r in _report.read_json(path)]
+        skipped: list[str] = []  # a result object that is not well formed: left out, said why (the rest finish)
+        results = [r for path in args.results for r in _report.read_json(path, skipped)]
         roster = _gradebook.read_roster(args.roster) if args.roster else None
         book = _gradebook.build(results, roster, _late_rules(args, results))
         text = _gradebook.to_csv(book, args.format, prefix=args.prefix)
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError, _gradebook.GradebookError) as err:
         print(f"tapetrace gradebook: {terminal(str(err).splitlines()[0])}", file=sys.stderr)
         return 2
-    for n in book.notes:
+    for n in [*skipped, *book.notes]:
         print(f"tapetrace gradebook: {terminal(n)}", file=sys.stderr)
     for n in book.blanks:
         print(f"tapetrace gradebook: blank: {terminal(n)}", file=sys.stderr)

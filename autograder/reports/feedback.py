@@ -33,24 +33,30 @@ def _md(text: Any) -> str:
     return _md_escape(clean(text, 0))
 
 
+# every ASCII punctuation Markdown gives meaning to in a line or a table cell, after HTML's own characters became
+# entities: emphasis, code, links and images, headings, lists, the cell's bar, and what starts an autolink
+# (``:`` of ``https://...``, ``@`` of an address, the dot after ``www``); a backslash shows each as written
+_MD_MARKUP = re.compile(r"([\\`*_{}\[\]()#+\-!|~$:@])")
+_WWW = re.compile(r"(?i)(?<![\w.])(www)\.")
+
+
 def _md_escape(text: str) -> str:
-    return re.sub(r"([\\*_\[\]|`#~$])", r"\\\1", html.escape(text, quote=False))
+    return _WWW.sub(r"\1\\.", _MD_MARKUP.sub(r"\\\1", html.escape(text, quote=False)))
 
 
 def _md_inline_code(text: str) -> str:
-    """Keeps the catalogue's `code` spans but escapes everything around and inside them."""
+    """Keeps the catalogue's `code` spans but escapes everything around and inside them: the text inside a
+    ``<code>`` element is Markdown too (a student's ``[x](https://...)`` in the line of code a message quotes
+    was once a live link there)."""
     out = []
     for i, part in enumerate(clean(text, 0).split("`")):
-        if i % 2 and part:
-            out.append("<code>" + html.escape(part, quote=False).replace("|", "&#124;") + "</code>")
-        else:
-            out.append(_md_escape(part))
+        out.append(f"<code>{_md_escape(part)}</code>" if i % 2 and part else _md_escape(part))
     return "".join(out).strip()
 
 
 def _md_code(text: Any) -> str:
-    """Text inside a ``<code>`` span of a Markdown table: cleaned, HTML-escaped, no cell break."""
-    return html.escape(clean(text, 0), quote=False).replace("|", "&#124;")
+    """Text inside a ``<code>`` span of a Markdown table: cleaned, escaped as any Markdown text, no cell break."""
+    return _md_escape(clean(text, 0))
 
 
 def _status_word(status: str, lang: str) -> str:

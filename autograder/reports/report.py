@@ -16,6 +16,7 @@ import contextlib
 import csv
 import io
 import json
+import math
 import os
 import sys
 import threading
@@ -137,11 +138,51 @@ def write_json(results: list[dict[str, Any]], path: str) -> None:
     atomic_write(path, json.dumps(data, indent=2), private=True)  # a class's scores: its owner's only
 
 
-def read_json(path: str) -> list[dict[str, Any]]:
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def malformed(row: Any) -> str | None:
+    """Why one result object is not GRADING.md's submission object, in a few words; None when it is.
+
+    What the after-grading tools read of it is checked (a hand-edited or damaged file, or one written by
+    something else): ``submission`` a string, ``total`` and ``max_total`` finite numbers, ``exercises`` an
+    object whose every exercise has finite ``score`` and ``max_score``, a known ``status`` and, where
+    present, ``tests`` a list of objects with a string ``name``, finite ``score`` and ``max_score`` and a
+    boolean ``passed``.
+    """
+    from autograder.core.status import STATUSES
+
+    if not isinstance(row, dict) or not isinstance(row.get("submission"), str):
+        return "not a result object with a submission name"
+    if not (_number(row.get("total")) and _number(row.get("max_total"))):
+        return "its total or max_total is not a number"
+    exercises = row.get("exercises")
+    if not isinstance(exercises, dict):
+        return "its exercises are not an object"
+    for ex, e in exercises.items():
+        if not (isinstance(e, dict) and _number(e.get("score")) and _number(e.get("max_score"))
+                and e.get("status") in STATUSES):
+            return f"exercise {terminal(ex, 80)} has no score, max_score or known status"
+        tests = e.get("tests", [])
+        if not isinstance(tests, list) or not all(
+                isinstance(t, dict) and isinstance(t.get("name"), str) and _number(t.get("score"))
+                and _number(t.get("max_score")) and isinstance(t.get("passed"), bool) for t in tests):
+            return f"exercise {terminal(ex, 80)} has a test that is not a name, scores and passed"
+    return None
+
+
+def read_json(path: str, notes: list[str] | None = None) -> list[dict[str, Any]]:
     """Reads what :func:`write_json` wrote (an object or a list) as a list.
 
+    Args:
+        path: the file.
+        notes: where given, a result object that is not well formed (:func:`malformed`) is left out and a
+            note says which and why (an after-grading tool finishes the rest); else it is an error.
+
     Raises:
-        ValueError: the file is not valid JSON or holds no result objects.
+        ValueError: the file is not valid JSON or holds no result objects (or, without ``notes``, one
+            that is not well formed).
     """
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if isinstance(data, dict) and isinstance(data.get("tapetrace_part"), dict):
@@ -149,7 +190,17 @@ def read_json(path: str) -> list[dict[str, Any]]:
     items = data if isinstance(data, list) else [data]
     if not all(isinstance(r, dict) and "submission" in r and "exercises" in r for r in items):
         raise ValueError(f"{path} does not hold tapetrace results")
-    return items
+    kept = []
+    for k, r in enumerate(items):
+        why = malformed(r)
+        if why is None:
+            kept.append(r)
+            continue
+        where = f"{path}: result {k + 1} ({terminal(r.get('submission'), 120)})"
+        if notes is None:
+            raise ValueError(f"{where} is not well formed: {why}")
+        notes.append(f"{where} left out: {why}")
+    return kept
 
 
 def write_csv(results: list[dict[str, Any]], path: str) -> None:

@@ -448,12 +448,16 @@ def _safe(name: str) -> str:
 
 
 def export(exercise: str, codes: dict[str, str], templates: list[str], folder: Path) -> None:
-    """``folder/<exercise>/submissions/<student>.py`` and ``template/<exercise>.py``: MOSS's and JPlag's input."""
+    """``folder/<exercise>/submissions/<student>.py`` and ``template/<exercise>.py``: MOSS's and JPlag's input
+    (a student's file name: :func:`autograder.reports.feedback.safe_stem`, one file per student)."""
     top = folder / exercise
     (top / "submissions").mkdir(parents=True, exist_ok=True)
     (top / "template").mkdir(parents=True, exist_ok=True)
+    from autograder.reports.feedback import safe_stem
+
     for name, code in codes.items():
-        (top / "submissions" / f"{_safe(name)}.py").write_text(code, encoding="utf-8")
+        # a name that had to change gets a hash of the original: "a b" and "a_b" never share (overwrite) a file
+        (top / "submissions" / f"{safe_stem(name)}.py").write_text(code, encoding="utf-8")
     if templates:
         (top / "template" / f"{exercise}.py").write_text(templates[0], encoding="utf-8")
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from autograder.core.paths import EXERCISES
-from autograder.core.text import clean, csv_cell
+from autograder.core.text import clean, csv_cell, terminal
+from autograder.reports import report as _report
 
 _SKIP_OTTER = {"public tests", "pdf generation failed", "autograder exception"}
 
@@ -204,7 +205,11 @@ def read_inputs(paths: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
             continue  # a run's receipt beside its results (autograder/reports/receipt.py): the report makes its own
         items = data if isinstance(data, list) else [data]
         if items and all(isinstance(r, dict) and "submission" in r and "exercises" in r for r in items):
-            for r in items:
+            for k, r in enumerate(items):
+                why = _report.malformed(r)
+                if why is not None:  # one damaged row never stops the report: left out, said why
+                    notes.append(f"{f}: result {k + 1} ({terminal(r.get('submission'), 120)}) left out: {why}")
+                    continue
                 r = dict(r)
                 r.setdefault("source", "tapetrace")
                 results.append(r)

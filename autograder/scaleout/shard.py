@@ -225,11 +225,18 @@ def read_part(path: str) -> dict[str, Any]:
         raise ShardError(f"{path} is not a shard part (was it graded with --shard?)")
     man = data[PART_KEY]
     ok = (man.get("version") == PART_VERSION and isinstance(man.get("run"), dict)
-          and isinstance(man.get("submissions"), list) and isinstance(man.get("shard"), list)
-          and len(man["shard"]) == 2 and isinstance(data.get("results"), list)
-          and all(isinstance(r, dict) and "submission" in r and "exercises" in r for r in data["results"]))
+          and isinstance(man.get("submissions"), list) and all(isinstance(s, str) for s in man["submissions"])
+          and isinstance(man.get("shard"), list) and len(man["shard"]) == 2
+          and all(isinstance(n, int) and not isinstance(n, bool) for n in man["shard"])
+          and isinstance(data.get("results"), list))
     if not ok:
         raise ShardError(f"{path} is not a tapetrace part of version {PART_VERSION}")
+    from autograder.reports.report import malformed
+
+    for k, r in enumerate(data["results"]):  # a damaged part (truncated, edited): one line, never a traceback
+        why = malformed(r)
+        if why is not None:
+            raise ShardError(f"{path}: result {k + 1} is not well formed ({why})")
     return data
 
 

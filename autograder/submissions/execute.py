@@ -98,21 +98,38 @@ def _future_flags(names: list[str]) -> int:
     return flags
 
 
+def _autogroup_nice() -> int:
+    """The nice value of this process's autogroup (``/proc/self/autogroup``; 0 where there is none)."""
+    try:
+        with open("/proc/self/autogroup", encoding="ascii") as fh:
+            return int(fh.read().split()[2])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+# this process's priority before any of the notebook's code ran (the module is imported first): a cell that
+# renices the whole process (``os.nice(19)``) must not move the base its threads are compared with
+_BASE_NICE = os.getpriority(os.PRIO_PROCESS, 0) if hasattr(os, "getpriority") else 0
+_BASE_GROUP_NICE = _autogroup_nice()
+
+
 def _waits() -> dict[str, int] | None:
     """Nanoseconds each thread of this process has waited for a CPU so far (run-queue delay, a CPU quota's
     throttling included: ``/proc/self/task/*/schedstat``), leaving out threads that lowered their own priority
-    (``SCHED_IDLE``, a nice value above the main thread's): they wait by their own choice, and a starved one
-    must not excuse a sleep beside it. None where that cannot be read (then wall time counts)."""
+    (``SCHED_IDLE``, a nice value above the process's before the notebook ran, or the whole process in an
+    autogroup whose nice value was raised): they wait by their own choice, and a starved one must not excuse a
+    sleep beside it. None where that cannot be read (then wall time counts)."""
     out: dict[str, int] = {}
     try:
         tasks = os.listdir("/proc/self/task")
-        base = int(_stat(f"/proc/self/task/{os.getpid()}/stat")[16])
-    except (OSError, IndexError, ValueError):
+    except OSError:
         return None
+    if _autogroup_nice() > _BASE_GROUP_NICE:
+        return out
     for t in tasks:
         try:
             fields = _stat(f"/proc/self/task/{t}/stat")
-            if int(fields[16]) > base or int(fields[38]) == _SCHED_IDLE:
+            if int(fields[16]) > _BASE_NICE or int(fields[38]) == _SCHED_IDLE:
                 continue
             with open(f"/proc/self/task/{t}/schedstat", encoding="ascii") as fh:
                 out[t] = int(fh.read().split()[1])

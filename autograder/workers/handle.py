@@ -100,6 +100,7 @@ class Worker:
         self.time_accounting = ""  # how its last load or call was timed: "cgroup" or "process tree" (_watch.Budget)
         self._watch = watch if self.scratch else None
         self._phase = ""  # "serving": the grader works out an answer; "sending": it writes one (see _grader_behind)
+        self._budget: _watch.Budget | None = None  # the current load's or call's (see _charge)
         self.death: dict[str, Any] | None = None
         self.stderr = _watch.StderrTail()  # never shown to students: a dead worker's tail is the instructor's
         self._oom0 = _envelope.oom_kills(_envelope.current())
@@ -162,6 +163,7 @@ class Worker:
         """
         budget = _watch.Budget(self.proc.pid, limit, self.proc.kill, self._grader_behind,
                                lambda: (self.isolation or {}).get("cpu_cgroup"))
+        self._budget = budget  # charged with the grader's own work on what the worker sends (_recv)
         deadline = time.monotonic() + _watch.wall_cap(limit)
         with _watch.watching(budget):
             try:
@@ -307,7 +309,13 @@ class Worker:
         :data:`MAX_TALLIES` (a worker sending more is broken)."""
         requests = tallies = 0
         while requests < _compile_cache.MAX_REQUESTS:
+            started = time.thread_time()
             msg = _wire.recv(self._res_r, deadline)
+            if _tools.is_tally(msg) or _compile_cache.is_request(msg):
+                # the grader's CPU on a frame sent before the answer is the worker's time (a flood of large frames
+                # kept the grader busy, the worker "waiting for it": _watch.Budget.charge); the answer's is not
+                # (charged after it came, it could stop a worker that finished in time)
+                self._charge(time.thread_time() - started)
             if _tools.is_tally(msg):
                 tallies += 1
                 if tallies > MAX_TALLIES:
@@ -318,16 +326,23 @@ class Worker:
             if not _compile_cache.is_request(msg):
                 return msg
             requests += 1
-            self._phase = "serving"  # the grader works out the answer: not the worker's time
+            self._phase = "serving"  # the grader works out the answer: not the worker's time (but its CPU is)
+            started = time.thread_time()
             try:
                 answer = self._lend(msg)
             finally:
+                self._charge(time.thread_time() - started)
                 self._phase = "sending"  # a worker that does not read it: its own time
             try:
                 _wire.send(self._cmd_w, answer, deadline)
             finally:
                 self._phase = ""
         raise _wire.WireError(f"more than {_compile_cache.MAX_REQUESTS} requests for compiled programs in one call")
+
+    def _charge(self, seconds: float) -> None:
+        """Charges the current load's or call's budget with the grader's CPU spent on the worker's behalf."""
+        if self._budget is not None:
+            self._budget.charge(seconds)
 
     def _recording(self, answer: Any) -> Any:
         """``answer`` for the compile-cache requests, noting each key asked in :attr:`asked`."""

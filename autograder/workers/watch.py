@@ -13,9 +13,14 @@ so load cannot turn into a student's timeout. Measured from ``/proc`` and the cg
   tree's (``/proc/PID/stat``: each living process's threads, ended ones included, and the children it reaped).
   ``Budget.accounting`` says which.
 * **Asleep**, per interval: wall time less CPU less each living thread's run-queue delay (``schedstat``).
-  A thread that lowered its own priority (``SCHED_IDLE``, a higher nice value) waits by its own choice: its
-  delay is never excused, so a starved idle spinner cannot cancel a sleep beside it. A thread or process
+  A thread that lowered its own priority (``SCHED_IDLE``, a nice value above the grader's own, an autogroup
+  whose nice value was raised) waits by its own choice: its delay is never excused, so a starved idle spinner
+  cannot cancel a sleep beside it. A thread or process
   that ends takes its last interval's delay with it: that time then counts as asleep, never as less.
+
+* **The grader's work for it**: while the worker waits for the grader (its frames unread, a request being
+  served) its sleep is not its own, but the grader's CPU on what it sent before its answer is
+  (:meth:`Budget.charge`): a worker cannot hand its time to the grader by flooding it with large frames.
 
 A wall-clock cap of :data:`WALL_FACTOR` times the limit stays as a last resort (:func:`wall_cap`).
 
@@ -88,29 +93,47 @@ def process_cpu(pid: int) -> float:
         return 0.0
 
 
-def nice_of(pid: int) -> int:
-    """A process's nice value (0 when unknown)."""
+def own_priority() -> tuple[int, str]:
+    """The grader's own priority, the base a worker's threads are compared with (:func:`waits`): its nice value
+    and its autogroup (``/proc/self/autogroup``, ``""`` where there is none). Read in the grader's process,
+    never from a worker: a worker that reniced itself whole (``os.nice(19)`` at import) would otherwise move
+    the base with it and its starved threads' waits would be excused again."""
+    return os.getpriority(os.PRIO_PROCESS, 0), autogroup("self")[0]
+
+
+def autogroup(pid: int | str) -> tuple[str, int]:
+    """A process's autogroup (``/proc/PID/autogroup``: the scheduler's group for its session, where
+    ``CONFIG_SCHED_AUTOGROUP`` is on) and that group's nice value; ``("", 0)`` when unknown."""
     try:
-        return int(_stat_fields(f"/proc/{pid}/stat")[16])
-    except (OSError, IndexError, ValueError):
-        return 0
+        with open(f"/proc/{pid}/autogroup", encoding="ascii") as fh:
+            name, _, nice = fh.read().split()[:3]
+        return name, int(nice)
+    except (OSError, ValueError):
+        return "", 0
 
 
-def waits(pid: int, base_nice: int) -> dict[int, tuple[int, bool]]:
+def waits(pid: int, base: tuple[int, str] | int) -> dict[int, tuple[int, bool]]:
     """Each living thread of a process: ``{tid: (nanoseconds waited for a CPU, lowered)}`` (``schedstat``; the
     run-queue delay includes a CPU quota's throttling). *Lowered*: the thread asked to wait, with
-    ``SCHED_IDLE`` or a nice value above ``base_nice`` (its wait is then its own, see :class:`Budget`)."""
+    ``SCHED_IDLE``, a nice value above the base's, or in an autogroup whose nice value was raised (a
+    process that made a session of its own and wrote ``/proc/self/autogroup``: each of its threads keeps nice
+    0 and ``SCHED_OTHER``, yet the group runs only when the machine has nothing else to do) unless that group
+    is the base's own (see :func:`own_priority`; a bare int: a nice value, no autogroup). A lowered thread's
+    wait is its own, see :class:`Budget`."""
+    base_nice, base_group = (base, "") if isinstance(base, int) else base
     out: dict[int, tuple[int, bool]] = {}
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return out
+    group, group_nice = autogroup(pid)
+    group_lowered = group_nice > 0 and group != base_group
     for t in tasks:
         try:
             with open(f"/proc/{pid}/task/{t}/schedstat", encoding="ascii") as fh:
                 waited = int(fh.read().split()[1])
             fields = _stat_fields(f"/proc/{pid}/task/{t}/stat")
-            lowered = int(fields[16]) > base_nice or int(fields[38]) == SCHED_IDLE
+            lowered = group_lowered or int(fields[16]) > base_nice or int(fields[38]) == SCHED_IDLE
             out[int(t)] = (waited, lowered)
         except (OSError, IndexError, ValueError):
             continue
@@ -143,16 +166,43 @@ class Sample:
     """One reading of a worker: when, its process tree's CPU seconds (living processes and what they reaped),
     its cgroup's (None: none), and each living thread's wait for a CPU (see :func:`waits`)."""
 
-    def __init__(self, pid: int, base_nice: int = 0, cgroup: str | None = None) -> None:
+    def __init__(self, pid: int, base: tuple[int, str] | int = 0, cgroup: str | None = None) -> None:
         before = time.monotonic()
         self.cgroup = cgroup
         self.cgroup_cpu = cgroup_cpu(cgroup)
         self.cpu = 0.0
         self.waits: dict[tuple[int, int], tuple[int, bool]] = {}
-        for p in tree(pid):
+        procs = tree(pid)
+        for p in procs:
             self.cpu += process_cpu(p)
-            self.waits.update(((p, tid), w) for tid, w in waits(p, base_nice).items())
+            self.waits.update(((p, tid), w) for tid, w in waits(p, base).items())
         self.at = (before + time.monotonic()) / 2  # the counters were read in between
+        self.strays = strays(procs, self.cgroup if self.cgroup_cpu is not None else None)
+
+
+def strays(procs: list[int], cgroup: str | None) -> set[int]:
+    """The living processes of ``procs`` that are not in ``cgroup`` (the worker's own CPU cgroup, made by the
+    sandbox: every process the worker starts is born in it). Where nothing keeps the worker from cgroupfs
+    (root, no namespaces, no Landlock: ``minimal``), its code can write its pid into another cgroup's
+    ``cgroup.procs`` and leave its CPU, memory and process caps behind; :class:`Budget` stops a worker seen
+    doing so. Empty without a cgroup, or where its members cannot be read."""
+    if not cgroup or not _CGROUP.fullmatch(cgroup):
+        return set()
+    try:
+        with open(os.path.join(cgroup, "cgroup.procs"), encoding="ascii") as fh:
+            members = {int(x) for x in fh.read().split()}
+    except (OSError, ValueError):
+        return set()
+    out = set()
+    for p in procs:
+        if p in members:
+            continue
+        try:
+            if _stat_fields(f"/proc/{p}/stat")[0] not in ("Z", "X"):  # (an exited one has left every cgroup)
+                out.add(p)
+        except (OSError, IndexError):
+            continue
+    return out
 
 
 def interval(before: Sample, after: Sample, lowered: set[tuple[int, int]] | None = None) -> tuple[float, float]:
@@ -214,23 +264,29 @@ class Budget:
         self.limit = float(limit)
         self.used = 0.0
         self._slack = 0.0
+        self._charged = 0.0  # the grader's CPU on the worker's behalf (:meth:`charge`; written by its caller only)
+        self._counted = 0.0  # how much of it :attr:`used` holds (written by :meth:`step` only)
         self.expired = False
+        self.escaped = False  # a process of it was seen outside its cgroup (see :func:`strays`)
         self._kill = kill
         self._behind = behind
         self._cgroup = cgroup or (lambda: None)
-        self._nice = nice_of(pid)  # the worker's own priority: a thread below it chose to wait
+        # the grader's own priority (a worker's thread below it chose to wait), never the worker's: that one it sets
+        self._base = own_priority()
         self._lowered: set[tuple[int, int]] = set()
-        self._last = Sample(pid, self._nice, self._cgroup())
+        self._last = Sample(pid, self._base, self._cgroup())
         self.accounting = "process tree"
 
     def step(self) -> None:
         """Adds the working time since the last step; kills the worker once the limit is reached."""
-        now = Sample(self.pid, self._nice, self._cgroup())
+        now = Sample(self.pid, self._base, self._cgroup())
         grader_behind = bool(self._behind and self._behind())
         cpu, asleep = interval(self._last, now, self._lowered)
         self.accounting = "cgroup" if now.cgroup_cpu is not None and self._last.cgroup_cpu is not None \
             else "process tree"
-        self.used += cpu
+        charged = self._charged
+        self.used += cpu + charged - self._counted
+        self._counted = charged
         if not grader_behind:  # (waiting for the grader is not the worker's time)
             # the reading's jitter cancels out over a few samples instead of adding up; the credit is
             # bounded, so threads running in parallel cannot buy a sleep later
@@ -238,8 +294,22 @@ class Budget:
             if self._slack > 0:
                 self.used += self._slack
                 self._slack = 0.0
+        # a process outside the worker's cgroup at two looks in a row (one that was exiting is gone by then):
+        # it left it, taking its time and its caps along; the worker is stopped as out of time
+        self.escaped = self.escaped or bool(now.strays & self._last.strays)
         self._last = now
-        if self.used >= self.limit and not self.expired:
+        self._expire_at(self.limit if self.escaped else self.used)
+
+    def charge(self, seconds: float) -> None:
+        """Adds CPU seconds the grader's own thread spent on what the worker sent before its answer (reading and
+        parsing its frames, serving its requests for compiled programs): work a worker hands the grader is its
+        own, so a flood of frames cannot keep the grader busy (and the worker "waiting for the grader", its
+        sleep charged to no one) beyond the worker's own limit. Called from the thread that reads the worker."""
+        self._charged += max(0.0, seconds)
+        self._expire_at(self.used + self._charged - self._counted)
+
+    def _expire_at(self, used: float) -> None:
+        if used >= self.limit and not self.expired:
             self.expired = True
             self._kill()
 

@@ -41,6 +41,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.submissions.fstrings import parse as parse_source
 from autograder.submissions.ipython_cells import transform_cell
 from autograder.submissions.statements import context_cell
 
@@ -222,7 +223,7 @@ def hoist_future_imports(source: str) -> str:
     unchanged.
     """
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except (SyntaxError, ValueError):
         return source
     futures = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.submissions.cells import split_graded
+from autograder.submissions.fstrings import parse as parse_source
 from autograder.submissions.standins import add_standins
 from autograder.submissions.statements import section_reads
 
@@ -265,7 +266,7 @@ def run_context(namespace: dict[str, Any], cells: list[dict[str, Any]], roots: s
         key = id(cell)
         if key not in trees:
             try:
-                trees[key] = ast.parse(cell["source"], cell["file"])
+                trees[key] = parse_source(cell["source"], cell["file"])
                 remember_source(cell["file"], cell["source"])
             except (SyntaxError, ValueError):
                 trees[key] = None
@@ -321,7 +322,7 @@ def prepare(text: str, filename: str, contract: tuple[str, ...] = ()) -> Prepare
         SyntaxError: the section does not compile (the exercise's load error).
     """
     section, context = split_graded(text)
-    tree = ast.parse(section, filename)
+    tree = parse_source(section, filename)  # Python 3.12's f-strings too, on an older grader
     code = compile(tree, filename, "exec", dont_inherit=True)
     roots = None
     if context:

@@ -14,6 +14,8 @@ import ast
 import symtable
 from typing import Any
 
+from autograder.submissions.fstrings import parse as parse_source
+
 _DYNAMIC = frozenset({"globals", "vars", "eval", "exec", "locals"})
 
 
@@ -110,7 +112,7 @@ def _kind(node: ast.stmt) -> str:
 def context_cell(source: str, label: str) -> dict[str, Any] | None:
     """One context cell: its source, future features and kept statements; None when nothing is kept."""
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)  # Python 3.12's f-strings too, on an older grader
     except (SyntaxError, ValueError):
         return None  # it raises where it is; it defines nothing for later cells
     futures = sorted({a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"

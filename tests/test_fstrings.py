@@ -16,7 +16,8 @@ from types import SimpleNamespace
 import pytest
 
 from autograder.submissions import execute as _exec
-from autograder.submissions.fstrings import parse, rewrite
+from autograder.submissions.fstrings import parse_source as parse
+from autograder.submissions.fstrings import rewrite_fstrings as rewrite
 
 OLD = sys.version_info < (3, 12)
 SONGS = ["Take me back to Eden", "Alkaline", "Ascensionism"]

@@ -41,7 +41,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.submissions.fstrings import parse as parse_source
+from autograder.submissions.fstrings import parse_source
 from autograder.submissions.ipython_cells import transform_cell
 from autograder.submissions.statements import context_cell
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.submissions.cells import split_graded
-from autograder.submissions.fstrings import parse as parse_source
+from autograder.submissions.fstrings import parse_source
 from autograder.submissions.standins import add_standins
 from autograder.submissions.statements import section_reads
 

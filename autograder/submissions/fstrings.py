@@ -3,8 +3,8 @@
 Colab runs Python 3.12, where an f-string may reuse its own quotes inside its braces
 (``f"{params["W"].shape}"``), hold backslashes, comments and line breaks there, and nest f-strings
 with the same quotes. A grader on Python 3.11 rejects such code, which is right on the student's
-Python. :func:`parse` is ``ast.parse`` that, on an older Python and only when the source does not
-parse, tries the source with each f-string rewritten by :func:`rewrite` into an expression of the
+Python. :func:`parse_source` is ``ast.parse`` that, on an older Python and only when the source does not
+parse, tries the source with each f-string rewritten by :func:`rewrite_fstrings` into an expression of the
 same meaning::
 
     f"a{x!r:>{w}}b"   ->   ('a' + '{0!r:{1}}'.format((x), ('>' + '{0}'.format((w)))) + 'b')
@@ -302,7 +302,7 @@ class _Rewriter:
         return "(" + " + ".join(parts) + ")" if parts else "''"
 
 
-def rewrite(source: str) -> str | None:
+def rewrite_fstrings(source: str) -> str | None:
     """The source with every f-string rewritten as an expression Python 3.11 compiles, lines kept.
 
     Args:
@@ -319,8 +319,8 @@ def rewrite(source: str) -> str | None:
         return None
 
 
-def parse(source: str, filename: str = "<unknown>") -> ast.Module:
-    """``ast.parse``, which on Python older than 3.12 also accepts Python 3.12's f-strings (:func:`rewrite`).
+def parse_source(source: str, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse``, which on Python older than 3.12 also accepts Python 3.12's f-strings (:func:`rewrite_fstrings`).
 
     A source that parses is parsed as it is; one that does not is rewritten, and the rewrite's tree
     is used only if it parses (its line numbers are the source's).
@@ -341,7 +341,7 @@ def parse(source: str, filename: str = "<unknown>") -> ast.Module:
     except SyntaxError as err:
         if sys.version_info >= _NEWEST_FSTRINGS:
             raise
-        rewritten = rewrite(source)
+        rewritten = rewrite_fstrings(source)
         if rewritten is None:
             raise
         try:

@@ -14,7 +14,7 @@ import ast
 import symtable
 from typing import Any
 
-from autograder.submissions.fstrings import parse as parse_source
+from autograder.submissions.fstrings import parse_source
 
 _DYNAMIC = frozenset({"globals", "vars", "eval", "exec", "locals"})
 

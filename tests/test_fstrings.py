@@ -149,3 +149,17 @@ def test_a_notebooks_context_and_section_load_with_312_f_strings():
     ns: dict = {"__name__": "graded"}
     exec(prepared.code, ns)  # noqa: S102
     assert ns["RESULT"] == "net:   7"
+
+
+def test_deep_nesting_fails_closed_with_the_original_error():
+    src = "x = " + 'f"{' * 400 + "1" + '}"' * 400 + "\n"
+    with pytest.raises(SyntaxError):
+        parse(src)
+    nested = 'f"{' * 40 + "1" + '}"' * 40  # deep but within the parser's limits: the 3.12 value
+    assert _eval(rewrite(nested)) == "1"
+
+
+def test_a_line_continuation_inside_an_f_string_keeps_the_lines():
+    src = 'f"a\\\nb{d["k"]}"'
+    out = rewrite(src)
+    assert out is not None and out.count("\n") == 1 and _eval(out) == "abv"

@@ -147,6 +147,8 @@ class _Rewriter:
             items.append(self.string())
         if not any(is_f for _text, is_f in items):
             return self.s[start:self.pos]
+        if len(items) == 1:
+            return items[0][0]  # already one parenthesised expression
         out = ["(", items[0][0]]
         for gap, (text, _is_f) in zip(gaps, items[1:]):
             out += [gap, "+ ", text]
@@ -346,5 +348,5 @@ def parse_source(source: str, filename: str = "<unknown>") -> ast.Module:
             raise
         try:
             return ast.parse(rewritten, filename)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             raise err from None

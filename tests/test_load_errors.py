@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from autograder.builders import notebook as _notebook
+from autograder.builders import public_graded as _public_graded
 from autograder.core.i18n import render
 from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.hidden import load_suite
@@ -69,6 +70,17 @@ def test_importing_another_exercise_says_each_file_is_graded_on_its_own(line):
 def test_a_missing_library_is_still_the_students_import_error():
     st = _status("import no_such_package_for_tapetrace\n")
     assert st["code"] == "LOAD_EXCEPTION" and "no_such_package_for_tapetrace" in st["fields"]["error"]
+
+
+def test_the_notebooks_self_check_loads_312_f_strings_and_names_another_exercises_import(monkeypatch):
+    """The self-check loads a section as the grader does (the same loader, the same load errors)."""
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    view = _public_graded.graded_module(EX01, 'CFG = {"w": 4}\ndef MLP():\n    return f"{CFG["w"]:>{3}}"\n',
+                                        ("MLP",), "en")
+    assert not view.problem and view.module.MLP() == "  4"
+    for lang, words in (("en", "graded on its own"), ("es", "se corrige por separado")):
+        view = _public_graded.graded_module(EX01, "from ex04_jax_mlp import init_mlp\n", ("MLP",), lang)
+        assert view.module is None and view.code == "LOAD_OTHER_EXERCISE" and words in view.problem, view.problem
 
 
 # --------------------------------------------------------------------------- end to end

@@ -133,3 +133,13 @@ def test_312_f_strings_grade_full_and_the_other_load_errors_say_why(run, tmp_pat
     assert got[2]["tests"][0]["code"] == "LOAD_OTHER_EXERCISE"
     assert got[3]["score"] == 0 and got[3]["tests"][0]["code"] == "LOAD_SYNTAX", got[3]
     assert ("this grader runs Python 3.11" in got[3]["message"]) == OLD
+
+
+def test_a_forged_module_not_found_error_is_an_ordinary_load_exception():
+    class Odd(ModuleNotFoundError):
+        @property
+        def name(self):  # noqa: D401 - a student's hostile property
+            raise RuntimeError("no")
+
+    st = _intake.status(_worker.load_error(Odd("ex04_jax_mlp"), "/student/ex01_torch_mlp.py"))
+    assert st["code"] == "LOAD_EXCEPTION"

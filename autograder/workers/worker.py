@@ -194,9 +194,15 @@ def other_exercise(err: BaseException) -> str | None:
 
     Each exercise file is graded on its own, so another exercise's module is never importable.
     """
-    if not isinstance(err, ModuleNotFoundError) or not isinstance(err.name, str):
+    if not isinstance(err, ModuleNotFoundError):
         return None
-    top = err.name.partition(".")[0]
+    try:
+        name = err.name
+    except Exception:  # noqa: BLE001 - a hostile subclass's property
+        return None
+    if type(name) is not str:
+        return None
+    top = name.partition(".")[0]
     return top if _EXERCISE_MODULE.fullmatch(top) else None
 
 

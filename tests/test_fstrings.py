@@ -8,6 +8,7 @@ does here; and 3.12-only ones, whose results are hard-coded from PEP 701 and the
 from __future__ import annotations
 
 import ast
+import datetime
 import sys
 import textwrap
 import traceback
@@ -25,7 +26,8 @@ SONGS = ["Take me back to Eden", "Alkaline", "Ascensionism"]
 
 def _ns() -> dict:
     return {"x": 3, "w": 7, "p": 2, "y": ["p", "q"], "a": 1, "b": 2, "d": {"k": "v", "n": 1.5}, "songs": SONGS,
-            "params": {"W": [SimpleNamespace(shape=(2, 3))]}, "i": 0, "pi": 3.14159, "s": "héllo", "z": None}
+            "params": {"W": [SimpleNamespace(shape=(2, 3))]},
+            "when": datetime.datetime(2026, 12, 5, 17, 38), "i": 0, "pi": 3.14159, "s": "héllo", "z": None}
 
 
 def _eval(src: str) -> object:
@@ -40,6 +42,7 @@ SAME_IN_311 = [  # both forms evaluated here: the rewrite must agree with Python
     "f'{d[\"k\"]}'", 'f"{ {1: 2}[1] }"', 'f"{[v for v in y]}"', 'f"{a, b}"', 'f"{a,}"', 'f"{x if x else 0}"',
     '"pre" f"{x}" \'post\'', 'f"{x}" f"{w}"', '("a"\n f"{x}"  # note\n "c")', 'f""', 'f"plain"',
     'f"""\n{x}\n  {w}\n"""', "f'''{x}'''", 'f"{z!r:>6}"', 'f"{x:#x} {x:08b} {pi:e}"', 'f"{d[\'n\']:>{w}.{p}}"',
+    'f"{when:%H:%M}"', 'f"{x:!<5}"', 'f"{\'a\' \'b\'}"', 'f"{x:}"', 'f"{x!r:^{w}}|"', 'f"{d}"',
     'f"{\'#\'}"', 'f"{x:{\'>\'}{w}}"', 'f"{s.upper()!r}"', 'f"{x:{w}{\'\'}}"', 'f"{x:\\x3e5}"',
 ]
 

@@ -473,3 +473,17 @@ def test_a_budget_left_with_only_a_sliver_is_spent(monkeypatch):
     report = _exec.run_context(ns, cells, None, budget=3.0, grace=2.0)
     assert ns["A"] == 1 and "LIMIT" not in ns and ns["late"]() == 7
     assert (report.ran, report.skipped) == (2, 1), report
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 parses these f-strings itself")
+def test_a_later_redefinition_written_with_312_f_strings_wins_on_an_older_grader():
+    """A redefinition below the section that uses Python 3.12's f-strings (quotes reused inside a field) is read
+    like any other later cell on a 3.11 grader: its signature matches, it is kept, and it is what is graded."""
+    cells = [_md("## ex01_torch_mlp"), _code("class MLP:\n    v = 'first try'\n    def __init__(self, d):\n"
+                                              "        pass\n"),
+             _md("## ex02_torch_training"), _code("x = 1\n"),
+             _code('CFG = {"name": "net"}\nclass MLP:  # fixed it\n    v = f"{CFG["name"]}!"\n'
+                   "    def __init__(self, d):\n        pass\n")]
+    contracts = _registry.contracts(EX)
+    ns, _ = _load(_graded(cells, contracts)[EX[0]], contract=contracts[EX[0]])
+    assert ns["MLP"].v == "net!"

@@ -28,7 +28,8 @@ RUNTIME_MODULES = ("core/protocol.py", "core/suite.py", "core/text.py", "core/co
                    "core/wire.py", "core/data.py", "core/registry.py", "core/exercise.py", "core/i18n.py",
                    "workers/worker.py", "builders/public.py", "builders/public_snapshot.py", "builders/public_student.py",
                    "builders/public_graded.py", "submissions/cells.py", "submissions/ipython_cells.py",
-                   "submissions/statements.py", "submissions/standins.py", "submissions/execute.py", "probing/tools.py",
+                   "submissions/statements.py", "submissions/fstrings.py", "submissions/standins.py", "submissions/execute.py",
+                   "probing/tools.py",
                    "probing/optax_family.py", "probing/torch_family.py")  # the optimizer families probes hand to a step
 
 

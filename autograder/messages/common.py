@@ -6,7 +6,13 @@ EN = {
     "MISSING_FILE": "no file for this exercise in the submission (expected `{exercise}.py` or notebook cells under its heading)",
     "MISSING_NAMES": "none of the names this exercise asks for is defined ({names}); keep the names of the stub",
     "MISSING_NAME": "`{name}` is not defined in your code; keep the name and signature of the stub",
-    "LOAD_SYNTAX": "your code does not parse: {error} (line {line}) — fix the syntax error, then re-run",
+    "LOAD_SYNTAX": "your code does not parse: {error} (line {line}) — fix the syntax error, then re-run{older}",
+    "load.older_python": "; if that line runs on your Python ({newer} or newer, as in Colab): this grader runs "
+                         "Python {python}, which does not accept newer syntax (e.g. `type` statements, generic "
+                         "`def f[T]`) — write it the older way, or ask your instructor to grade on Python {newer} or newer",
+    "LOAD_OTHER_EXERCISE": "your code imports `{module}`, another exercise's module{where} — each exercise file is "
+                           "graded on its own and must not import another exercise: copy what you need into this "
+                           "file (in a notebook, names from earlier sections are already defined: delete the import)",
     "LOAD_EXCEPTION": "your code raised {error} while being imported{where} — code at the top level runs at import; move it into a function",
     "LOAD_EXIT": "your code called sys.exit()/exit() while being imported{where} — remove that call: it stops the grader's process",
     "LOAD_MEMORY": "MemoryError: your code tried to allocate more memory than the grader allows while being imported — look for a huge tensor or array at the top level",
@@ -94,7 +100,13 @@ ES = {
     "MISSING_FILE": "la entrega no tiene archivo para este ejercicio (se esperaba `{exercise}.py` o celdas bajo su encabezado)",
     "MISSING_NAMES": "no está definido ninguno de los nombres que pide este ejercicio ({names}); conserva los nombres del esqueleto",
     "MISSING_NAME": "`{name}` no está definido en tu código; conserva el nombre y la firma del esqueleto",
-    "LOAD_SYNTAX": "tu código no se puede analizar: {error} (línea {line}) — corrige el error de sintaxis y vuelve a ejecutar",
+    "LOAD_SYNTAX": "tu código no se puede analizar: {error} (línea {line}) — corrige el error de sintaxis y vuelve a ejecutar{older}",
+    "load.older_python": "; si esa línea funciona en tu Python ({newer} o posterior, como en Colab): este corrector usa "
+                         "Python {python}, que no acepta sintaxis más nueva (p. ej. sentencias `type`, `def f[T]` "
+                         "genéricas) — escríbela a la manera antigua, o pide a tu profesor que corrija con Python {newer} o posterior",
+    "LOAD_OTHER_EXERCISE": "tu código importa `{module}`, el módulo de otro ejercicio{where} — cada archivo de ejercicio "
+                           "se corrige por separado y no debe importar otro ejercicio: copia lo que necesites en este "
+                           "archivo (en un cuaderno, los nombres de secciones anteriores ya están definidos: borra el import)",
     "LOAD_EXCEPTION": "tu código lanzó {error} al importarse{where} — el código de nivel superior se ejecuta al importar; muévelo a una función",
     "LOAD_EXIT": "tu código llamó a sys.exit()/exit() al importarse{where} — elimina esa llamada: detiene el proceso del corrector",
     "LOAD_MEMORY": "MemoryError: tu código intentó reservar más memoria de la que permite el corrector al importarse — busca un tensor o array enorme en el nivel superior",

@@ -3,8 +3,10 @@
 Owns the loader (a folder, a ``.py`` file or a notebook -> modules' sources), the load guard (a
 submission's imports refused before they run), the notebook cells (``cells``: a notebook's code as a
 module, its habits; ``ipython_cells``: one cell as IPython runs it; ``statements``: what a statement
-binds and reads) and running them (``standins``: the notebook's helpers as harmless stand-ins;
-``execute``). Ships to students in part (cells, ipython_cells, statements, standins, execute). Imports
+binds and reads; ``fstrings``: the one parse of a module's code, Python 3.12's f-strings accepted on an
+older Python) and running them (``standins``: the notebook's helpers as harmless stand-ins;
+``execute``). Ships to students in part (cells, ipython_cells, statements, fstrings, standins,
+execute). Imports
 the core only; imported by the workers, the engine, the builders and the scale-out. Names are imported
 on first use (PEP 562).
 """
@@ -30,9 +32,11 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "load_bounded": "loadguard",
     "notebook_cells": "cells",
     "notebook_sources": "loader",
+    "parse_source": "fstrings",
     "prepare": "execute",
     "read_seconds": "loadguard",
     "remove_colab_standin": "standins",
+    "rewrite_fstrings": "fstrings",
     "run": "execute",
     "run_context": "execute",
     "sections": "cells",

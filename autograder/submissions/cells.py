@@ -55,6 +55,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.submissions.fstrings import parse_source
 from autograder.submissions.ipython_cells import transform_cell, written_file
 from autograder.submissions.statements import context_cell, needed, rebinds_only, signature, signatures
 
@@ -243,7 +244,7 @@ def hoist_future_imports(source: str) -> str:
     unchanged.
     """
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except (SyntaxError, ValueError):
         return source
     futures = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
@@ -355,7 +356,7 @@ def _later(graded: list[tuple[Cell, str | None]], code: dict[int, str | None], e
         if cell.index not in cache:
             label = f"<notebook cell {cell.index + 1}: {owner or 'outside the exercises'}>"
             rec = context_cell(code[cell.index] or "", label, only=rebinds_only)
-            cache[cell.index] = None if rec is None else (rec, ast.parse(rec["source"]).body)  # it parses: a record
+            cache[cell.index] = None if rec is None else (rec, parse_source(rec["source"]).body)  # it parses: a record
         if cache[cell.index] is None:
             continue
         record, body = cache[cell.index]

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autograder.submissions.cells import later_cells, split_graded, written_files
+from autograder.submissions.fstrings import parse_source
 from autograder.submissions.standins import add_standins, install_written_files
 from autograder.submissions.statements import needed, section_reads
 
@@ -281,7 +282,7 @@ def run_context(namespace: dict[str, Any], cells: list[dict[str, Any]], roots: s
         key = id(cell)
         if key not in trees:
             try:
-                trees[key] = ast.parse(cell["source"], cell["file"])
+                trees[key] = parse_source(cell["source"], cell["file"])
                 remember_source(cell["file"], cell["source"])
             except (SyntaxError, ValueError):
                 trees[key] = None
@@ -341,7 +342,7 @@ def prepare(text: str, filename: str, contract: tuple[str, ...] = ()) -> Prepare
     """
     section, context = split_graded(text)
     later = later_cells(text) if contract else []
-    tree = ast.parse(section, filename)
+    tree = parse_source(section, filename)  # Python 3.12's f-strings too, on an older grader
     code = compile(tree, filename, "exec", dont_inherit=True)
     roots = None
     if context:

@@ -17,6 +17,8 @@ import symtable
 from collections.abc import Callable
 from typing import Any
 
+from autograder.submissions.fstrings import parse_source
+
 _DYNAMIC = frozenset({"globals", "vars", "eval", "exec", "locals"})
 
 
@@ -140,7 +142,7 @@ def signature(node: ast.stmt) -> tuple[str, ...] | None:
 def signatures(source: str) -> dict[str, tuple[str, ...]]:
     """The :func:`signature` of each top-level ``def``/``class`` of a source (the last one of a name)."""
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except (SyntaxError, ValueError):
         return {}
     return {node.name: sig for node in tree.body
@@ -157,7 +159,7 @@ def context_cell(source: str, label: str, only: Callable[[ast.stmt], bool] = kep
         only: which top-level statements are kept (:func:`kept`; :func:`rebinds_only` for later cells).
     """
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)  # Python 3.12's f-strings too, on an older grader
     except (SyntaxError, ValueError):
         return None  # it raises where it is; it defines nothing for later cells
     futures = sorted({a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"
@@ -174,7 +176,6 @@ def context_cell(source: str, label: str, only: Callable[[ast.stmt], bool] = kep
     if not stmts:
         return None
     return {"file": label, "source": source, "future": futures, "stmts": stmts}
-
 
 
 def section_reads(tree: ast.Module, source: str) -> set[str] | None:

@@ -22,7 +22,8 @@ from autograder.core.wire import WireError
 
 # what a worker says about its load (``timeout``/``crashed`` are the grader's own words, never a worker's)
 LOAD_STATUSES = frozenset({"loaded", "missing", "error"})
-LOAD_CODES = frozenset({"LOAD_SYNTAX", "LOAD_EXIT", "LOAD_MEMORY", "LOAD_EXCEPTION", "MISSING_NAMES"})
+LOAD_CODES = frozenset({"LOAD_SYNTAX", "LOAD_EXIT", "LOAD_MEMORY", "LOAD_EXCEPTION", "LOAD_OTHER_EXERCISE",
+                        "MISSING_NAMES"})
 KINDS = frozenset({"not_attempted", "fail", "memory", "exit", "exception", "internal"})
 # catalogue keys that only the grader may choose (a probe's finding never is one of them)
 RESERVED = frozenset({"GRADER_ERROR", "INTERNAL_ERROR", "UNREADABLE", "BUDGET_EXHAUSTED", "NOT_ON_DEVICE",

@@ -175,11 +175,47 @@ def _load(spec: dict[str, Any], after_context: Any = None) -> tuple[Any, dict[st
     return mod, {"status": "loaded"}
 
 
+# The Python students' code is written for (Colab's: docs/supported-versions.md); a grader on an older one
+# rejects syntax newer than its own, and says so (``load.older_python``).
+STUDENT_PYTHON = (3, 12)
+_EXERCISE_MODULE = re.compile(r"ex\d\d_\w+")
+
+
+def _older_python() -> dict[str, Any] | str:
+    """The note a syntax error gets on a grader older than :data:`STUDENT_PYTHON` (a catalogued label), else ``""``."""
+    if sys.version_info[:2] >= STUDENT_PYTHON:
+        return ""
+    return {"key": "load.older_python", "python": "{}.{}".format(*sys.version_info[:2]),
+            "newer": "{}.{}".format(*STUDENT_PYTHON)}
+
+
+def other_exercise(err: BaseException) -> str | None:
+    """The exercise module an import failed to find (``from ex04_jax_mlp import ...``), else None.
+
+    Each exercise file is graded on its own, so another exercise's module is never importable.
+    """
+    if not isinstance(err, ModuleNotFoundError):
+        return None
+    try:
+        name = err.name
+    except Exception:  # noqa: BLE001 - a hostile subclass's property
+        return None
+    if type(name) is not str:
+        return None
+    top = name.partition(".")[0]
+    return top if _EXERCISE_MODULE.fullmatch(top) else None
+
+
 def load_error(err: BaseException, path: str) -> dict[str, Any]:
     """The load status for an exception a module's code raised (``path``: its file, for the line)."""
     if isinstance(err, SyntaxError):
         return {"status": "error", "code": "LOAD_SYNTAX",
-                "fields": {"error": f"{type(err).__name__}: {err.msg}", "line": err.lineno or 0}}
+                "fields": {"error": f"{type(err).__name__}: {err.msg}", "line": err.lineno or 0,
+                           "older": _older_python()}}
+    module = other_exercise(err)
+    if module is not None:
+        return {"status": "error", "code": "LOAD_OTHER_EXERCISE",
+                "fields": {"module": module[:64], "where": _describe(err, path)["where"]}}
     if isinstance(err, SystemExit):
         return {"status": "error", "code": "LOAD_EXIT", "fields": {"where": _describe(err, path)["where"]}}
     if isinstance(err, MemoryError) or (isinstance(err, RuntimeError) and _OOM_TEXT in _safe_str(err).lower()):

@@ -269,3 +269,16 @@ def test_scores_are_the_same_on_every_run(tmp_path):
     got = {subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, check=True,
                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
     assert len(got) == 1, got
+
+
+def test_f_strings_with_fields_are_compared_not_skipped():
+    """An f-string with a field (``f"{loss:.3f}"``, in most students' training loops) is unparsed like any code:
+    the unparser makes a recorder of its own type per field (it once raised TypeError, and every such submission
+    was skipped)."""
+    a = 'def f(loss, n):\n    print(f"step {n}: {loss:.3f} {loss!r}")\n    return f"{n}"\n'
+    b = 'def f(l, k):\n    print(f"step {k}: {l:.3f} {l!r}")\n    return f"{k}"\n'
+    ca, cb = _similarity.canonical(a), _similarity.canonical(b)
+    assert ca != a and "{" in ca and ":.3f}" in ca
+    from copydetect.utils import filter_code
+
+    assert filter_code(ca, "a.py", "python")[0] == filter_code(cb, "b.py", "python")[0]

@@ -163,8 +163,8 @@ class Normalised:
 
 
 class _Recorder(ast._Unparser):  # the standard library's unparser, noting where each statement's text goes
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, **options: Any) -> None:  # the unparser makes one of its own type per f-string field
+        super().__init__(**options)
         self.length = 0
         self.spans: list[tuple[int, int, int, int]] = []
 

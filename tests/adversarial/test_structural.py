@@ -454,7 +454,7 @@ def test_the_grader_counts_tallies_apart_from_the_answer():
 
     worker = handle.Worker.__new__(handle.Worker)
     r, w = os.pipe()
-    worker._res_r, worker.tallied = r, {}
+    worker._res_r, worker.tallied, worker._budget = r, {}, None
     try:
         for name in ("forward", "forward", "autodiff"):
             wire.send(w, {tools.TALLY: name})

@@ -161,6 +161,7 @@ def habits_run(habits_zip, tmp_path_factory) -> tuple[list[str], dict, dict, dic
     return graded, mutant_meta(MUTANTS / EX03 / "no_relu_conv2.py"), results, cases
 
 
+@pytest.mark.container  # opt-in: a second `otter run` (~28 s; docs/benchmarks.md "Opt-in tests")
 def test_one_broken_and_one_endless_exercise_cost_only_themselves(habits_run):
     graded, meta, results, cases = habits_run
     broken, fails, endless, healthy = meta["exercise"], meta["fails"], graded[-1], graded[0]
@@ -180,6 +181,7 @@ def test_one_broken_and_one_endless_exercise_cost_only_themselves(habits_run):
         assert f"def {check.name}(" not in shown
 
 
+@pytest.mark.container  # opt-in: a second `otter run` (~28 s; docs/benchmarks.md "Opt-in tests")
 def test_student_habits_grade_as_under_tapetrace_grade(habits_run):
     """The notebook of ``habits_run`` through `otter run`: ex01 and ex02 get full marks, the wrong answer in ex03
     loses exactly its points."""

@@ -40,7 +40,7 @@ def test_the_opt_in_container_tests_are_the_documented_ones():
 def test_an_opt_in_test_is_skipped_saying_how_to_run_it(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "TAPETRACE_CONTAINERS" and not k.startswith("PYTEST_")}
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-p", "no:xdist",
-                           f"--basetemp={tmp_path / 'b'}", *sorted(_marked("container"))],
+                           f"--basetemp={tmp_path / 'b'}", "-m", "container", *sorted(_marked("container"))],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert " passed" not in done.stdout and "skipped" in done.stdout, done.stdout[-2000:]

@@ -38,12 +38,17 @@ LEVELS = {"namespaces": ([], "full"), "no_sys_admin": (NO_SYS_ADMIN, "container"
 
 
 def _levels() -> list:
+    """The namespaces level in ``make test``; the container level (no CAP_SYS_ADMIN, as in a default Docker
+    container: Landlock, seccomp, a uid) opt-in (``make test-containers``, docs/benchmarks.md "Opt-in tests"):
+    ~190 CPU-s more. ``make test`` still grades at that level the class kept apart
+    (test_class_isolation.py), the run's outputs kept from workers (test_outputs.py) and the solutions
+    (tests/test_isolation.py)."""
     out = [pytest.param("namespaces")]
     if shutil.which("setpriv") is None or os.geteuid() != 0:
-        out.append(pytest.param("no_sys_admin", marks=pytest.mark.skip(
-            reason="setpriv and root are needed to grade without CAP_SYS_ADMIN (as in a default Docker container)")))
+        out.append(pytest.param("no_sys_admin", marks=[pytest.mark.container, pytest.mark.skip(
+            reason="setpriv and root are needed to grade without CAP_SYS_ADMIN (as in a default Docker container)")]))
     else:
-        out.append(pytest.param("no_sys_admin"))
+        out.append(pytest.param("no_sys_admin", marks=pytest.mark.container))
     return out
 
 

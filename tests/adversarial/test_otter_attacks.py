@@ -159,9 +159,12 @@ def _submission(kind: str, folder: Path) -> Path:
     raise ValueError(kind)
 
 
-KINDS = ["cell_above_setup", "setup_deleted", "metadata_stripped_other_kernel", "foreign_notebook", "script",
-         "planted_results", "zip_with_own_otter", "zip_with_otter_log", "honest_answer_and_forgery",
-         "answer_frame_on_the_result_pipe"]
+# In ``make test``: a forgery in otter's own kernel, one beside an honest answer, and the engine's result-pipe
+# check behind otter's runner; the other kinds are opt-in (``make test-containers``; docs/benchmarks.md "Opt-in
+# tests"): each is one more `otter run` (~9 CPU-s) of the path otter grade's and Gradescope's containers run.
+KINDS = ["cell_above_setup", "honest_answer_and_forgery", "answer_frame_on_the_result_pipe"]
+OPT_IN_KINDS = ["setup_deleted", "metadata_stripped_other_kernel", "foreign_notebook", "script", "planted_results",
+                "zip_with_own_otter", "zip_with_otter_log"]
 
 
 @pytest.fixture(scope="module")
@@ -182,7 +185,7 @@ def _otter_run(zip_path: Path, submission: Path, work: Path, marks: Path) -> dic
     return {t["name"]: t["score"] for t in results["tests"] if "score" in t}
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", [*KINDS, *(pytest.param(k, marks=pytest.mark.container) for k in OPT_IN_KINDS)])
 def test_a_forgery_costs_only_the_forger(run, zip_path, tmp_path, kind):
     marks = tmp_path / "marks"
     marks.mkdir()
@@ -220,6 +223,7 @@ def test_the_zip_names_the_plugin_and_opens_its_import_path(zip_path):
     assert settings["require_isolation"] == "container"
 
 
+@pytest.mark.container
 @pytest.mark.parametrize("path", ["gradescope_upload", "otter_grade_zip"])
 def test_files_beside_the_notebook_never_reach_otters_runner(zip_path, tmp_path, path):
     """The zip's run_otter.py, started as Gradescope and otter grade's containers start it: a multi-file

@@ -17,6 +17,7 @@ import ast
 import functools
 import threading
 
+from autograder.core import syntax as _syntax
 from autograder.core.paths import SOLUTIONS
 
 # A failed load that may come from the environment: the worker died while loading, or an import failed.
@@ -42,7 +43,7 @@ def may_be_missing_library(status: dict) -> bool:
 def reference_imports(exercise: str) -> frozenset[str]:
     """The top-level packages the reference solution of ``exercise`` imports (``torch``, ``flax``...)."""
     try:
-        tree = ast.parse((SOLUTIONS / f"{exercise}.py").read_text(encoding="utf-8"))
+        tree = _syntax.parse((SOLUTIONS / f"{exercise}.py").read_text(encoding="utf-8"))
     except (OSError, SyntaxError):
         return frozenset()
     names: set[str] = set()

@@ -238,6 +238,7 @@ class GradingRun(RunWorkers):
         timer = self._start_deadline(deadline)
         exercises = [e for e in EXERCISES if not only or e in only]
         wanted = [[e for e in exercises if e in (exercises_for or {}).get(p, exercises)] for p in paths]
+        _rows.preload_suites({e for w in wanted for e in w})  # in this thread, before the grading threads
         self.hide(hide_places(paths, self.tmp))  # HideRefused before anything is read or graded
         subs = read_all(paths, self.timeout)
         if self.sandbox and not self.isolation:  # recorded from the start: a row without student code has it too

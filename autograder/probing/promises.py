@@ -17,6 +17,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from autograder.core import syntax as _syntax
+
 
 @dataclass(frozen=True)
 class Family:
@@ -60,7 +62,7 @@ FAMILIES: tuple[Family, ...] = (
 def identifiers(source: str) -> set[str]:
     """Every name read and every attribute used in ``source`` (not keyword-argument or parameter names)."""
     out: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(_syntax.parse(source)):
         if isinstance(node, ast.Name):
             out.add(node.id)
         elif isinstance(node, ast.Attribute):

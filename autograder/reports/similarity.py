@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autograder.core import syntax as _syntax
 from autograder.core.paths import EXERCISES, EXERCISES_DIR, ROOT
 
 NOISE = 25  # copydetect's default noise threshold: k-grams of 25 filtered characters
@@ -213,7 +214,7 @@ def normalise(code: str) -> Normalised:
         RecursionError: the code nests deeper than Python's parser or unparser go (the caller skips it).
     """
     try:
-        tree = ast.parse(code)
+        tree = _syntax.parse(code)
     except (SyntaxError, ValueError):
         return Normalised.as_written(code)
     for node in ast.walk(tree):

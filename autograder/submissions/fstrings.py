@@ -22,6 +22,8 @@ import ast
 import sys
 import warnings
 
+from autograder.core import syntax as _syntax
+
 _PREFIXES = frozenset({"", "r", "u", "b", "br", "rb", "f", "fr", "rf"})
 _NEWEST_FSTRINGS = (3, 12)
 
@@ -69,7 +71,7 @@ def _unescape(seg: str) -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # an invalid escape keeps its backslash, as in the f-string
         try:
-            value = ast.literal_eval('"' + "".join(buf) + '"')
+            value = _syntax.literal('"' + "".join(buf) + '"')
         except (SyntaxError, ValueError) as err:
             raise _Unreadable(str(err)) from err
     if not isinstance(value, str):
@@ -339,7 +341,7 @@ def parse_source(source: str, filename: str = "<unknown>") -> ast.Module:
         ValueError: the source holds a null byte.
     """
     try:
-        return ast.parse(source, filename)
+        return _syntax.parse(source, filename)
     except SyntaxError as err:
         if sys.version_info >= _NEWEST_FSTRINGS:
             raise
@@ -347,6 +349,6 @@ def parse_source(source: str, filename: str = "<unknown>") -> ast.Module:
         if rewritten is None:
             raise
         try:
-            return ast.parse(rewritten, filename)
+            return _syntax.parse(rewritten, filename)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             raise err from None

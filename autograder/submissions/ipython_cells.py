@@ -15,6 +15,8 @@ import re
 from functools import cache
 from typing import Any
 
+from autograder.core import syntax as _syntax
+
 # Cell magics whose body is Python run by IPython in the notebook's namespace: the body is graded.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 # ``%%timeit`` runs its body inside a function (its names stay local): graded as a call of this one
@@ -93,7 +95,7 @@ def _automagic(line: str) -> str:
     if rest[:1] in ("=", ","):
         return line
     try:
-        tree = ast.parse(line.strip())
+        tree = _syntax.parse(line.strip())
     except SyntaxError:
         tree = None
     if tree is not None and (not (len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr))
@@ -121,8 +123,8 @@ def _unwrap_time(line: str) -> str:
     if not m:
         return line
     try:
-        stmt = ast.literal_eval(m.group(2))
-        ast.parse(stmt)
+        stmt = _syntax.literal(m.group(2))
+        _syntax.parse(stmt)
     except (ValueError, SyntaxError):
         return line
     return m.group(1) + stmt if "\n" not in stmt else line

@@ -4,9 +4,8 @@ from autograder.exercises import Exercise
 
 META = Exercise(
     title="Exercise 09 — the PyTorch tape.",
-    # its probes import JAX too: manual_grads' tripwires wrap jax.grad & co. Planned here, the zygote imports it
-    # before forking; left out, each worker imported it inside a 2-point check, on the student's time (~1.2 CPU-s)
-    frameworks=("torch", "jax"),
+    # JAX only where the student loaded it: manual_grads' probe watches jax.grad & co. once JAX is in the worker
+    frameworks=("torch",),
     cost=0.1,
     names=("backward_graph", "manual_grads"),
 )

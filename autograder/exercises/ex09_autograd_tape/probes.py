@@ -15,6 +15,7 @@ from __future__ import annotations
 import _thread
 import itertools
 import random
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +36,20 @@ _sum, _mean = torch.sum, torch.mean
 _saved_tensors_hooks = torch.autograd.graph.saved_tensors_hooks
 _count = itertools.count
 _threads_alive = _thread._count  # Python threads besides the main one
+_modules = sys.modules
+_open = open
+
+
+def _jax_loaded() -> bool:
+    """Whether JAX was ever imported in this worker: its compiled library stays mapped (a module can be taken out
+    of ``sys.modules``; a library cannot leave the address space). Unknown: True (it is then imported)."""
+    if "jax" in _modules:
+        return True
+    try:
+        with _open("/proc/self/maps", "rb") as fh:
+            return b"jaxlib" in fh.read()
+    except OSError:
+        return True
 
 _UNARY: list[Callable[[Any], Any]] = [_exp, _tanh, _sin, _sigmoid, _relu, _neg, lambda t: t ** 2]
 _BINARY: list[Callable[[Any, Any], Any]] = [_add, _sub, _mul, _div]
@@ -149,12 +164,11 @@ def probe_manual_types(mod: Any, point: list[float]) -> dict[str, Any]:
             "all_float": bool(items) and all(isinstance(v, float) for v in items)}
 
 
-def _tripwires(mod: Any, used: list[str], events: Any) -> list[tuple[Any, str, Any]]:
+def _tripwires(mod: Any, used: list[str], events: Any, with_jax: bool) -> list[tuple[Any, str, Any]]:
     """Wraps autodiff entry points so a call is recorded (then passed through): its label in ``used``, one
     more in ``events`` (an ``itertools.count``: unlike a list, nothing can empty it, short of a raw memory
-    write) and one ``autodiff`` tally, counted in the grader's process (``tally``)."""
-    import jax
-
+    write) and one ``autodiff`` tally, counted in the grader's process (``tally``). JAX's only ``with_jax``
+    (JAX loaded: importing it for a student who never did cost ~1.2 CPU-s of their check's time)."""
     def wrap(label: str, original: Any) -> Any:
         def tripwire(*args: Any, _tally: Any = tally, **kwargs: Any) -> Any:
             next(events)
@@ -173,8 +187,11 @@ def _tripwires(mod: Any, used: list[str], events: Any) -> list[tuple[Any, str, A
                 ("grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize")]
     targets += [(torch.autograd.functional, n, f"torch.autograd.functional.{n}") for n in
                 ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")]
-    targets += [(jax, n, f"jax.{n}") for n in
-                ("grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "linearize")]
+    if with_jax:
+        import jax
+
+        targets += [(jax, n, f"jax.{n}") for n in
+                    ("grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "linearize")]
     # a thread of its own: the saved-tensor hook watches this thread only (torch keeps it per thread)
     targets += [(threading, "_start_new_thread", "<thread>"), (_thread, "start_new_thread", "<thread>"),
                 (_thread, "start_new", "<thread>")]
@@ -215,27 +232,33 @@ def probe_manual_tape(mod: Any, points: list[list[float]], _tally: Any = tally) 
         used.append("<tape>")  # a tensor with requires_grad=True: an operation recorded on the tape
         return t
 
-    patched = _tripwires(mod, used, events)
-    try:
-        with _saved_tensors_hooks(pack, lambda t: t):
-            for w, x, b in points:
-                if _threads_alive():
-                    next(events)
-                    _tally("autodiff")
-                    used.append("<thread>")
-                fn(float(w), float(x), float(b))
-                if _threads_alive():
-                    next(events)
-                    _tally("autodiff")
-                    used.append("<thread>")
-    except NotImplementedError:
-        raise
-    except Exception:
-        if not used:  # some autodiff APIs refuse saved-tensor hooks: the tripwire already fired
+    def watched(with_jax: bool) -> None:
+        patched = _tripwires(mod, used, events, with_jax)
+        try:
+            with _saved_tensors_hooks(pack, lambda t: t):
+                for w, x, b in points:
+                    if _threads_alive():
+                        next(events)
+                        _tally("autodiff")
+                        used.append("<thread>")
+                    fn(float(w), float(x), float(b))
+                    if _threads_alive():
+                        next(events)
+                        _tally("autodiff")
+                        used.append("<thread>")
+        except NotImplementedError:
             raise
-    finally:
-        for owner, attr, original in reversed(patched):
-            setattr(owner, attr, original)
+        except Exception:
+            if not used:  # some autodiff APIs refuse saved-tensor hooks: the tripwire already fired
+                raise
+        finally:
+            for owner, attr, original in reversed(patched):
+                setattr(owner, attr, original)
+
+    jax_before = _jax_loaded()
+    watched(jax_before)
+    if not jax_before and _jax_loaded():  # JAX came in during the calls: again, its entry points watched too
+        watched(True)
     if next(events) and not used:  # the labels were emptied (the list is reachable from its frame): not the count
         used.append("<erased>")
     return {"used": sorted(set(used))}

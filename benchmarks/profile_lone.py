@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _loud import require_rows, require_score  # noqa: E402
 
+from autograder.core import registry as _registry  # noqa: E402
 from autograder.core.paths import EXERCISES, SOLUTIONS  # noqa: E402
 from autograder.engine import exercise as _exercise  # noqa: E402
 from autograder.engine import run as _engine  # noqa: E402
@@ -189,6 +190,11 @@ def main() -> None:
     require_rows("worker starts measured", [r for r in RECORDS if r["kind"] == "start"])
     require_score("the workers' own CPU seconds (benchmarks/_prof/sitecustomize.py)",
                   sum(r["prof"].get("cpu", 0.0) for r in RECORDS))
+    jax_exercises = {ex for ex in exercises if _registry.worker_needs(ex) != "torch"}
+    if jax_exercises:  # a fresh compile cache (TAPETRACE_JAX_CACHE=run): the reference's JAX workers compile
+        require_score(f"JAX's compile seconds in the references of {', '.join(sorted(jax_exercises))}",
+                      sum(_compile(r["prof"]) for r in RECORDS
+                          if r["exercise"] in jax_exercises and r["role"] == "reference"))
     require_score(f"the lone submission {args.submission}", rows[0]["total"], rows[0]["max_total"])
 
 

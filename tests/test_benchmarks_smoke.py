@@ -45,14 +45,22 @@ def test_a_zero_score_or_an_empty_table_exits_non_zero(capsys):
 
 
 def test_profile_lone_measures_both_sides_and_scores():
-    cp = _bench(str(BENCH / "profile_lone.py"), "--jobs", "1", "--only", ONE)
+    """Each side's probe calls, its workers' CPU and, for a JAX exercise, JAX's compiles (the worker's loop
+    frames its answers itself: an instrument that only wrapped ``wire.send`` measured ~nothing and no compile)."""
+    jax_one = "ex04_jax_mlp"
+    cp = _bench(str(BENCH / "profile_lone.py"), "--jobs", "1", "--only", f"{ONE},{jax_one}")
     assert cp.returncode == 0, cp.stdout[-2000:] + cp.stderr[-2000:]
     got = re.search(r"score ([\d.]+)/([\d.]+)", cp.stdout)
     assert got and float(got[1]) == float(got[2]) > 0, cp.stdout[-1500:]
-    rows = {m[1]: m[2].split() for m in re.finditer(rf"^{ONE}\s+(student|reference)\s+(.*)$", cp.stdout, re.M)}
-    assert set(rows) == {"student", "reference"}
-    for side, cols in rows.items():
-        assert int(cols[3]) > 0 and float(cols[4]) > 0, f"{side}: no probe call or worker CPU measured: {cols}"
+    for ex in (ONE, jax_one):
+        rows = {m[1]: m[2].split() for m in re.finditer(rf"^{ex}\s+(student|reference)\s+(.*)$", cp.stdout, re.M)}
+        assert set(rows) == {"student", "reference"}
+        for side, cols in rows.items():
+            n, cpu, jax_compile, xla, n_xla = (float(c) for c in cols[3:8])
+            assert n > 0 and cpu > 0, f"{ex} {side}: no probe call or worker CPU measured: {cols}"
+            if ex == jax_one:
+                assert jax_compile > 0 and (xla > 0 and n_xla > 0 or side == "student"), \
+                    f"{ex} {side}: JAX compiled nothing measured: {cols}"
 
 
 def test_the_in_process_baseline_fails_on_an_empty_table():

@@ -229,6 +229,8 @@ class ExerciseGrading:
         if trouble:
             first.close()
             return self.graders_trouble(trouble)
+        if st.get("forged"):  # the kernel showed its commands read by its load's code (_handle.Forged)
+            self.forged = st["forged"]
         if st.get("status") != "loaded":
             status = st.get("status", "crashed")
             msg = render(st.get("code", "LOAD_CRASHED"), self.lang, **st.get("fields", {}))

@@ -150,7 +150,8 @@ def describe(got: dict[str, object]) -> str:
 
 def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
           read: list[str] | None = None, network: bool = False,
-          skip: list[str] | None = None, rewritten: list[str] | None = None) -> tuple[str, dict[str, object]]:
+          skip: list[str] | None = None, rewritten: list[str] | None = None,
+          kept_fds: tuple[int, ...] = ()) -> tuple[str, dict[str, object]]:
     """Contains the current process (a single-threaded worker, before student code loads).
 
     Args:
@@ -169,6 +170,7 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
             under it escapes it, so only Landlock (a file made later is under no rule) or the worker's own uid
             (the grader writes them owner-only) keeps them out; without either they are recorded
             (``outputs_readable``) and private files are not guaranteed.
+        kept_fds: the worker's pipes to the grader: no system call may replace or close them (seccomp).
 
     Returns:
         ``(scratch_dir, isolation)``: where student files go, and what was obtained.
@@ -236,7 +238,7 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
 
             got["seccomp_signals"] = not (got["pid_namespace"] or got.get("uid") is not None
                                           or got.get("landlock_scoped"))
-            got["seccomp"] = _seccomp.install(confine_signals=bool(got["seccomp_signals"]))
+            got["seccomp"] = _seccomp.install(confine_signals=bool(got["seccomp_signals"]), kept_fds=tuple(kept_fds))
             got["seccomp_signals"] = bool(got["seccomp"] and got["seccomp_signals"])
     # the grader writes them owner-only (report.atomic_write's private), so a worker that dropped to a uid of
     # its own cannot read a new one either; one that stays the grader's uid reads what no Landlock rule refuses

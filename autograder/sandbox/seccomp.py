@@ -14,6 +14,10 @@ isolation level. It refuses with ``EPERM`` (never kills: a refused call is an or
 - leaving the sandbox: ``unshare``, ``setns``, ``clone`` with namespace flags (``clone3``, whose
   flags a filter cannot read, answers ``ENOSYS`` so libc falls back to ``clone``), ``mount`` and
   the new mount API, ``pivot_root``, ``chroot``;
+- replacing or closing the worker's own pipes to the grader (``kept_fds``: its command and result
+  descriptors): ``dup2``/``dup3`` onto them, ``close`` of them, a ``close_range`` that covers them, so that
+  the loop's answers always reach the grader (code that pointed the result pipe at ``/dev/null`` for one
+  answer, then back, could otherwise have the grader take a forged answer for the real one);
 - kernel interfaces that bypass other layers or widen the attack surface: ``io_uring_*`` (its
   operations skip seccomp), ``bpf``, ``perf_event_open``, ``userfaultfd``, keyrings, modules,
   ``kexec``, ``reboot``, swap, ``acct``, ``quotactl``, file handles.
@@ -51,7 +55,9 @@ _SYSCALLS: dict[str, tuple[int, int]] = {
     "io_uring_setup": (425, 425), "io_uring_enter": (426, 426), "io_uring_register": (427, 427),
     "kill": (62, 129), "tkill": (200, 130), "tgkill": (234, 131), "rt_sigqueueinfo": (129, 138),
     "rt_tgsigqueueinfo": (297, 240),
+    "close": (3, 57), "dup3": (292, 24), "close_range": (436, 436),
 }
+_DUP2_X86_64 = 33  # aarch64 has no dup2 (libc calls dup3)
 REFUSED = ("connect", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
            "pidfd_send_signal", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
            "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot", "swapon",
@@ -65,6 +71,7 @@ _X32_BIT = 0x40000000
 _LD_W_ABS = 0x20
 _JEQ_K = 0x15
 _JGE_K = 0x35
+_JGT_K = 0x25
 _JSET_K = 0x45
 _RET_K = 0x06
 _RET_ALLOW = 0x7FFF0000
@@ -104,13 +111,36 @@ def _block(nr: int, body: list[tuple[int, int, int, int]]) -> list[tuple[int, in
     return [_ins(_LD_W_ABS, _NR), _ins(_JEQ_K, nr, jt=0, jf=len(body))] + body
 
 
-def program(machine: str, pid: int, confine_signals: bool) -> list[tuple[int, int, int, int]] | None:
+def _arg_refused(nr: int, arg: int, refused: list[int]) -> list[tuple[int, int, int, int]]:
+    """A block: for syscall ``nr``, refuse when argument ``arg`` (low 32 bits: a descriptor) is one of ``refused``."""
+    body = [_ins(_LD_W_ABS, _arg_low(arg))]
+    n = len(refused)
+    for i, value in enumerate(refused):
+        body.append(_ins(_JEQ_K, value, jt=n - i, jf=0))  # to the refusal after the "allow"
+    body += [_ins(_RET_K, _RET_ALLOW), _refuse()]
+    return _block(nr, body)
+
+
+def _range_refused(nr: int, kept: list[int]) -> list[tuple[int, int, int, int]]:
+    """A block: for ``close_range(first, last, flags)``, refuse when ``first <= k <= last`` for a kept ``k``."""
+    body: list[tuple[int, int, int, int]] = []
+    m = len(kept)
+    for j, k in enumerate(kept):
+        body += [_ins(_LD_W_ABS, _arg_low(0)), _ins(_JGT_K, k, jt=2, jf=0),  # first > k: the next k
+                 _ins(_LD_W_ABS, _arg_low(1)), _ins(_JGE_K, k, jt=4 * (m - j) - 3, jf=0)]  # last >= k: refused
+    body += [_ins(_RET_K, _RET_ALLOW), _refuse()]
+    return _block(nr, body)
+
+
+def program(machine: str, pid: int, confine_signals: bool,
+            kept_fds: tuple[int, ...] = ()) -> list[tuple[int, int, int, int]] | None:
     """The filter's instructions for ``machine`` (``platform.machine()``), or None when unknown.
 
     Args:
         machine: the CPU architecture.
         pid: the worker's pid (signals to it, its threads and its process group stay allowed).
         confine_signals: also refuse signals to other processes.
+        kept_fds: descriptors no call may replace or close (the worker's pipes to the grader).
     """
     if machine not in _ARCH:
         return None
@@ -127,6 +157,13 @@ def program(machine: str, pid: int, confine_signals: bool) -> list[tuple[int, in
     prog += _block(nr("clone3"), [_refuse(errno.ENOSYS)])
     prog += _block(nr("clone"), [_ins(_LD_W_ABS, _arg_low(0)), _ins(_JSET_K, CLONE_NAMESPACES, jt=0, jf=1),
                                  _refuse(), _ins(_RET_K, _RET_ALLOW)])
+    kept = sorted({int(k) for k in kept_fds})
+    if kept:
+        if col == 0:
+            prog += _arg_refused(_DUP2_X86_64, 1, kept)
+        prog += _arg_refused(nr("dup3"), 1, kept)
+        prog += _arg_refused(nr("close"), 0, kept)
+        prog += _range_refused(nr("close_range"), kept)
     prog += _arg_in(nr("socket"), 0, [AF_UNIX])
     prog += _arg_in(nr("socketpair"), 0, [AF_UNIX])
     if confine_signals:
@@ -143,13 +180,17 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def install(confine_signals: bool = False) -> bool:
+def install(confine_signals: bool = False, kept_fds: tuple[int, ...] = ()) -> bool:
     """Installs the filter on the calling thread (a worker is single-threaded when this runs).
+
+    Args:
+        confine_signals: also refuse signals to other processes.
+        kept_fds: descriptors no call may replace or close (the worker's pipes to the grader).
 
     Returns:
         Whether the filter is in place.
     """
-    prog = program(platform.machine().lower(), os.getpid(), confine_signals)
+    prog = program(platform.machine().lower(), os.getpid(), confine_signals, kept_fds)
     if prog is None:
         return False
     raw = b"".join(struct.pack("HBBI", *ins) for ins in prog)

@@ -19,6 +19,7 @@ from autograder.probing import tools as _tools
 from autograder.sandbox import pids_cgroup as _pids_cgroup
 from autograder.sandbox import quota as _quota
 from autograder.workers import compile_cache as _compile_cache
+from autograder.workers import confirm as _confirm
 from autograder.workers import envelope as _envelope
 from autograder.workers import intake as _intake
 from autograder.workers import watch as _watch
@@ -47,6 +48,8 @@ MAX_TALLIES = 200_000
 FORGED_TWICE = "forged.twice"
 FORGED_RUNNING = "forged.running"
 FORGED_BETWEEN = "forged.between"
+FORGED_NESTED = "forged.nested"
+FORGED_READER = "forged.reader"
 # working seconds a worker's loop gets to echo a fence (it does at once: a read, a write); a worker whose own messages
 # go elsewhere (a pipe it redirected) is found after this, not after the call's whole limit
 FENCE_SECONDS = 5.0
@@ -63,6 +66,15 @@ class WorkerDied(Exception):
         self.kind = kind
         self.how = how
         self.death = death  # for a crash: Worker.death (signal, OOM evidence, stderr tail)
+
+
+class Forged(Exception):
+    """The kernel showed the worker's commands read by something other than its loop (``how``: the
+    ``forged.*`` catalogue key)."""
+
+    def __init__(self, how: str) -> None:
+        super().__init__(how)
+        self.how = how
 
 
 class Worker:
@@ -101,6 +113,7 @@ class Worker:
         self._watch = watch if self.scratch else None
         self._phase = ""  # "serving": the grader works out an answer; "sending": it writes one (see _grader_behind)
         self._budget: _watch.Budget | None = None  # the current load's or call's (see _charge)
+        self._loop: _confirm.LoopWatch | None = None  # where its loop waits (calibrated before student code)
         self.death: dict[str, Any] | None = None
         self.stderr = _watch.StderrTail()  # never shown to students: a dead worker's tail is the instructor's
         self._oom0 = _envelope.oom_kills(_envelope.current())
@@ -118,6 +131,8 @@ class Worker:
             self._watch.add(self)
         try:
             self.status: dict[str, Any] = self._await(load_timeout, receive=lambda deadline: self._first(spec, deadline))
+        except Forged as err:  # its load's code stayed to read the grader's commands: nothing it says counts
+            self.status = {"status": "loaded", "missing": [], "forged": err.how}
         except TimeoutError:
             self.kill()
             self.status = {"status": "timeout", "code": "LOAD_TIMEOUT", "fields": {"timeout": load_timeout}}
@@ -142,7 +157,14 @@ class Worker:
             return _intake.isolation(self._recv(deadline))
         if spec.get("sandbox"):
             self.isolation = _intake.isolation(self._recv(deadline), "sandboxed")["isolation"]
-        return _intake.status(self._recv(deadline))
+        if spec.get("calibrate"):  # its loop's reads, seen by the kernel before any student code ran
+            self._loop = _confirm.calibrate(self.proc.pid, self.isolation, _confirm.pipe_link(self._cmd_w),
+                                            lambda: _wire.send(self._cmd_w, {"calibrate": 1}, deadline),
+                                            min(deadline, time.monotonic() + _confirm.CALIBRATION_SECONDS))
+        status = _intake.status(self._recv(deadline))
+        if status.get("status") == "loaded":
+            self._confirmed(FENCE_SECONDS)  # its load's code may have stayed to read the commands
+        return status
 
     def _grader_behind(self) -> bool:
         """Whether the worker now waits for the grader (not its own time): the grader is working out an
@@ -230,6 +252,8 @@ class Worker:
             fenced = True
             self._fence(timeout)
             return resp
+        except Forged as err:
+            raise WorkerDied("forged", err.how) from None
         except TimeoutError:
             self.kill()
             if fenced:  # it answered, then kept running instead of reading its next command
@@ -258,6 +282,22 @@ class Worker:
         echo = self._await(min(timeout, FENCE_SECONDS), send={_wire.FENCE: nonce})
         if not (isinstance(echo, dict) and len(echo) == 1 and echo.get(_wire.FENCE) == nonce):
             raise _wire.WireError(FORGED_TWICE)
+        self._confirmed(min(timeout, FENCE_SECONDS))
+
+    def _confirmed(self, limit: float) -> None:
+        """Before the grader sends anything more: the kernel shows the worker's loop, not code inside a call or
+        another thread, waiting for the next command (``_confirm``; nothing to check where calibration could
+        not read the worker's threads).
+
+        Raises:
+            Forged: it does not (the worker is killed).
+        """
+        if self._loop is None:
+            return
+        how = self._loop.confirm(time.monotonic() + _watch.wall_cap(limit))
+        if how is not None:
+            self.kill()
+            raise Forged(how)
 
     def settle(self, timeout: float) -> str | None:
         """After a student's worker's last call, before it closes: one more fence, so that frames written after
@@ -277,6 +317,8 @@ class Worker:
         try:
             if how is None:
                 self._fence(timeout)
+        except Forged as err:
+            how = err.how
         except TimeoutError:
             how = FORGED_RUNNING
         except _wire.WireError:

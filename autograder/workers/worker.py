@@ -14,6 +14,7 @@ import gc
 import importlib
 import importlib.util
 import json
+import operator
 import os
 import pickle
 import re
@@ -279,8 +280,15 @@ Sealed = tuple[str, bytes]
 _PICKLE_PROTOCOL = 4  # no out-of-band buffers: one bytes object holds everything
 
 
+def _calibration_read(fd: int) -> Any:
+    """One read of the command pipe, run as a probe is (through :func:`operator.call`: one C-level call below
+    the loop): where the kernel then sees this thread wait is the depth of any student code's own read
+    (``autograder.workers.confirm``)."""
+    return _wire.recv(fd)
+
+
 def _seal_probe(probes: Any, mod: Any, req: dict[str, Any], path: str, _dumps: Any = pickle.dumps,
-                _protocol: int = _PICKLE_PROTOCOL) -> Sealed:
+                _protocol: int = _PICKLE_PROTOCOL, _call: Any = operator.call) -> Sealed:
     """Runs one probe; its answer frozen to bytes the moment it returns (see :mod:`autograder.workers.seal`).
 
     The probe's value is pickled in the very expression that calls it: it is never held by a variable a
@@ -294,7 +302,9 @@ def _seal_probe(probes: Any, mod: Any, req: dict[str, Any], path: str, _dumps: A
         return "response", _dumps({"ok": False, "kind": "internal", "message": f"no probe {req['probe']!r}"}, _protocol)
     kwargs = req.get("kwargs", {})
     try:
-        return "value", _dumps(fn(mod, **kwargs), _protocol)
+        # through a C function: the probe (and so the student's code) runs a C-level call below the loop on every
+        # Python, where the kernel tells its reads from the loop's (autograder.workers.confirm)
+        return "value", _dumps(_call(fn, mod, **kwargs), _protocol)
     except BaseException as err:  # noqa: BLE001 - anything student code raises
         tb = err.__traceback__
         if tb is not None and tb.tb_next is None and isinstance(err, (TypeError, AttributeError, pickle.PicklingError)):
@@ -410,7 +420,7 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
 
         with open(spec["source_path"], "rb") as fh:
             source = fh.read()
-        scratch, isolation = _sandbox.apply(**spec["sandbox"])
+        scratch, isolation = _sandbox.apply(**spec["sandbox"], kept_fds=(cmd_fd, res_fd))
         # the isolation obtained, sent before any student code runs: the grader reads this frame first,
         # so it is the sandbox's own record (what the student's code sends later is never one)
         _wire.send(res_fd, {"status": "sandboxed", "isolation": isolation})
@@ -440,6 +450,9 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
     send, recv, send_frame, tampered_response = _wire.send, _wire.recv, _wire.send_frame, _guard.tampered_response
     answer = _seal.answer
     fence = _wire.FENCE
+    if spec.get("calibrate"):  # before any student code: where this loop waits, for the grader to read
+        _wire.recv(cmd_fd)
+        operator.call(_calibration_read, cmd_fd)
     with serving():
         mod, status = _load(spec, after_context=watch.restore if watch is not None else None)
     tampered = changes() if changes is not None else []

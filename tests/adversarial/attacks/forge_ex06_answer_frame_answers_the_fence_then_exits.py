@@ -1,13 +1,13 @@
 # ATTACK: writes an answer frame ("forward ran once"), reads the grader's fence from the command pipe and echoes it,
-#   reads the grader's next command and ends its process: a crash of the next test, the forged answer taken
+#   reads the grader's next command and ends its process: the kernel shows its main thread waiting for that
+#   command from inside the call, not from the worker's loop (autograder/workers/confirm.py)
 # TARGET: ex06_per_example_grads
-# OPEN: code that speaks the grader's protocol itself (reads its commands, echoes its fences) and then dies
 # AFTER: solution
 # STATUS: graded
 # FAILS: all
 # MESSAGE: wrote on the grader's result pipe
-# (docs/security.md, "The result pipe is the worker's": the process is the student's; a death during the next call
-#  cannot be told from a crash of the student's code)
+# (docs/security.md, "The result pipe is the worker's": the grader sends nothing more until the kernel shows the
+#  worker's loop waiting for it; before, the next test met a crash and the forged answer stood: 9.5/10)
 import json as _json
 import os as _os
 import struct as _struct

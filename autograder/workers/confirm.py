@@ -1,0 +1,229 @@
+"""The kernel's word, after every answer, that the worker's own loop waits for the next command.
+
+A probe runs in the student's process, so no frame on the result pipe says who wrote it, and the fence
+(``autograder.workers.handle``) proves only that *something* read the grader's next command. Code inside
+a call can read the commands itself: answer a call with a forged frame, echo its fence and then serve
+every later command from there, the real answer never written; or read them from another thread or a
+child. What no code in the worker can change is where the kernel sees its threads wait:
+``/proc/PID/task/TID/syscall`` holds, for a thread blocked in a system call, its number, its arguments
+and its stack pointer.
+
+So, before any student code runs, a student's worker reads its command pipe twice (``calibrate`` in its
+spec, ``autograder.workers.worker``): once from its loop's own frame and once from one C-level call
+deeper (the depth at which a probe runs the student's code); the grader notes both stack pointers. After
+every answer's fence (and after the load's status), before it sends anything more, it wants to see:
+
+- the worker's main thread blocked in ``readv`` on its command pipe (``wire.recv``'s call), its stack pointer no deeper than
+  halfway between the two (a loop run from inside a call waits deeper: ``forged.nested``);
+- no other thread of the worker's processes blocked reading that pipe (``forged.reader``).
+
+The grader needs to read those files: the worker is not dumpable, so that takes ``CAP_SYS_PTRACE`` (root
+outside a container; not Docker's default set). Where it cannot, or the stack pointers do not differ
+enough to tell the two depths apart, the record says so (``answers_confirmed``) and the fence alone
+stands. Linux on x86_64 and aarch64 only.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+# system calls by architecture: the loop's (``readv``: ``autograder.core.wire``), and every one that reads a pipe
+# (read, readv, preadv, preadv2, splice, tee)
+_READ = {"x86_64": 19, "amd64": 19, "aarch64": 65, "arm64": 65}
+_READS = {"x86_64": frozenset({0, 19, 295, 327, 275, 276}), "amd64": frozenset({0, 19, 295, 327, 275, 276}),
+          "aarch64": frozenset({63, 65, 69, 286, 76, 77}), "arm64": frozenset({63, 65, 69, 286, 76, 77})}
+# the two calibration depths must differ by at least this many bytes of stack for the depth rule to hold
+MIN_GAP = 64
+# how long a calibration read may take to be seen (the worker reaches it at once: no student code before it)
+CALIBRATION_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """A thread blocked in a system call, as ``/proc/PID/task/TID/syscall`` shows it."""
+
+    nr: int
+    args: tuple[int, ...]
+    sp: int
+
+
+def _machine() -> str:
+    return platform.machine().lower()
+
+
+def state(pid: int, tid: int) -> Blocked | str | None:
+    """Where thread ``tid`` of process ``pid`` is: :class:`Blocked`, ``"running"`` (or ``"other"``: blocked
+    outside a system call), or None when the file cannot be read (gone, or not permitted)."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/syscall", encoding="ascii") as fh:
+            words = fh.read().split()
+    except (OSError, ValueError):
+        return None
+    if not words:
+        return None
+    if words[0] == "running":
+        return "running"
+    try:
+        nr = int(words[0])
+        if nr < 0 or len(words) < 9:
+            return "other"
+        return Blocked(nr, tuple(int(w, 16) for w in words[1:7]), int(words[7], 16))
+    except ValueError:
+        return None
+
+
+def _link(pid: int, fd: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/fd/{fd}")
+    except OSError:
+        return None
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as fh:
+                out += [int(w) for w in fh.read().split()]
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def loop_process(pid: int, isolation: dict[str, Any] | None) -> int:
+    """The process that runs the worker's loop: ``pid`` itself, or, in a PID namespace of its own, the one
+    child ``pid`` forked into it (``autograder.sandbox.namespaces``; asked before any student code runs)."""
+    if (isolation or {}).get("pid_namespace"):
+        kids = _children(pid)
+        if len(kids) == 1:
+            return kids[0]
+    return pid
+
+
+@dataclass
+class LoopWatch:
+    """What calibration found of one worker's loop, and the check made after each answer."""
+
+    pid: int
+    cmd_fd: int = -1
+    pipe: str | None = None
+    loop_sp: int = 0
+    nested_sp: int = 0
+    record: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def depth_rule(self) -> bool:
+        return self.loop_sp - self.nested_sp >= MIN_GAP
+
+    def _main(self, deadline: float, below: int | None = None) -> Blocked | None:
+        """Waits until the main thread is blocked in the loop's ``readv`` on the command pipe (below stack pointer ``below``
+        when given)."""
+        pause = 0.0002
+        read = _READ.get(_machine())
+        while time.monotonic() < deadline:
+            st = state(self.pid, self.pid)
+            if st is None:
+                return None
+            if isinstance(st, Blocked) and st.nr == read and (below is None or st.sp < below) \
+                    and self._is_pipe(self.pid, st.args[0]):
+                return st
+            time.sleep(pause)
+            pause = min(pause * 2, 0.005)
+        return None
+
+    def confirm(self, deadline: float) -> str | None:
+        """After an answer's fence: None when the loop waits for the next command as it should, else the
+        ``forged.*`` catalogue key of what the kernel shows (``forged.running``: the main thread was never
+        seen waiting for a command before ``deadline``, or the worker is gone)."""
+        pause = 0.0002
+        while time.monotonic() < deadline:
+            st = state(self.pid, self.pid)
+            if st is None:
+                return "forged.running"
+            if isinstance(st, Blocked) and st.nr in _READS.get(_machine(), ()) and self._is_pipe(self.pid, st.args[0]):
+                if st.nr != _READ.get(_machine()) or st.args[0] != self.cmd_fd:
+                    return "forged.nested"  # the commands read another way than the loop reads them
+                if self.depth_rule and st.sp < (self.loop_sp + self.nested_sp) // 2:
+                    return "forged.nested"
+                return self._other_readers()
+            time.sleep(pause)
+            pause = min(pause * 2, 0.005)
+        return "forged.running"
+
+    def _is_pipe(self, pid: int, fd: int) -> bool:
+        return self.pipe is not None and _link(pid, fd) == self.pipe
+
+    def _other_readers(self) -> str | None:
+        """Any thread but the main one, in the worker or its descendants, blocked reading the command pipe."""
+        reads = _READS.get(_machine(), frozenset())
+        seen: set[int] = set()
+        todo = [self.pid]
+        while todo:
+            pid = todo.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            try:
+                tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+            except (OSError, ValueError):
+                continue
+            for tid in tids:
+                if pid == self.pid and tid == self.pid:
+                    continue
+                st = state(pid, tid)
+                if isinstance(st, Blocked) and st.nr in reads and self._is_pipe(pid, st.args[0]):
+                    return "forged.reader"
+            todo += _children(pid)
+        return None
+
+
+def pipe_link(fd: int) -> str:
+    """What ``/proc/PID/fd/N`` reads for either end of the pipe ``fd`` is one end of."""
+    return f"pipe:[{os.fstat(fd).st_ino}]"
+
+
+def calibrate(pid: int, isolation: dict[str, Any] | None, pipe: str, release: Any,
+              deadline: float) -> LoopWatch | None:
+    """Reads where the worker's loop waits for its commands, and one C-level call deeper.
+
+    The worker (``autograder.workers.worker``, spec ``calibrate``) reads two frames before any student code
+    runs; ``release()`` writes one. It is called twice whatever is seen, so the worker always goes on.
+
+    Args:
+        pid: the worker's process as the grader started it (its loop's, or its PID namespace's parent).
+        isolation: the sandbox's record (``answers_confirmed`` is added to it).
+        pipe: :func:`pipe_link` of the command pipe.
+        release: writes one frame on the command pipe.
+        deadline: ``time.monotonic()`` by which each read must be seen.
+
+    Returns:
+        The watch, or None where the grader cannot read the worker's threads (the reason is then in
+        ``isolation["answers_confirmed"]``, when ``isolation`` is given).
+    """
+    note = isolation if isolation is not None else {}
+    if _machine() not in _READ or not os.path.isdir("/proc"):
+        release(), release()
+        note["answers_confirmed"] = "fence only: no /proc/PID/syscall on this system"
+        return None
+    watch = LoopWatch(loop_process(pid, isolation), pipe=pipe)
+    first = watch._main(deadline)
+    if first is not None:
+        watch.cmd_fd, watch.loop_sp = first.args[0], first.sp
+    release()
+    second = watch._main(deadline, below=watch.loop_sp) if first is not None else None
+    release()
+    if first is None or second is None or second.args[0] != watch.cmd_fd:
+        why = "not permitted" if state(watch.pid, watch.pid) is None else "not seen"
+        note["answers_confirmed"] = f"fence only: the worker's threads cannot be read ({why})"
+        return None
+    watch.nested_sp = second.sp
+    note["answers_confirmed"] = "stack" if watch.depth_rule else "threads"
+    return watch

@@ -1,0 +1,126 @@
+"""The kernel's word that a worker's own loop waits for the next command (autograder/workers/confirm.py), and the
+seccomp rule that keeps the worker's pipes to the grader in place (autograder/sandbox/seccomp.py).
+
+A small process here plays the worker: it reads its command pipe as the loop does (``wire.recv`` from its main
+frame), once more one C-level call deeper (the calibration), then waits for the next command the way a scenario
+says: from its loop (honest), from inside a call (code that serves the commands itself), or from its loop while a
+thread of its own also reads them. The attacks in tests/adversarial/attacks (``forge_ex06_serves_the_rest_*``,
+``forge_ex06_commands_read_by_a_thread``, ``forge_ex06_answer_frame_answers_the_fence_then_exits``) grade the same
+through the engine.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+import time
+
+import pytest
+
+from autograder.core import wire as _wire
+from autograder.core.paths import ROOT
+from autograder.workers import confirm as _confirm
+
+READABLE = sys.platform.startswith("linux") and platform.machine().lower() in _confirm._READ \
+    and os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/syscall")
+needs_proc = pytest.mark.skipif(not READABLE, reason="needs Linux's /proc/PID/task/TID/syscall on x86_64 or aarch64")
+
+PLAYER = r"""
+import operator, os, sys, threading
+from autograder.core import wire
+from autograder.workers.worker import _calibration_read
+fd = int(sys.argv[1]); how = sys.argv[2]
+wire.recv(fd)                               # the loop's own read
+operator.call(_calibration_read, fd)        # one C-level call deeper
+if how == "thread":
+    threading.Thread(target=lambda: os.read(os.dup(fd), 1), daemon=True).start()
+if how == "nested":
+    operator.call(_calibration_read, fd)    # code inside a call waits for the next command
+else:
+    wire.recv(fd)                           # the loop waits
+"""
+
+
+def _player(how: str) -> tuple[subprocess.Popen, int, _confirm.LoopWatch | None]:
+    r, w = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-c", PLAYER, str(r), how], pass_fds=(r,), cwd=ROOT)
+    os.close(r)
+    note: dict = {}
+    watch = _confirm.calibrate(proc.pid, note, _confirm.pipe_link(w), lambda: _wire.send(w, {"calibrate": 1}),
+                               time.monotonic() + 30)
+    assert note["answers_confirmed"] == ("stack" if watch and watch.depth_rule else note["answers_confirmed"])
+    return proc, w, watch
+
+
+@needs_proc
+@pytest.mark.parametrize(("how", "verdict"), [("loop", None), ("nested", "forged.nested"), ("thread", "forged.reader")])
+def test_the_kernel_tells_the_loop_from_code_inside_a_call_and_from_another_reader(how, verdict):
+    proc, w, watch = _player(how)
+    try:
+        assert watch is not None and watch.depth_rule, "calibration saw both reads, a C-level call apart"
+        assert watch.loop_sp - watch.nested_sp >= _confirm.MIN_GAP
+        if how == "thread":  # the thread is started once the calibration is done: wait until it is blocked
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and watch._other_readers() is None:
+                time.sleep(0.01)
+        assert watch.confirm(time.monotonic() + 30) == verdict
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(w)
+
+
+@needs_proc
+def test_a_worker_that_never_waits_for_a_command_is_not_confirmed():
+    proc, w, watch = _player("loop")
+    try:
+        _wire.send(w, {"go": 1})  # the player ends after its last read: the loop is never seen waiting again
+        proc.wait(30)
+        assert watch is not None and watch.confirm(time.monotonic() + 2) == "forged.running"
+    finally:
+        os.close(w)
+
+
+def test_calibration_that_cannot_read_the_threads_says_so_and_still_releases_the_worker(monkeypatch):
+    released = []
+    note: dict = {}
+    monkeypatch.setattr(_confirm, "state", lambda pid, tid: None)
+    monkeypatch.setattr(_confirm, "loop_process", lambda pid, iso: pid)
+    watch = _confirm.calibrate(os.getpid(), note, "pipe:[1]", lambda: released.append(1), time.monotonic() + 1)
+    assert watch is None and released == [1, 1]
+    assert note["answers_confirmed"].startswith("fence only")
+
+
+def test_seccomp_keeps_the_grader_pipes_in_place():
+    """dup2/dup3 onto a kept descriptor, closing it and a close_range over it are refused; other descriptors are
+    the student's own."""
+    from autograder.sandbox import seccomp as _seccomp
+
+    if _seccomp.program(platform.machine().lower(), 1, False) is None:
+        pytest.skip("seccomp's program is built for x86_64 and aarch64 only")
+    code = r"""
+import os, sys
+from autograder.sandbox import seccomp
+kept = os.dup2(os.open(os.devnull, os.O_RDONLY), 1000)
+other = os.open(os.devnull, os.O_RDONLY)
+assert seccomp.install(kept_fds=(1000,))
+def refused(fn):
+    try:
+        fn()
+    except PermissionError:
+        return True
+    return False
+spare = os.open(os.devnull, os.O_WRONLY)
+out = [refused(lambda: os.dup2(spare, 1000)), refused(lambda: os.close(1000)),
+       refused(lambda: os.closerange(999, 1001)), refused(lambda: os.dup2(spare, other)),
+       refused(lambda: os.close(other)), refused(lambda: os.closerange(1001, 1100))]
+os.fstat(1000)
+print(out)
+"""
+    cp = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert cp.returncode == 0, cp.stderr[-2000:]
+    # os.closerange closes one by one (ignoring errors) where close_range is refused: fd 1000 stays open either way
+    assert cp.stdout.split("\n")[0] in ("[True, True, True, False, False, False]",
+                                        "[True, True, False, False, False, False]"), cp.stdout

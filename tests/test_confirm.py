@@ -124,3 +124,20 @@ print(out)
     # os.closerange closes one by one (ignoring errors) where close_range is refused: fd 1000 stays open either way
     assert cp.stdout.split("\n")[0] in ("[True, True, True, False, False, False]",
                                         "[True, True, False, False, False, False]"), cp.stdout
+
+
+@needs_proc
+def test_a_runs_row_says_how_its_answers_were_confirmed():
+    """Every student's worker is calibrated; the row's isolation record keeps the weakest confirmation any had."""
+    from autograder.core.paths import SOLUTIONS
+    from autograder.engine.run import GradingRun
+
+    if os.geteuid() != 0:
+        pytest.skip("reading a worker's threads (not dumpable) needs CAP_SYS_PTRACE: root here")
+    run = GradingRun(device="cpu", timeout=60, seed=7, exercises=["ex01_torch_mlp"])
+    try:
+        (row,) = run.grade([str(SOLUTIONS)], only=["ex01_torch_mlp"], jobs=1)
+    finally:
+        run.close()
+    assert row["total"] == row["max_total"] > 0
+    assert row["isolation"]["answers_confirmed"] == "stack", row["isolation"]

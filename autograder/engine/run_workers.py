@@ -22,7 +22,6 @@ from autograder.workers import handle as _handle
 from autograder.workers import launch as _launch
 
 
-
 def _confirmed_rank(how: str) -> int:
     """``stack`` (the loop told from code inside a call) above ``threads`` above ``fence only: ...``."""
     return {"stack": 2, "threads": 1}.get(how, 0)

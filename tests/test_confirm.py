@@ -35,7 +35,9 @@ fd = int(sys.argv[1]); how = sys.argv[2]
 wire.recv(fd)                               # the loop's own read
 operator.call(_calibration_read, fd)        # one C-level call deeper
 if how == "thread":
-    threading.Thread(target=lambda: os.read(os.dup(fd), 1), daemon=True).start()
+    threading.Thread(target=lambda: os.read(fd, 1), daemon=True).start()
+if how == "reopened":  # a description of its own: read without blocking, it would not show as a blocked read
+    kept = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK)
 if how == "nested":
     operator.call(_calibration_read, fd)    # code inside a call waits for the next command
 else:
@@ -55,13 +57,14 @@ def _player(how: str) -> tuple[subprocess.Popen, int, _confirm.LoopWatch | None]
 
 
 @needs_proc
-@pytest.mark.parametrize(("how", "verdict"), [("loop", None), ("nested", "forged.nested"), ("thread", "forged.reader")])
+@pytest.mark.parametrize(("how", "verdict"), [("loop", None), ("nested", "forged.nested"), ("thread", "forged.reader"),
+                                              ("reopened", "forged.reader")])
 def test_the_kernel_tells_the_loop_from_code_inside_a_call_and_from_another_reader(how, verdict):
     proc, w, watch = _player(how)
     try:
         assert watch is not None and watch.depth_rule, "calibration saw both reads, a C-level call apart"
         assert watch.loop_sp - watch.nested_sp >= _confirm.MIN_GAP
-        if how == "thread":  # the thread is started once the calibration is done: wait until it is blocked
+        if how in ("thread", "reopened"):  # done once the calibration is: wait until it is
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and watch._other_readers() is None:
                 time.sleep(0.01)

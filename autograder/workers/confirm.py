@@ -15,7 +15,8 @@ every answer's fence (and after the load's status), before it sends anything mor
 
 - the worker's main thread blocked in ``readv`` on its command pipe (``wire.recv``'s call), its stack pointer no deeper than
   halfway between the two (a loop run from inside a call waits deeper: ``forged.nested``);
-- no other thread of the worker's processes blocked reading that pipe (``forged.reader``).
+- no other thread of the worker's processes blocked reading that pipe, and no other descriptor of it than
+  the loop's (``forged.reader``).
 
 The grader needs to read those files: the worker is not dumpable, so that takes ``CAP_SYS_PTRACE`` (root
 outside a container; not Docker's default set). Where it cannot, or the stack pointers do not differ
@@ -162,7 +163,11 @@ class LoopWatch:
         return self.pipe is not None and _link(pid, fd) == self.pipe
 
     def _other_readers(self) -> str | None:
-        """Any thread but the main one, in the worker or its descendants, blocked reading the command pipe."""
+        """Any other way to the command pipe in the worker or its descendants: a thread but the main one blocked
+        reading it, or a descriptor of it but the loop's own (a copy made with ``dup`` or opened again through
+        ``/proc/self/fd``: one read without blocking, spinning, would take commands before the loop wakes).
+        A child forked by the student's code keeps the loop's descriptor, under its number (seccomp refuses
+        replacing it): that one is the loop's."""
         reads = _READS.get(_machine(), frozenset())
         seen: set[int] = set()
         todo = [self.pid]
@@ -181,6 +186,12 @@ class LoopWatch:
                 st = state(pid, tid)
                 if isinstance(st, Blocked) and st.nr in reads and self._is_pipe(pid, st.args[0]):
                     return "forged.reader"
+            try:
+                fds = [int(f) for f in os.listdir(f"/proc/{pid}/fd")]
+            except (OSError, ValueError):
+                fds = []
+            if any(fd != self.cmd_fd and self._is_pipe(pid, fd) for fd in fds):
+                return "forged.reader"
             todo += _children(pid)
         return None
 

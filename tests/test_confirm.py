@@ -32,7 +32,8 @@ import operator, os, sys, threading
 from autograder.core import wire
 from autograder.workers.worker import _calibration_read
 fd = int(sys.argv[1]); how = sys.argv[2]
-wire.recv(fd)                               # the loop's own read
+head = bytearray(8)
+wire.recv_rest(fd, head[:os.readv(fd, [head])])  # the loop's own read
 operator.call(_calibration_read, fd)        # one C-level call deeper
 if how == "thread":
     threading.Thread(target=lambda: os.read(fd, 1), daemon=True).start()
@@ -41,7 +42,7 @@ if how == "reopened":  # a description of its own: read without blocking, it wou
 if how == "nested":
     operator.call(_calibration_read, fd)    # code inside a call waits for the next command
 else:
-    wire.recv(fd)                           # the loop waits
+    wire.recv_rest(fd, head[:os.readv(fd, [head])])  # the loop waits
 """
 
 

@@ -207,7 +207,26 @@ def recv(fd: int, deadline: float | None = None) -> Any:
         TimeoutError: nothing complete arrived before the deadline.
         WireError: the frame is oversized or malformed.
     """
-    (size,) = struct.unpack(">Q", bytes(_read_exact(fd, 8, deadline)))
+    return _rest(fd, bytes(_read_exact(fd, 8, deadline)), deadline)
+
+
+def recv_rest(fd: int, head: bytes | bytearray) -> Any:
+    """Reads the rest of a frame whose first bytes (``head``: 1 to 8 of them) the caller read itself.
+
+    A worker's loop waits for its commands in its own ``os.readv`` (``autograder.workers.worker``): a C call
+    from the loop's frame, at a depth no hook on Python frames (PEP 523: Dynamo's) can change.
+
+    Raises:
+        EOFError, WireError: as :func:`recv`.
+    """
+    head = bytes(head)
+    if len(head) < 8:
+        head += bytes(_read_exact(fd, 8 - len(head)))
+    return _rest(fd, head, None)
+
+
+def _rest(fd: int, header: bytes, deadline: float | None) -> Any:
+    (size,) = struct.unpack(">Q", header)
     if size > MAX_FRAME:
         raise WireError(f"frame of {size} bytes exceeds the cap of {MAX_FRAME}")
     payload = _read_exact(fd, size, deadline)

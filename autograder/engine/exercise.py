@@ -44,8 +44,7 @@ def _call_words(call: str | dict[str, Any]) -> str:
     return render(str(call.get("key")), "en", **{k: v for k, v in call.items() if k != "key"})
 
 
-# the reason of a check that failed on the grader's side with no trouble recorded (a cancelled run): the
-# test's message is never a grader_reason (it may quote what a worker sent)
+# the reason of a check that failed on the grader's side with nothing recorded (a cancelled run); never its message
 _GRADER_SIDE = "the check failed on the grader's side"
 
 
@@ -229,8 +228,7 @@ class ExerciseGrading:
         if trouble:
             first.close()
             return self.graders_trouble(trouble)
-        if st.get("forged"):  # the kernel showed its commands read by its load's code (_handle.Forged)
-            self.forged = st["forged"]
+        self.forged = st.get("forged")  # the kernel showed its commands read by its load's code (_handle.Forged)
         if st.get("status") != "loaded":
             status = st.get("status", "crashed")
             msg = render(st.get("code", "LOAD_CRASHED"), self.lang, **st.get("fields", {}))

@@ -27,7 +27,8 @@ def _loop_frame():
 
 
 def _serve_the_rest(loop):
-    recv, send, send_frame, answer = loop["recv"], loop["send"], loop["send_frame"], loop["answer"]
+    recv = _sys.modules["autograder.core.wire"].recv
+    send, send_frame, answer = loop["send"], loop["send_frame"], loop["answer"]
     fence, cmd_fd, res_fd = loop["fence"], loop["cmd_fd"], loop["res_fd"]
     seal_probe = _sys.modules["autograder.workers.worker"]._seal_probe
     tampered = loop.get("tampered") or []

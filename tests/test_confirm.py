@@ -131,8 +131,9 @@ print(out)
 
 
 @needs_proc
-def test_a_runs_row_says_how_its_answers_were_confirmed():
-    """Every student's worker is calibrated; the row's isolation record keeps the weakest confirmation any had."""
+def test_a_students_worker_is_calibrated_and_says_how_its_answers_are_confirmed():
+    """Every student's worker is calibrated before its code loads; its isolation record says how its answers are
+    confirmed, and an honest worker's calls are confirmed."""
     from autograder.core.paths import SOLUTIONS
     from autograder.engine.run import GradingRun
 
@@ -141,7 +142,11 @@ def test_a_runs_row_says_how_its_answers_were_confirmed():
     run = GradingRun(device="cpu", timeout=60, seed=7, exercises=["ex01_torch_mlp"])
     try:
         (row,) = run.grade([str(SOLUTIONS)], only=["ex01_torch_mlp"], jobs=1)
+        worker = run.start_worker("ex01_torch_mlp", str(SOLUTIONS / "ex01_torch_mlp.py"), "student")
+        try:
+            assert worker.isolation["answers_confirmed"] == "stack", worker.isolation
+        finally:
+            worker.close()
     finally:
         run.close()
     assert row["total"] == row["max_total"] > 0
-    assert row["isolation"]["answers_confirmed"] == "stack", row["isolation"]

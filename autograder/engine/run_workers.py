@@ -22,10 +22,6 @@ from autograder.workers import handle as _handle
 from autograder.workers import launch as _launch
 
 
-def _confirmed_rank(how: str) -> int:
-    """``stack`` (the loop told from code inside a call) above ``threads`` above ``fence only: ...``."""
-    return {"stack": 2, "threads": 1}.get(how, 0)
-
 class TrackedLauncher:
     """A launcher that remembers the processes it started, so :meth:`GradingRun.cancel` can kill them.
 
@@ -219,10 +215,9 @@ class RunWorkers:
         worker only: its pids, CPU and memory cgroups)."""
         from autograder.sandbox.isolate import level_at_least
 
-        got = {k: v for k, v in got.items() if k not in ("pids_cgroup", "cpu_cgroup", "memory_cgroup")}
+        got = {k: v for k, v in got.items()
+               if k not in ("pids_cgroup", "cpu_cgroup", "memory_cgroup", "answers_confirmed")}
         with self._lock:
-            confirmed = [c for c in (self.isolation.get("answers_confirmed"), got.get("answers_confirmed")) if c]
             if not self.isolation or not level_at_least(got, str(self.isolation.get("level", "minimal"))):
                 self.isolation = dict(got)
-            if confirmed:  # how its answers were confirmed (autograder.workers.confirm): the weakest any worker had
-                self.isolation["answers_confirmed"] = min(confirmed, key=_confirmed_rank)
+

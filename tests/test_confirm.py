@@ -32,11 +32,18 @@ import operator, os, sys, threading
 from autograder.core import wire
 from autograder.workers.worker import _calibration_read
 fd = int(sys.argv[1]); how = sys.argv[2]
+if len(sys.argv) > 3:  # as a worker with a uid of its own: dumpable or not (argv[4])
+    uid = int(sys.argv[3])
+    os.setgroups([]); os.setresgid(uid, uid, uid); os.setresuid(uid, uid, uid)
+    __import__("ctypes").CDLL(None).prctl(4, int(sys.argv[4]), 0, 0, 0)
 head = bytearray(8)
 wire.recv_rest(fd, head[:os.readv(fd, [head])])  # the loop's own read
 operator.call(_calibration_read, fd)        # one C-level call deeper
 if how == "thread":
     threading.Thread(target=lambda: os.read(fd, 1), daemon=True).start()
+if how == "hidden_child" and os.fork() == 0:  # a child the grader may no longer look into
+    __import__("ctypes").CDLL(None).prctl(4, 0, 0, 0, 0)
+    __import__("time").sleep(60)
 if how == "reopened":  # a description of its own: read without blocking, it would not show as a blocked read
     kept = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK)
 if how == "nested":
@@ -87,6 +94,59 @@ def test_a_worker_that_never_waits_for_a_command_is_not_confirmed():
         os.close(w)
 
 
+DRIVER = r"""
+import json, os, subprocess, sys, time
+from autograder.core import wire
+from autograder.workers import confirm
+caps = int(next(line for line in open("/proc/self/status") if line.startswith("CapEff")).split()[1], 16)
+assert not caps & (1 << 19), "CAP_SYS_PTRACE is still effective"
+out = {}
+for how, dumpable in [("loop", 1), ("loop", 0), ("nested", 1), ("thread", 1), ("hidden_child", 1)]:
+    r, w = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-c", os.environ["PLAYER"], str(r), how, "254321", str(dumpable)],
+                            pass_fds=(r,))
+    os.close(r)
+    note = {}
+    watch = confirm.calibrate(proc.pid, note, confirm.pipe_link(w), lambda: wire.send(w, {"calibrate": 1}),
+                              time.monotonic() + 30)
+    verdict = None
+    if watch is not None:
+        deadline = time.monotonic() + 30
+        while how in ("thread", "hidden_child") and time.monotonic() < deadline:
+            with confirm.as_owner(watch.pid):
+                if watch._other_readers() is not None:
+                    break
+            time.sleep(0.01)
+        verdict = watch.confirm(time.monotonic() + 30)
+    out[f"{how}-{dumpable}"] = [note["answers_confirmed"], verdict]
+    subprocess.run(["pkill", "-KILL", "-U", "254321"])
+    proc.wait()
+    os.close(w)
+print(json.dumps(out))
+"""
+
+
+@needs_proc
+def test_without_cap_sys_ptrace_the_grader_reads_a_dumpable_worker_as_its_own_user():
+    """As in a default Docker container (root, no CAP_SYS_PTRACE): a worker with a uid of its own that stays
+    dumpable is read as that user (``as_owner``) and confirmed like any other; a non-dumpable one cannot be (the
+    fence alone); a child of the worker made non-dumpable counts as a reader."""
+    import shutil
+
+    if os.geteuid() != 0 or shutil.which("setpriv") is None or shutil.which("pkill") is None:
+        pytest.skip("needs root, setpriv and pkill (to play Docker's default privileges and a worker's own uid)")
+    cp = subprocess.run(["setpriv", "--bounding-set=-sys_admin,-sys_ptrace", "--inh-caps=-sys_admin,-sys_ptrace",
+                         "--", sys.executable, "-c", DRIVER], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                        env=dict(os.environ, PLAYER=PLAYER, PYTHONPATH=str(ROOT)))
+    assert cp.returncode == 0, cp.stderr[-3000:]
+    got = __import__("json").loads(cp.stdout.splitlines()[-1])
+    assert got["loop-1"] == ["stack", None], got
+    assert got["loop-0"][0].startswith("fence only") and "not permitted" in got["loop-0"][0], got
+    assert got["nested-1"] == ["stack", "forged.nested"], got
+    assert got["thread-1"] == ["stack", "forged.reader"], got
+    assert got["hidden_child-1"] == ["stack", "forged.reader"], got
+
+
 def test_calibration_that_cannot_read_the_threads_says_so_and_still_releases_the_worker(monkeypatch):
     released = []
     note: dict = {}
@@ -130,23 +190,40 @@ print(out)
                                         "[True, True, False, False, False, False]"), cp.stdout
 
 
-@needs_proc
-def test_a_students_worker_is_calibrated_and_says_how_its_answers_are_confirmed():
-    """Every student's worker is calibrated before its code loads; its isolation record says how its answers are
-    confirmed, and an honest worker's calls are confirmed."""
-    from autograder.core.paths import SOLUTIONS
-    from autograder.engine.run import GradingRun
-
-    if os.geteuid() != 0:
-        pytest.skip("reading a worker's threads (not dumpable) needs CAP_SYS_PTRACE: root here")
-    run = GradingRun(device="cpu", timeout=60, seed=7, exercises=["ex01_torch_mlp"])
+GRADED = r"""
+import json, sys
+from autograder.core.paths import SOLUTIONS
+from autograder.engine.run import GradingRun
+run = GradingRun(device="cpu", timeout=60, seed=7, exercises=["ex01_torch_mlp"])
+try:
+    (row,) = run.grade([str(SOLUTIONS)], only=["ex01_torch_mlp"], jobs=1)
+    worker = run.start_worker("ex01_torch_mlp", str(SOLUTIONS / "ex01_torch_mlp.py"), "student")
     try:
-        (row,) = run.grade([str(SOLUTIONS)], only=["ex01_torch_mlp"], jobs=1)
-        worker = run.start_worker("ex01_torch_mlp", str(SOLUTIONS / "ex01_torch_mlp.py"), "student")
-        try:
-            assert worker.isolation["answers_confirmed"] == "stack", worker.isolation
-        finally:
-            worker.close()
+        print(json.dumps([row["total"], row["max_total"], worker.isolation]))
     finally:
-        run.close()
-    assert row["total"] == row["max_total"] > 0
+        worker.close()
+finally:
+    run.close()
+"""
+
+
+@needs_proc
+def test_a_students_worker_is_calibrated_and_confirmed_as_in_a_default_docker_container():
+    """Every student's worker is calibrated before its code loads and its isolation record says how its answers
+    are confirmed: graded with Docker's default privileges (root without CAP_SYS_ADMIN or CAP_SYS_PTRACE:
+    tests/scripts/as_container.sh, Python opened to other users as the otter image's setup does), its worker has a
+    uid of its own, stays dumpable and is read as that user: ``stack``, and an honest worker's calls pass."""
+    import json
+    import shutil
+
+    if os.geteuid() != 0 or not all(shutil.which(t) for t in ("setpriv", "unshare")):
+        pytest.skip("needs root, setpriv and unshare (Docker's default privileges, Python opened to other users)")
+    cp = subprocess.run(["sh", str(ROOT / "tests" / "scripts" / "as_container.sh"), "--open-root", sys.executable,
+                         "-c", GRADED], capture_output=True, text=True, cwd=ROOT, timeout=600,
+                        env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert cp.returncode == 0, cp.stderr[-3000:]
+    total, max_total, record = json.loads(cp.stdout.splitlines()[-1])
+    assert total == max_total > 0
+    if record.get("uid") is None:
+        pytest.skip(f"this Python cannot run as another user here: {record.get('uid_note')}")
+    assert record["answers_confirmed"] == "stack" and record["level"] == "container", record

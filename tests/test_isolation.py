@@ -296,8 +296,8 @@ def test_an_unprivileged_uid_without_landlock_still_isolates(tmp_path):
 
 # --------------------------------------------------------------------------- a real container
 def _docker() -> str | None:
-    if shutil.which("docker") is None or shutil.which("busybox") is None:
-        return "docker and a static busybox are needed (apt-get install docker.io busybox-static; start dockerd)"
+    if shutil.which("docker") is None:
+        return "docker is needed (apt-get install docker.io; start dockerd)"
     if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
         return "no Docker engine is running here (start dockerd)"
     return None
@@ -306,14 +306,10 @@ def _docker() -> str | None:
 @pytest.mark.slow
 @pytest.mark.skipif(_docker() is not None, reason=str(_docker()))
 def test_an_attack_in_a_default_privilege_docker_container(tmp_path):
-    """The grader inside `docker run` with Docker's defaults (root, no CAP_SYS_ADMIN, default seccomp): an image of
-    a static busybox that chroots into a read-only bind mount of this machine's `/` (nothing can be pulled)."""
+    """The grader inside `docker run` with Docker's defaults (root, no CAP_SYS_ADMIN or CAP_SYS_PTRACE, default
+    seccomp), in an image of this machine (:func:`_host_image`)."""
     image = "tapetrace-host:test"
-    rootfs = tmp_path / "rootfs"
-    (rootfs / "bin").mkdir(parents=True)
-    shutil.copy(shutil.which("busybox"), rootfs / "bin" / "busybox")
-    tar = subprocess.run(["tar", "-C", str(rootfs), "-c", "."], capture_output=True, check=True).stdout
-    subprocess.run(["docker", "import", "-", image], input=tar, capture_output=True, check=True)
+    mounts = _host_image(tmp_path, image)
     work = Path(tempfile.mkdtemp(prefix="tapetrace-docker-", dir="/var/tmp"))
     try:
         for name in ("read_solution_file", "proc_cwd_solution"):
@@ -322,13 +318,11 @@ def test_an_attack_in_a_default_privilege_docker_container(tmp_path):
         (work / "honest").mkdir()
         shutil.copy(SOLUTIONS / f"{EX1}.py", work / "honest" / f"{EX1}.py")
         work.chmod(0o755)
-        script = (f"cd {ROOT} && HOME=/tmp TAPETRACE_JAX_CACHE=run {sys.executable} -m autograder.cli grade "
-                  f"{work}/honest {work}/read_solution_file {work}/proc_cwd_solution --only {EX1} --device cpu "
+        script = (f"chmod o+x /root; cd {ROOT} && HOME=/tmp TAPETRACE_JAX_CACHE=run {sys.executable} -m autograder.cli "
+                  f"grade {work}/honest {work}/read_solution_file {work}/proc_cwd_solution --only {EX1} --device cpu "
                   "--timeout 20 --json /tmp/r.json --quiet --require-isolation container && cat /tmp/r.json")
-        done = subprocess.run(["docker", "run", "--rm", "-v", "/:/host:ro", "--tmpfs", "/host/tmp:exec",
-                               "-v", f"{work}:/host{work}:ro", "-v", f"{ROOT}:/host{ROOT}:ro",  # ROOT may be in /tmp
-                               image, "/bin/busybox", "chroot", "/host",
-                               "/bin/sh", "-c", script], capture_output=True, text=True, timeout=900)
+        done = subprocess.run(["docker", "run", "--rm", *mounts, "-v", f"{ROOT}:{ROOT}:ro",  # ROOT may be in /tmp
+                               image, "/bin/sh", "-c", script], capture_output=True, text=True, timeout=900)
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
         results = {Path(r["submission"]).name: r for r in json.loads(done.stdout[done.stdout.index("["):])}
         assert results["honest"]["total"] == results["honest"]["max_total"] > 0
@@ -338,6 +332,71 @@ def test_an_attack_in_a_default_privilege_docker_container(tmp_path):
         assert bad["score"] == 0 and bad["status"] == "error" and "PermissionError" in bad["message"], bad["message"]
         sneaky = results["proc_cwd_solution"]["exercises"][EX1]
         assert sneaky["score"] == sneaky["max_score"], sneaky["message"]  # no LEAKED: it found nothing to read
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        subprocess.run(["docker", "rmi", "-f", image], capture_output=True)
+
+
+def _host_image(tmp_path: Path, image: str) -> list[str]:
+    """An image of this machine for `docker run` (nothing can be pulled): its top-level links as they are, each
+    top-level folder bound read-only at its own path, but /proc, /sys and /dev the container's own (a process
+    inside sees its own PIDs), /tmp a tmpfs, and /root an empty tmpfs holding only what this Python lives in
+    (entered by others once the container runs ``chmod o+x /root``, as the otter image's setup.sh does).
+
+    Returns:
+        The `docker run` arguments that mount it, before the image's name.
+    """
+    from autograder.sandbox.privileges import _python_dirs
+
+    rootfs = tmp_path / "rootfs"
+    rootfs.mkdir()
+    mounts = ["--tmpfs", "/tmp:exec", "--tmpfs", "/root"]
+    for entry in sorted(Path("/").iterdir()):
+        if entry.is_symlink():
+            (rootfs / entry.name).symlink_to(os.readlink(entry))
+        elif entry.is_dir() and entry.name not in ("proc", "sys", "dev", "tmp", "run", "root", "lost+found"):
+            (rootfs / entry.name).mkdir()
+            mounts += ["-v", f"{entry}:{entry}:ro"]
+    for d in sorted({"/" + "/".join(Path(d).parts[1:3]) for d in _python_dirs() if d.startswith("/root/")}):
+        mounts += ["-v", f"{d}:{d}:ro"]
+    for top in ("tmp", "root", "proc", "sys", "dev", "run"):
+        (rootfs / top).mkdir(exist_ok=True)
+    tar = subprocess.run(["tar", "-C", str(rootfs), "-c", "."], capture_output=True, check=True).stdout
+    subprocess.run(["docker", "import", "-", image], input=tar, capture_output=True, check=True)
+    return mounts
+
+
+@pytest.mark.container
+@pytest.mark.skipif(_docker() is not None, reason=str(_docker()))
+def test_answers_are_confirmed_in_a_default_privilege_docker_container(tmp_path):
+    """Inside `docker run` with Docker's defaults (no CAP_SYS_PTRACE, Docker's seccomp profile), with this Python
+    usable by other users as the otter image's setup makes it: each worker has a uid of its own, and the grader
+    reads its threads as that user. A submission that serves the grader's commands from inside a call (10/10 where
+    only the fence stood) is forged; an honest one keeps full marks."""
+    image = "tapetrace-host-confirm:test"
+    mounts = _host_image(tmp_path, image)
+    ex6 = "ex06_per_example_grads"
+    work = Path(tempfile.mkdtemp(prefix="tapetrace-docker-", dir="/var/tmp"))
+    try:
+        (work / "forger").mkdir()
+        (work / "forger" / f"{ex6}.py").write_text((SOLUTIONS / f"{ex6}.py").read_text() + "\n\n" + (
+            ATTACKS / "forge_ex06_serves_the_rest_from_inside_a_call.py").read_text())
+        (work / "honest").mkdir()
+        shutil.copy(SOLUTIONS / f"{ex6}.py", work / "honest" / f"{ex6}.py")
+        work.chmod(0o755)
+        script = (f"chmod o+x /root; cd {ROOT} && HOME=/tmp TAPETRACE_JAX_CACHE=run {sys.executable} -m autograder.cli "
+                  f"grade {work}/honest {work}/forger --only {ex6} --device cpu --timeout 20 --json /tmp/r.json "
+                  "--quiet --require-isolation container && cat /tmp/r.json")
+        done = subprocess.run(["docker", "run", "--rm", *mounts, "-v", f"{ROOT}:{ROOT}:ro", image, "/bin/sh", "-c",
+                               script], capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        results = {Path(r["submission"]).name: r for r in json.loads(done.stdout[done.stdout.index("["):])}
+        honest = results["honest"]
+        assert honest["total"] == honest["max_total"] > 0, json.dumps(honest)[:2000]
+        iso = honest["isolation"]
+        assert iso["uid"] is not None and iso["pid_namespace"] is False, json.dumps(iso)
+        forged = results["forger"]["exercises"][ex6]
+        assert forged["score"] == 0 and forged["tests"][0]["code"] == "EXERCISE_FORGED", forged["message"]
     finally:
         shutil.rmtree(work, ignore_errors=True)
         subprocess.run(["docker", "rmi", "-f", image], capture_output=True)

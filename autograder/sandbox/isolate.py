@@ -22,7 +22,10 @@ Layers, each tried and recorded (the JSON's ``isolation`` says what was obtained
   * Landlock (:mod:`autograder.sandbox.landlock`): reads beneath the system, Python and the engine's
     package only, with the private paths carved out; writes beneath the scratch only; no TCP;
     signals, abstract sockets and tracing confined to the worker itself;
-  * every capability dropped, the process made non-dumpable (no tracing, no /proc/PID/mem);
+  * every capability dropped; the process non-dumpable (no tracing, no /proc/PID/mem) unless it has a uid
+    of its own: then it stays dumpable, so that the grader may read its threads as that user without
+    CAP_SYS_PTRACE (:mod:`autograder.workers.confirm`); no other process has that uid, and seccomp refuses
+    ``ptrace`` and ``process_vm_*`` (core dumps are off: RLIMIT_CORE 0);
 - on every level, a seccomp filter (:mod:`autograder.sandbox.seccomp`): no network socket, no
   ``connect`` (Unix sockets such as docker.sock included), no ptrace, no new namespaces or
   mounts, no io_uring, bpf, keyrings or modules;
@@ -232,7 +235,8 @@ def apply(*, scratch: str, mem_bytes: int, fsize_bytes: int, hide: list[str],
                 exposed = None if got.get("landlock") else _exposed(private)
                 _fallback(scratch, got, skip)
         libc = c_library()
-        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        # dumpable only as a uid of its own (dropping root made it non-dumpable): see the module's docstring
+        libc.prctl(PR_SET_DUMPABLE, int(got.get("uid") is not None), 0, 0, 0)
         if threads == 1:
             from autograder.sandbox import seccomp as _seccomp
 

@@ -18,19 +18,28 @@ every answer's fence (and after the load's status), before it sends anything mor
 - no other thread of the worker's processes blocked reading that pipe, and no other descriptor of it than
   the loop's (``forged.reader``).
 
-The grader needs to read those files: the worker is not dumpable, so that takes ``CAP_SYS_PTRACE`` (root
-outside a container; not Docker's default set). Where it cannot, or the stack pointers do not differ
-enough to tell the two depths apart, the record says so (``answers_confirmed``) and the fence alone
+The grader needs to read those files. With ``CAP_SYS_PTRACE`` (root outside a container) it reads any
+worker's. Without it (Docker's default set: Gradescope, ``otter grade``) the kernel lets a process's own user
+read them when the process is dumpable: a worker that dropped to a uid of its own stays dumpable
+(``autograder.sandbox.isolate``: no other process has that uid, and seccomp refuses ``ptrace``), and the
+grader reads as that user (:func:`as_owner`: ``setfsuid`` on the reading thread only). A process of the
+worker's that hides itself again (made non-dumpable, or exec'ing a file it cannot read) counts as forged.
+Where nothing can read them (no uid of its own and no ``CAP_SYS_PTRACE``), or the stack pointers do not
+differ enough to tell the two depths apart, the record says so (``answers_confirmed``) and the fence alone
 stands. Linux on x86_64 and aarch64 only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from autograder.sandbox.libc import c_library
 
 # system calls by architecture: the loop's (``readv``: ``autograder.core.wire``), and every one that reads a pipe
 # (read, readv, preadv, preadv2, splice, tee)
@@ -58,10 +67,13 @@ def _machine() -> str:
 
 def state(pid: int, tid: int) -> Blocked | str | None:
     """Where thread ``tid`` of process ``pid`` is: :class:`Blocked`, ``"running"`` (or ``"other"``: blocked
-    outside a system call), or None when the file cannot be read (gone, or not permitted)."""
+    outside a system call), ``"hidden"`` when the kernel refuses to say (not permitted), or None when the
+    file cannot be read otherwise (gone)."""
     try:
         with open(f"/proc/{pid}/task/{tid}/syscall", encoding="ascii") as fh:
             words = fh.read().split()
+    except PermissionError:
+        return "hidden"
     except (OSError, ValueError):
         return None
     if not words:
@@ -75,6 +87,30 @@ def state(pid: int, tid: int) -> Blocked | str | None:
         return Blocked(nr, tuple(int(w, 16) for w in words[1:7]), int(words[7], 16))
     except ValueError:
         return None
+
+
+@contextlib.contextmanager
+def as_owner(pid: int) -> Iterator[None]:
+    """Within: this thread reads ``/proc`` as the user that owns process ``pid`` (its filesystem uid and gid,
+    ``setfsuid``/``setfsgid``: a per-thread attribute, so the grader's other threads keep theirs), where the
+    grader is root and ``pid`` a dumpable process of another user (a worker with a uid of its own). Without
+    ``CAP_SYS_PTRACE`` that is how the kernel lets the grader read the worker's threads; elsewhere nothing
+    changes. Restored on the way out, whatever happens."""
+    try:
+        st = os.stat(f"/proc/{pid}")
+    except OSError:
+        st = None
+    if st is None or os.geteuid() != 0 or st.st_uid == 0 or not hasattr(os, "setresuid"):
+        yield
+        return
+    libc = c_library()
+    gid = libc.setfsgid(st.st_gid)
+    uid = libc.setfsuid(st.st_uid)
+    try:
+        yield
+    finally:
+        libc.setfsuid(uid)
+        libc.setfsgid(gid)
 
 
 def _link(pid: int, fd: int) -> str | None:
@@ -130,11 +166,12 @@ class LoopWatch:
         pause = 0.0002
         read = _READ.get(_machine())
         while time.monotonic() < deadline:
-            st = state(self.pid, self.pid)
-            if st is None:
+            with as_owner(self.pid):
+                st = state(self.pid, self.pid)
+                pipe = isinstance(st, Blocked) and self._is_pipe(self.pid, st.args[0])
+            if st is None or st == "hidden":
                 return None
-            if isinstance(st, Blocked) and st.nr == read and (below is None or st.sp < below) \
-                    and self._is_pipe(self.pid, st.args[0]):
+            if isinstance(st, Blocked) and st.nr == read and (below is None or st.sp < below) and pipe:
                 return st
             time.sleep(pause)
             pause = min(pause * 2, 0.005)
@@ -146,15 +183,17 @@ class LoopWatch:
         seen waiting for a command before ``deadline``, or the worker is gone)."""
         pause = 0.0002
         while time.monotonic() < deadline:
-            st = state(self.pid, self.pid)
-            if st is None:
-                return "forged.running"
-            if isinstance(st, Blocked) and st.nr in _READS.get(_machine(), ()) and self._is_pipe(self.pid, st.args[0]):
-                if st.nr != _READ.get(_machine()) or st.args[0] != self.cmd_fd:
-                    return "forged.nested"  # the commands read another way than the loop reads them
-                if self.depth_rule and st.sp < (self.loop_sp + self.nested_sp) // 2:
-                    return "forged.nested"
-                return self._other_readers()
+            with as_owner(self.pid):
+                st = state(self.pid, self.pid)
+                if st is None or st == "hidden":
+                    return "forged.running"  # gone, or hidden from the grader since calibration
+                if isinstance(st, Blocked) and st.nr in _READS.get(_machine(), ()) \
+                        and self._is_pipe(self.pid, st.args[0]):
+                    if st.nr != _READ.get(_machine()) or st.args[0] != self.cmd_fd:
+                        return "forged.nested"  # the commands read another way than the loop reads them
+                    if self.depth_rule and st.sp < (self.loop_sp + self.nested_sp) // 2:
+                        return "forged.nested"
+                    return self._other_readers()
             time.sleep(pause)
             pause = min(pause * 2, 0.005)
         return "forged.running"
@@ -167,7 +206,8 @@ class LoopWatch:
         reading it, or a descriptor of it but the loop's own (a copy made with ``dup`` or opened again through
         ``/proc/self/fd``: one read without blocking, spinning, would take commands before the loop wakes).
         A child forked by the student's code keeps the loop's descriptor, under its number (seccomp refuses
-        replacing it): that one is the loop's."""
+        replacing it): that one is the loop's. A process the grader may no longer look into (made
+        non-dumpable, or running a file it cannot read) counts as a reader: it could be one."""
         reads = _READS.get(_machine(), frozenset())
         seen: set[int] = set()
         todo = [self.pid]
@@ -184,10 +224,12 @@ class LoopWatch:
                 if pid == self.pid and tid == self.pid:
                     continue
                 st = state(pid, tid)
-                if isinstance(st, Blocked) and st.nr in reads and self._is_pipe(pid, st.args[0]):
+                if st == "hidden" or isinstance(st, Blocked) and st.nr in reads and self._is_pipe(pid, st.args[0]):
                     return "forged.reader"
             try:
                 fds = [int(f) for f in os.listdir(f"/proc/{pid}/fd")]
+            except PermissionError:
+                return "forged.reader"
             except (OSError, ValueError):
                 fds = []
             if any(fd != self.cmd_fd and self._is_pipe(pid, fd) for fd in fds):
@@ -232,7 +274,8 @@ def calibrate(pid: int, isolation: dict[str, Any] | None, pipe: str, release: An
     second = watch._main(deadline, below=watch.loop_sp) if first is not None else None
     release()
     if first is None or second is None or second.args[0] != watch.cmd_fd:
-        why = "not permitted" if state(watch.pid, watch.pid) is None else "not seen"
+        with as_owner(watch.pid):
+            why = "not permitted" if state(watch.pid, watch.pid) in (None, "hidden") else "not seen"
         note["answers_confirmed"] = f"fence only: the worker's threads cannot be read ({why})"
         return None
     watch.nested_sp = second.sp

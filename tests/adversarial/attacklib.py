@@ -18,9 +18,10 @@ from autograder.core.paths import SOLUTIONS
 ATTACKS_DIR = Path(__file__).parent / "attacks"
 ATTACKS = sorted(ATTACKS_DIR.glob("*.py"))
 
-# Docker's default privileges: root without CAP_SYS_ADMIN (no namespaces). `setpriv` gives the same to the
-# zygote and so to every worker; the workers then fall back to Landlock, seccomp and no capabilities.
-NO_SYS_ADMIN = ["setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin", "--"]
+# Docker's default privileges: root without CAP_SYS_ADMIN (no namespaces) and without CAP_SYS_PTRACE (the
+# grader reads its workers' threads only as their own user). `setpriv` gives the same to the zygote and so
+# to every worker; the workers then fall back to Landlock, seccomp, a uid of their own and no capabilities.
+NO_SYS_ADMIN = ["setpriv", "--bounding-set=-sys_admin,-sys_ptrace", "--inh-caps=-sys_admin,-sys_ptrace", "--"]
 
 HEADER = re.compile(r"#\s*(ATTACK|TARGET|STATUS|STATUS-CONTAINER|FAILS|MESSAGE|MESSAGE-CONTAINER|AFTER|OPEN):\s*(.*)")
 

@@ -15,6 +15,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -106,6 +107,11 @@ for how, dumpable in [("loop", 1), ("loop", 0), ("nested", 1), ("thread", 1), ("
     proc = subprocess.Popen([sys.executable, "-c", os.environ["PLAYER"], str(r), how, "254321", str(dumpable)],
                             pass_fds=(r,))
     os.close(r)
+    deadline = time.monotonic() + 30  # a worker is read once it is sandboxed: here, once it is the player's own user
+    while time.monotonic() < deadline and "254321" not in next(
+            line for line in open(f"/proc/{proc.pid}/status") if line.startswith("Uid")):
+        time.sleep(0.01)
+    time.sleep(0.2)  # and has said whether it stays dumpable
     note = {}
     watch = confirm.calibrate(proc.pid, note, confirm.pipe_link(w), lambda: wire.send(w, {"calibrate": 1}),
                               time.monotonic() + 30)
@@ -227,3 +233,25 @@ def test_a_students_worker_is_calibrated_and_confirmed_as_in_a_default_docker_co
     if record.get("uid") is None:
         pytest.skip(f"this Python cannot run as another user here: {record.get('uid_note')}")
     assert record["answers_confirmed"] == "stack" and record["level"] == "container", record
+
+
+@needs_proc
+def test_the_loop_must_have_read_every_byte_the_grader_sent_since_the_last_confirmation():
+    """``confirm``'s byte rule on a real thread (this one): the first look takes the count, a thread that read what it
+    was sent passes, one that read less (a command taken by another thread) is a reader's forgery."""
+    if _confirm._rchar(os.getpid(), threading.get_native_id()) is None:
+        pytest.skip("no /proc/PID/task/TID/io here (task I/O accounting)")
+    if threading.get_native_id() != os.getpid():
+        pytest.skip("runs on the process's main thread only")
+    watch = _confirm.LoopWatch(os.getpid())
+    r, w = os.pipe()
+    try:
+        assert watch._read_all(0) is None  # the first look: the count only
+        os.write(w, b"x" * 20_000)
+        assert len(os.read(r, 20_000)) == 20_000
+        assert watch._read_all(20_000) is None
+        # nothing read since but the io file itself (a few hundred bytes: here the reader is the thread it counts)
+        assert watch._read_all(10_000) == "forged.reader"
+    finally:
+        os.close(r)
+        os.close(w)

@@ -38,6 +38,7 @@ BASE_IMAGE = os.environ.get("TAPETRACE_OTTER_IMAGE", "otter-real/base:bookworm")
 NAME = "tapetrace-test"  # the otter-grade image's tag
 TEMPLATE = ROOT / "student_template" / _notebook.NOTEBOOK
 MARK = "/tmp/tapetrace_forgery_ran"
+FORGED = "ex06_per_example_grads"
 # what a forged .OTTER_LOG runs when otter's runner unpickles it: full marks, and a marker in the container
 FORGE = f"""\
 import otter.test_files.abstract_test as _a
@@ -110,6 +111,12 @@ def notebooks(tmp_path_factory) -> Path:
     sol = _notebook.fill_with(tpl, {ex: (SOLUTIONS / f"{ex}.py").read_text() for ex in _exercises()})
     (where / "solutions.ipynb").write_text(_notebook.dumps(sol), encoding="utf-8")
     (where / "stub.ipynb").write_text(_notebook.dumps(tpl), encoding="utf-8")
+    # every answer, and ex06's also serving the grader's commands from inside a call (Docker's default privileges:
+    # confirmed as the worker's own user, autograder/workers/confirm.py)
+    attack = (ROOT / "tests" / "adversarial" / "attacks" / "forge_ex06_serves_the_rest_from_inside_a_call.py").read_text()
+    forger = _notebook.fill_with(tpl, {ex: (SOLUTIONS / f"{ex}.py").read_text() + ("\n\n" + attack if ex == FORGED
+                                                                                   else "") for ex in _exercises()})
+    (where / "forger.ipynb").write_text(_notebook.dumps(forger), encoding="utf-8")
     with zipfile.ZipFile(where / "forged.zip", "w") as zf:
         zf.writestr("forged.ipynb", _notebook.dumps(tpl))
         zf.writestr(".OTTER_LOG", _pickle_forge())
@@ -140,9 +147,11 @@ def _points(row: dict[str, str]) -> dict[str, float]:
 
 
 def test_otter_grade_grades_solutions_full_and_the_stub_zero(zip_path, notebooks, tmp_path):
-    rows = otter_grade(zip_path, tmp_path / "out", notebooks / "solutions.ipynb", notebooks / "stub.ipynb")
+    rows = otter_grade(zip_path, tmp_path / "out", notebooks / "solutions.ipynb", notebooks / "stub.ipynb",
+                       notebooks / "forger.ipynb")
     assert _points(rows["solutions.ipynb"]) == _totals()
     assert _points(rows["stub.ipynb"]) == {ex: 0.0 for ex in _exercises()}
+    assert _points(rows["forger.ipynb"]) == {**_totals(), FORGED: 0.0}  # 10/10 for ex06 where only the fence stood
 
 
 def test_otter_grade_zip_submission_with_a_forged_otter_log_scores_zero(zip_path, notebooks, tmp_path):

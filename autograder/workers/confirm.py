@@ -16,7 +16,15 @@ every answer's fence (and after the load's status), before it sends anything mor
 - the worker's main thread blocked in ``readv`` on its command pipe (``wire.recv``'s call), its stack pointer no deeper than
   halfway between the two (a loop run from inside a call waits deeper: ``forged.nested``);
 - no other thread of the worker's processes blocked reading that pipe, and no other descriptor of it than
-  the loop's (``forged.reader``).
+  the loop's (``forged.reader``);
+- the main thread to have read, since the last confirmation, at least every byte of the commands and fences
+  the grader sent meanwhile (its ``rchar`` in ``/proc/PID/task/TID/io``): the loop waited in its read all
+  along, so a command taken by anything else, however it read (a thread spinning on reads that never wait, a
+  copy of the descriptor passed on and closed again), leaves it short (``forged.reader``). Nothing can make
+  up the difference: the channels are socket pairs (``autograder.workers.handle``: no end can be opened
+  again through /proc, the worker's end can put nothing back into its own way), and between two probes no
+  student code runs on the loop's thread (``autograder.workers.worker``: signals blocked, Python's handlers
+  deferred, the collector off).
 
 The grader needs to read those files. With ``CAP_SYS_PTRACE`` (root outside a container) it reads any
 worker's. Without it (Docker's default set: Gradescope, ``otter grade``) the kernel lets a process's own user
@@ -34,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -41,11 +50,13 @@ from typing import Any
 
 from autograder.sandbox.libc import c_library
 
-# system calls by architecture: the loop's (``readv``: ``autograder.core.wire``), and every one that reads a pipe
-# (read, readv, preadv, preadv2, splice, tee)
+# system calls by architecture: the loop's (``readv``: ``autograder.core.wire``), and every one that reads its channel
+# (read, readv, preadv, preadv2, splice, tee; recvfrom, recvmsg, recvmmsg)
 _READ = {"x86_64": 19, "amd64": 19, "aarch64": 65, "arm64": 65}
-_READS = {"x86_64": frozenset({0, 19, 295, 327, 275, 276}), "amd64": frozenset({0, 19, 295, 327, 275, 276}),
-          "aarch64": frozenset({63, 65, 69, 286, 76, 77}), "arm64": frozenset({63, 65, 69, 286, 76, 77})}
+_READS = {"x86_64": frozenset({0, 19, 295, 327, 275, 276, 45, 47, 299}),
+          "amd64": frozenset({0, 19, 295, 327, 275, 276, 45, 47, 299}),
+          "aarch64": frozenset({63, 65, 69, 286, 76, 77, 207, 212, 243}),
+          "arm64": frozenset({63, 65, 69, 286, 76, 77, 207, 212, 243})}
 # the two calibration depths must differ by at least this many bytes of stack for the depth rule to hold
 MIN_GAP = 64
 # how long a calibration read may take to be seen (the worker reaches it at once: no student code before it)
@@ -69,8 +80,8 @@ def state(pid: int, tid: int) -> Blocked | str | None:
     """Where thread ``tid`` of process ``pid`` is: :class:`Blocked`, ``"running"`` (or ``"other"``: blocked
     outside a system call), ``"hidden"`` when the kernel refuses to say (not permitted), or None when the
     file cannot be read otherwise (gone)."""
-    try:
-        with open(f"/proc/{pid}/task/{tid}/syscall", encoding="ascii") as fh:
+    try:  # bytes: a text file would look up its codec, an import, maybe while reading as the worker's user
+        with open(f"/proc/{pid}/task/{tid}/syscall", "rb") as fh:
             words = fh.read().split()
     except PermissionError:
         return "hidden"
@@ -78,7 +89,7 @@ def state(pid: int, tid: int) -> Blocked | str | None:
         return None
     if not words:
         return None
-    if words[0] == "running":
+    if words[0] == b"running":
         return "running"
     try:
         nr = int(words[0])
@@ -128,7 +139,7 @@ def _children(pid: int) -> list[int]:
         return out
     for tid in tids:
         try:
-            with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as fh:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
                 out += [int(w) for w in fh.read().split()]
         except (OSError, ValueError):
             continue
@@ -154,6 +165,7 @@ class LoopWatch:
     pipe: str | None = None
     loop_sp: int = 0
     nested_sp: int = 0
+    rchar: int | None = None  # the main thread's bytes read at the last confirmation (see :meth:`confirm`)
     record: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -177,10 +189,15 @@ class LoopWatch:
             pause = min(pause * 2, 0.005)
         return None
 
-    def confirm(self, deadline: float) -> str | None:
+    def confirm(self, deadline: float, owed: int = 0) -> str | None:
         """After an answer's fence: None when the loop waits for the next command as it should, else the
         ``forged.*`` catalogue key of what the kernel shows (``forged.running``: the main thread was never
-        seen waiting for a command before ``deadline``, or the worker is gone)."""
+        seen waiting for a command before ``deadline``, or the worker is gone).
+
+        ``owed``: the bytes of commands and fences the grader sent since the last confirmation. The main thread
+        must have read at least that many since then (its ``rchar``): the loop waited in its ``readv`` all
+        along, so a command taken by anything else (a thread spinning on reads that never wait, a copy of
+        the descriptor passed on and closed again) leaves it short (``forged.reader``)."""
         pause = 0.0002
         while time.monotonic() < deadline:
             with as_owner(self.pid):
@@ -193,10 +210,19 @@ class LoopWatch:
                         return "forged.nested"  # the commands read another way than the loop reads them
                     if self.depth_rule and st.sp < (self.loop_sp + self.nested_sp) // 2:
                         return "forged.nested"
-                    return self._other_readers()
+                    return self._other_readers() or self._read_all(owed)
             time.sleep(pause)
             pause = min(pause * 2, 0.005)
         return "forged.running"
+
+    def _read_all(self, owed: int) -> str | None:
+        """Whether the main thread read ``owed`` bytes or more since the last confirmation (from where it waits
+        now, nothing else can have made it read: the loop's own read is where it waits)."""
+        now = _rchar(self.pid, self.pid)
+        before, self.rchar = self.rchar, now
+        if owed and before is not None and now is not None and now - before < owed:
+            return "forged.reader"
+        return None
 
     def _is_pipe(self, pid: int, fd: int) -> bool:
         return self.pipe is not None and _link(pid, fd) == self.pipe
@@ -239,8 +265,21 @@ class LoopWatch:
 
 
 def pipe_link(fd: int) -> str:
-    """What ``/proc/PID/fd/N`` reads for either end of the pipe ``fd`` is one end of."""
-    return f"pipe:[{os.fstat(fd).st_ino}]"
+    """What ``/proc/PID/fd/N`` reads for the descriptor ``fd`` (either end of a pipe; this end of a socket pair)."""
+    st = os.fstat(fd)
+    return f"{'socket' if stat.S_ISSOCK(st.st_mode) else 'pipe'}:[{st.st_ino}]"
+
+
+def _rchar(pid: int, tid: int) -> int | None:
+    """The bytes thread ``tid`` has read so far (``rchar`` of ``/proc/PID/task/TID/io``), or None."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/io", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"rchar:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def calibrate(pid: int, isolation: dict[str, Any] | None, pipe: str, release: Any,

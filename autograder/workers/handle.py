@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import signal
+import socket
 import time
 from typing import Any
 
@@ -23,6 +24,12 @@ from autograder.workers import confirm as _confirm
 from autograder.workers import envelope as _envelope
 from autograder.workers import intake as _intake
 from autograder.workers import watch as _watch
+
+
+def _channel() -> tuple[int, int]:
+    """A connected pair of Unix stream sockets, as two descriptors (not inheritable)."""
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    return a.detach(), b.detach()
 
 
 def describe_status(status: int | None) -> str:
@@ -92,8 +99,13 @@ class Worker:
 
     def __init__(self, launcher: Any, spec: dict[str, Any], load_timeout: float,
                  lender: _compile_cache.Lender | None = None, watch: _quota.ScratchWatch | None = None) -> None:
-        cmd_r, self._cmd_w = os.pipe()
-        self._res_r, res_w = os.pipe()
+        # the worker's channels are socket pairs, not pipes: neither end can be opened again through /proc (a pipe's
+        # can, as a write end that puts frames back into the loop's way), and the worker's end of each cannot read
+        # what it writes (its answers) nor write what it reads (its commands): the grader's ends are the only others
+        cmd_r, self._cmd_w = _channel()
+        self._res_r, res_w = _channel()
+        self._cmd_link = _confirm.pipe_link(cmd_r)  # what /proc/PID/fd shows for the worker's end
+        self._owed = 0  # bytes of commands and fences sent since the last confirmation: the loop must read them all
         # a worker that stops reading its commands must not block the grader's writes (see _wire.send)
         os.set_blocking(self._cmd_w, False)
         self._lend = self._recording(lender.answer if lender is not None else _compile_cache.refuse)
@@ -158,7 +170,7 @@ class Worker:
         if spec.get("sandbox"):
             self.isolation = _intake.isolation(self._recv(deadline), "sandboxed")["isolation"]
         if spec.get("calibrate"):  # its loop's reads, seen by the kernel before any student code ran
-            self._loop = _confirm.calibrate(self.proc.pid, self.isolation, _confirm.pipe_link(self._cmd_w),
+            self._loop = _confirm.calibrate(self.proc.pid, self.isolation, self._cmd_link,
                                             lambda: _wire.send(self._cmd_w, {"calibrate": 1}, deadline),
                                             min(deadline, time.monotonic() + _confirm.CALIBRATION_SECONDS))
         status = _intake.status(self._recv(deadline))
@@ -192,7 +204,9 @@ class Worker:
                 if send is not None:
                     self._phase = "sending"
                     try:
-                        _wire.send(self._cmd_w, send, deadline)
+                        data = _wire.frame(send)
+                        self._owed += len(data)
+                        _wire.send_frame(self._cmd_w, data, deadline)
                     finally:
                         self._phase = ""
                 return receive(deadline) if receive is not None else self._recv(deadline)
@@ -294,7 +308,8 @@ class Worker:
         """
         if self._loop is None:
             return
-        how = self._loop.confirm(time.monotonic() + _watch.wall_cap(limit))
+        how = self._loop.confirm(time.monotonic() + _watch.wall_cap(limit), self._owed)
+        self._owed = 0
         if how is not None:
             self.kill()
             raise Forged(how)

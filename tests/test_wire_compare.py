@@ -55,6 +55,55 @@ def test_frames_over_a_pipe_and_deadline():
         os.close(w)
 
 
+# What the wire once looked up when it ran: a student's code rebinds any of these in its worker, whose loop then
+# read each command and sent each answer through the student's function (os.write rewrote an answer's frame:
+# tests/adversarial/attacks/forge_ex05_patched_os_write_rewrites_answers.py, 10/10 before).
+REBINDABLE = [("os", "write"), ("os", "read"), ("os", "readv"), ("select", "select"), ("time", "monotonic"),
+              ("struct", "unpack"), ("struct", "pack"), ("json", "loads"), ("json", "dumps"),
+              ("base64", "b64decode"), ("base64", "b64encode"), ("binascii", "a2b_base64"),
+              ("numpy", "frombuffer"), ("numpy", "prod"), ("numpy", "cumsum"), ("numpy", "dtype"), ("numpy", "int64")]
+
+
+def test_frames_go_through_no_function_a_student_can_rebind(monkeypatch):
+    """Sent and read back (with a deadline, and as a worker's loop reads a command: its own readv, then the
+    rest) while every one of them raises: nothing of the student's is called, the tree comes back whole."""
+    import importlib
+    import json.decoder
+    import socket
+    import time
+
+    calls = []
+
+    def rebound(name):
+        def student(*args, **kwargs):
+            calls.append(name)
+            raise AssertionError(f"the wire called the student's {name}")
+        return student
+
+    tree = {"x": np.arange(70, dtype=np.float32).reshape(7, 10), "t": (1, "b"), "n": float("nan"),
+            "deep": [[[{"k": [1, 2]}]]] * 40}  # more brackets than the quick depth count takes
+    readv, deadline = os.readv, time.monotonic() + 60
+    a, b = socket.socketpair()
+    try:
+        for module, name in REBINDABLE:
+            monkeypatch.setattr(importlib.import_module(module), name, rebound(f"{module}.{name}"))
+        for method in ("decode", "raw_decode"):
+            monkeypatch.setattr(json.decoder.JSONDecoder, method, rebound(f"JSONDecoder.{method}"))
+        _wire.send(a.fileno(), tree, deadline)
+        back = _wire.recv(b.fileno(), deadline)
+        _wire.send(a.fileno(), tree)
+        head = bytearray(8)
+        loop = _wire.recv_rest(b.fileno(), head[:readv(b.fileno(), [head])])
+    finally:
+        monkeypatch.undo()
+        a.close()
+        b.close()
+    assert calls == []
+    for got in (back, loop):
+        assert np.array_equal(got["x"], tree["x"]) and got["t"] == (1, "b") and np.isnan(got["n"])
+        assert got["deep"] == tree["deep"]
+
+
 TOL = Tol(1e-6, 1e-5)
 
 

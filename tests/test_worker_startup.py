@@ -96,3 +96,28 @@ def test_snapshot_restores_a_library_callable_and_not_its_data():
         assert mod.fn is len and mod.value == 2
     finally:
         del sys.modules[mod.__name__]
+
+
+def test_library_callables_are_kept_only_when_asked_and_then_as_at_once():
+    """A plain file's worker keeps no library callable (it has no context to undo): ``libraries=False`` walks
+    none, :meth:`keep_libraries` (called where a context will run) keeps what the full snapshot keeps."""
+    mod = types.ModuleType("tapetrace_test_library")
+    mod.fn = len
+    sys.modules[mod.__name__] = mod
+    try:
+        full = _guard.Snapshot(_guard.grader_folder(), extra=_guard.WATCHED)
+        lazy = _guard.Snapshot(_guard.grader_folder(), extra=_guard.WATCHED, libraries=False)
+        assert lazy._restored == [] and lazy._modules == full._modules
+        mod.fn = print
+        lazy.restore()
+        assert mod.fn is print  # nothing of the libraries kept: nothing put back
+        mod.fn = len
+        lazy.keep_libraries()
+        assert [(n, k) for n, _, k, _ in lazy._restored] == [(n, k) for n, _, k, _ in full._restored]
+        assert all(a is b for (*_, va), (*_, vb) in zip(lazy._restored, full._restored, strict=True)
+                   for a, b in zip(va, vb, strict=True))
+        mod.fn = print
+        lazy.restore()
+        assert mod.fn is len
+    finally:
+        del sys.modules[mod.__name__]

@@ -13,10 +13,10 @@ they enter the grader (``autograder/workers/intake.py``).
 
 from __future__ import annotations
 
-import base64
 import binascii
 import json
 import json.encoder
+import json.scanner
 import os
 import re
 import select
@@ -114,35 +114,86 @@ def frame(obj: Any, _encode: Any = encode, _json: Any = _JSON, _join: Any = "".j
     return _pack(_len(payload)) + payload
 
 
-def decode(obj: Any) -> Any:
+def _no_constant(name: str) -> Any:
+    """``NaN``, ``Infinity``: not in a frame (:func:`encode` sends ``{"__float__": ...}``)."""
+    raise ValueError(f"{name} is not a value of this wire")
+
+
+class _ScanContext:
+    """What ``json``'s C scanner reads once, when it is made (its copies are read-only)."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = staticmethod(_no_constant)
+
+
+# What reading a frame uses, bound here and held in default arguments like :func:`encode`'s: a worker's loop reads
+# each command with them between two probes, where no student code may run (``autograder.workers.worker``); the
+# student's code can rebind ``os.readv``, ``json.loads`` or ``numpy.frombuffer``, not a function's defaults. The
+# scanner is json's C one (read-only), not ``json.loads``, whose decoder is a Python class a student could patch.
+_SCAN = json.scanner.c_make_scanner(_ScanContext()) if json.scanner.c_make_scanner else json.scanner.make_scanner(
+    _ScanContext())
+_B64_OK = re.compile(rb"[A-Za-z0-9+/]*={0,2}").fullmatch  # base64.b64decode(validate=True)'s rule
+
+
+def loads(payload: bytes | bytearray, _scan: Any = _SCAN, _str: type = str, _len: type = len) -> Any:
+    """One JSON text (UTF-8) as Python data, as ``json.loads`` reads it, through bound C code only.
+
+    Raises:
+        ValueError: not one JSON value (``NaN`` and ``Infinity`` included).
+    """
+    text = _str(payload, "utf-8").strip(" \t\n\r")  # the whitespace JSON allows around a value
+    try:
+        obj, end = _scan(text, 0)
+    except StopIteration:
+        raise ValueError("not a JSON value") from None
+    if end != _len(text):
+        raise ValueError("extra data after the JSON value")
+    return obj
+
+
+def decode(obj: Any, _frombuffer: Any = np.frombuffer, _dtype: type = np.dtype, _a2b: Any = binascii.a2b_base64,
+           _b64_ok: Any = _B64_OK, _b64_error: type = binascii.Error, _dtypes: frozenset[str] = frozenset(_DTYPES),
+           _decode: Any = None) -> Any:
     """Inverse of :func:`encode`; raises :class:`WireError` on anything unexpected."""
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
     if isinstance(obj, list):
-        return [decode(x) for x in obj]
+        return [_decode(x) for x in obj]
     if isinstance(obj, dict):
         if "__nd__" in obj:
             dtype = obj["__nd__"]
-            if dtype not in _DTYPES or set(obj) != {"__nd__", "shape", "data"}:
+            if dtype not in _dtypes or set(obj) != {"__nd__", "shape", "data"}:
                 raise WireError("malformed array")
             shape = tuple(int(s) for s in obj["shape"])
+            size = 1
+            for s in shape:
+                size *= s
             try:
-                raw = base64.b64decode(obj["data"], validate=True)
-                arr = np.frombuffer(raw, dtype=np.dtype(dtype))
-            except (ValueError, TypeError):
+                data = obj["data"].encode("ascii")
+                if not _b64_ok(data):
+                    raise ValueError("not base64")
+                arr = _frombuffer(_a2b(data), dtype=_dtype(dtype))
+            except (ValueError, TypeError, AttributeError, _b64_error):
                 raise WireError("malformed array data") from None
-            if arr.size != int(np.prod(shape, dtype=np.int64)):
+            if arr.size != size:
                 raise WireError("array size does not match its shape")
             return arr.reshape(shape).copy()
         if "__tuple__" in obj:
-            return tuple(decode(x) for x in obj["__tuple__"])
+            return tuple(_decode(x) for x in obj["__tuple__"])
         if "__float__" in obj:
             text = obj["__float__"]
             if text not in ("nan", "inf", "-inf"):
                 raise WireError("malformed float")
             return float(text)
-        return {str(k): decode(v) for k, v in obj.items()}
+        return {str(k): _decode(v) for k, v in obj.items()}
     raise WireError(f"unexpected {type(obj).__name__}")
+
+
+decode.__defaults__ = (*decode.__defaults__[:-1], decode)
 
 
 def send(fd: int, obj: Any, deadline: float | None = None) -> None:
@@ -161,33 +212,36 @@ def send(fd: int, obj: Any, deadline: float | None = None) -> None:
     send_frame(fd, frame(obj), deadline)
 
 
-def send_frame(fd: int, data: bytes, deadline: float | None = None) -> None:
-    """Writes a frame :func:`frame` made (see :func:`send`)."""
+def send_frame(fd: int, data: bytes, deadline: float | None = None, _write: Any = os.write,
+               _select: Any = select.select, _monotonic: Any = time.monotonic) -> None:
+    """Writes a frame :func:`frame` made (see :func:`send`). Its system calls are bound (see :func:`loads`):
+    a worker's loop sends every answer with it, after the probe, where no student code may run."""
     view = memoryview(data)
     while view:
         try:
-            n = os.write(fd, view)
+            n = _write(fd, view)
         except BlockingIOError:
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and (left <= 0 or not select.select([], [fd], [], left)[1]):
+            left = None if deadline is None else deadline - _monotonic()
+            if left is not None and (left <= 0 or not _select([], [fd], [], left)[1]):
                 raise TimeoutError("the peer did not read before the deadline") from None
             if left is None:
-                select.select([], [fd], [])
+                _select([], [fd], [])
             continue
         view = view[n:]
 
 
-def _read_exact(fd: int, n: int, deadline: float | None = None) -> bytearray:
+def _read_exact(fd: int, n: int, deadline: float | None = None, _readv: Any = os.readv, _select: Any = select.select,
+                _monotonic: Any = time.monotonic) -> bytearray:
     """Exactly ``n`` bytes, read into one buffer (a frame costs its size once, not twice)."""
     buf = bytearray(n)
     view = memoryview(buf)
     got = 0
     while got < n:
         if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            left = deadline - _monotonic()
+            if left <= 0 or not _select([fd], [], [], left)[0]:
                 raise TimeoutError("no answer before the deadline")
-        k = os.readv(fd, [view[got:got + (1 << 20)]])
+        k = _readv(fd, [view[got:got + (1 << 20)]])
         if not k:
             raise EOFError("worker closed its channel")
         got += k
@@ -225,19 +279,21 @@ def recv_rest(fd: int, head: bytes | bytearray) -> Any:
     return _rest(fd, head, None)
 
 
-def _rest(fd: int, header: bytes, deadline: float | None) -> Any:
-    (size,) = struct.unpack(">Q", header)
+def _rest(fd: int, header: bytes, deadline: float | None, _unpack: Any = struct.Struct(">Q").unpack,
+          _loads: Any = loads, _decode: Any = decode) -> Any:
+    (size,) = _unpack(header)
     if size > MAX_FRAME:
         raise WireError(f"frame of {size} bytes exceeds the cap of {MAX_FRAME}")
     payload = _read_exact(fd, size, deadline)
     check_shape(payload)
     try:
-        return decode(json.loads(payload))
+        return _decode(_loads(payload))
     except (ValueError, TypeError, ArithmeticError, RecursionError) as err:  # ArithmeticError: a shape of 1e999
         raise WireError(f"undecodable frame: {str(err)[:200]}") from None
 
 
-def check_shape(payload: bytes | bytearray) -> None:
+def check_shape(payload: bytes | bytearray, _frombuffer: Any = np.frombuffer, _uint8: type = np.uint8,
+                _int32: type = np.int32, _accumulate: Any = np.add.accumulate) -> None:
     """Refuses a JSON text whose nesting or number of values exceeds the bounds, without parsing it.
 
     Linear in the payload's size, with at most two copies of its non-string bytes: strings are cut out
@@ -253,10 +309,10 @@ def check_shape(payload: bytes | bytearray) -> None:
     brackets = bare.translate(None, _NOT_BRACKETS)
     del bare
     if len(brackets) > 2 * MAX_DEPTH:
-        steps = np.frombuffer(brackets, dtype=np.uint8)
+        steps = _frombuffer(brackets, dtype=_uint8)
         # '[' 0x5b and '{' 0x7b open, ']' 0x5d and '}' 0x7d close: bit 1 tells them apart (at most
         # 2 * MAX_VALUES of them: every opening one was counted above)
-        depth = np.cumsum((steps & 2).astype(np.int32) - 1, dtype=np.int32)
+        depth = _accumulate((steps & 2).astype(_int32) - 1, dtype=_int32)
         deepest = int(depth.max())
     else:
         deepest = level = 0

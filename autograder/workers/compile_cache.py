@@ -129,21 +129,29 @@ class Borrower:
         self._main = threading.get_ident()
         self._open = False
 
+    def serve(self, on: bool) -> None:
+        """Opens (``True``) or closes the time the grader reads requests: while it waits for this worker's answer
+        (its load, or one probe). A worker's loop calls this bound method itself, not a context manager: between
+        two probes it calls nothing a student's code could rebind (``contextlib``'s classes are a library's)."""
+        self._open = on
+
     @contextmanager
     def serving(self) -> Iterator[None]:
-        """While the grader waits for this worker's answer (its load, or one probe): requests are read."""
-        self._open = True
+        """:meth:`serve` around a block."""
+        self.serve(True)
         try:
             yield
         finally:
-            self._open = False
+            self.serve(False)
 
-    def get(self, key: str) -> bytes | None:
-        """The entry for ``key`` from the grader, or None (also outside :meth:`serving` or off the main thread)."""
-        if not self._open or threading.get_ident() != self._main:
+    def get(self, key: str, _ident: Any = threading.get_ident, _send: Any = _wire.send,
+            _recv: Any = _wire.recv) -> bytes | None:
+        """The entry for ``key`` from the grader, or None (also outside :meth:`serving` or off the main thread).
+        What it calls is bound at import (a student's code could rebind ``threading.get_ident``)."""
+        if not self._open or _ident() != self._main:
             return None
-        _wire.send(self._res_fd, {REQUEST: key})
-        reply = _wire.recv(self._cmd_fd)
+        _send(self._res_fd, {REQUEST: key})
+        reply = _recv(self._cmd_fd)
         entry = reply.get(ANSWER) if isinstance(reply, dict) else None
         return entry.tobytes() if isinstance(entry, np.ndarray) and entry.size else None
 
@@ -155,7 +163,7 @@ def borrow(cmd_fd: int, res_fd: int) -> Borrower | None:
     """Makes this process's JAX look programs up through the grader (call once, before any compile).
 
     Returns:
-        The borrower (use :meth:`Borrower.serving` around the load and each probe), or None where this
+        The borrower (:meth:`Borrower.serve` on around the load and each probe, then off), or None where this
         JAX keeps its cache elsewhere than ``jax._src.compilation_cache`` expects: then it compiles all.
     """
     if "jax" not in sys.modules:  # a PyTorch-only worker: it compiles no JAX program

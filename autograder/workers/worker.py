@@ -149,13 +149,14 @@ def is_stub_raise(err: NotImplementedError, path: str) -> bool:
     return bool(sep) and _STUB_PREFIX.fullmatch(prefix) is not None and rest in _stub_texts()
 
 
-def _load(spec: dict[str, Any], after_context: Any = None) -> tuple[Any, dict[str, Any]]:
+def _load(spec: dict[str, Any], after_context: Any = None, before_context: Any = None) -> tuple[Any, dict[str, Any]]:
     """Loads the exercise's module: a plain file, or a notebook's graded module (context, then section).
 
     See :mod:`autograder.submissions.execute`: stand-ins for the notebook's helpers (and ``google.colab`` in a
     student's worker, where the real one is absent: :mod:`autograder.submissions.standins`), the context with its failures skipped under a
     small time budget, then the section strictly: its failure is the load error reported here.
-    ``after_context`` runs between the two (see :func:`autograder.submissions.execute.run`).
+    ``after_context`` runs between the two (see :func:`autograder.submissions.execute.run`), and
+    ``before_context`` before any of it, where there is a context (a plain file has none: neither runs then).
     """
     path = os.path.abspath(spec["source_path"])
     name = spec["module_name"]
@@ -165,6 +166,10 @@ def _load(spec: dict[str, Any], after_context: Any = None) -> tuple[Any, dict[st
         with open(path, "rb") as fh:
             text = importlib.util.decode_source(fh.read())
         prepared = _exec.prepare(text, path, contract)
+        if not prepared.context:
+            after_context = None
+        elif before_context is not None:
+            before_context()
         mspec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(mspec)
         sys.modules[name] = mod
@@ -435,7 +440,7 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
         )
 
         borrower = _compile_cache.borrow(cmd_fd, res_fd)
-    serving = borrower.serving if borrower is not None else contextlib.nullcontext
+    serve = borrower.serve if borrower is not None else _serve_nothing  # bound now, called around the load and each probe
     borrowing = borrower is not None  # every compile of the main thread is then asked of the grader
     # a student's code must not reach the probes: dispatch from a table read now, watch the grader's
     # code from now on (restored after a notebook's context, compared after the section and each
@@ -461,8 +466,12 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
     if spec.get("calibrate"):  # before any student code: where this loop waits, for the grader to read
         _wire.recv_rest(cmd_fd, head[:os.readv(cmd_fd, [head])])
         operator.call(_calibration_read, cmd_fd)
-    with serving():
-        mod, status = _load(spec, after_context=watch.restore if watch is not None else None)
+    serve(True)
+    try:
+        mod, status = _load(spec, after_context=watch.restore if watch is not None else None,
+                            before_context=watch.keep_libraries if watch is not None else None)
+    finally:
+        serve(False)
     tampered = changes() if changes is not None else []
     if tampered:  # put back before this process's own code uses any of it
         watch.restore()
@@ -493,11 +502,18 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
             continue
         sigmask(block, mask)
         release(held)
-        with serving():
+        serve(True)
+        try:
             sealed = ("response", b"") if tampered else _seal_probe(table, mod, req, path)
+        finally:
+            serve(False)
         data, tampered = answer(sealed, changes, restore, tampered, tampered_response)
         mask, held = sigmask(block, every), hold(_held=getswitch())
         send_frame(res_fd, data)
+
+
+def _serve_nothing(_on: bool) -> None:
+    """A worker that borrows no compiled programs (see ``Borrower.serve``)."""
 
 
 def _protect(probes: Any, spec: dict[str, Any]) -> tuple[Any, Any]:
@@ -508,7 +524,7 @@ def _protect(probes: Any, spec: dict[str, Any]) -> tuple[Any, Any]:
     table = types.SimpleNamespace(**{f"probe_{k}": v for k, v in _guard.probe_table(probes).items()})
     if spec.get("role") != "student":
         return table, None
-    watch = _guard.Snapshot(_guard.grader_folder(), extra=_guard.WATCHED)
+    watch = _guard.Snapshot(_guard.grader_folder(), extra=_guard.WATCHED, libraries=False)  # (see _load)
     _guard.install_audit_hook(_guard.context_tracers())
     return table, watch
 

@@ -67,6 +67,27 @@ def test_context_cannot_patch_the_graded_sections_probes(run, tmp_path):
                       "fit_trains_moons": "EX05_FIT_RETRACES"}, failed
 
 
+# The same class trick patching a library: every later `jax.jit` a no-op, so the graded section's honest step
+# would run eagerly. Library callables are kept (and put back after the context) only in a worker that has a
+# context to run (autograder.workers.guard.Snapshot.keep_libraries): a plain file's worker walks none of them.
+LIBRARY_PATCH = '''
+
+class make_train_step:  # replaced by ex05's own definition; its body runs first, in ex05's worker
+    import jax as _jax
+    _jax.jit = lambda fun=None, *args, **kwargs: fun
+'''
+
+
+def test_a_context_that_patches_a_library_is_undone_before_the_graded_section(run, tmp_path):
+    """ex05's section is the solution; the context made `jax.jit` a no-op: put back, full marks."""
+    nb = _notebook(tmp_path / "nb.ipynb", {
+        EX04: (SOLUTIONS / f"{EX04}.py").read_text() + LIBRARY_PATCH,
+        EX05: (SOLUTIONS / f"{EX05}.py").read_text(),
+    })
+    ex = run.grade([str(nb)], only=[EX05])[0]["exercises"][EX05]
+    assert ex["score"] == ex["max_score"], [(t["name"], t["code"]) for t in ex["tests"] if not t["passed"]]
+
+
 def _in_subprocess(code: str) -> dict:
     """Runs ``code`` in a fresh interpreter (an audit hook stays for the process's life); its last line
     of output is JSON."""

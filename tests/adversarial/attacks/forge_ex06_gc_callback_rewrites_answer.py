@@ -10,12 +10,15 @@ import sys as _sys
 
 
 def _rewrite(phase, info):
-    frame = _sys._getframe(1)
+    frame, inside = _sys._getframe(1), False
     while frame is not None:
+        inside = inside or frame.f_code is torch_per_example_grads.__code__
         for value in list(frame.f_locals.values()):
             if type(value) is dict and set(value) == {"calls", "n"}:
                 value["calls"] = 1
         frame = frame.f_back
+    if not inside:  # the first collection after the probe returned has had its chance: the usual pace again
+        _gc.set_threshold(700, 10, 10)
 
 
 def torch_per_example_grads(model, loss_fn, x, y):
@@ -28,5 +31,5 @@ def torch_per_example_grads(model, loss_fn, x, y):
             per_example[name].append(g)
     if _rewrite not in _gc.callbacks:
         _gc.callbacks.append(_rewrite)
-    _gc.set_threshold(1)  # a collection at (nearly) every allocation: one runs after the probe returns
+    _gc.set_threshold(1)  # a collection at (nearly) every allocation: the first after the probe returns rewrites
     return {name: torch.stack(gs) for name, gs in per_example.items()}

@@ -157,18 +157,20 @@ def loads(payload: bytes | bytearray, _scan: Any = _SCAN, _str: type = str, _len
 
 def decode(obj: Any, _frombuffer: Any = np.frombuffer, _dtype: type = np.dtype, _a2b: Any = binascii.a2b_base64,
            _b64_ok: Any = _B64_OK, _b64_error: type = binascii.Error, _dtypes: frozenset[str] = frozenset(_DTYPES),
+           _isinstance: Any = isinstance, _bool: type = bool, _int: type = int, _float: type = float,
+           _str: type = str, _list: type = list, _dict: type = dict, _tuple: type = tuple, _set: type = set,
            _decode: Any = None) -> Any:
     """Inverse of :func:`encode`; raises :class:`WireError` on anything unexpected."""
-    if obj is None or isinstance(obj, (bool, int, float, str)):
+    if obj is None or _isinstance(obj, (_bool, _int, _float, _str)):
         return obj
-    if isinstance(obj, list):
+    if _isinstance(obj, _list):
         return [_decode(x) for x in obj]
-    if isinstance(obj, dict):
+    if _isinstance(obj, _dict):
         if "__nd__" in obj:
             dtype = obj["__nd__"]
-            if dtype not in _dtypes or set(obj) != {"__nd__", "shape", "data"}:
+            if dtype not in _dtypes or _set(obj) != {"__nd__", "shape", "data"}:
                 raise WireError("malformed array")
-            shape = tuple(int(s) for s in obj["shape"])
+            shape = _tuple([_int(s) for s in obj["shape"]])
             size = 1
             for s in shape:
                 size *= s
@@ -183,13 +185,13 @@ def decode(obj: Any, _frombuffer: Any = np.frombuffer, _dtype: type = np.dtype, 
                 raise WireError("array size does not match its shape")
             return arr.reshape(shape).copy()
         if "__tuple__" in obj:
-            return tuple(_decode(x) for x in obj["__tuple__"])
+            return _tuple([_decode(x) for x in obj["__tuple__"]])
         if "__float__" in obj:
             text = obj["__float__"]
             if text not in ("nan", "inf", "-inf"):
                 raise WireError("malformed float")
-            return float(text)
-        return {str(k): _decode(v) for k, v in obj.items()}
+            return _float(text)
+        return {_str(k): _decode(v) for k, v in obj.items()}
     raise WireError(f"unexpected {type(obj).__name__}")
 
 
@@ -213,10 +215,10 @@ def send(fd: int, obj: Any, deadline: float | None = None) -> None:
 
 
 def send_frame(fd: int, data: bytes, deadline: float | None = None, _write: Any = os.write,
-               _select: Any = select.select, _monotonic: Any = time.monotonic) -> None:
+               _select: Any = select.select, _monotonic: Any = time.monotonic, _memoryview: type = memoryview) -> None:
     """Writes a frame :func:`frame` made (see :func:`send`). Its system calls are bound (see :func:`loads`):
     a worker's loop sends every answer with it, after the probe, where no student code may run."""
-    view = memoryview(data)
+    view = _memoryview(data)
     while view:
         try:
             n = _write(fd, view)
@@ -231,10 +233,11 @@ def send_frame(fd: int, data: bytes, deadline: float | None = None, _write: Any 
 
 
 def _read_exact(fd: int, n: int, deadline: float | None = None, _readv: Any = os.readv, _select: Any = select.select,
-                _monotonic: Any = time.monotonic) -> bytearray:
+                _monotonic: Any = time.monotonic, _bytearray: type = bytearray,
+                _memoryview: type = memoryview) -> bytearray:
     """Exactly ``n`` bytes, read into one buffer (a frame costs its size once, not twice)."""
-    buf = bytearray(n)
-    view = memoryview(buf)
+    buf = _bytearray(n)
+    view = _memoryview(buf)
     got = 0
     while got < n:
         if deadline is not None:
@@ -264,7 +267,7 @@ def recv(fd: int, deadline: float | None = None) -> Any:
     return _rest(fd, bytes(_read_exact(fd, 8, deadline)), deadline)
 
 
-def recv_rest(fd: int, head: bytes | bytearray) -> Any:
+def recv_rest(fd: int, head: bytes | bytearray, _bytes: type = bytes, _len: Any = len) -> Any:
     """Reads the rest of a frame whose first bytes (``head``: 1 to 8 of them) the caller read itself.
 
     A worker's loop waits for its commands in its own ``os.readv`` (``autograder.workers.worker``): a C call
@@ -273,9 +276,9 @@ def recv_rest(fd: int, head: bytes | bytearray) -> Any:
     Raises:
         EOFError, WireError: as :func:`recv`.
     """
-    head = bytes(head)
-    if len(head) < 8:
-        head += bytes(_read_exact(fd, 8 - len(head)))
+    head = _bytes(head)
+    if _len(head) < 8:
+        head += _bytes(_read_exact(fd, 8 - _len(head)))
     return _rest(fd, head, None)
 
 
@@ -293,7 +296,8 @@ def _rest(fd: int, header: bytes, deadline: float | None, _unpack: Any = struct.
 
 
 def check_shape(payload: bytes | bytearray, _frombuffer: Any = np.frombuffer, _uint8: type = np.uint8,
-                _int32: type = np.int32, _accumulate: Any = np.add.accumulate) -> None:
+                _int32: type = np.int32, _accumulate: Any = np.add.accumulate, _len: Any = len, _int: type = int,
+                _max: Any = max) -> None:
     """Refuses a JSON text whose nesting or number of values exceeds the bounds, without parsing it.
 
     Linear in the payload's size, with at most two copies of its non-string bytes: strings are cut out
@@ -308,16 +312,16 @@ def check_shape(payload: bytes | bytearray, _frombuffer: Any = np.frombuffer, _u
         raise WireError(f"frame of more than {MAX_VALUES} values")
     brackets = bare.translate(None, _NOT_BRACKETS)
     del bare
-    if len(brackets) > 2 * MAX_DEPTH:
+    if _len(brackets) > 2 * MAX_DEPTH:
         steps = _frombuffer(brackets, dtype=_uint8)
         # '[' 0x5b and '{' 0x7b open, ']' 0x5d and '}' 0x7d close: bit 1 tells them apart (at most
         # 2 * MAX_VALUES of them: every opening one was counted above)
         depth = _accumulate((steps & 2).astype(_int32) - 1, dtype=_int32)
-        deepest = int(depth.max())
+        deepest = _int(depth.max())
     else:
         deepest = level = 0
         for b in brackets:
             level += 1 if b in b"[{" else -1
-            deepest = max(deepest, level)
+            deepest = _max(deepest, level)
     if deepest > MAX_DEPTH:
         raise WireError(f"frame nested deeper than {MAX_DEPTH}")

@@ -6,8 +6,8 @@ and a little below it, down to the floor. Each row: the score, the statuses that
 wall time of the whole command, and the peak memory of the whole process tree: the cgroup's own peak
 (``memory.peak`` / ``memory.max_usage_in_bytes``, page cache included) in a container, or in a child
 cgroup made for the run on this machine where one can be made, else the most the process tree's PSS
-summed to (sampled every 0.2 s). The containers are a static busybox that chroots into a read-only bind
-of this machine's ``/`` (as in tests/test_isolation.py: nothing is pulled); without Docker they are
+summed to (sampled every 0.2 s). The containers are this machine's folders bound read-only with the
+container's own /proc (benchmarks/hostimage.py, as in the container tests: nothing is pulled); without Docker they are
 skipped, saying why. ``--below`` grades without the plan's refusal (to find the floor).
 
     .venv/bin/python benchmarks/envelope.py [--docker 768m:0.5,512m:0.5] [--below] [--only ex01,ex04]
@@ -29,6 +29,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from hostimage import host_image  # noqa: E402
 
 from autograder.core.paths import EXERCISES, SOLUTIONS  # noqa: E402
 from autograder.workers import envelope as _envelope  # noqa: E402
@@ -135,38 +137,33 @@ def measure_here(sub: Path, out: Path, jobs: int, exercises: list[str], seed: in
 # ------------------------------------------------------------------------------------------ Docker
 def docker_missing() -> str | None:
     """Why no container can be run here, or None."""
-    if shutil.which("docker") is None or shutil.which("busybox") is None:
-        return "docker and a static busybox are needed (apt-get install docker.io busybox-static; start dockerd)"
+    if shutil.which("docker") is None:
+        return "docker is needed (apt-get install docker.io; start dockerd)"
     if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
         return "no Docker engine is running here (start dockerd)"
     return None
 
 
-def ensure_image(tmp: Path) -> None:
-    """The busybox image that chroots into this machine's ``/`` (imported once)."""
-    if subprocess.run(["docker", "image", "inspect", IMAGE], capture_output=True).returncode == 0:
-        return
-    rootfs = tmp / "rootfs"
-    (rootfs / "bin").mkdir(parents=True)
-    shutil.copy(shutil.which("busybox"), rootfs / "bin" / "busybox")
-    tar = subprocess.run(["tar", "-C", str(rootfs), "-c", "."], capture_output=True, check=True).stdout
-    subprocess.run(["docker", "import", "-", IMAGE], input=tar, capture_output=True, check=True)
+def ensure_image(tmp: Path) -> list[str]:
+    """The image of this machine with the container's own /proc (``hostimage.host_image``: a chroot into this
+    machine's ``/`` saw the host's PIDs); the `docker run` arguments that mount it."""
+    (tmp / "image").mkdir(parents=True, exist_ok=True)
+    return host_image(tmp / "image", IMAGE)
 
 
 def measure_docker(sub: Path, outdir: Path, memory: str, cpus: str, jobs: int | None, exercises: list[str],
-                   seed: int, below: bool = False) -> dict[str, Any]:
+                   seed: int, below: bool = False, mounts: list[str] | None = None) -> dict[str, Any]:
     """Grades ``sub`` in ``docker run --memory M --memory-swap M --cpus C``; the container cgroup's peak."""
     name = f"tapetrace-env-{os.getpid()}-{memory}-{cpus}-{jobs}"
     out = outdir / f"{name}.json"
     grade = (f"{sys.executable} -c \"{UNGUARDED}\"" if below else f"{sys.executable} -m autograder.cli")
-    script = (f"cd {ROOT} && HOME=/tmp TAPETRACE_JAX_CACHE=run {grade} grade {sub} --only {','.join(exercises)} "
+    script = (f"chmod o+x /root; cd {ROOT} && HOME=/tmp TAPETRACE_JAX_CACHE=run {grade} grade {sub} --only {','.join(exercises)} "
               f"--device cpu --seed {seed} {f'--jobs {jobs} ' if jobs else ''}--json {out} --quiet; echo rc=$?; "
               f"{sys.executable} -c \"{PEAK}\"")
     t0 = time.monotonic()
     done = subprocess.run(["docker", "run", "--rm", "--name", name, "--memory", memory, "--memory-swap", memory,
-                           "--cpus", cpus, "-v", "/:/host:ro", "--tmpfs", "/host/tmp:exec",
-                           "-v", f"{outdir}:/host{outdir}", "-v", f"{sub.parent}:/host{sub.parent}:ro",
-                           "-v", f"{ROOT}:/host{ROOT}:ro", IMAGE, "/bin/busybox", "chroot", "/host",
+                           "--cpus", cpus, *(mounts or []), "-v", f"{outdir}:{outdir}",
+                           "-v", f"{sub.parent}:{sub.parent}:ro", "-v", f"{ROOT}:{ROOT}:ro", IMAGE,
                            "/bin/sh", "-c", script], capture_output=True, text=True, timeout=3600)
     wall = time.monotonic() - t0
     row: dict[str, Any] = {"where": f"docker --memory {memory} --cpus {cpus}", "jobs": jobs or "planned",
@@ -211,10 +208,11 @@ def bench_envelope(tmp: Path, exercises: list[str], seed: int, line: Any, load: 
     if missing:
         line("containers", f"skipped: {missing}")
         return {"rows": rows, "docker": missing}
-    ensure_image(tmp)
+    mounts = ensure_image(tmp)
     for spec in docker if docker is not None else [GRADESCOPE]:
         memory, cpus = spec.split(":")
-        rows.append(measure_docker(sub, outdir, memory, cpus, None, exercises, seed, below=below))
+        rows.append(measure_docker(sub, outdir, memory, cpus, None, exercises, seed, below=below,
+                                   mounts=mounts))
         show(rows[-1], line)
     return {"rows": rows}
 

@@ -4,8 +4,8 @@ Gradescope's default envelope is 768 MB and half a CPU: a solutions submission g
 (the plan: one exercise at a time, one zygote, student workers capped at their share), a student's slow
 leak is still the student's (a MemoryError at its cap, not the container's OOM killer), a container too
 small for one exercise is refused before anything is graded, and a worker the kernel's OOM killer takes
-is the grader's trouble, never the student's. The image is a static busybox that chroots into a
-read-only bind of this machine's ``/`` (as in tests/test_isolation.py: nothing is pulled).
+is the grader's trouble, never the student's. The image is this machine's folders bound read-only, with the
+container's own /proc (benchmarks/hostimage.py, as in tests/test_isolation.py: nothing is pulled).
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from hostimage import host_image  # noqa: E402 (benchmarks/: the one image of this machine)
 
 from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
 
@@ -32,8 +35,8 @@ UNCAPPED = ("import sys; from autograder.workers import sizing as s; s.BASE_BYTE
 
 
 def _docker() -> str | None:
-    if shutil.which("docker") is None or shutil.which("busybox") is None:
-        return "docker and a static busybox are needed (apt-get install docker.io busybox-static; start dockerd)"
+    if shutil.which("docker") is None:
+        return "docker is needed (apt-get install docker.io; start dockerd)"
     if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
         return "no Docker engine is running here (start dockerd)"
     return None
@@ -44,12 +47,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.container, pytest.mark.skipif(_docke
 
 @pytest.fixture(scope="module")
 def image(tmp_path_factory):
-    rootfs = tmp_path_factory.mktemp("rootfs")
-    (rootfs / "bin").mkdir()
-    shutil.copy(shutil.which("busybox"), rootfs / "bin" / "busybox")
-    tar = subprocess.run(["tar", "-C", str(rootfs), "-c", "."], capture_output=True, check=True).stdout
-    subprocess.run(["docker", "import", "-", IMAGE], input=tar, capture_output=True, check=True)
-    yield IMAGE
+    """``(image, the docker run arguments that mount it)``."""
+    mounts = host_image(tmp_path_factory.mktemp("image"), IMAGE)
+    yield IMAGE, mounts
     subprocess.run(["docker", "rmi", "-f", IMAGE], capture_output=True)
 
 
@@ -61,14 +61,17 @@ def work():
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _in_container(image: str, work: Path, memory: str, cpus: str, args: str, grade: str = "") -> tuple[int, str]:
-    """Runs ``tapetrace grade ARGS`` in the container; (its exit status, stderr)."""
+def _in_container(image: tuple[str, list[str]], work: Path, memory: str, cpus: str, args: str,
+                  grade: str = "", extra: tuple[str, ...] = ()) -> tuple[int, str]:
+    """Runs ``tapetrace grade ARGS`` in the container (``extra``: more `docker run` arguments); (its exit
+    status, stderr)."""
+    name, mounts = image
+    mounts = [*mounts, *extra]
     grade = grade or f"{sys.executable} -m autograder.cli"
-    script = f"cd {ROOT} && HOME=/tmp TAPETRACE_JAX_CACHE=run {grade} grade {args}; echo rc=$? >&2"
+    script = f"chmod o+x /root; cd {ROOT} && HOME=/tmp TAPETRACE_JAX_CACHE=run {grade} grade {args}; echo rc=$? >&2"
     done = subprocess.run(["docker", "run", "--rm", "--memory", memory, "--memory-swap", memory, "--cpus", cpus,
-                           "-v", "/:/host:ro", "--tmpfs", "/host/tmp:exec", "-v", f"{work}:/host{work}",
-                           "-v", f"{ROOT}:/host{ROOT}:ro", image, "/bin/busybox", "chroot", "/host",
-                           "/bin/sh", "-c", script], capture_output=True, text=True, timeout=3600)
+                           *mounts, "-v", f"{work}:{work}", "-v", f"{ROOT}:{ROOT}:ro", name, "/bin/sh", "-c", script],
+                          capture_output=True, text=True, timeout=3600)
     rc = [line for line in done.stderr.splitlines() if line.startswith("rc=")]
     assert rc, done.stdout[-2000:] + done.stderr[-3000:]
     return int(rc[-1][3:]), done.stderr
@@ -115,15 +118,18 @@ BALLOON = "\nimport numpy as _np\n_BALLOON = _np.ones(900 * 2**20, dtype=_np.uin
 def test_a_worker_the_oom_killer_takes_is_the_graders_not_the_students(image, work):
     """A misplanned cap (far beyond the container): the kernel's OOM killer, not the cap, stops the worker; the
     grader sees the kill (the cgroup's OOM counter rose), grades the exercise again alone, and reports it as
-    its own trouble with the setting to raise."""
+    its own trouble with the setting to raise. That takes a memory cgroup of the worker's own (else nothing says
+    its processes together stayed under a cap, and the kill is the student's: envelope.judge_kill): here the
+    container's cgroup folder is writable, as where a platform delegates it; Docker's default mounts it
+    read-only (the full-marks test above grades so)."""
     # the balloon after the solution: it begins with `from __future__ import annotations`, which must come first
     sub = _folder(work, "sub", {"ex09_autograd_tape": (SOLUTIONS / "ex09_autograd_tape.py").read_text() + BALLOON,
                                 "ex01_torch_mlp": (SOLUTIONS / "ex01_torch_mlp.py").read_text()})
     out = work / "r.json"
     rc, err = _in_container(image, work, "640m", "1", f"{sub} --only ex01,ex09 --device cpu --json {out}",
-                            grade=f"{sys.executable} -c \"{UNCAPPED}\"")
-    assert rc == 3, err[-3000:]
+                            grade=f"{sys.executable} -c \"{UNCAPPED}\"", extra=("-v", "/sys/fs/cgroup:/sys/fs/cgroup"))
     res = json.loads(out.read_text())
+    assert rc == 3, err[-3000:] + json.dumps(res["exercises"]["ex09_autograd_tape"])[:3000]
     row = res["exercises"]["ex09_autograd_tape"]
     assert row["status"] == "grader_error", row
     assert "OOM killer" in row["grader_reason"] and "640 MiB" in row["grader_reason"]

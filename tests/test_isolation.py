@@ -21,6 +21,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from hostimage import host_image  # noqa: E402 (benchmarks/: the one image of this machine)
+
 from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.sandbox import isolate as _sandbox
 from autograder.sandbox import landlock as _landlock
@@ -307,9 +310,9 @@ def _docker() -> str | None:
 @pytest.mark.skipif(_docker() is not None, reason=str(_docker()))
 def test_an_attack_in_a_default_privilege_docker_container(tmp_path):
     """The grader inside `docker run` with Docker's defaults (root, no CAP_SYS_ADMIN or CAP_SYS_PTRACE, default
-    seccomp), in an image of this machine (:func:`_host_image`)."""
+    seccomp), in an image of this machine (benchmarks/hostimage.py)."""
     image = "tapetrace-host:test"
-    mounts = _host_image(tmp_path, image)
+    mounts = host_image(tmp_path, image)
     work = Path(tempfile.mkdtemp(prefix="tapetrace-docker-", dir="/var/tmp"))
     try:
         for name in ("read_solution_file", "proc_cwd_solution"):
@@ -337,35 +340,6 @@ def test_an_attack_in_a_default_privilege_docker_container(tmp_path):
         subprocess.run(["docker", "rmi", "-f", image], capture_output=True)
 
 
-def _host_image(tmp_path: Path, image: str) -> list[str]:
-    """An image of this machine for `docker run` (nothing can be pulled): its top-level links as they are, each
-    top-level folder bound read-only at its own path, but /proc, /sys and /dev the container's own (a process
-    inside sees its own PIDs), /tmp a tmpfs, and /root an empty tmpfs holding only what this Python lives in
-    (entered by others once the container runs ``chmod o+x /root``, as the otter image's setup.sh does).
-
-    Returns:
-        The `docker run` arguments that mount it, before the image's name.
-    """
-    from autograder.sandbox.privileges import _python_dirs
-
-    rootfs = tmp_path / "rootfs"
-    rootfs.mkdir()
-    mounts = ["--tmpfs", "/tmp:exec", "--tmpfs", "/root"]
-    for entry in sorted(Path("/").iterdir()):
-        if entry.is_symlink():
-            (rootfs / entry.name).symlink_to(os.readlink(entry))
-        elif entry.is_dir() and entry.name not in ("proc", "sys", "dev", "tmp", "run", "root", "lost+found"):
-            (rootfs / entry.name).mkdir()
-            mounts += ["-v", f"{entry}:{entry}:ro"]
-    for d in sorted({"/" + "/".join(Path(d).parts[1:3]) for d in _python_dirs() if d.startswith("/root/")}):
-        mounts += ["-v", f"{d}:{d}:ro"]
-    for top in ("tmp", "root", "proc", "sys", "dev", "run"):
-        (rootfs / top).mkdir(exist_ok=True)
-    tar = subprocess.run(["tar", "-C", str(rootfs), "-c", "."], capture_output=True, check=True).stdout
-    subprocess.run(["docker", "import", "-", image], input=tar, capture_output=True, check=True)
-    return mounts
-
-
 @pytest.mark.container
 @pytest.mark.skipif(_docker() is not None, reason=str(_docker()))
 def test_answers_are_confirmed_in_a_default_privilege_docker_container(tmp_path):
@@ -374,7 +348,7 @@ def test_answers_are_confirmed_in_a_default_privilege_docker_container(tmp_path)
     reads its threads as that user. A submission that serves the grader's commands from inside a call (10/10 where
     only the fence stood) is forged; an honest one keeps full marks."""
     image = "tapetrace-host-confirm:test"
-    mounts = _host_image(tmp_path, image)
+    mounts = host_image(tmp_path, image)
     ex6 = "ex06_per_example_grads"
     work = Path(tempfile.mkdtemp(prefix="tapetrace-docker-", dir="/var/tmp"))
     try:

@@ -230,3 +230,22 @@ def test_a_zygote_or_spawned_worker_keeps_to_the_planned_cpus():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={**os.environ, CPUS_ENV: str(cpu), "PYTHONPATH": str(ROOT)})
     assert out.stdout.strip() == f"[{cpu}]", out.stderr
+
+
+@pytest.mark.parametrize("ours", [True, False])
+def test_a_proc_of_another_pid_namespace_is_refused_before_grading(tmp_path, ours):
+    """A chroot into a bind of the host's / inside a container: /proc/self names the host's PID, not this process's,
+    and every /proc/PID the grader reads for a worker (its time, its processes, its threads) is someone else's (the
+    container tests' first image: a host process's children counted as a worker's strays and stopped ex05)."""
+    root = Path(_box(tmp_path, "0::/\n", V2_MOUNT, {"sys/fs/cgroup/memory.max": "max\n"}))
+    import os
+
+    pid = str(os.getpid() if ours else os.getpid() + 100_000)
+    (root / "proc" / "self").rename(root / "proc" / pid)
+    (root / "proc" / "self").symlink_to(pid)
+    env = _envelope.read(str(root), cpus=4)
+    assert env.foreign_proc is (not ours)
+    refuse = _sizing.plan(env).refuse
+    assert (refuse is None) if ours else ("/proc" in refuse and "own /proc" in refuse)
+    assert "foreign_proc" not in _envelope.as_record(env)
+    assert _envelope.foreign_proc() is False  # this machine's own

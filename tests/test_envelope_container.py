@@ -26,6 +26,7 @@ from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
 
 ATTACKS = ROOT / "tests" / "adversarial" / "attacks"
 IMAGE = "tapetrace-envelope:test"
+CHROOT_IMAGE = "tapetrace-envelope-chroot:test"
 # grades with the plan's worker cap raised far beyond the container (a misplanned envelope): the kernel's
 # OOM killer then stops a student's allocation before its cap does. Only the cap: the least a worker needs
 # (MIN_WORKER_BYTES) stays, or the plan would refuse the container before grading anything.
@@ -135,3 +136,27 @@ def test_a_worker_the_oom_killer_takes_is_the_graders_not_the_students(image, wo
     assert "OOM killer" in row["grader_reason"] and "640 MiB" in row["grader_reason"]
     assert not any(t.get("code") in ("LOAD_CRASHED", "CALL_CRASHED") for t in row["tests"])
     assert res["exercises"]["ex01_torch_mlp"]["score"] == res["exercises"]["ex01_torch_mlp"]["max_score"]
+
+
+def test_a_container_that_sees_the_hosts_proc_is_refused_before_grading(work):
+    """A static busybox chrooting into a read-only bind of this machine's / (the first image of these tests): the
+    container's PIDs are not those of the /proc it sees, so nothing of a worker could be measured: refused."""
+    if shutil.which("busybox") is None:
+        pytest.skip("a static busybox is needed (apt-get install busybox-static)")
+    rootfs = work / "rootfs"
+    (rootfs / "bin").mkdir(parents=True)
+    shutil.copy(shutil.which("busybox"), rootfs / "bin" / "busybox")
+    tar = subprocess.run(["tar", "-C", str(rootfs), "-c", "."], capture_output=True, check=True).stdout
+    subprocess.run(["docker", "import", "-", CHROOT_IMAGE], input=tar, capture_output=True, check=True)
+    try:
+        sub = _folder(work, "sub", {"ex09_autograd_tape": (SOLUTIONS / "ex09_autograd_tape.py").read_text()})
+        out = work / "r.json"
+        script = (f"cd {ROOT} && HOME=/tmp {sys.executable} -m autograder.cli grade {sub} --device cpu --json {out}; "
+                  "echo rc=$? >&2")
+        done = subprocess.run(["docker", "run", "--rm", "-v", "/:/host:ro", "--tmpfs", "/host/tmp:exec",
+                               "-v", f"{work}:/host{work}", CHROOT_IMAGE, "/bin/busybox", "chroot", "/host",
+                               "/bin/sh", "-c", script], capture_output=True, text=True, timeout=600)
+        assert "rc=2" in done.stderr and "own /proc" in done.stderr, done.stderr[-2000:]
+        assert not out.exists()
+    finally:
+        subprocess.run(["docker", "rmi", "-f", CHROOT_IMAGE], capture_output=True)

@@ -36,6 +36,9 @@ class Envelope:
         cgroup: ``v2``, ``v1`` or ``none`` (where the memory limit was read).
         memory_dir: the cgroup folder whose memory files count this process ("" when none).
         affinity: the CPUs themselves (their numbers), when known.
+        foreign_proc: ``/proc`` here is another PID namespace's (its ``self`` names another process: the host's
+            /proc bound into a container): a worker's PID there is someone else's, so its time, its processes and
+            its threads cannot be read (:func:`foreign_proc`).
     """
 
     memory_bytes: int | None
@@ -45,6 +48,7 @@ class Envelope:
     cgroup: str = "none"
     memory_dir: str = ""
     affinity: tuple[int, ...] = ()
+    foreign_proc: bool = False
 
     @property
     def usable_memory(self) -> int:
@@ -243,7 +247,17 @@ def read(root: str = "/", cpus: int | None = None) -> Envelope:
             quota = q2
     affinity = _affinity() if cpus is None else tuple(range(cpus))
     return Envelope(memory_bytes=mem, machine_memory_bytes=_machine_memory(root), cpu_quota=quota,
-                    cpus=max(1, len(affinity)), cgroup=kind, memory_dir=memdir, affinity=affinity)
+                    cpus=max(1, len(affinity)), cgroup=kind, memory_dir=memdir, affinity=affinity,
+                    foreign_proc=foreign_proc(root))
+
+
+def foreign_proc(root: str = "/") -> bool:
+    """Whether ``/proc`` belongs to another PID namespace than this process's: its ``self`` link names another PID
+    (a chroot into a bind of the host's ``/`` inside a container). False where that cannot be told."""
+    try:
+        return int(os.readlink(os.path.join(root, "proc", "self"))) != os.getpid()
+    except (OSError, ValueError):
+        return False
 
 
 def oom_kills(env: Envelope, root: str = "/") -> int | None:
@@ -306,6 +320,7 @@ def as_record(env: Envelope) -> dict[str, Any]:
     out = asdict(env)
     out.pop("memory_dir", None)
     out.pop("affinity", None)
+    out.pop("foreign_proc", None)  # (a run with it True is refused: sizing.plan)
     out["usable_memory"] = env.usable_memory
     out["usable_cpus"] = env.usable_cpus
     return out

@@ -109,6 +109,10 @@ def plan(env: Envelope, fork: bool = True) -> Plan:
                   f"{' (its container limit)' if env.memory_bytes is not None else ''}; grading needs at least "
                   f"{need / MIB:.0f} MiB (one exercise at a time): raise the memory limit (docker run --memory "
                   f"{-(-need // MIB)}m, Kubernetes resources.limits.memory, Gradescope's autograder memory setting)")
+    if env.foreign_proc:  # every measure of a worker reads /proc/PID: there another process's
+        refuse = ("/proc here is another PID namespace's (its /proc/self is not the grader): a worker's time, "
+                  "processes and threads cannot be read; give the container its own /proc (docker run without "
+                  "binding the host's /proc, or mount -t proc proc /proc in the grader's namespace)")
     jobs = max(1, min(jobs_cpu, max_jobs))
     launcher = "spawn" if not fork else ("pair" if usable >= PAIR_FROM_BYTES else "zygote")
     # a worker computes on one thread: a student's and a reference's per exercise at once need no more CPUs

@@ -27,10 +27,13 @@ HEADER = re.compile(r"#\s*(ATTACK|TARGET|STATUS|STATUS-CONTAINER|FAILS|MESSAGE|M
 
 
 def meta(path: Path) -> dict[str, str]:
-    """An attack's header as a dict (keys lower case, ``-`` as ``_``); ``fails`` defaults to ``all``,
-    ``status`` to ``graded`` and ``message`` to empty."""
+    """An attack's header (every comment line before its first line of code) as a dict (keys lower case, ``-`` as
+    ``_``); ``fails`` defaults to ``all``, ``status`` to ``graded`` and ``message`` to empty. ``fails``, ``status``
+    and ``message`` may give alternatives split by ``|`` (an attack that races the grader and may lose)."""
     out = {"fails": "all", "status": "graded", "message": ""}
-    for line in path.read_text().splitlines()[:8]:
+    for line in path.read_text().splitlines():
+        if not line.startswith("#"):
+            break
         if m := HEADER.match(line):
             out[m.group(1).lower().replace("-", "_")] = m.group(2).strip()
     return out

@@ -197,6 +197,12 @@ def _stopped_by_the_time_limit(wanted: bool) -> list[Path]:
             if (meta(p)["status"] == "timeout" or "did not finish" in meta(p)["message"]) == wanted]
 
 
+def _fail_set(text: str, names: list[str]) -> set[str]:
+    """The checks one ``# FAILS:`` alternative names: ``all``, ``none`` or a comma-separated list."""
+    text = text.strip()
+    return set(names) if text == "all" else set() if text == "none" else {s.strip() for s in text.split(",")}
+
+
 @pytest.mark.parametrize("path", _attack_params())
 def test_attack_is_contained(attack_run, attack_results, path):
     m = meta(path)
@@ -208,12 +214,13 @@ def test_attack_is_contained(attack_run, attack_results, path):
     ex = res["exercises"][target]
     suite = load_suite(target)
     names = [c.name for c in suite.checks]
-    fails = set(names) if m["fails"] == "all" else set() if m["fails"] == "none" else {
-        s.strip() for s in m["fails"].split(",")}
     failed = {t["name"] for t in ex["tests"] if not t["passed"]}
     detail = {t["name"]: t["message"] for t in ex["tests"] if not t["passed"]}
     assert ex["status"] in m["status"].split("|"), (ex["status"], ex["message"])  # "a|b": either, by machine
-    assert failed == fails, detail
+    # "all | x, y": either set, for an attack that races the grader (it lost: x and y fail as the honest part would)
+    options = [_fail_set(alt, names) for alt in m["fails"].split("|")]
+    assert failed in options, detail
+    fails = failed
     assert ex["score"] == sum(c.points for c in suite.checks if c.name not in fails)
     message = m.get("message_container") if attack_run.expected_level != "full" and m.get("message_container") \
         else m["message"]

@@ -4,8 +4,8 @@
 # TARGET: ex06_per_example_grads
 # AFTER: solution
 # STATUS: graded
-# FAILS: all
-# MESSAGE: wrote on the grader's result pipe
+# FAILS: all | torch_vectorised
+# MESSAGE: wrote on the grader's result pipe|model.forward ran
 # (10/10 in 3 runs of 3 with the byte count alone; between two probes the loop's thread now defers Python's signal
 #  handlers and blocks every signal: autograder/workers/worker.py)
 import json as _json

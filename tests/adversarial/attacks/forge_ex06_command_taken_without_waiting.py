@@ -6,8 +6,8 @@
 # TARGET: ex06_per_example_grads
 # AFTER: solution
 # STATUS: graded
-# FAILS: all
-# MESSAGE: wrote on the grader's result pipe
+# FAILS: all | torch_vectorised
+# MESSAGE: wrote on the grader's result pipe|model.forward ran
 # (10/10 in 3 runs of 3 before the grader counted the bytes the loop's thread reads: autograder/workers/confirm.py;
 #  with pipes as channels, a thread spinning on preadv2(RWF_NOWAIT) that put the other commands back through
 #  /proc/self/fd scored 10/10 in 2 runs of 4: a socket's end cannot be opened again)

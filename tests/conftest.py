@@ -26,7 +26,7 @@ def pytest_collection_modifyitems(config, items):
         return
     for item in items:
         if item.get_closest_marker("container"):
-            item.add_marker(pytest.mark.skipif(True, reason=CONTAINERS_OPT_IN))  # before the docker one
+            item.add_marker(pytest.mark.skipif(True, reason=CONTAINERS_OPT_IN), append=False)  # before the docker one
 
 
 CASE = re.compile(r"tests/test_outcomes\.py::test_(mutant_fails_exactly_its_checks|valid_variant_gets_full_marks)"

@@ -524,9 +524,23 @@ def _protect(probes: Any, spec: dict[str, Any]) -> tuple[Any, Any]:
     table = types.SimpleNamespace(**{f"probe_{k}": v for k, v in _guard.probe_table(probes).items()})
     if spec.get("role") != "student":
         return table, None
+    _freeze_probes(probes, spec["exercise"])
     watch = _guard.Snapshot(_guard.grader_folder(), extra=_guard.WATCHED, libraries=False)  # (see _load)
     _guard.install_audit_hook(_guard.context_tracers())
     return table, watch
+
+
+def _freeze_probes(probes: Any, exercise: str) -> None:
+    """The probes' and their tools' global names frozen into their code (:mod:`autograder.workers.freeze`), before
+    the snapshot and the audit hook; not where Dynamo traces the probes' own functions (``META.compiles``: its
+    bytecode reader takes no module or function as a constant)."""
+    if getattr(importlib.import_module(f"autograder.exercises.{exercise}").META, "compiles", False):
+        return
+    from autograder.workers import freeze as _freeze  # the engine's: not part of the notebook's runtime
+
+    for name, module in list(sys.modules.items()):
+        if module is probes or name == "autograder.probing" or name.startswith("autograder.probing."):
+            _freeze.freeze_module(module)
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
-"""The probes' global names frozen into their code (autograder/workers/freeze.py): the same results, and a name
-rebound afterwards (for good, or by a replacement that puts itself back) changes nothing the code calls; on every
-Python the grader supports (the others found by pyenv here are tried too, or skipped saying so)."""
+"""The probes' global names, and the attributes they load through modules and classes, frozen into their code
+(autograder/workers/freeze.py): the same results, and a name or library attribute rebound afterwards (for good, or by
+a replacement that puts itself back) changes nothing the code calls; on every Python the grader supports (the others
+found by pyenv here are tried too, or skipped saying so)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,11 @@ FREEZE = ROOT / "autograder" / "workers" / "freeze.py"
 # A module as the probes are written: helpers by name, builtins, classes, an exception tuple, closures, a
 # comprehension, a lambda, a method, a decorator, a name the module reassigns, and data that is not frozen.
 SAMPLE = '''
+import collections.abc
+import fractions
 import functools
 import math
+import os.path
 
 _TOLERANCE = 1e-6
 _ERRORS = (ZeroDivisionError, ValueError)
@@ -72,8 +76,23 @@ def decorated(x):
     return deep()
 
 
+def _library(x):
+    # attribute chains: a module's function (a call: a method's load), a submodule's, a class's method, a class
+    return (math.floor(x + 0.5), os.path.basename("/a/b"), fractions.Fraction.from_float(x / 2),
+            isinstance(x, collections.abc.Hashable), [math.floor(v) for v in (x, x)])
+
+
+def _mark():
+    math.marker = _helper  # an attribute the module assigns: read where it stands
+
+
+def _marked(x):
+    return math.marker(x)
+
+
 def probe(x):
-    return _check([x, x]), Probe().run(x), Probe.root(x), Probe().table, decorated(x), _tick(), sorted({x, 1})
+    return (_check([x, x]), Probe().run(x), Probe.root(x), Probe().table, decorated(x), _tick(), sorted({x, 1}),
+            _library(x), _marked(x))
 '''
 
 SCRIPT = f'''
@@ -86,10 +105,11 @@ if not freeze.SUPPORTED:
     raise SystemExit(0)
 mod = types.ModuleType("sample")
 exec(compile({SAMPLE!r}, "sample.py", "exec"), mod.__dict__)
+mod._mark()
 before = [mod.probe(x) for x in (2, 3, 5)]
 mod._COUNT = 0
 frozen = freeze.freeze_module(mod)
-assert frozen > 12, frozen
+assert frozen > 20, frozen
 after = [mod.probe(x) for x in (2, 3, 5)]
 assert before == after, (before, after)
 # rebinding for good: the frozen code still calls the originals; the module's own counter still counts
@@ -97,17 +117,26 @@ real = mod._helper
 mod._helper = lambda x: 999
 mod.isinstance = lambda *a: False
 mod._ERRORS = ()
-import builtins
+import builtins, math, os.path, collections.abc, fractions
 real_len, real_sorted = builtins.len, builtins.sorted
 builtins.len = lambda x: 999
 builtins.sorted = lambda x: ["forged"]
+real_floor, real_basename, real_from = math.floor, os.path.basename, fractions.Fraction.__dict__["from_float"]
+math.floor = lambda x: -1
+os.path.basename = lambda p: "forged"
+fractions.Fraction.from_float = classmethod(lambda cls, f: "forged")
+collections.abc.Hashable = int
 try:
     again = [mod.probe(x) for x in (2, 3, 5)]
 finally:
     builtins.len, builtins.sorted = real_len, real_sorted
+    math.floor, os.path.basename, fractions.Fraction.from_float = real_floor, real_basename, real_from
 mod._helper = real
-assert [a[:5] + a[6:] for a in again] == [b[:5] + b[6:] for b in before], again
+assert [a[:5] + a[6:8] for a in again] == [b[:5] + b[6:8] for b in before], again
 assert [a[5] for a in again] == [4, 5, 6], again  # _COUNT: assigned by the module, read where it stands
+# an attribute the module assigns stays a lookup
+math.marker = lambda x: "marked"
+assert mod.probe(2)[8] == "marked"
 # data stays a lookup: the table the module holds now is read
 mod._TABLE = {{"k": 7}}
 assert mod.probe(2)[3] == 7
@@ -119,6 +148,13 @@ def forged(x):
     return 0
 mod._helper = forged
 assert mod.probe(4)[0] == [8, 8] and not calls and mod._helper is forged
+# a library's function swapped for one that puts itself back when called: never called either
+def forged_floor(x):
+    calls.append(x)
+    math.floor = real_floor
+    return -1
+math.floor = forged_floor
+assert mod.probe(4)[7][0] == 4 and not calls and math.floor is forged_floor
 print("OK", frozen, sys.version_info[:2])
 '''
 
@@ -151,18 +187,25 @@ def test_the_same_on_the_other_pythons_the_grader_supports(python):
     assert done.returncode == 0 and done.stdout.startswith("OK"), done.stdout + done.stderr[-3000:]
 
 
-def test_a_student_worker_freezes_the_probes_and_a_compile_exercise_is_left_alone():
-    """In a worker the exercise's probes and the probing tools are frozen before the snapshot; not ex11's, whose
-    functions Dynamo traces (its bytecode reader takes no module or function as a constant). In a process of its
-    own: the test session's modules stay as they are."""
+def test_a_student_worker_freezes_the_probes_and_what_dynamo_traces_is_left_alone():
+    """In a worker the exercise's probes and the probing tools are frozen before the snapshot. Where the exercise
+    compiles with Dynamo (ex11), its probes only, less their ``UNFROZEN`` (the functions Dynamo traces: its bytecode
+    reader takes no module or function as a constant); the tools stay as written. In a process of its own: the test
+    session's modules stay as they are."""
     script = """
 from autograder.exercises.ex04_jax_mlp import probes as p04
 from autograder.exercises.ex11_torch_compile import probes as p11
 from autograder.probing import tools
 from autograder.workers import worker
-codes = {f: f.__code__ for f in (p04.probe_forward_purity, p11.probe_train_open, tools.jax_to_np)}
+fns = (p04.probe_forward_purity, p11.probe_train_open, p11._one_step, p11._flagged_mse, p11._g_branch,
+       p11._CompileCounter.__call__, tools.jax_to_np)
+codes = {f: f.__code__ for f in fns}
+assert p11._flagged_mse in p11.UNFROZEN and p11._g_branch in p11.UNFROZEN
 worker._freeze_probes(p11, "ex11_torch_compile")
-assert all(f.__code__ is c for f, c in codes.items())
+assert p11.probe_train_open.__code__ is not codes[p11.probe_train_open]
+assert p11._one_step.__code__ is not codes[p11._one_step]
+unchanged = (p11._flagged_mse, p11._g_branch, p11._CompileCounter.__call__, tools.jax_to_np, p04.probe_forward_purity)
+assert all(f.__code__ is codes[f] for f in unchanged)
 worker._freeze_probes(p04, "ex04_jax_mlp")
 assert p04.probe_forward_purity.__code__ is not codes[p04.probe_forward_purity]
 assert tools.jax_to_np.__code__ is not codes[tools.jax_to_np]

@@ -4,7 +4,8 @@ The compile checks read Dynamo's own count of the graphs it captured (reset per 
 flag the probe's loss writes from inside or outside a compiled graph, and the number of
 ``torch.compile`` calls; see ``autograder/exercises/ex11_torch_compile/probes.py``. Graphs and
 ``torch.compile`` calls are also tallied in the grader's process as they happen: the counts kept in the
-worker can be rewritten there, the grader's cannot be taken back, and the stricter of the two is judged.
+worker can be rewritten there, the grader's cannot be taken back, and the stricter of the two is judged. So is
+each eager call of the probe's loss: a flag filled with 1 afterwards does not hide one.
 """
 
 from __future__ import annotations
@@ -73,11 +74,12 @@ def compiled_step_captures_once(ctx: Ctx) -> None:
     kwargs = {"opt": "sgd_plain", "lr": lr, "backend": "eager", **case}
     ctx.student("train_open", call=label("ex11.call.step_from", backend="eager"), **kwargs)
     built = ctx.counted("graph")
-    steps, graphs, compiles = [], [], []  # per step: the worker's answer, the grader's counts of its tallies
+    steps, graphs, compiles, eager = [], [], [], []  # per step: the worker's answer, the grader's counts of its tallies
     for i in range(CAPTURE_STEPS):
         steps.append(ctx.student("train_call", call=label("ex11.call.step_from", backend="eager"), step=i))
         graphs.append(ctx.counted("graph"))
         compiles.append(ctx.counted("compile"))
+        eager.append(ctx.counted("loss_eager"))
     counted = built is not None and None not in graphs
     first, _ = stricter(steps[0]["graphs"], (built or 0) + (graphs[0] or 0) if counted else None)
     if first == 0:
@@ -90,9 +92,9 @@ def compiled_step_captures_once(ctx: Ctx) -> None:
     if later > 0:
         raise Fail("EX11_STEP_RECOMPILES", graphs=later, steps=CAPTURE_STEPS - 1)
     flags = [s["loss_compiled"] for s in steps]
-    if min(flags) < 0:
+    if min(flags) < 0 and not any(eager):
         raise Fail("EX11_LOSS_NOT_CALLED")
-    if min(flags) < 1:
+    if min(flags) < 1 or any(eager):  # an eager call of the loss, as the grader counted it: the flag cannot undo it
         raise Fail("EX11_LOSS_EAGER")
     want = ctx.reference("train_compiles", **kwargs)
     check_step_losses(ctx, [s["loss"] for s in steps], want["losses"], label("ex11.what.sgd_losses", n=CAPTURE_STEPS))

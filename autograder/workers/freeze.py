@@ -11,10 +11,17 @@ calls. The code is rewritten in place of equal length (the rest of the instructi
 ``NOP``), so jumps, the exception table and line numbers stay as they were; the functions get their new code
 before the audit hook that refuses such changes is installed (:mod:`autograder.workers.guard`).
 
-Left as they were: names some code of the module assigns (``global x; x = ...``), names not defined yet, and
-other values (arrays, dicts: their identity is what the probe reads, and a frozen name would not stop a
-mutation anyway). An attribute of a module (``np.mean``) is still looked up when the probe runs: the probes
-bind what they need at import (``_np_mean = np.mean``), which this freezes.
+The same holds for a library's attributes the probes reach through a frozen name (``np.array_equal``,
+``torch.nn.Linear``, ``torch.Tensor.detach``): a student's code could swap ``numpy.array_equal`` during its call for
+a function that answers once and puts the original back (``forge_ex10_self_restoring_library_function``), and the
+guard never compares libraries' callables. Each chain ``LOAD_GLOBAL`` + ``LOAD_ATTR``... whose objects are modules
+or classes, ending at a freezable value, becomes one ``LOAD_CONST`` (with the call's ``NULL`` where the last load
+was a method's), when no jump lands and no exception range starts or ends inside it. A module's attribute is read
+from its ``__dict__`` (no lazy import runs), a class's where a class of its MRO defines it.
+
+Left as they were: names some code of the module assigns (``global x; x = ...``) and attributes it assigns
+through a global name (``np.x = ...``), names not defined yet, and other values (arrays, dicts, ``os.environ``:
+their identity is what the probe reads, and a frozen name would not stop a mutation anyway).
 
 Only Python 3.11–3.13 (whose ``LOAD_GLOBAL`` pushes the optional ``NULL`` first up to 3.12, after it from 3.13);
 elsewhere :func:`freeze_module` changes nothing and says so.
@@ -23,6 +30,7 @@ elsewhere :func:`freeze_module` changes nothing and says so.
 from __future__ import annotations
 
 import builtins
+import dis
 import opcode
 import sys
 import types
@@ -34,9 +42,13 @@ _OP = opcode.opmap
 _LOAD_GLOBAL, _LOAD_CONST, _NOP = _OP["LOAD_GLOBAL"], _OP["LOAD_CONST"], _OP["NOP"]
 _PUSH_NULL, _EXTENDED_ARG = _OP.get("PUSH_NULL", -1), _OP["EXTENDED_ARG"]
 _ASSIGNS = frozenset({_OP["STORE_GLOBAL"], _OP["DELETE_GLOBAL"]})
+_LOAD_ATTR, _LOAD_METHOD = _OP["LOAD_ATTR"], _OP.get("LOAD_METHOD", -1)  # 3.11: LOAD_METHOD; 3.12+: LOAD_ATTR's bit 0
+_ATTR_ASSIGNS = frozenset({_OP["STORE_ATTR"], _OP["DELETE_ATTR"]})
+_ATTR_FLAG = sys.version_info[:2] >= (3, 12)
 _CACHES = getattr(opcode, "_inline_cache_entries", {})  # 3.11/3.12: by opcode; 3.13: by name
 _CACHE_UNITS = [(_CACHES.get(opcode.opname[op], 0) if isinstance(_CACHES, dict) else _CACHES[op])
                 if SUPPORTED else 0 for op in range(256)]
+_UNKNOWN = object()
 _CALLABLE_KINDS = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                    types.MethodWrapperType, types.WrapperDescriptorType, types.MethodDescriptorType)
 
@@ -84,14 +96,70 @@ def assigned_names(codes: list[types.CodeType]) -> set[str]:
             if op in _ASSIGNS}
 
 
-def freeze_code(code: types.CodeType, namespace: dict[str, Any], keep: set[str] | frozenset[str] = frozenset()
+def _attr(op: int, arg: int) -> tuple[int, bool] | None:
+    """``(index into co_names, is a method's load)`` of an attribute load, else None."""
+    if op == _LOAD_METHOD:
+        return arg, True
+    if op == _LOAD_ATTR:
+        return (arg >> 1, bool(arg & 1)) if _ATTR_FLAG else (arg, False)
+    return None
+
+
+def assigned_paths(codes: list[types.CodeType]) -> set[tuple[str, ...]]:
+    """``("np", "x")`` for each ``np.x = ...`` or ``del np.x`` (a global name, then attributes) in ``codes``."""
+    found: set[tuple[str, ...]] = set()
+    for code in codes:
+        for c in _codes(code):
+            path: tuple[str, ...] = ()
+            for _, _, op, arg in _instructions(c):
+                load = _attr(op, arg)
+                if op == _LOAD_GLOBAL:
+                    path = (c.co_names[arg >> 1],)
+                elif op in _ATTR_ASSIGNS and path:
+                    found.add((*path, c.co_names[arg]))
+                    path = ()
+                elif load is not None and path and not load[1]:
+                    path = (*path, c.co_names[load[0]])
+                else:
+                    path = ()
+    return found
+
+
+def _attribute(owner: Any, name: str) -> Any:
+    """``owner.name`` for a module (from its dict: no lazy import) or a class (where its MRO defines it), else
+    :data:`_UNKNOWN`."""
+    if isinstance(owner, types.ModuleType):
+        ns = getattr(owner, "__dict__", None)
+        return ns[name] if type(ns) is dict and name in ns else _UNKNOWN
+    if isinstance(owner, type) and any(name in vars(k) for k in type.__dict__["__mro__"].__get__(owner)):
+        try:
+            return getattr(owner, name)
+        except Exception:  # a descriptor that refuses the class
+            return _UNKNOWN
+    return _UNKNOWN
+
+
+def _fixed_offsets(code: types.CodeType) -> tuple[set[int], set[int]]:
+    """The offsets jumps and exception handlers land on, and those where an exception range starts or ends."""
+    targets = {i.offset for i in dis.get_instructions(code) if i.is_jump_target}
+    bounds: set[int] = set()
+    for entry in dis._parse_exception_table(code):  # 3.11-3.13, as dis itself reads it
+        bounds.update((entry.start, entry.end))
+        targets.add(entry.target)
+    return targets, bounds
+
+
+def freeze_code(code: types.CodeType, namespace: dict[str, Any], keep: set[str] | frozenset[str] = frozenset(),
+                keep_paths: set[tuple[str, ...]] | frozenset[tuple[str, ...]] = frozenset(),
                 ) -> tuple[types.CodeType, int]:
-    """``code`` with each ``LOAD_GLOBAL`` of a freezable value a ``LOAD_CONST`` of it (nested code too).
+    """``code`` with each ``LOAD_GLOBAL`` of a freezable value, and each chain of attribute loads from it through
+    modules and classes, a ``LOAD_CONST`` of what it loads now (nested code too).
 
     Args:
         code: a function's code.
         namespace: the function's globals (its module's dict); builtins are read from :mod:`builtins`.
         keep: names to leave as lookups (assigned by the module's code).
+        keep_paths: attribute paths to leave as lookups (``("np", "x")``: assigned by the module's code).
 
     Returns:
         ``(new code, how many loads were frozen)``.
@@ -100,10 +168,13 @@ def freeze_code(code: types.CodeType, namespace: dict[str, Any], keep: set[str] 
     frozen = 0
     for i, const in enumerate(consts):
         if isinstance(const, types.CodeType):
-            consts[i], n = freeze_code(const, namespace, keep)
+            consts[i], n = freeze_code(const, namespace, keep, keep_paths)
             frozen += n
     raw = bytearray(code.co_code)
-    for start, end, op, arg in _instructions(code):
+    ins = _instructions(code)
+    targets, bounds = _fixed_offsets(code) if any(op == _LOAD_GLOBAL for _, _, op, _ in ins) else (set(), set())
+    fixed = sorted(targets | bounds)
+    for at, (start, end, op, arg) in enumerate(ins):
         if op != _LOAD_GLOBAL:
             continue
         name = code.co_names[arg >> 1]
@@ -117,19 +188,35 @@ def freeze_code(code: types.CodeType, namespace: dict[str, Any], keep: set[str] 
             continue
         if not _freezable(value):
             continue
+        # the attributes loaded from it, while each is a module's or a class's and nothing lands between
+        path, stop, method, after = (name,), end, False, at + 1
+        global_null = bool(arg & 1)
+        # (3.11 and 3.12 call ``math.floor(x)`` as LOAD_GLOBAL with its NULL, then LOAD_ATTR: the NULL stays first;
+        # 3.13 pushes a global's NULL after it, so no attribute load follows one)
+        chains = _NULL_FIRST or not global_null
+        while chains and not method and after < len(ins) and isinstance(value, (types.ModuleType, type)):
+            a_start, a_end, a_op, a_arg = ins[after]
+            load = _attr(a_op, a_arg)
+            if load is None or (load[1] and global_null) or any(start < f < a_end for f in fixed):
+                break
+            attr = code.co_names[load[0]]
+            got = _attribute(value, attr)
+            if (*path, attr) in keep_paths or got is _UNKNOWN or not _freezable(got):
+                break
+            path, value, stop, method, after = (*path, attr), got, a_end, load[1], after + 1
         k = next((j for j, c in enumerate(consts) if c is value), None)
         if k is None:
             k = len(consts)
             consts.append(value)
         if k > 0xFFFF:
             continue
-        load = ([_EXTENDED_ARG, k >> 8] if k > 0xFF else []) + [_LOAD_CONST, k & 0xFF]
-        null = [_PUSH_NULL, 0] if arg & 1 else []
-        units = null + load if _NULL_FIRST else load + null
-        if len(units) > end - start:
+        load_const = ([_EXTENDED_ARG, k >> 8] if k > 0xFF else []) + [_LOAD_CONST, k & 0xFF]
+        null = [_PUSH_NULL, 0] if global_null or method else []
+        units = null + load_const if _NULL_FIRST else load_const + null
+        if len(units) > stop - start:
             continue
-        raw[start:end] = bytes(units + [_NOP, 0] * ((end - start - len(units)) // 2))
-        frozen += 1
+        raw[start:stop] = bytes(units + [_NOP, 0] * ((stop - start - len(units)) // 2))
+        frozen += len(path)
     if not frozen:
         return code, 0
     return code.replace(co_code=bytes(raw), co_consts=tuple(consts)), frozen
@@ -167,14 +254,19 @@ def _functions(module: types.ModuleType) -> list[types.FunctionType]:
 
 
 def freeze_module(module: types.ModuleType) -> int:
-    """Freezes the global loads of every function of ``module`` in place; how many loads (0 where unsupported)."""
+    """Freezes the global loads of every function of ``module`` in place; how many loads (0 where unsupported).
+
+    The functions ``module`` lists in its ``UNFROZEN`` (a tuple) stay as written: what a tracer reads as bytecode
+    (TorchDynamo takes no module or function as a constant)."""
     if not SUPPORTED:
         return 0
-    functions = _functions(module)
-    keep = assigned_names([f.__code__ for f in functions])
+    left = {id(f) for f in vars(module).get("UNFROZEN", ())}
+    functions = [f for f in _functions(module) if id(f) not in left]
+    codes = [f.__code__ for f in functions]
+    keep, keep_paths = assigned_names(codes), assigned_paths(codes)
     total = 0
     for fn in functions:
-        code, n = freeze_code(fn.__code__, vars(module), keep)
+        code, n = freeze_code(fn.__code__, vars(module), keep, keep_paths)
         if n:
             fn.__code__ = code
             total += n

@@ -531,13 +531,16 @@ def _protect(probes: Any, spec: dict[str, Any]) -> tuple[Any, Any]:
 
 
 def _freeze_probes(probes: Any, exercise: str) -> None:
-    """The probes' and their tools' global names frozen into their code (:mod:`autograder.workers.freeze`), before
-    the snapshot and the audit hook; not where Dynamo traces the probes' own functions (``META.compiles``: its
-    bytecode reader takes no module or function as a constant)."""
-    if getattr(importlib.import_module(f"autograder.exercises.{exercise}").META, "compiles", False):
-        return
+    """The probes' and their tools' global names, and the attributes of modules and classes they load through them,
+    frozen into their code (:mod:`autograder.workers.freeze`), before the snapshot and the audit hook. Where the
+    exercise compiles with TorchDynamo (``META.compiles``), only its probes, less what they list in ``UNFROZEN``
+    (what Dynamo traces: its bytecode reader takes no module or function as a constant); the tools stay as written,
+    since a student's compiled code may reach them."""
     from autograder.workers import freeze as _freeze  # the engine's: not part of the notebook's runtime
 
+    if getattr(importlib.import_module(f"autograder.exercises.{exercise}").META, "compiles", False):
+        _freeze.freeze_module(probes)
+        return
     for name, module in list(sys.modules.items()):
         if module is probes or name == "autograder.probing" or name.startswith("autograder.probing."):
             _freeze.freeze_module(module)

@@ -259,9 +259,17 @@ def probe_any_batch(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ba
 _LOSS_FLAG = torch.full((), -1.0)  # set by the probe's loss: 1 inside a compiled graph, 0 eagerly
 
 
-def _flagged_mse(out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """Mean squared error that records whether it runs inside a graph Dynamo captured."""
-    _LOSS_FLAG.fill_(1.0 if _is_compiling() else 0.0)
+def _flagged_mse(out: torch.Tensor, target: torch.Tensor, _compiling: Any = _is_compiling, _tally: Any = tally,
+                 ) -> torch.Tensor:
+    """Mean squared error that records whether it runs inside a graph Dynamo captured: the flag's tensor op is
+    captured into the graph (1 each time the graph runs); an eager call sets 0 and is also tallied in the grader's
+    process at once (a flag filled with 1 afterwards by the student's code cannot take the tally back). Dynamo
+    traces it, so the freeze leaves it as written (:data:`UNFROZEN`): what decides is bound in its defaults."""
+    if _compiling():  # a constant to Dynamo: the graph holds only the fill
+        _LOSS_FLAG.fill_(1.0)
+    else:
+        _tally("loss_eager")
+        _LOSS_FLAG.fill_(0.0)
     return _mse(out, target)
 
 
@@ -391,3 +399,9 @@ def probe_train_call(mod: Any, step: int) -> dict[str, Any]:
     _SESSION["done"] += 1
     return {"loss": loss, "loss_compiled": flag, "graphs": _graphs(), "compiles": counter.calls,
             "state": _state(_SESSION["model"])}
+
+
+# What Dynamo reads as bytecode (the graphs graph_report is given, the loss the student's compiled step calls, the
+# counter a compiled region would meet as torch.compile): left as written when a student's worker freezes the
+# probes' names into their code (autograder/workers/freeze.py), whose constants Dynamo's bytecode reader refuses.
+UNFROZEN = (*GRAPH_FNS.values(), _flagged_mse, _CompileCounter.__call__)

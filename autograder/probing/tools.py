@@ -108,6 +108,23 @@ def instance_of(code: str) -> dict[str, Any]:
     return label("value.an" if code[:1].lower() in "aeiou" or code.startswith("nn.") else "value.a", code=code)
 
 
+def sealed(a: np.ndarray, _frombuffer: Any = np.frombuffer) -> np.ndarray:
+    """A copy of ``a`` that no code can change in place: a read-only array over immutable ``bytes`` (numpy refuses
+    to make it writeable again). What a probe keeps from before a student's call to compare with after it: the
+    student's code can reach the probe's local variables through its frames (``sys._getframe(1).f_locals``), and
+    rewrite a list, a dict or an array it finds there to agree with what it changed; not this (nor a tuple).
+
+    Args:
+        a: an array of any shape; an array of Python objects is copied as it is (it has no bytes of its own).
+
+    Returns:
+        An array equal to ``a``, same shape and dtype, read-only.
+    """
+    if a.dtype.hasobject:
+        return a.copy()
+    return _frombuffer(a.tobytes(), dtype=a.dtype).reshape(a.shape)
+
+
 def _torch():
     import torch
 

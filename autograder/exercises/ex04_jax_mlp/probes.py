@@ -99,7 +99,9 @@ def _unchanged(params: dict, snapshot: tuple) -> str | dict[str, Any]:
 
 
 def _snapshot(params: dict) -> tuple:
-    return (params, params["W"], params["b"], list(params["W"]), list(params["b"]))
+    """The containers and arrays of ``params``, by identity, as tuples: the student's code can reach this through the
+    probe's frame, and a list there could be rewritten to agree with what it changed."""
+    return (params, params["W"], params["b"], tuple(params["W"]), tuple(params["b"]))
 
 
 # ----------------------------------------------------------------------------- forward

@@ -20,7 +20,7 @@ import optax
 from autograder.core import data as _data
 from autograder.core.i18n import label
 from autograder.probing.optax_family import init_state, optax_optimizer, run_without_params_check
-from autograder.probing.tools import ProbeFail, get, instance_of, jax_converter, to_float, tree_to_np, type_name
+from autograder.probing.tools import ProbeFail, get, instance_of, jax_converter, sealed, to_float, tree_to_np, type_name
 
 # Bound at import, before student code could patch jax/optax/numpy.
 _asarray = jax_converter()
@@ -146,25 +146,26 @@ def probe_steps(mod: Any, params: dict, x: np.ndarray, y: np.ndarray, opt: str, 
 
 
 def _snapshot(tree: Any) -> Any:
-    """Containers and leaves of a pytree, by identity."""
+    """Containers and leaves of a pytree, by identity, in tuples (``(key, snapshot)`` pairs for a dict's items): the
+    student's code can reach it through the probe's frame, and a list or dict there could be rewritten."""
     if isinstance(tree, dict):
-        return (tree, {k: _snapshot(v) for k, v in tree.items()})
+        return (tree, tuple((k, _snapshot(v)) for k, v in tree.items()), True)
     if isinstance(tree, (list, tuple)):
-        return (tree, [_snapshot(v) for v in tree])
-    return (tree, None)
+        return (tree, tuple(_snapshot(v) for v in tree), False)
+    return (tree, None, False)
 
 
 def _changed(snap: Any, path: str) -> str | dict[str, Any]:
     """'' when the pytree under ``path`` is intact, else a label of what changed (its keys, a container)."""
-    obj, kids = snap
+    obj, kids, keyed = snap
     if kids is None:
         if isinstance(obj, _Array) and obj.is_deleted():
             raise ProbeFail("EX05_DONATED", what=path)
         return ""
-    if isinstance(kids, dict):
-        if set(obj) != set(kids):
+    if keyed:
+        if set(obj) != {k for k, _ in kids}:
             return label("ex05.what.keys_changed", code=path)
-        for k, v in kids.items():
+        for k, v in kids:
             if obj[k] is not v[0]:
                 return label("ex05.what.replaced", code=f"{path}[{k!r}]")
             msg = _changed(v, f"{path}[{k!r}]")
@@ -189,14 +190,14 @@ def probe_no_mutation(mod: Any, params: dict, x: np.ndarray, y: np.ndarray, opt:
     p = _to_params(params)
     s = _jit(optimizer.init)(p)  # one program, not one eager zeros per param shape
     snap_p, snap_s = _snapshot(p), _snapshot(s)
-    before = tree_to_np(p, "params")
+    before = tuple(sealed(a) for a in _leaves(tree_to_np(p, "params")))  # read-only: see _snapshot
     xs, ys = _asarray(x), _asarray(y)
     call = "step(params, opt_state, x, y)"
     p1, _, l1 = _unpack(step(p, s, xs, ys), call)
     changed = _changed(snap_p, "params") or _changed(snap_s, "opt_state")
     if not changed:
         after = tree_to_np(p, "params")
-        same = all(_np_equal(u, v) for u, v in zip(_leaves(before), _leaves(after)))
+        same = all(_np_equal(u, v) for u, v in zip(before, _leaves(after)))
         changed = "" if same else label("ex05.what.values_changed", code="params")
     if changed:
         return {"changed": changed, "same_twice": False}

@@ -24,6 +24,7 @@ from autograder.probing.tools import (
     instance_of,
     jax_converter,
     qualified_type,
+    sealed,
     tally,
     torch_to_np,
     tree_to_np,
@@ -50,6 +51,7 @@ _cross_entropy = torch.nn.functional.cross_entropy
 _mse_loss = torch.nn.functional.mse_loss
 _torch_from_numpy = torch.from_numpy
 _torch_equal = torch.equal
+_np_array_equal = np.array_equal
 _torch_tanh = torch.tanh
 
 
@@ -130,12 +132,15 @@ def probe_pe_program(mod: Any, loss: str, params: Any, x_small: np.ndarray, y_sm
 
 
 def _fingerprint(tree: Any) -> Any:
-    """Identity of every container and leaf of a pytree (catches in-place changes)."""
+    """Identity of every container and leaf of a pytree (catches in-place changes), in tuples the student's code
+    cannot rewrite through the probe's frame. Each entry also holds its object, last: while it is alive its id
+    cannot be handed to a new object (a leaf deleted, then one made in its place), and two fingerprints compare
+    by the ids before they reach it (then by identity)."""
     if isinstance(tree, dict):
-        return ("dict", id(tree), tuple((k, _fingerprint(v)) for k, v in tree.items()))
+        return ("dict", id(tree), tuple((k, _fingerprint(v)) for k, v in tree.items()), tree)
     if type(tree) in (list, tuple):
-        return (type(tree).__name__, id(tree), tuple(_fingerprint(v) for v in tree))
-    return ("leaf", id(tree))
+        return (type(tree).__name__, id(tree), tuple(_fingerprint(v) for v in tree), tree)
+    return ("leaf", id(tree), tree)
 
 
 def probe_pe_pure(mod: Any, loss: str, params: Any, x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
@@ -217,12 +222,13 @@ def probe_torch_untouched(mod: Any, loss: str, params: list[np.ndarray], x: np.n
                           y: np.ndarray) -> dict[str, list[str]]:
     """Names of parameters whose `.grad` got set, and of those changed (values or requires_grad)."""
     model, loss_fn, xt, yt = _torch_setup(loss, params, x, y)
-    named = list(model.named_parameters())
-    before = {n: (torch.Tensor.clone(torch.Tensor.detach(p)), bool(p.requires_grad)) for n, p in named}
+    named = tuple(model.named_parameters())
+    # read-only copies in a tuple: the student's code can reach the probe's locals through its frame (see sealed)
+    before = tuple((sealed(torch_to_np(p, "p")), bool(p.requires_grad)) for _, p in named)
     get(mod, "torch_per_example_grads")(model, loss_fn, xt, yt)
     grad_set = [n for n, p in named if p.grad is not None]
-    changed = [n for n, p in named
-               if bool(p.requires_grad) != before[n][1] or not _torch_equal(torch.Tensor.detach(p), before[n][0])]
+    changed = [n for (n, p), (values, grad) in zip(named, before, strict=True)
+               if bool(p.requires_grad) != grad or not _np_array_equal(torch_to_np(p, "p"), values)]
     missing = [n for n, _ in model.named_parameters()] != [n for n, _ in named]
     return {"grad_set": grad_set, "changed": changed + (["(parameter list)"] if missing else [])}
 

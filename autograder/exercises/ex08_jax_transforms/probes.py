@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from autograder.core.i18n import label
-from autograder.probing.tools import ProbeFail, get, jax_converter, jax_to_np, to_float, type_name
+from autograder.probing.tools import ProbeFail, get, jax_converter, jax_to_np, sealed, to_float, type_name
 
 # Bound at import, before student code can patch anything.
 _jit = jax.jit
@@ -228,7 +228,8 @@ def probe_dropout_numpy(mod: Any, x: np.ndarray, rate: float, seed: int, np_seed
     fn = get(mod, "dropout")
     xs = _asarray(x)
     _np_seed(int(np_seeds[0]))
-    before = _np_get_state()
+    state = _np_get_state()
+    before = (state[0], sealed(state[1]), *state[2:])  # read-only: the student's code can reach the probe's locals
     first = _dropout_out(fn, xs, rate, seed)
     touched = not _np_state_equal(before, _np_get_state())
     _np_seed(int(np_seeds[1]))

@@ -33,7 +33,7 @@ import torch
 from torch import nn
 
 from autograder.core.i18n import label
-from autograder.probing.tools import DEVICE, ProbeFail, get, instance_of, tally, torch_to_np, type_name
+from autograder.probing.tools import DEVICE, ProbeFail, get, instance_of, sealed, tally, torch_to_np, type_name
 from autograder.probing.torch_family import put_gradients, torch_optimizer
 
 
@@ -67,6 +67,7 @@ _counters = _dynamo.utils.counters
 _is_compiling = torch.compiler.is_compiling
 _Tensor = torch.Tensor
 _equal = torch.equal
+_np_equal = np.array_equal
 _clone = torch.Tensor.clone
 _detach = torch.Tensor.detach
 _mse = torch.nn.functional.mse_loss
@@ -123,9 +124,9 @@ def probe_clip(mod: Any, x: np.ndarray, max_norm: float) -> dict[str, Any]:
     """``clip_by_norm(x, max_norm)`` eagerly: the output, and whether ``x`` was changed in place."""
     fn = get(mod, "clip_by_norm")
     xt = _tensor(x)
-    before = _clone(xt)
+    before = sealed(torch_to_np(xt, "x"))  # read-only: the student's code can reach the probe's locals (its frame)
     out = _clip_out(fn(xt, float(max_norm)), xt, "clip_by_norm(x, max_norm)")
-    return {"out": out, "mutated": not _equal(xt, before)}
+    return {"out": out, "mutated": not _np_equal(torch_to_np(xt, "x"), before)}
 
 
 def probe_clip_grad(mod: Any, x: np.ndarray, max_norm: float, w: np.ndarray) -> dict[str, Any]:

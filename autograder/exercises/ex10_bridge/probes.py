@@ -28,6 +28,7 @@ from autograder.probing.tools import (
     instance_of,
     jax_converter,
     qualified_type,
+    sealed,
     torch_to_np,
     tree_to_np,
     type_name,
@@ -306,27 +307,29 @@ def probe_to_torch(mod: Any, dims: list[int], params: dict, seed: int, x: np.nda
 def probe_to_torch_leaves(mod: Any, dims: list[int], params: dict, seed: int, x: np.ndarray) -> dict[str, Any]:
     """After ``jax_to_torch_mlp``: are the parameters the same objects, leaves, trainable, without grad?"""
     model = torch_mlp(dims, seed=seed)
-    before = [id(p) for p in model.parameters()]
+    before = tuple(model.parameters())  # by identity, in a tuple: the student's code can reach the probe's locals
     opt = _Adam(model.parameters(), lr=0.01)  # an optimizer built before the copy
     get(mod, "jax_to_torch_mlp")(jax_params(params), model)
-    ps = list(model.parameters())
-    out = {
-        "same_objects": [id(p) for p in ps] == before,
-        "is_leaf": [bool(p.is_leaf) for p in ps],
-        "requires_grad": [bool(p.requires_grad) for p in ps],
-        "grad_fn_none": [p.grad_fn is None for p in ps],
-        "grad_none": [p.grad is None for p in ps],
-    }
-    # one training step: does the optimizer built earlier still move the model's weights?
-    snap = [torch_to_np(p, "p") for p in ps]
-    opt.zero_grad()
+    # Everything is read into immutable locals, and the answer built only once no student code can run again:
+    # hooks the copy left on the model run during the step below, and can reach the probe's locals (its frame).
+    ps = tuple(model.parameters())
+    same = len(ps) == len(before) and all(p is q for p, q in zip(ps, before))
+    leaf = tuple(bool(p.is_leaf) for p in ps)
+    requires = tuple(bool(p.requires_grad) for p in ps)
+    fn_none = tuple(p.grad_fn is None for p in ps)
+    grad_none = tuple(p.grad is None for p in ps)
+    # one training step: does the optimizer built earlier still move the model's weights, by their gradients?
+    snap = tuple(sealed(torch_to_np(p, "p")) for p in ps)
     try:
+        _Adam.zero_grad(opt)  # the class's methods: the instance's own could be replaced
         model(_torch_x(x)).sum().backward()
-        opt.step()
-        out["trains"] = all(not np.array_equal(torch_to_np(p, "p"), s) for p, s in zip(ps, snap, strict=True))
+        grads = tuple(p.grad is not None and bool(np.any(torch_to_np(p.grad, "p.grad"))) for p in ps)
+        _Adam.step(opt)
+        trains = all(grads) and all(not np.array_equal(torch_to_np(p, "p"), s) for p, s in zip(ps, snap, strict=True))
     except RuntimeError:
-        out["trains"] = False
-    return out
+        trains = False
+    return {"same_objects": same, "is_leaf": list(leaf), "requires_grad": list(requires),
+            "grad_fn_none": list(fn_none), "grad_none": list(grad_none), "trains": bool(trains)}
 
 
 def probe_to_torch_errors(mod: Any, dims: list[int], seed: int, cases: list[dict]) -> list[dict[str, Any]]:

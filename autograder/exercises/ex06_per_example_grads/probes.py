@@ -50,7 +50,6 @@ _abs = jnp.abs
 _cross_entropy = torch.nn.functional.cross_entropy
 _mse_loss = torch.nn.functional.mse_loss
 _torch_from_numpy = torch.from_numpy
-_torch_equal = torch.equal
 _np_array_equal = np.array_equal
 _torch_tanh = torch.tanh
 

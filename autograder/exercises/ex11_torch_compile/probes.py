@@ -68,7 +68,6 @@ _is_compiling = torch.compiler.is_compiling
 _Tensor = torch.Tensor
 _equal = torch.equal
 _np_equal = np.array_equal
-_clone = torch.Tensor.clone
 _detach = torch.Tensor.detach
 _mse = torch.nn.functional.mse_loss
 _relu = torch.relu

@@ -2,7 +2,9 @@
 
 What checkpointing saves is measured, not assumed: residuals with print_saved_residuals against the
 probe's plain MLP, saved tensors with the probe's own saved_tensors_hooks against the blocks applied
-plainly, and per-block recomputation from the order in which the probe's blocks run during backward.
+plainly, and per-block recomputation from the order in which the probe's blocks run during backward;
+a block run under saved-tensor hooks of the student's own, or run again in backward by anything but
+torch.utils.checkpoint, is named (the probe's tallies ``block_own_hooks``, ``block_rerun_outside``).
 """
 
 from __future__ import annotations
@@ -73,6 +75,9 @@ def torch_ckpt_recomputes_each_block(ctx: Ctx) -> None:
     back = got["backward_log"]
     if not back or not recomputed[0]:
         raise Fail("EX12_TORCH_NO_RECOMPUTE")
+    # a block run again by a hook of the student's during backward is not a recomputation (nothing was freed)
+    if ctx.counted("block_rerun_outside"):
+        raise Fail("EX12_TORCH_RERUN_OUTSIDE")
     if back == list(range(n)):
         raise Fail("EX12_TORCH_WHOLE_CHECKPOINT")
     if back != list(range(n))[::-1] or recomputed != (n, n):
@@ -90,6 +95,9 @@ def torch_ckpt_saves_fewer(ctx: Ctx) -> None:
     # the probe's count lives in the worker (a raw memory write can rewind it); the grader's own count of the
     # saved tensors' tallies cannot be: the larger one is judged (the two differ only when one was forged)
     _, saved = ctx.counts("saved", got["saved"])
+    # saved-tensor hooks of the student's own around a block hide what autograd keeps from the probe's count
+    if ctx.counted("block_own_hooks"):
+        raise Fail("EX12_TORCH_OWN_HOOKS")
     if saved >= plain:
         raise Fail("EX12_TORCH_NOT_FEWER", got=saved, plain=plain)
 

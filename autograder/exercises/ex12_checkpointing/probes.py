@@ -8,13 +8,19 @@ its forward runs, so the order of recomputation in the backward pass shows what 
 checkpointed; the probe's own ``saved_tensors_hooks`` count what autograd saved. Each block's run and
 each tensor saved is also tallied in the grader's process as it happens (``tally``: ``block_forward``,
 ``block_recompute`` when it runs inside a backward pass, ``saved``): a write into the worker's log or count
-cannot take one back (docs/security.md, "Structural checks").
+cannot take one back (docs/security.md, "Structural checks"). A block also tallies what it runs under: in the
+forward pass, saved-tensor hooks that are neither the probe's nor ``torch.utils.checkpoint``'s
+(``block_own_hooks``: hooks of the student's own hide what autograd keeps from the probe's count, and
+``save_on_cpu`` keeps it all); in the backward pass, a run with no frame of ``torch.utils.checkpoint`` below it
+(``block_rerun_outside``: called from a hook of the student's, not recomputed by checkpoint).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -60,6 +66,38 @@ _torch_tanh = torch.tanh
 _Tensor = torch.Tensor
 # -1 outside a backward pass; the id of the graph task the autograd engine runs inside one (a recomputation)
 _graph_task = torch._C._current_graph_task_id
+_getframe = sys._getframe
+# the innermost saved-tensor hooks, as (pack, unpack) or None (torch >= 2.0; absent: nothing is judged by them)
+_top_hooks = getattr(torch._C._autograd, "_top_saved_tensors_default_hooks", None)
+
+
+def _code_ids(module: types.ModuleType) -> frozenset[int]:
+    """The ids of every code object ``module`` defines (its functions, its classes' methods and what they nest);
+    the objects stay alive in the module, so an id is never reused by a student's code."""
+    out: set[int] = set()
+    todo = [v for v in vars(module).values() if getattr(v, "__module__", None) == module.__name__]
+    seen: set[int] = set()
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, types.CodeType):
+            out.add(id(obj))
+            todo.extend(c for c in obj.co_consts if isinstance(c, types.CodeType))
+        elif isinstance(obj, type):
+            todo.extend(vars(obj).values())
+        elif isinstance(obj, (staticmethod, classmethod)):
+            todo.append(obj.__func__)
+        elif isinstance(obj, property):
+            todo.extend(f for f in (obj.fget, obj.fset, obj.fdel) if f is not None)
+        elif isinstance(obj, types.FunctionType):
+            todo.append(obj.__code__)
+    return frozenset(out)
+
+
+# every code object of torch.utils.checkpoint: its hooks' pack/unpack, the function a recomputation runs from
+_CKPT_CODES = _code_ids(torch.utils.checkpoint)
 
 
 def _checkpoint_names() -> frozenset[str]:
@@ -211,8 +249,41 @@ class Block(nn.Module):
 
     def forward(self, h: torch.Tensor, _tally: Any = tally, _task: Any = _graph_task) -> torch.Tensor:
         self.log.append(self.index)
-        _tally("block_forward" if _task() == -1 else "block_recompute")
+        if _task() == -1:
+            _tally("block_forward")
+            if not _hooks_are_checkpoints_or_the_probes():
+                _tally("block_own_hooks")
+        else:
+            _tally("block_recompute")
+            if not _run_by_checkpoint():
+                _tally("block_rerun_outside")
         return _torch_tanh(self.lin(h))
+
+
+def _hooks_are_checkpoints_or_the_probes(_top: Any = _top_hooks, _codes: frozenset[int] = _CKPT_CODES) -> bool:
+    """Whether the innermost saved-tensor hooks are none, the probe's own counter, or ``torch.utils.checkpoint``'s
+    (both of the pair: a pack of checkpoint's beside an unpack of the student's is the student's)."""
+    try:
+        top = _top(False)
+    except TypeError:  # absent (None) or another signature in this torch: nothing to judge by
+        return True
+    if top is None:
+        return True
+    pack, unpack = top
+    if type(pack) is types.MethodType and pack.__func__ is _Counter.pack and unpack is _Counter.unpack:
+        return True
+    return all(type(f) is types.FunctionType and id(f.__code__) in _codes for f in (pack, unpack))
+
+
+def _run_by_checkpoint(_frame: Any = _getframe, _codes: frozenset[int] = _CKPT_CODES) -> bool:
+    """Whether a frame of ``torch.utils.checkpoint``'s own code is below this block's run (its recomputation, with
+    or without reentry), not a student's hook calling the block during the backward pass."""
+    f = _frame(2)
+    while f is not None:
+        if id(f.f_code) in _codes:
+            return True
+        f = f.f_back
+    return False
 
 
 def _blocks(weights: list[np.ndarray], log: list[int]) -> list[Block]:

@@ -102,7 +102,8 @@ def torch_leaves_model_untouched(ctx: Ctx) -> None:
 
 @suite.check(points=1)
 def torch_vectorised(ctx: Ctx) -> None:
-    """torch.func.vmap runs the model once on the batch; a loop over examples runs it N times."""
+    """torch.func.vmap runs the model once on the batch and one backward pass through it; a loop over examples
+    runs it N times, or runs N backward passes through one batched forward."""
     case = torch_case(ctx.rng, int(ctx.rng.integers(8, 13)), "xent")
     got = ctx.student("torch_calls", call="torch_per_example_grads(model, xent_loss, x, y)", **case)
     # vmap calls forward once (twice if the student also runs a plain forward); a loop calls it >= N times.
@@ -111,6 +112,10 @@ def torch_vectorised(ctx: Ctx) -> None:
     _, calls = ctx.counts("forward", got["calls"])
     if calls > got["n"] // 2:
         raise Fail("EX06_TORCH_LOOP", calls=calls, n=got["n"])
+    # one forward on the batch, then torch.autograd.grad per example: the loop moved to the backward passes
+    _, passes = ctx.counts("backward", got["backward"])
+    if passes > got["n"] // 2:
+        raise Fail("EX06_TORCH_BACKWARD_LOOP", passes=passes, n=got["n"])
 
 
 def _zero_example(tree: object, i: int) -> object:

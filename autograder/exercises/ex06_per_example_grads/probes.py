@@ -165,6 +165,16 @@ def probe_clip(mod: Any, per_example: Any, max_norm: float) -> Any:
 # A raw memory write can still rewind it: each forward is also tallied in the grader's process
 # (``tally``), and the check reads the larger of the two counts.
 _FORWARD_CALLS = itertools.count()
+# Every backward pass through a ProbeNet's output (a hook its forward puts on the output: once per pass, under
+# torch.func's transforms too), counted and tallied the same way: vmap's one batched pass is one, a Python loop
+# of torch.autograd.grad over the examples of one batched forward is one per example.
+_BACKWARD_CALLS = itertools.count()
+_register_hook = torch.Tensor.register_hook
+
+
+def _backward_through_output(grad: torch.Tensor, _tally: Any = tally, _calls: Any = _BACKWARD_CALLS) -> None:
+    next(_calls)
+    _tally("backward")
 
 
 class ProbeNet(nn.Module):
@@ -178,7 +188,13 @@ class ProbeNet(nn.Module):
     def forward(self, x: torch.Tensor, _tally: Any = tally, _calls: Any = _FORWARD_CALLS) -> torch.Tensor:
         next(_calls)
         _tally("forward")
-        return self.head(_torch_tanh(self.body(x)))
+        out = self.head(_torch_tanh(self.body(x)))
+        if out.requires_grad:
+            try:
+                _register_hook(out, _backward_through_output)
+            except RuntimeError:  # a torch whose transforms refuse hooks: the passes go uncounted
+                pass
+        return out
 
 
 def _torch_loss(loss: str) -> Any:
@@ -233,8 +249,10 @@ def probe_torch_untouched(mod: Any, loss: str, params: list[np.ndarray], x: np.n
 
 
 def probe_torch_calls(mod: Any, loss: str, params: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> dict:
-    """How many times `model.forward` ran for one call on a batch of N."""
+    """How many times `model.forward` ran, and backward passes went through its output, for one call on a
+    batch of N."""
     model, loss_fn, xt, yt = _torch_setup(loss, params, x, y)
-    start = next(_FORWARD_CALLS)
+    start, back = next(_FORWARD_CALLS), next(_BACKWARD_CALLS)
     get(mod, "torch_per_example_grads")(model, loss_fn, xt, yt)
-    return {"calls": int(next(_FORWARD_CALLS) - start - 1), "n": int(x.shape[0])}
+    return {"calls": int(next(_FORWARD_CALLS) - start - 1), "backward": int(next(_BACKWARD_CALLS) - back - 1),
+            "n": int(x.shape[0])}

@@ -35,13 +35,13 @@ def graph_repeated_calls(ctx: Ctx) -> None:
 
 
 def _used_words(used: list[str]) -> str | dict:
-    """What the probe saw used: the autodiff APIs called, as code; else, in words, an operation recorded on
-    the tape (``<tape>``), another thread (``<thread>``, where the probe cannot look) or a record the code
+    """What the probe saw used: the autodiff APIs called, as code; else, in words, JAX's differentiation reached
+    another way (``<jax>``), an operation recorded on the tape (``<tape>``), another thread (``<thread>``, where the probe cannot look) or a record the code
     under test erased (``<erased>``)."""
     apis = [u for u in used if not u.startswith("<")]
     if apis:
         return ", ".join(f"`{u}`" for u in apis)
-    for mark, key in (("<tape>", "ex09.used.tape"), ("<thread>", "ex09.used.thread")):
+    for mark, key in (("<jax>", "ex09.used.jax"), ("<tape>", "ex09.used.tape"), ("<thread>", "ex09.used.thread")):
         if mark in used:
             return label(key)
     return label("ex09.used.erased")

@@ -17,6 +17,7 @@ import itertools
 import random
 import sys
 import threading
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +36,7 @@ _add, _sub, _mul, _div = torch.add, torch.sub, torch.mul, torch.div
 _sum, _mean = torch.sum, torch.mean
 _saved_tensors_hooks = torch.autograd.graph.saved_tensors_hooks
 _count = itertools.count
+_ModuleType = types.ModuleType
 _threads_alive = _thread._count  # Python threads besides the main one
 _modules = sys.modules
 _open = open
@@ -187,11 +189,15 @@ def _tripwires(mod: Any, used: list[str], events: Any, with_jax: bool) -> list[t
                 ("grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize")]
     targets += [(torch.autograd.functional, n, f"torch.autograd.functional.{n}") for n in
                 ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")]
+    # torch's forward mode records nothing on the tape, and a dual tensor needs a dual level: every one is
+    # entered through torch._C._enter_dual_level (under whatever name a module bound it: below)
+    targets += [(torch._C, "_enter_dual_level", "torch.autograd.forward_ad")]
     if with_jax:
         import jax
 
         targets += [(jax, n, f"jax.{n}") for n in
                     ("grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "linearize")]
+        targets += _jax_machinery()
     # a thread of its own: the saved-tensor hook watches this thread only (torch keeps it per thread)
     targets += [(threading, "_start_new_thread", "<thread>"), (_thread, "start_new_thread", "<thread>"),
                 (_thread, "start_new", "<thread>")]
@@ -204,13 +210,32 @@ def _tripwires(mod: Any, used: list[str], events: Any, with_jax: bool) -> list[t
         originals[id(original)] = label
         patched.append((owner, attr, original))
         setattr(owner, attr, wrap(label, original))
-    # names the student imported directly (`from jax import grad`)
-    for name, value in list(vars(mod).items()):
-        label = originals.get(id(value))
-        if label is not None:
-            patched.append((mod, name, value))
-            setattr(mod, name, wrap(label, value))
+    # the same functions under other names: the student's (`from jax import grad`) and any module's (torch's
+    # forward_ad reaches _enter_dual_level through a name torch._functorch.predispatch took at import)
+    modules = [mod, *(m for m in list(sys.modules.values()) if type(m) is _ModuleType and m is not mod)]
+    for module in modules:
+        for name, value in list(vars(module).items()):
+            label = originals.get(id(value))
+            if label is not None and not any(o is module and a == name for o, a, _ in patched):
+                patched.append((module, name, value))
+                setattr(module, name, wrap(label, value))
     return patched
+
+
+def _jax_machinery() -> list[tuple[Any, str, str]]:
+    """JAX's differentiation itself, whatever name reached it (``jax.jacobian``, ``jax._src.api.grad``, a
+    ``custom_vjp``'s rule...): the ``__init__`` of every JVP and linearize trace, and of jet's Taylor-mode trace
+    (imported here: a student importing it during the call would find it already watched)."""
+    from jax._src.interpreters import ad
+
+    classes = [getattr(ad, "JVPTrace", None), getattr(ad, "LinearizeTrace", None)]
+    try:
+        from jax.experimental import jet
+
+        classes.append(getattr(jet, "JetTrace", None))
+    except ImportError:
+        pass
+    return [(cls, "__init__", "<jax>") for cls in classes if isinstance(cls, type) and "__init__" in vars(cls)]
 
 
 def probe_manual_tape(mod: Any, points: list[list[float]], _tally: Any = tally) -> dict[str, Any]:

@@ -56,6 +56,17 @@ def test_make_test_runs_on_every_core():
     assert '"pytest-xdist' in (ROOT / "pyproject.toml").read_text()
 
 
+def test_make_test_compiles_the_graders_bytecode_before_the_suite():
+    """Under PYTHONDONTWRITEBYTECODE (this CI image sets it) no interpreter writes bytecode: without it compiled
+    once up front, each of the suite's interpreters compiled every autograder module it imported again."""
+    make = (ROOT / "Makefile").read_text()
+    recipe = make.split("\ntest: ", 1)[1].split("\n\n", 1)[0]
+    lines = recipe.splitlines()
+    compile_at = next(i for i, line in enumerate(lines) if "-m compileall" in line)
+    assert "autograder" in lines[compile_at].split("compileall", 1)[1]
+    assert compile_at < next(i for i, line in enumerate(lines) if "-m pytest" in line)
+
+
 def test_tests_that_share_a_grading_or_the_machine_go_to_one_worker():
     from conftest import xdist_unit
 

@@ -62,9 +62,11 @@ def bce_stable_for_large_logits(ctx: Ctx) -> None:
 
 @suite.check(points=1)
 def bce_does_not_call_builtin(ctx: Ctx) -> None:
-    """The built-in BCE-with-logits is banned; the probe watches every route to it while the loss runs."""
+    """The built-in BCE-with-logits is banned; the probe watches every route to it while the loss runs, and
+    the graph the loss built (another thread's use of it leaves its backward node there)."""
     case = bce_case(ctx.rng, int(ctx.rng.integers(8, 33)), 1, max_abs=8.0)
-    got = ctx.student("bce", call="bce_with_logits(logits, targets)", **case)
+    # with a graph asked for: the built-in's backward node shows it was used even from another thread
+    got = ctx.student("bce", call="bce_with_logits(logits, targets)", grad=True, **case)
     if got["builtin"]:
         raise Fail("EX02_BUILTIN_BCE", names=", ".join(got["builtin"]))
 

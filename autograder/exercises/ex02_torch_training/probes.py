@@ -123,6 +123,24 @@ class _DispatchSpy(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+def _builtin_nodes(out: torch.Tensor, _limit: int = 100_000) -> list[str]:
+    """The built-in's backward nodes anywhere in ``out``'s autograd graph (class names, read from torch's own
+    node types: a custom Function's node class is torch's, not the student's class)."""
+    hits: list[str] = []
+    seen: set[int] = set()
+    todo = [out.grad_fn]
+    while todo and len(seen) < _limit:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        name = type(node).__name__
+        if "BinaryCrossEntropyWithLogits" in name:
+            hits.append(f"autograd.{name}")
+        todo.extend(fn for fn, _ in node.next_functions)
+    return hits
+
+
 def probe_bce(mod: Any, logits: np.ndarray, targets: np.ndarray, grad: bool = False) -> dict[str, Any]:
     """``bce_with_logits(logits, targets)`` (and optionally its gradient w.r.t. the logits).
 
@@ -147,6 +165,9 @@ def probe_bce(mod: Any, logits: np.ndarray, targets: np.ndarray, grad: bool = Fa
             raise ProbeFail("EX02_BCE_NO_GRAPH")
         if out.numel() != 1:
             raise ProbeFail("EX02_BCE_NOT_SCALAR", shape=tuple(out.shape))
+        # the spies watch this thread only (torch keeps its modes per thread): the graph holds the built-in's
+        # backward node whichever thread ran it
+        result["builtin"] = sorted({*result["builtin"], *_builtin_nodes(out)})
         out.backward()
         if z.grad is None:
             raise ProbeFail("EX02_BCE_NO_GRAPH")

@@ -261,14 +261,15 @@ class Block(nn.Module):
 
 
 def _hooks_are_checkpoints_or_the_probes(_top: Any = _top_hooks, _codes: frozenset[int] = _CKPT_CODES) -> bool:
-    """Whether the innermost saved-tensor hooks are none, the probe's own counter, or ``torch.utils.checkpoint``'s
-    (both of the pair: a pack of checkpoint's beside an unpack of the student's is the student's)."""
+    """Whether the innermost saved-tensor hooks are the probe's own counter or ``torch.utils.checkpoint``'s (both of
+    the pair: a pack of checkpoint's beside an unpack of the student's is the student's). None at all: a thread of
+    the student's, which the probe's hooks (kept per thread by torch) do not reach."""
     try:
         top = _top(False)
     except TypeError:  # absent (None) or another signature in this torch: nothing to judge by
         return True
-    if top is None:
-        return True
+    if top is None:  # the probe's own are pushed around every block it watches: this is another thread
+        return False
     pack, unpack = top
     if type(pack) is types.MethodType and pack.__func__ is _Counter.pack and unpack is _Counter.unpack:
         return True

@@ -11,6 +11,7 @@ import html.parser
 import io
 import json
 import re
+import time
 from pathlib import Path
 
 import numpy as np
@@ -397,6 +398,33 @@ def test_checkpoint_keeps_order_and_earlier_results(tmp_path):
     assert [r["submission"] for r in json.loads(path.read_text())] == [res[0]["submission"], res[3]["submission"]]
     cp.add(res[1])
     cp.add(res[2])
+    assert [r["submission"] for r in cp.results()] == [r["submission"] for r in res]
+
+
+def _rows_on_disk(path) -> int:
+    data = json.loads(path.read_text())
+    return len(data) if isinstance(data, list) else 1
+
+
+def test_a_checkpoint_row_held_back_by_the_interval_is_written_when_it_ends(tmp_path):
+    """A row that arrives within ``every`` of the last write reaches the file once the interval is over, without
+    waiting for another row (a batch of slow submissions can hold that back for minutes); after ``close`` (the
+    final outputs come next) nothing more is written."""
+    res = fake_results(3)
+    path = tmp_path / "out.json"
+    cp = _report.Checkpoint(str(path), before=[], order=[r["submission"] for r in res], every=0.3)
+    cp.add(res[0])
+    assert _rows_on_disk(path) == 1
+    cp.add(res[1])  # within the interval: held back, then written by the timer, with no further row
+    deadline = time.monotonic() + 60
+    while _rows_on_disk(path) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _rows_on_disk(path) == 2
+    cp.add(res[2])
+    cp.close()
+    held = _rows_on_disk(path)  # 2 unless this machine took longer than the interval between the two writes
+    time.sleep(0.7)  # over twice the interval: a deferred write would have happened
+    assert _rows_on_disk(path) == held
     assert [r["submission"] for r in cp.results()] == [r["submission"] for r in res]
 
 

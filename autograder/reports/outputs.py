@@ -32,6 +32,7 @@ def write_outputs(checkpoint: _report.Checkpoint, *, json_path: str | None, csv_
     Raises:
         OSError: an output cannot be written.
     """
+    checkpoint.close()
     all_results = checkpoint.results()
     if json_path and (all_results or checkpoint.write_empty):
         checkpoint.writer(all_results, json_path)

@@ -218,8 +218,10 @@ def write_csv(results: list[dict[str, Any]], path: str) -> None:
 class Checkpoint:
     """Rewrites the JSON output while a batch runs, so an interrupted run loses nothing.
 
-    Writes at most every ``every`` seconds (and on :meth:`flush`); ``--resume``
-    then skips what the file already holds.
+    Writes at most every ``every`` seconds (and on :meth:`flush`): a row that arrives sooner is written when the
+    interval is over (a timer), not only with the next row, which a batch of slow submissions may hold back for
+    minutes; so a run killed outright loses at most the last ``every`` seconds. ``--resume`` then skips what
+    the file already holds.
     """
 
     def __init__(self, path: str | None, before: list[dict[str, Any]], order: list[str],
@@ -235,12 +237,36 @@ class Checkpoint:
         self._last = 0.0
         self.warned = False
         self._lock = threading.Lock()
+        self._dirty = False
+        self._timer: threading.Timer | None = None
 
     def add(self, res: dict[str, Any]) -> None:
         with self._lock:
             self.new.append(res)
-            if self.path and time.monotonic() - self._last >= self.every:
+            if not self.path:
+                return
+            self._dirty = True
+            wait = self.every - (time.monotonic() - self._last)
+            if wait <= 0:
                 self._write()
+            elif self._timer is None:
+                self._timer = threading.Timer(wait, self._deferred)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def _deferred(self) -> None:
+        with self._lock:
+            self._timer = None
+            if self._dirty:
+                self._write()
+
+    def close(self) -> None:
+        """No more deferred writes (the final outputs are written next, from :meth:`results`)."""
+        with self._lock:
+            self._dirty = False
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
 
     def results(self) -> list[dict[str, Any]]:
         """Earlier results, then the new ones in the order the submissions were given."""
@@ -255,6 +281,7 @@ class Checkpoint:
     def _write(self) -> None:
         data = self.before + sorted(self.new, key=lambda r: self.rank.get(r["submission"], 1 << 30))
         self._last = time.monotonic()
+        self._dirty = False
         if not data and not self.write_empty:
             return
         try:

@@ -114,6 +114,23 @@ def evaluate_matches_reference(ctx: Ctx) -> None:
         raise Fail("EX02_LOSS_FN_UNUSED")
     ctx.assert_close(got["loss"], want["loss"], kind="forward", what=label("ex02.what.eval_loss"))
     ctx.assert_close(got["accuracy"], want["accuracy"], kind="exact", what=label("ex02.what.eval_acc"))
+    got, want = ctx.both("evaluate", call="evaluate(model, x, y, loss_fn)", **_ties_case(ctx))
+    if ctx.difference(got["accuracy"], want["accuracy"], kind="exact"):
+        raise Fail("EX02_EVAL_TIES")
+
+
+def _ties_case(ctx: Ctx) -> dict:
+    """Zero biases and a few all-zero input rows: their logits are exactly 0, where ``sigmoid`` is exactly 0.5
+    (class 1, as ``sigmoid(logits) >= 0.5`` says; ``logits > 0`` and ``round(sigmoid(logits))`` say 0), with
+    targets 1 there; the other rows as drawn."""
+    dims = mlp_dims(ctx.rng)
+    params = [np.zeros_like(a) if a.ndim == 1 else a for a in mlp_params(ctx.rng, dims)]
+    x = (2.0 * ctx.rng.standard_normal((32, dims[0]))).astype(np.float32)
+    y = (_numpy_logits(params, x)[:, :1] >= 0.0).astype(np.float32)
+    ties = ctx.rng.choice(len(x), size=8, replace=False)
+    x[ties] = 0.0
+    y[ties] = 1.0
+    return {"params": params, "x": x, "y": y}
 
 
 @suite.check(points=1)

@@ -53,6 +53,11 @@ def to_torch_keeps_trainable_leaves(ctx: Ctx) -> None:
         raise Fail("EX10_GRAD_SET")
     if not got["trains"]:
         raise Fail("EX10_NOT_TRAINING")
+    n = len(dims) - 1
+    names = [f'W[{i}]' for i in range(n)] + [f'b[{i}]' for i in range(n)]
+    moved = [name for name, changed in zip(names, got["jax_changed"], strict=True) if changed]
+    if moved:
+        raise Fail("EX10_TO_TORCH_SHARED_MEMORY", which=", ".join(moved))
 
 
 def _mismatch_cases(rng: np.random.Generator, dims: list[int]) -> list[tuple[str, int, dict, tuple[int, int] | None]]:

@@ -309,7 +309,10 @@ def probe_to_torch_leaves(mod: Any, dims: list[int], params: dict, seed: int, x:
     model = torch_mlp(dims, seed=seed)
     before = tuple(model.parameters())  # by identity, in a tuple: the student's code can reach the probe's locals
     opt = _Adam(model.parameters(), lr=0.01)  # an optimizer built before the copy
-    get(mod, "jax_to_torch_mlp")(jax_params(params), model)
+    jp = jax_params(params)
+    given = (*jp["W"], *jp["b"])  # the JAX arrays handed over, held here (the student's code gets the dict)
+    given_before = tuple(sealed(_fresh_copy(a)) for a in given)
+    get(mod, "jax_to_torch_mlp")(jp, model)
     # Everything is read into immutable locals, and the answer built only once no student code can run again:
     # hooks the copy left on the model run during the step below, and can reach the probe's locals (its frame).
     ps = tuple(model.parameters())
@@ -328,8 +331,11 @@ def probe_to_torch_leaves(mod: Any, dims: list[int], params: dict, seed: int, x:
         trains = all(grads) and all(not np.array_equal(torch_to_np(p, "p"), s) for p, s in zip(ps, snap, strict=True))
     except RuntimeError:
         trains = False
+    # the step wrote the model's parameters in place: did it write the JAX arrays too (memory shared with them)?
+    jax_moved = tuple(not np.array_equal(_fresh_copy(a), b) for a, b in zip(given, given_before, strict=True))
     return {"same_objects": same, "is_leaf": list(leaf), "requires_grad": list(requires),
-            "grad_fn_none": list(fn_none), "grad_none": list(grad_none), "trains": bool(trains)}
+            "grad_fn_none": list(fn_none), "grad_none": list(grad_none), "trains": bool(trains),
+            "jax_changed": list(jax_moved)}
 
 
 def probe_to_torch_errors(mod: Any, dims: list[int], seed: int, cases: list[dict]) -> list[dict[str, Any]]:

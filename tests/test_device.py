@@ -26,11 +26,45 @@ def test_auto_without_accelerator_is_cpu(monkeypatch):
 @pytest.mark.parametrize("seen,requested,expected", [
     ({"torch": "cuda", "jax": "gpu"}, "auto", {"torch": "cuda", "jax": "gpu"}),
     ({"torch": "cuda", "jax": "cpu"}, "cuda", {"torch": "cuda", "jax": "cpu"}),
-    ({"torch": "cpu", "jax": "tpu"}, "auto", {"torch": "cpu", "jax": "tpu"}),
-    ({"torch": "cpu", "jax": "tpu"}, "tpu", {"torch": "cpu", "jax": "tpu"}),
 ])
 def test_simulated_accelerators(seen, requested, expected):
-    assert _device.resolve(requested, detect=lambda: seen) == expected
+    notes: list[str] = []
+    assert _device.resolve(requested, detect=lambda: seen, notes=notes) == expected
+    assert notes == []
+
+
+def test_a_tpu_host_grades_jax_on_the_cpu_and_says_why():
+    """Measured on a TPU v5e host (docs/devices-and-tolerances.md): the chip is held by one process at a time, and
+    every worker but the first stopped in the student's call ("The TPU is already in use"), grading correct
+    solutions 0. ``auto`` keeps JAX on the CPU there, with a note; ``tpu`` is refused, saying why."""
+    tpu_host = {"torch": "cpu", "jax": "tpu"}
+    notes: list[str] = []
+    assert _device.resolve("auto", detect=lambda: tpu_host, notes=notes) == {"torch": "cpu", "jax": "cpu"}
+    assert len(notes) == 1 and "one process at a time" in notes[0] and "CPU" in notes[0]
+    with pytest.raises(_device.DeviceError, match="--device tpu: a TPU chip is held by one process at a time"):
+        _device.resolve("tpu", detect=lambda: tpu_host)
+
+
+def test_a_runs_device_note_reaches_the_instructor(monkeypatch):
+    """GradingRun keeps the note, and the session hands it on before the isolation's (each a line)."""
+    from autograder.engine import session as _session
+    from autograder.engine.run import GradingRun
+    from autograder.reports.progress import Progress
+
+    monkeypatch.setattr(_device, "_accelerator_present", lambda: True)
+    monkeypatch.setattr(_device, "_detect", lambda: {"torch": "cpu", "jax": "tpu"})
+    run = GradingRun(device="auto", exercises=["ex01_torch_mlp"])
+    try:
+        assert run.device == {"torch": "cpu", "jax": "cpu"} and len(run.device_notes) == 1
+    finally:
+        run.close()
+    seen: list[str] = []
+    monkeypatch.setattr(_session, "check_isolation", lambda run, wanted: "minimal isolation (a test's)")
+    monkeypatch.setattr(GradingRun, "grade", lambda self, *a, **k: [])
+    _session.grade_batch(lambda **kw: GradingRun(**kw), [], [], interrupts=_session.Interrupts(), add=lambda r: None,
+                         progress=Progress(0, tasks_per_item=1, enabled=False),
+                         on_note=seen.append, device="auto", exercises=["ex01_torch_mlp"])
+    assert seen == [run.device_notes[0], "minimal isolation (a test's)"]
 
 
 @pytest.mark.parametrize("requested", ["cuda", "tpu"])

@@ -71,7 +71,8 @@ class GradingRun(RunWorkers):
                  mem_bytes: int | None = None, sandbox: bool = True, debug: bool = False,
                  launch_prefix: list[str] | None = None, sandbox_skip: list[str] | None = None,
                  exercises: list[str] | None = None) -> None:
-        self.device = _device.resolve(device)
+        self.device_notes: list[str] = []  # what --device auto chose against the default backend, and why
+        self.device = _device.resolve(device, notes=self.device_notes)
         self.timeout = float(timeout)
         self.seed = int(seed) if seed is not None else secrets.randbelow(2**31)
         self.lang = lang

@@ -119,7 +119,8 @@ def grade(make_run: Callable[[], Any], paths: list[str], only: list[str], *, int
         deadline: a ``time.monotonic()`` by which the run ends (what is left is ``ungraded``).
         require_isolation: see :func:`check_isolation`.
         errors: further exceptions that end the session with ``error`` (a cluster's).
-        on_ready: called once the run is made and admitted, with :func:`check_isolation`'s note.
+        on_ready: called once the run is made and admitted, with its notes, one a line: the device's (JAX kept
+            on the CPU on a TPU host) and :func:`check_isolation`'s.
         on_done: called when grading ends, before the run is cancelled or closed.
         outputs: the run's own files (``--json``, ``--csv``, ``--feedback``): kept from every student worker
             (:func:`keep_outputs`).
@@ -136,7 +137,8 @@ def grade(make_run: Callable[[], Any], paths: list[str], only: list[str], *, int
             keep_outputs(run, outputs, checkpoint)
             note = check_isolation(run, require_isolation)
             if on_ready is not None:
-                on_ready(note)
+                # the device's note (JAX kept off a TPU: autograder.core.device) first, then the isolation's
+                on_ready("\n".join(n for n in (*getattr(run, "device_notes", ()), note) if n))
             extra = {"deadline": deadline} if deadline is not None else {}
             run.grade(paths, only=only, jobs=jobs, on_result=on_result, on_task=on_task,
                       exercises_for=exercises_for, **extra)
@@ -207,7 +209,7 @@ def grade_batch(make_run: Callable[..., Any], paths: list[str], only: list[str],
         deadline: see :func:`grade`.
         require_isolation: see :func:`grade`.
         errors: see :func:`grade`.
-        on_note: called with :func:`check_isolation`'s note when it is not empty.
+        on_note: called with each note of the run (the device's, :func:`check_isolation`'s) that is not empty.
         outputs: see :func:`grade`.
         checkpoint: see :func:`grade`.
         **run_options: ``make_run``'s keyword arguments.
@@ -218,9 +220,10 @@ def grade_batch(make_run: Callable[..., Any], paths: list[str], only: list[str],
     if resumed is not None and resumed.partial:
         add = _resume.merging(add, resumed.partial, only)
 
-    def ready(note: str) -> None:
-        if note and on_note is not None:
-            on_note(note)
+    def ready(notes: str) -> None:
+        for note in notes.splitlines():
+            if note and on_note is not None:
+                on_note(note)
         progress.begin()
 
     def on_result(res: dict[str, Any]) -> None:

@@ -178,17 +178,19 @@ def _backward_through_output(grad: torch.Tensor, _tally: Any = tally, _calls: An
 
 
 class ProbeNet(nn.Module):
-    """A small MLP with nested parameter names: body.0.weight, body.0.bias, head.weight, head.bias."""
+    """A small MLP with nested parameter names: body.0.weight, body.0.bias, head.weight, head.bias, and a float
+    buffer (``gain``, ones: a model's state is more than its parameters, and no gradient is asked of it)."""
 
     def __init__(self, d: int, h: int, k: int) -> None:
         super().__init__()
         self.body = nn.Sequential(nn.Linear(d, h))
         self.head = nn.Linear(h, k)
+        self.register_buffer("gain", torch.ones(h))
 
     def forward(self, x: torch.Tensor, _tally: Any = tally, _calls: Any = _FORWARD_CALLS) -> torch.Tensor:
         next(_calls)
         _tally("forward")
-        out = self.head(_torch_tanh(self.body(x)))
+        out = self.head(_torch_tanh(self.body(x)) * self.gain)
         if out.requires_grad:
             try:
                 _register_hook(out, _backward_through_output)

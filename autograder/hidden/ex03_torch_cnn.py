@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from autograder.core.i18n import label
+from autograder.core.masks import whole_lines
 from autograder.core.suite import Ctx, Fail, StudentProblem, Suite
 from autograder.core.tolerances import tolerance
 from autograder.exercises.ex03_torch_cnn.public import cnn_params, images, num_classes
@@ -53,7 +54,7 @@ def _judge_dropout(ctx: Ctx, got: dict[str, np.ndarray], p: float, rate_key: str
     factor = float(np.median(ratios)) if ratios.size else 0.0
     if ratios.size and np.any(np.abs(ratios - factor) > tol.rtol * abs(factor) + tol.atol):
         raise Fail("EX03_DROPOUT_PLACE")  # not a per-unit mask: mixed by a layer after the dropout
-    if _lines_dropped_whole(active, dropped):
+    if whole_lines(active, dropped):
         raise Fail("EX03_DROPOUT_SHARED")
     n = int(active.sum())
     frac = float(np.mean(dropped[active]))
@@ -62,36 +63,6 @@ def _judge_dropout(ctx: Ctx, got: dict[str, np.ndarray], p: float, rate_key: str
         raise Fail(rate_key, p=f"{p:.2f}", got=f"{frac:.2f}")
     if ratios.size and abs(factor * (1.0 - p) - 1.0) > 1e-3:
         raise Fail("EX03_DROPOUT_SCALE", p=f"{p:.2f}")
-
-
-def _lines_dropped_whole(active: np.ndarray, dropped: np.ndarray, least: int = 16, lines: int = 10) -> bool:
-    """Does dropout keep or zero whole rows (examples) or whole columns (units) together?
-
-    Args:
-        active: ``(N, units)``, the units on in eval() mode.
-        dropped: ``(N, units)``, the units zeroed in train() mode.
-        least: a row or column is judged when it holds at least this many active units.
-        lines: fewer judged rows (columns) than this and they are not judged.
-
-    A correct Dropout(p) decides each unit of each example on its own: a line of k >= 16 active units is all
-    kept or all zeroed with probability p^k + (1-p)^k <= 0.028 for the rates checked (0.3, 0.65-0.8), so more
-    than half of >= 10 such lines being whole happens with probability < 1e-6. A mask drawn once for the batch
-    (every example the same units) makes every column whole; ``Dropout2d`` on the ``(N, 64)`` features (it reads
-    them as channels) makes every row whole.
-    """
-    zeroed_in_all = int((dropped & active).sum())
-    if zeroed_in_all in (0, int(active.sum())):
-        return False  # nothing zeroed, or everything: the rate's check says which
-    for axis in (0, 1):
-        counts = active.sum(axis=axis)
-        judged = counts >= least
-        if int(judged.sum()) < lines:
-            continue
-        zeroed = (dropped & active).sum(axis=axis)
-        whole = judged & ((zeroed == 0) | (zeroed == counts))
-        if int(whole.sum()) * 2 > int(judged.sum()):
-            return True
-    return False
 
 
 @suite.check(points=1)

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from autograder.core.i18n import label
+from autograder.core.masks import whole_lines
 from autograder.core.suite import Ctx, Fail, StudentProblem, Suite
 from autograder.exercises.ex08_jax_transforms.public import (
     KINDS,
@@ -123,7 +124,8 @@ def _check_shape(out: np.ndarray, x: np.ndarray) -> None:
 
 @suite.check(points=0.5)
 def dropout_keep_rate(ctx: Ctx) -> None:
-    """The fraction of kept elements is 1 - rate (within 5.5 standard deviations of the binomial)."""
+    """Each element is kept on its own (no whole rows or columns: autograder.core.masks), and the fraction of kept
+    elements is 1 - rate (within 5.5 standard deviations of the binomial)."""
     x = _dropout_input(ctx.rng)
     rate = float(ctx.rng.choice([ctx.rng.uniform(0.15, 0.35), ctx.rng.uniform(0.65, 0.85)]))
     out = np.asarray(ctx.student("dropout", call=f"dropout(x, {rate:.3f}, key)", x=x, rate=rate,
@@ -131,6 +133,8 @@ def dropout_keep_rate(ctx: Ctx) -> None:
     _check_shape(out, x)
     p, n = 1.0 - rate, x.size
     kept = float(np.mean(out != 0))
+    if whole_lines(np.ones(out.shape, dtype=bool), out == 0):  # x has no zeros: a 0 is a drop
+        raise Fail("EX08_DROPOUT_SHARED")
     if abs(kept - p) > KEEP_RATE_Z * math.sqrt(p * (1.0 - p) / n):
         raise Fail("EX08_KEEP_RATE", kept=kept, rate=rate)
 

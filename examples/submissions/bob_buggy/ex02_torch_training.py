@@ -1,6 +1,6 @@
-# MUTANT: calls the banned F.binary_cross_entropy_with_logits
-# FAILS: bce_does_not_call_builtin
-# CODE bce_does_not_call_builtin: EX02_BUILTIN_BCE
+# MUTANT: accuracy thresholds the logits with `logits > 0`: a logit of exactly 0 (sigmoid 0.5) counts as class 0
+# FAILS: evaluate_matches_reference
+# CODE evaluate_matches_reference: EX02_EVAL_TIES
 """Exercise 02 — the explicit training loop (PyTorch: the tape).
 
 Write the four pieces of a PyTorch training loop. In PyTorch training is a
@@ -45,7 +45,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 LossFn = Callable[[Tensor, Tensor], Tensor]
@@ -62,7 +61,8 @@ def bce_with_logits(logits: Tensor, targets: Tensor) -> Tensor:
         A 0-d tensor: mean of `max(z, 0) - z*y + log(1 + exp(-|z|))`.
     """
     z, y = logits, targets
-    return F.binary_cross_entropy_with_logits(z, y)
+    per_element = torch.clamp(z, min=0) - z * y + torch.log1p(torch.exp(-torch.abs(z)))
+    return per_element.mean()
 
 
 def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: Tensor, y: Tensor,
@@ -71,7 +71,9 @@ def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x: Tensor, y:
 
     Args:
         model: the network; put in training mode.
-        optimizer: a `torch.optim` optimizer over `model.parameters()`.
+        optimizer: any `torch.optim` optimizer over `model.parameters()` (SGD,
+            Adam, AdamW, RMSprop, ...). Gradients may already be on the
+            parameters when it is called (left by an earlier `backward()`).
         x: inputs `(N, d)`.
         y: targets with the model output's shape.
         loss_fn: `loss_fn(model(x), y)` -> 0-d tensor.
@@ -103,7 +105,7 @@ def evaluate(model: nn.Module, x: Tensor, y: Tensor, loss_fn: LossFn) -> tuple[f
     with torch.no_grad():
         logits = model(x)
         loss = loss_fn(logits, y).item()
-        predictions = (torch.sigmoid(logits) >= 0.5).to(y.dtype)
+        predictions = (logits > 0).to(y.dtype)
         accuracy = (predictions == y).float().mean().item()
     return loss, accuracy
 

@@ -23,7 +23,8 @@ What to build, in this order:
     - Use the `num_classes` and `dropout` arguments (defaults 10 and 0.3).
     - The output is logits (no softmax).
     - In `eval()` mode the output is deterministic; in `train()` mode dropout
-      zeroes hidden units at random (use `nn.Dropout`, which reads the flag;
+      zeroes hidden units at random, each unit of each example on its own
+      (use `nn.Dropout`, which reads the flag;
       `F.dropout(x, p)` without `training=self.training` is always on).
 
 Example:

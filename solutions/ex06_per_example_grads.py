@@ -106,7 +106,7 @@ def torch_per_example_grads(model: torch.nn.Module, loss_fn: Callable[[Tensor, T
     """Per-example gradients of a torch model with `torch.func`.
 
     Args:
-        model: any `nn.Module`; its parameters and `.grad` are left untouched.
+        model: any `nn.Module` (it may hold buffers too); its parameters and `.grad` are left untouched.
         loss_fn: `loss_fn(out, target) -> scalar` over a batch.
         x: inputs, shape `(N, ...)`.
         y: targets, shape `(N, ...)`.

@@ -81,7 +81,8 @@ def jax_to_torch_mlp(params: dict, model: nn.Module) -> None:
 
     Args:
         params: ``{"W": [(d_i, d_{i+1}), ...], "b": [(d_{i+1},), ...]}``.
-        model: the torch MLP to overwrite.
+        model: the torch MLP to overwrite; its parameters get copies of the values (training it afterwards
+            must not change the JAX arrays).
 
     Raises:
         ValueError: a shape differs (the message names "layer i") or the layer counts do (it gives both).

@@ -98,7 +98,7 @@ def torch_per_example_grads(model: torch.nn.Module, loss_fn: Callable[[Tensor, T
     """Gradientes por ejemplo de un modelo de torch con `torch.func`.
 
     Args:
-        model: cualquier `nn.Module`; sus parámetros y `.grad` quedan intactos.
+        model: cualquier `nn.Module` (puede tener también buffers); sus parámetros y `.grad` quedan intactos.
         loss_fn: `loss_fn(out, target) -> scalar` sobre un lote.
         x: entradas, forma `(N, ...)`.
         y: objetivos, forma `(N, ...)`.

@@ -25,7 +25,7 @@ Qué construir:
       `scan` o una llamada a una función compilada con jit es UNA ecuación, por
       grande que sea el sub-jaxpr que contiene.
     - `dropout(x, rate, key)`: dropout invertido con una clave PRNG explícita:
-      cada elemento se conserva con probabilidad `1 - rate` y se escala por
+      cada elemento se conserva, por separado, con probabilidad `1 - rate` y se escala por
       `1 / (1 - rate)`, y si no se pone a 0 (`0 <= rate < 1`). Misma clave ->
       misma salida; `rate = 0` devuelve `x` sin cambios. En JAX no hay estado
       aleatorio global: no uses `np.random` (el `nn.Dropout` de PyTorch usa el

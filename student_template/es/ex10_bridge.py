@@ -81,7 +81,8 @@ def jax_to_torch_mlp(params: dict, model: nn.Module) -> None:
 
     Args:
         params: ``{"W": [(d_i, d_{i+1}), ...], "b": [(d_{i+1},), ...]}``.
-        model: el MLP de torch que se sobrescribe.
+        model: el MLP de torch que se sobrescribe; sus parámetros reciben copias de los valores (entrenarlo
+            después no debe cambiar los arrays de JAX).
 
     Raises:
         ValueError: difiere una forma (el mensaje nombra "layer i") o los números de capas (da los dos).

@@ -23,7 +23,8 @@ Qué construir, en este orden:
     - Usa los argumentos `num_classes` y `dropout` (por defecto 10 y 0.3).
     - La salida son logits (sin softmax).
     - En modo `eval()` la salida es determinista; en modo `train()` el dropout
-      pone a cero unidades ocultas al azar (usa `nn.Dropout`, que lee el
+      pone a cero unidades ocultas al azar, cada unidad de cada ejemplo por
+      separado (usa `nn.Dropout`, que lee el
       indicador; `F.dropout(x, p)` sin `training=self.training` siempre está
       activo).
 

@@ -78,7 +78,7 @@ Returns:
     "torch_per_example_grads": """Gradientes por ejemplo de un modelo de torch con `torch.func`.
 
 Args:
-    model: cualquier `nn.Module`; sus parámetros y `.grad` quedan intactos.
+    model: cualquier `nn.Module` (puede tener también buffers); sus parámetros y `.grad` quedan intactos.
     loss_fn: `loss_fn(out, target) -> scalar` sobre un lote.
     x: entradas, forma `(N, ...)`.
     y: objetivos, forma `(N, ...)`.

@@ -71,7 +71,8 @@ Returns:
 
 Args:
     params: ``{"W": [(d_i, d_{i+1}), ...], "b": [(d_{i+1},), ...]}``.
-    model: el MLP de torch que se sobrescribe.
+    model: el MLP de torch que se sobrescribe; sus parámetros reciben copias de los valores (entrenarlo
+        después no debe cambiar los arrays de JAX).
 
 Raises:
     ValueError: difiere una forma (el mensaje nombra "layer i") o los números de capas (da los dos).""",

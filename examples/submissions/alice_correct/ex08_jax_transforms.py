@@ -25,7 +25,7 @@ What to build:
       a `scan` or a call to a jitted function is ONE equation, however
       big the sub-jaxpr inside it.
     - `dropout(x, rate, key)`: inverted dropout with an explicit key:
-      each element is kept with probability `1 - rate` and scaled by
+      each element is kept, on its own, with probability `1 - rate` and scaled by
       `1 / (1 - rate)`, otherwise set to 0 (`0 <= rate < 1`). Same key ->
       same output; `rate = 0` returns `x` unchanged. There is no global
       random state in JAX: do not use `np.random` (PyTorch's

@@ -89,4 +89,4 @@ Returns:
 
 # Fingerprint of the English docstrings these translations follow: tests/test_i18n.py fails when the
 # English changes (`python -m autograder.student.instructions_es` prints the current ones).
-SOURCE_SHA = "d9196b03f59d"
+SOURCE_SHA = "3dd2ee2b5519"

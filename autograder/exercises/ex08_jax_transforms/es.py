@@ -84,4 +84,4 @@ Returns:
 
 # Fingerprint of the English docstrings these translations follow: tests/test_i18n.py fails when the
 # English changes (`python -m autograder.student.instructions_es` prints the current ones).
-SOURCE_SHA = "731855ad7878"
+SOURCE_SHA = "50eb54225167"

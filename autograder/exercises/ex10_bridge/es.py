@@ -87,4 +87,4 @@ Returns:
 
 # Fingerprint of the English docstrings these translations follow: tests/test_i18n.py fails when the
 # English changes (`python -m autograder.student.instructions_es` prints the current ones).
-SOURCE_SHA = "ef0ee779009f"
+SOURCE_SHA = "00cfb5efa8ab"

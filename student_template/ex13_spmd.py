@@ -44,7 +44,8 @@ What to build:
       `step(params, opt_state, x, y) -> (params, opt_state, loss)`, jitted,
       for params and optimizer state replicated on `mesh` and a batch `x, y`
       sharded over "data" (as `shard_batch` places it). The loss and the new
-      params equal those of the single-device step on the whole batch; the
+      params equal those of the single-device step on the whole batch (its
+      gradients go to the optimizer unclipped, as in exercise 05); the
       new params and state come back replicated on the mesh; repeated calls
       compile once.
     - `per_device_mean_loss(loss_fn, params, x, y, mesh)`: with

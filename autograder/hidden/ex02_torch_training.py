@@ -248,10 +248,17 @@ def train_step_clears_old_gradients(ctx: Ctx) -> None:
     ctx.assert_close(got["params"], want["params"], kind="step", what=label("ex02.what.params_two_steps"))
 
 
+# The loss multiplied by this much (and the learning rate divided by it: steps of the usual size) gives gradients
+# of hundreds per entry at least (the BCE's own stay below 1): a step that clips or rescales them
+# (clip_grad_norm_, clip_grad_value_ at any usual threshold) then moves the parameters less than the reference's.
+LOSS_SCALE = 1000.0
+
+
 @suite.check(points=0.5)
 def train_step_any_optimizer(ctx: Ctx) -> None:
     """`train_step` steps the optimizer it is given: with Adam, AdamW (weight decay) and RMSprop, 2 calls each
-    give the reference's losses and parameters."""
+    give the reference's losses and parameters; then SGD with momentum on a loss scaled
+    by 1000 (the optimizer gets the gradients backward() left, unclipped)."""
     case = _step_case(ctx)
     for spec in torch_optimizers(ctx.rng):
         opt_label = torch_label(spec)
@@ -261,3 +268,10 @@ def train_step_any_optimizer(ctx: Ctx) -> None:
                          what=label("ex02.what.losses_two_steps_with", opt=opt_label))
         ctx.assert_close(got["params"], want["params"], kind="step",
                          what=label("ex02.what.params_two_steps_with", opt=opt_label))
+    spec = {"name": "sgd_momentum", "lr": float(ctx.rng.uniform(0.05, 0.2)) / LOSS_SCALE}
+    got, want = ctx.both("train_step_with", call=f"train_step(model, {torch_label(spec)}, x, y, loss_fn)",
+                         optimizer=spec, steps=2, loss_scale=LOSS_SCALE, **case)
+    if not (close(ctx, got["losses"], want["losses"], "step") and close(ctx, got["params"], want["params"], "step")):
+        if got["loss_fn_calls"] == 0:  # its own loss equals the usual one: only the scaled one shows it
+            raise Fail("EX02_LOSS_FN_UNUSED")
+        raise Fail("EX02_GRADIENTS_CHANGED")  # right at the usual gradients (above), wrong at large ones

@@ -45,9 +45,16 @@ def _same_shape_cached(got: dict) -> None:
         raise Fail(key, calls=4, traces=loss[3] // loss[0])
 
 
+# The loss multiplied by this much (and the learning rate divided by it: steps of the usual size) gives gradients
+# of hundreds per entry (the BCE's own stay below 1): a step that clips or rescales them before the optimizer
+# (jnp.clip, optax.clip_by_global_norm at any usual threshold) then moves the parameters less than the reference's.
+LOSS_SCALE = 1000.0
+
+
 @suite.check(points=1)
 def step_any_optimizer(ctx: Ctx) -> None:
-    """The step uses the optimizer it is given: sgd with momentum and adam both match the reference."""
+    """The step uses the optimizer it is given: sgd with momentum and adam both match the reference; then sgd
+    with momentum on a loss scaled by 1000 (the optimizer gets the gradients as they are, unclipped)."""
     case = small_case(ctx.rng)
     for opt, lr, label in (("momentum", float(ctx.rng.uniform(0.02, 0.1)), "optax.sgd(lr, momentum=0.9)"),
                            ("adam", float(ctx.rng.uniform(0.005, 0.05)), "optax.adam(lr)")):
@@ -55,6 +62,12 @@ def step_any_optimizer(ctx: Ctx) -> None:
         check_losses(ctx, got["losses"], want["losses"], text("ex05.what.losses_with", opt=label))
         ctx.assert_close(got["params"], want["params"], kind="steps", what=text("ex05.what.params_with", opt=label),
                          framework="jax")
+    lr = float(ctx.rng.uniform(0.02, 0.1)) / LOSS_SCALE
+    got, want = ctx.both("steps", call=text("ex05.call.step_with", opt="optax.sgd(lr, momentum=0.9)"), opt="momentum",
+                         lr=lr, n_steps=3, loss_scale=LOSS_SCALE, **case)
+    if ctx.difference(got["losses"], want["losses"], kind="steps", framework="jax") is not None \
+            or ctx.difference(got["params"], want["params"], kind="steps", framework="jax") is not None:
+        raise Fail("EX05_GRADIENTS_CHANGED")  # right at the usual gradients (above), wrong at large ones
 
 
 def _trace_case(ctx: Ctx) -> dict:

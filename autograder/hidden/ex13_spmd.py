@@ -18,6 +18,9 @@ from autograder.probing.observe import compiled_once_per_shape, programs
 
 suite = Suite("ex13_spmd", checks=list(_public.checks))
 
+# the large-gradient case's loss is multiplied by this (and SGD's rate divided by it)
+LOSS_SCALE = 1000.0
+
 @suite.check(points=0.5)
 def mesh_default_all_devices(ctx: Ctx) -> None:
     """make_data_mesh() with no argument spans every device, axis "data"."""
@@ -126,13 +129,21 @@ def _dp_results(ctx: Ctx, got: dict, want: dict, how: dict) -> None:
 @suite.check(points=0.5)
 def dp_step_optimizers_needing_params(ctx: Ctx) -> None:
     """The data-parallel step works with every optax optimizer, also those whose update needs the params
-    (AdamW, a chain with add_decayed_weights, LAMB): on the largest mesh here, the reference's losses and params."""
+    (AdamW, a chain with add_decayed_weights, LAMB): on the largest mesh here, the reference's losses and params.
+    Then SGD with momentum on a loss scaled by 1000: the optimizer gets the gradients as they are, unclipped."""
     n = max(mesh_sizes(ctx))
     for spec in optax_needing_params(ctx.rng):
         opt_label = optax_label(spec)
         got, want = ctx.both("dp_step_with", call=label("ex13.call.step_from", opt=opt_label, mesh="mesh"),
                              seed=case_seed(ctx), n=n, optimizer=spec)
         _dp_results(ctx, got, want, label("ex13.how.steps_with", opt=opt_label, n=n))
+    # the loss scaled by 1000 (SGD's rate divided by as much): gradients of hundreds, where the tanh regression's
+    # own stay near 1; a step that clips or rescales them before optimizer.update differs only here
+    got, want = ctx.both("dp_step_with", call=label("ex13.call.step_from", opt="optax.sgd(lr, momentum=0.9)",
+                                                    mesh="mesh"), seed=case_seed(ctx), n=n, loss_scale=LOSS_SCALE)
+    if ctx.difference(got["losses"], want["losses"], kind="step", framework="jax") is not None \
+            or ctx.difference(got["params"], want["params"], kind="step", framework="jax") is not None:
+        raise Fail("EX13_GRADIENTS_CHANGED")  # right with the usual gradients (above), wrong with large ones
 
 
 AUTO_MESH = "Mesh(devices, ('data',))"

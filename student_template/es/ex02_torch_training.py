@@ -18,9 +18,10 @@ Qué construir:
       corrector lo detecta. Devuelve un tensor 0-d que autograd pueda derivar.
     - `train_step(model, optimizer, x, y, loss_fn)`: `model.train()`, pon a cero
       los gradientes, pasada hacia delante, `loss = loss_fn(model(x), y)`,
-      `loss.backward()`, `optimizer.step()`. Devuelve la pérdida calculada
-      *antes* de la actualización como un float de Python (`loss.item()`), no
-      como tensor.
+      `loss.backward()`, `optimizer.step()`, nada entre medias (el optimizador
+      recibe los gradientes que dejó `backward()`, sin recortar). Devuelve la
+      pérdida calculada *antes* de la actualización como un float de Python
+      (`loss.item()`), no como tensor.
     - `evaluate(model, x, y, loss_fn)`: `model.eval()`, y luego bajo
       `torch.no_grad()` (no se construye ningún grafo) devuelve
       `(pérdida media, exactitud)` como dos floats de Python, con exactitud =

@@ -27,7 +27,9 @@ Qué construir:
       `step(params, opt_state, x, y) -> (params, opt_state, loss)` compilado con
       jit, donde `loss = loss_fn(params, x, y)` en los parámetros *antiguos*
       (usa `jax.value_and_grad`), seguido de
-      `optimizer.update(grads, opt_state, params)` y `optax.apply_updates`. Debe
+      `optimizer.update(grads, opt_state, params)` con esos gradientes tal cual
+      (sin recortarlos: un optimizador que recorta lo pasa quien llama) y
+      `optax.apply_updates`. Debe
       funcionar con cualquier optimizador de optax (sgd, momentum, adam, ...:
       usa el que recibes), compilar una sola vez para llamadas repetidas con las
       mismas formas, y no modificar sus entradas (nada de actualizaciones en el

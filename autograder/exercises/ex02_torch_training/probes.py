@@ -71,14 +71,17 @@ def _net(params: list[np.ndarray]) -> _Net:
 
 
 class _CountingBCE:
-    """A stable BCE-with-logits loss (the probe's own) that counts its calls."""
+    """A stable BCE-with-logits loss (the probe's own) that counts its calls; ``scale`` multiplies it (and so
+    every gradient)."""
 
-    def __init__(self) -> None:
+    def __init__(self, scale: float = 1.0) -> None:
         self.calls = 0
+        self.scale = float(scale)
 
     def __call__(self, logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         self.calls += 1
-        return _mean(_softplus(logits) - logits * targets)
+        loss = _mean(_softplus(logits) - logits * targets)
+        return loss * self.scale if self.scale != 1.0 else loss
 
 
 def _plain_loss(model: _Net, x: torch.Tensor, y: torch.Tensor) -> float:
@@ -270,14 +273,17 @@ def probe_fit(mod: Any, params: list[np.ndarray], x: np.ndarray, y: np.ndarray, 
 
 
 def probe_train_step_with(mod: Any, params: list[np.ndarray], x: np.ndarray, y: np.ndarray, optimizer: dict[str, Any],
-                          steps: int, stale: list[np.ndarray] | None = None) -> dict[str, Any]:
+                          steps: int, stale: list[np.ndarray] | None = None,
+                          loss_scale: float = 1.0) -> dict[str, Any]:
     """``steps`` calls of ``train_step`` with the optimizer a spec of ``autograder.probing.families`` names.
 
     With ``stale``, those gradients are left on the parameters before the first call (as an earlier
     ``backward()`` would leave them): ``train_step`` must clear them before its own ``backward()``.
+    ``loss_scale`` multiplies the loss it is given, so its gradients too (large ones: none is clipped).
 
     Returns:
-        ``{"losses": returned floats (nan where not a float), "params": parameters after each call}``.
+        ``{"losses": returned floats (nan where not a float), "params": parameters after each call,
+        "loss_fn_calls": calls of the loss it was given}``.
     """
     fn = get(mod, "train_step")
     model = _net(params)
@@ -286,8 +292,10 @@ def probe_train_step_with(mod: Any, params: list[np.ndarray], x: np.ndarray, y: 
     if stale is not None:
         put_gradients(model, stale)
     xt, yt = _tensor(x), _tensor(y)
-    losses, after = [], []
+    losses, after, calls = [], [], 0
     for _ in range(steps):
-        losses.append(_lenient_float(fn(model, opt, xt, yt, _CountingBCE()))[0])
+        loss_fn = _CountingBCE(loss_scale)
+        losses.append(_lenient_float(fn(model, opt, xt, yt, loss_fn))[0])
         after.append(_params_np(model))
-    return {"losses": losses, "params": after}
+        calls += loss_fn.calls
+    return {"losses": losses, "params": after, "loss_fn_calls": calls}

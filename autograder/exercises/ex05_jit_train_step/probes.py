@@ -62,11 +62,12 @@ class _TooManyCalls(BaseException):  # noqa: N818 - not an Exception: a student'
     """Raised by the loss once it was called more often than a compiled step could call it."""
 
 
-def _make_loss(counter: dict[str, int], max_calls: int | None = None) -> Any:
+def _make_loss(counter: dict[str, int], max_calls: int | None = None, scale: float = 1.0) -> Any:
     """Stable BCE of the MLP's first logit; counts the Python calls (= traces once jitted).
 
     With ``max_calls``, the call after the last allowed one raises :class:`_TooManyCalls`, so an eager
-    or re-jitted loop stops after a few steps instead of compiling every one of hundreds.
+    or re-jitted loop stops after a few steps instead of compiling every one of hundreds. ``scale``
+    multiplies the loss (and so its gradients).
     """
 
     def loss_fn(params: dict, x: jax.Array, y: jax.Array) -> jax.Array:
@@ -75,7 +76,8 @@ def _make_loss(counter: dict[str, int], max_calls: int | None = None) -> Any:
             raise _TooManyCalls
         counter["loss_traced"] += int(isinstance(x, _Tracer))
         z = _forward(params, x)[:, 0]
-        return _mean(_maximum(z, 0.0) - z * y + _log1p(_exp(-_abs(z))))
+        loss = _mean(_maximum(z, 0.0) - z * y + _log1p(_exp(-_abs(z))))
+        return loss * scale if scale != 1.0 else loss
 
     return loss_fn
 
@@ -130,10 +132,11 @@ def _step_fn(mod: Any, loss_fn: Any, opt: Any) -> Any:
 
 # ----------------------------------------------------------------------------- make_train_step
 def probe_steps(mod: Any, params: dict, x: np.ndarray, y: np.ndarray, opt: str, lr: float,
-                n_steps: int) -> dict[str, Any]:
-    """``n_steps`` calls of the step, feeding back params and state: losses and final params."""
+                n_steps: int, loss_scale: float = 1.0) -> dict[str, Any]:
+    """``n_steps`` calls of the step, feeding back params and state: losses and final params (``loss_scale``:
+    the loss multiplied by it, so its gradients too)."""
     optimizer = _optimizer(opt, lr)
-    step = _step_fn(mod, _make_loss(_counter()), optimizer)
+    step = _step_fn(mod, _make_loss(_counter(), scale=loss_scale), optimizer)
     p = _to_params(params)
     s = _jit(optimizer.init)(p)  # one program, not one eager zeros per param shape
     xs, ys = _asarray(x), _asarray(y)

@@ -45,8 +45,9 @@ Qué construir:
     - `compiled_train_step(model, optimizer, loss_fn, backend)`: devuelve
       `step(x, y) -> float`, que hace lo mismo que `train_step` del ejercicio
       02 (`model.train()`, poner a cero los gradientes, pasada hacia delante,
-      `loss_fn(model(x), y)`, `backward()`, `optimizer.step()`, devolver la
-      pérdida anterior a la actualización como float de Python), con la pasada
+      `loss_fn(model(x), y)`, `backward()`, `optimizer.step()` con los
+      gradientes sin recortar, devolver la pérdida anterior a la actualización
+      como float de Python), con la pasada
       hacia delante y la pérdida calculadas por una función compilada con
       `torch.compile(..., backend=backend)`. Compílala una vez, en
       `compiled_train_step`, no dentro de `step`: las llamadas repetidas con
@@ -120,4 +121,4 @@ Returns:
 
 # Fingerprint of the English docstrings these translations follow: tests/test_i18n.py fails when the
 # English changes (`python -m autograder.student.instructions_es` prints the current ones).
-SOURCE_SHA = "7d2d59f193bc"
+SOURCE_SHA = "7030b56f26f8"

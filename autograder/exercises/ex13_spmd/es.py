@@ -49,7 +49,8 @@ Qué construir:
       con jit, para params y estado del optimizador replicados en `mesh` y un
       lote `x, y` repartido sobre "data" (como lo coloca `shard_batch`). La
       pérdida y los nuevos params son los del paso en un dispositivo sobre el
-      lote completo; los nuevos params y el estado vuelven replicados en la
+      lote completo (sus gradientes llegan al optimizador sin recortar, como
+      en el ejercicio 05); los nuevos params y el estado vuelven replicados en la
       malla; las llamadas repetidas compilan una sola vez.
     - `per_device_mean_loss(loss_fn, params, x, y, mesh)`: con `jax.shard_map`
       sobre `mesh`, cada dispositivo calcula `loss_fn(params, x_shard, y_shard)`
@@ -116,4 +117,4 @@ Returns:
 
 # Fingerprint of the English docstrings these translations follow: tests/test_i18n.py fails when the
 # English changes (`python -m autograder.student.instructions_es` prints the current ones).
-SOURCE_SHA = "f573b45654df"
+SOURCE_SHA = "ca3a4363ac0a"

@@ -144,9 +144,9 @@ def _rows_per_device(x: Any) -> int:
     return rows // max(split, 1)
 
 
-def _make_loss(record: dict[str, Any]) -> Any:
-    """tanh-regression MSE of a one-layer model; records traces and rows per device, each trace also tallied
-    in the grader's process (``trace`` and ``rows.<rows>``)."""
+def _make_loss(record: dict[str, Any], scale: float = 1.0) -> Any:
+    """tanh-regression MSE of a one-layer model (multiplied by ``scale``, so its gradients too); records traces
+    and rows per device, each trace also tallied in the grader's process (``trace`` and ``rows.<rows>``)."""
 
     def loss_fn(params: dict, x: jax.Array, y: jax.Array, *, _tally: Any = tally) -> jax.Array:
         # the tally bound when the probe module loaded, held in a default (the audit hook refuses replacing it)
@@ -158,7 +158,8 @@ def _make_loss(record: dict[str, Any]) -> Any:
             _tally("trace")
             _tally(f"rows.{rows}")
         z = _tanh(x @ params["w"] + params["b"])
-        return _mean((z - y) ** 2)
+        loss = _mean((z - y) ** 2)
+        return loss * scale if scale != 1.0 else loss
 
     return loss_fn
 
@@ -235,11 +236,12 @@ def probe_dp_step(mod: Any, seed: int, n: int) -> dict[str, Any]:
 
 
 def _dp_run(make: Any, case: dict[str, Any], n: int, kind: str = "explicit",
-            optimizer_spec: dict[str, Any] | None = None) -> dict[str, Any]:
+            optimizer_spec: dict[str, Any] | None = None, loss_scale: float = 1.0) -> dict[str, Any]:
     mesh = _mesh(n, kind)
     record = _record()
-    optimizer = _sgd(case["lr"], momentum=0.9) if optimizer_spec is None else optax_optimizer(optimizer_spec)
-    step = make(_make_loss(record), optimizer, mesh)
+    optimizer = _sgd(case["lr"] / loss_scale, momentum=0.9) if optimizer_spec is None \
+        else optax_optimizer(optimizer_spec)
+    step = make(_make_loss(record, loss_scale), optimizer, mesh)
     if not callable(step):
         raise ProbeFail("WRONG_TYPE", call="data_parallel_step(loss_fn, optimizer, mesh)", got=type_name(step),
                         expected=label("value.function", code="step(params, opt_state, x, y)"))
@@ -336,10 +338,11 @@ def probe_dp_call(mod: Any) -> dict[str, int]:
     return {"traces": int(_SESSION["record"]["traces"]), "calls": int(_SESSION["record"]["calls"])}
 # ----------------------------------------------------------------------------- other meshes and optimizers
 def probe_dp_step_with(mod: Any, seed: int, n: int, kind: str = "explicit",
-                       optimizer: dict[str, Any] | None = None) -> dict[str, Any]:
+                       optimizer: dict[str, Any] | None = None, loss_scale: float = 1.0) -> dict[str, Any]:
     """:func:`probe_dp_step` on a mesh with ``kind`` axes ("explicit" or "auto") and, when given, an optimizer
-    of ``autograder.probing.families`` (an update without params for one that needs them: ``EX13_UPDATE_NO_PARAMS``)."""
-    return _dp_run(get(mod, "data_parallel_step"), dp_case(seed), n, kind, optimizer)
+    of ``autograder.probing.families`` (an update without params for one that needs them: ``EX13_UPDATE_NO_PARAMS``).
+    ``loss_scale``: the loss multiplied by it (its gradients too) and SGD's rate divided by it."""
+    return _dp_run(get(mod, "data_parallel_step"), dp_case(seed), n, kind, optimizer, loss_scale)
 
 
 def probe_pdml_with(mod: Any, seed: int, n: int, kind: str) -> dict[str, Any]:

@@ -17,8 +17,9 @@ What to build:
       autograd can differentiate.
     - `train_step(model, optimizer, x, y, loss_fn)`: `model.train()`, zero the
       gradients, forward, `loss = loss_fn(model(x), y)`, `loss.backward()`,
-      `optimizer.step()`. Return the loss computed *before* the update as a
-      Python float (`loss.item()`), not a tensor.
+      `optimizer.step()`, nothing in between (the optimizer gets the gradients
+      `backward()` left, unclipped). Return the loss computed *before* the
+      update as a Python float (`loss.item()`), not a tensor.
     - `evaluate(model, x, y, loss_fn)`: `model.eval()`, then under
       `torch.no_grad()` (no graph is built) return `(mean loss, accuracy)` as
       two Python floats, with accuracy = mean of `(sigmoid(logits) >= 0.5) == y`.

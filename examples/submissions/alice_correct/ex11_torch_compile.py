@@ -42,8 +42,9 @@ What to build:
     - `compiled_train_step(model, optimizer, loss_fn, backend)`: returns
       `step(x, y) -> float` that does what exercise 02's `train_step` does
       (`model.train()`, zero the gradients, forward, `loss_fn(model(x), y)`,
-      `backward()`, `optimizer.step()`, return the loss before the update as
-      a Python float), with the forward and the loss computed by one function
+      `backward()`, `optimizer.step()` with the gradients unclipped, return
+      the loss before the update as a Python float), with the forward and the
+      loss computed by one function
       compiled with `torch.compile(..., backend=backend)`. Compile it once, in
       `compiled_train_step`, not inside `step`: repeated calls with the same
       shapes capture no new graph and call `torch.compile` no more. After 3

@@ -26,7 +26,9 @@ What to build:
       `step(params, opt_state, x, y) -> (params, opt_state, loss)` where
       `loss = loss_fn(params, x, y)` at the *old* params (use
       `jax.value_and_grad`), then `optimizer.update(grads, opt_state, params)`
-      and `optax.apply_updates`. It must work with any optax optimizer (sgd,
+      with those gradients as they are (no clipping: an optimizer that clips
+      is the caller's to pass in) and `optax.apply_updates`. It must work
+      with any optax optimizer (sgd,
       momentum, adam, ...: use the one you are given), compile once for
       repeated calls with the same shapes, and not modify its inputs
       (no in-place updates of the params dict, no `donate_argnums`).

@@ -1,6 +1,7 @@
 # MUTANT: ignores the loss_fn argument and always uses bce_with_logits
-# FAILS: train_step_matches_reference
+# FAILS: train_step_matches_reference, train_step_any_optimizer
 # CODE train_step_matches_reference: EX02_LOSS_FN_UNUSED
+# CODE train_step_any_optimizer: EX02_LOSS_FN_UNUSED
 """Exercise 02 — the explicit training loop (PyTorch: the tape).
 
 Write the four pieces of a PyTorch training loop. In PyTorch training is a

@@ -34,7 +34,8 @@ What to build:
     - `torch_per_example_grads(model, loss_fn, x, y)`: `loss_fn(out, target)`
       is a scalar batch loss. Return `{name: tensor of shape (N, *p.shape)}`
       for `name, p in model.named_parameters()`, entry i the gradient of
-      `loss_fn(model(x[i:i+1]), y[i:i+1])`. Use `torch.func.functional_call`,
+      `loss_fn(model(x[i:i+1]), y[i:i+1])` (each example keeps its batch
+      axis: the model may take batches only). Use `torch.func.functional_call`,
       `torch.func.grad` and `torch.func.vmap` (the model runs once on the
       batch, not N times). Leave the model's parameters and their `.grad`
       untouched.

@@ -38,7 +38,8 @@ Qué construir:
       es una pérdida escalar de un lote. Devuelve
       `{name: tensor de forma (N, *p.shape)}` para
       `name, p in model.named_parameters()`, con la entrada i igual al
-      gradiente de `loss_fn(model(x[i:i+1]), y[i:i+1])`. Usa
+      gradiente de `loss_fn(model(x[i:i+1]), y[i:i+1])` (cada ejemplo conserva
+      su eje de lote: el modelo puede aceptar solo lotes). Usa
       `torch.func.functional_call`, `torch.func.grad` y `torch.func.vmap` (el
       modelo se ejecuta una vez sobre el lote, no N veces). Deja intactos los
       parámetros del modelo y su `.grad`.

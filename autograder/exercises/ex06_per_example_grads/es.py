@@ -38,7 +38,8 @@ Qué construir:
       es una pérdida escalar de un lote. Devuelve
       `{name: tensor de forma (N, *p.shape)}` para
       `name, p in model.named_parameters()`, con la entrada i igual al
-      gradiente de `loss_fn(model(x[i:i+1]), y[i:i+1])`. Usa
+      gradiente de `loss_fn(model(x[i:i+1]), y[i:i+1])` (cada ejemplo conserva
+      su eje de lote: el modelo puede aceptar solo lotes). Usa
       `torch.func.functional_call`, `torch.func.grad` y `torch.func.vmap` (el
       modelo se ejecuta una vez sobre el lote, no N veces). Deja intactos los
       parámetros del modelo y su `.grad`.
@@ -89,4 +90,4 @@ Returns:
 
 # Fingerprint of the English docstrings these translations follow: tests/test_i18n.py fails when the
 # English changes (`python -m autograder.student.instructions_es` prints the current ones).
-SOURCE_SHA = "3dd2ee2b5519"
+SOURCE_SHA = "e30bce49bf89"

@@ -179,7 +179,8 @@ def _backward_through_output(grad: torch.Tensor, _tally: Any = tally, _calls: An
 
 class ProbeNet(nn.Module):
     """A small MLP with nested parameter names: body.0.weight, body.0.bias, head.weight, head.bias, and a float
-    buffer (``gain``, ones: a model's state is more than its parameters, and no gradient is asked of it)."""
+    buffer (``gain``, ones: a model's state is more than its parameters, and no gradient is asked of it). Like
+    most models (BatchNorm, Flatten...) it takes batches only: ``(N, d)``, one example as ``x[i:i+1]``."""
 
     def __init__(self, d: int, h: int, k: int) -> None:
         super().__init__()
@@ -190,6 +191,8 @@ class ProbeNet(nn.Module):
     def forward(self, x: torch.Tensor, _tally: Any = tally, _calls: Any = _FORWARD_CALLS) -> torch.Tensor:
         next(_calls)
         _tally("forward")
+        if x.dim() != 2:  # one example without its batch axis (x[i], not x[i:i+1]); inside vmap too
+            raise ProbeFail("EX06_TORCH_UNBATCHED", shape=str(tuple(x.shape)))
         out = self.head(_torch_tanh(self.body(x)) * self.gain)
         if out.requires_grad:
             try:

@@ -9,7 +9,7 @@ from autograder.core.i18n import label
 from autograder.core.suite import Ctx, Fail, Suite
 from autograder.exercises.ex02_torch_training.public import bce_case, binary_batch, close, mlp_dims, mlp_params
 from autograder.exercises.ex02_torch_training.public import suite as _public
-from autograder.probing.families import torch_label, torch_optimizers
+from autograder.probing.families import LARGE_GRADIENTS, torch_label, torch_optimizers
 
 suite = Suite("ex02_torch_training", checks=list(_public.checks))
 
@@ -248,12 +248,6 @@ def train_step_clears_old_gradients(ctx: Ctx) -> None:
     ctx.assert_close(got["params"], want["params"], kind="step", what=label("ex02.what.params_two_steps"))
 
 
-# The loss multiplied by this much (and the learning rate divided by it: steps of the usual size) gives gradients
-# of hundreds per entry at least (the BCE's own stay below 1): a step that clips or rescales them
-# (clip_grad_norm_, clip_grad_value_ at any usual threshold) then moves the parameters less than the reference's.
-LOSS_SCALE = 1000.0
-
-
 @suite.check(points=0.5)
 def train_step_any_optimizer(ctx: Ctx) -> None:
     """`train_step` steps the optimizer it is given: with Adam, AdamW (weight decay) and RMSprop, 2 calls each
@@ -268,9 +262,9 @@ def train_step_any_optimizer(ctx: Ctx) -> None:
                          what=label("ex02.what.losses_two_steps_with", opt=opt_label))
         ctx.assert_close(got["params"], want["params"], kind="step",
                          what=label("ex02.what.params_two_steps_with", opt=opt_label))
-    spec = {"name": "sgd_momentum", "lr": float(ctx.rng.uniform(0.05, 0.2)) / LOSS_SCALE}
+    spec = {"name": "sgd_momentum", "lr": float(ctx.rng.uniform(0.05, 0.2)) / LARGE_GRADIENTS}
     got, want = ctx.both("train_step_with", call=f"train_step(model, {torch_label(spec)}, x, y, loss_fn)",
-                         optimizer=spec, steps=2, loss_scale=LOSS_SCALE, **case)
+                         optimizer=spec, steps=2, loss_scale=LARGE_GRADIENTS, **case)
     if not (close(ctx, got["losses"], want["losses"], "step") and close(ctx, got["params"], want["params"], "step")):
         if got["loss_fn_calls"] == 0:  # its own loss equals the usual one: only the scaled one shows it
             raise Fail("EX02_LOSS_FN_UNUSED")

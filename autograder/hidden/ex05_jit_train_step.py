@@ -14,7 +14,7 @@ from autograder.core.i18n import label as text
 from autograder.core.suite import Ctx, Fail, Suite
 from autograder.exercises.ex05_jit_train_step.public import check_losses, he_params, small_case
 from autograder.exercises.ex05_jit_train_step.public import suite as _public
-from autograder.probing.families import optax_label, optax_needing_params
+from autograder.probing.families import LARGE_GRADIENTS, optax_label, optax_needing_params
 from autograder.probing.observe import compiled_once_per_shape, programs
 
 suite = Suite("ex05_jit_train_step", checks=list(_public.checks))
@@ -45,12 +45,6 @@ def _same_shape_cached(got: dict) -> None:
         raise Fail(key, calls=4, traces=loss[3] // loss[0])
 
 
-# The loss multiplied by this much (and the learning rate divided by it: steps of the usual size) gives gradients
-# of hundreds per entry (the BCE's own stay below 1): a step that clips or rescales them before the optimizer
-# (jnp.clip, optax.clip_by_global_norm at any usual threshold) then moves the parameters less than the reference's.
-LOSS_SCALE = 1000.0
-
-
 @suite.check(points=1)
 def step_any_optimizer(ctx: Ctx) -> None:
     """The step uses the optimizer it is given: sgd with momentum and adam both match the reference; then sgd
@@ -62,9 +56,9 @@ def step_any_optimizer(ctx: Ctx) -> None:
         check_losses(ctx, got["losses"], want["losses"], text("ex05.what.losses_with", opt=label))
         ctx.assert_close(got["params"], want["params"], kind="steps", what=text("ex05.what.params_with", opt=label),
                          framework="jax")
-    lr = float(ctx.rng.uniform(0.02, 0.1)) / LOSS_SCALE
+    lr = float(ctx.rng.uniform(0.02, 0.1)) / LARGE_GRADIENTS
     got, want = ctx.both("steps", call=text("ex05.call.step_with", opt="optax.sgd(lr, momentum=0.9)"), opt="momentum",
-                         lr=lr, n_steps=3, loss_scale=LOSS_SCALE, **case)
+                         lr=lr, n_steps=3, loss_scale=LARGE_GRADIENTS, **case)
     if ctx.difference(got["losses"], want["losses"], kind="steps", framework="jax") is not None \
             or ctx.difference(got["params"], want["params"], kind="steps", framework="jax") is not None:
         raise Fail("EX05_GRADIENTS_CHANGED")  # right at the usual gradients (above), wrong at large ones

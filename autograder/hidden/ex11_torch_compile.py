@@ -22,15 +22,12 @@ from autograder.exercises.ex11_torch_compile.public import (
     step_case,
 )
 from autograder.exercises.ex11_torch_compile.public import suite as _public
-from autograder.probing.families import torch_label, torch_optimizers
+from autograder.probing.families import LARGE_GRADIENTS, torch_label, torch_optimizers
 
 suite = Suite("ex11_torch_compile", checks=list(_public.checks))
 
 CAPTURE_STEPS = 5
 
-
-# the targets of the large-gradient case, scaled by this much (its gradients grow as much)
-LARGE_TARGETS = 100.0
 
 @suite.check(points=0.5)
 def clip_gradient(ctx: Ctx) -> None:
@@ -130,7 +127,7 @@ def compiled_step_clears_old_gradients(ctx: Ctx) -> None:
     """Gradients already on the parameters when the first step runs (as an earlier backward leaves them) must not
     reach the update: 3 steps with SGD (momentum) and with AdamW (weight decay), backend "eager", match the
     reference's. Zeroing after optimizer.step() is right only while the gradients start at zero. Then 3 steps
-    with gradients of hundreds (targets scaled by 100): the optimizer gets the gradients backward() left, unclipped."""
+    with gradients ~1000 times the usual (targets scaled by 1000): the optimizer gets the gradients backward() left, unclipped."""
     case = step_case(ctx.rng, 3)
     stale = _stale(ctx.rng, case["params"])
     for spec in torch_optimizers(ctx.rng, ("sgd_momentum", "adamw")):
@@ -146,10 +143,10 @@ def compiled_step_clears_old_gradients(ctx: Ctx) -> None:
             raise Fail("EX11_STALE_GRADS")
         ctx.assert_close(got["state"], want["state"], kind="steps",
                          what=label("ex11.what.params_with", opt=opt_label))
-    # targets far from the outputs: gradients of hundreds per entry (the usual ones stay near 1), with SGD's rate
-    # divided to keep steps of the usual size; a step that clips or rescales them before optimizer.step() differs
-    spec = {"name": "sgd_momentum", "lr": float(ctx.rng.uniform(0.05, 0.2)) / LARGE_TARGETS}
-    large = dict(case, ys=[(y * LARGE_TARGETS).astype(np.float32) for y in case["ys"]])
+    # gradients ~LARGE_GRADIENTS times the usual (families.py): the squared error's targets scaled by it (the loss is
+    # the probe's own, traced by Dynamo); a step that clips them differs only here
+    spec = {"name": "sgd_momentum", "lr": float(ctx.rng.uniform(0.05, 0.2)) / LARGE_GRADIENTS}
+    large = dict(case, ys=[(y * LARGE_GRADIENTS).astype(np.float32) for y in case["ys"]])
     got, want = ctx.both("train_with", call=label("ex11.call.step_with", opt=torch_label(spec)),
                          optimizer=spec, backend="eager", **large)
     if ctx.difference(got["state"], want["state"], kind="steps") is not None \

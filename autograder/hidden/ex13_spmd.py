@@ -13,13 +13,10 @@ from autograder.core.i18n import label
 from autograder.core.suite import Ctx, Fail, StudentProblem, Suite, stricter
 from autograder.exercises.ex13_spmd.public import case_seed, check_layout, dp_compare, mesh_sizes
 from autograder.exercises.ex13_spmd.public import suite as _public
-from autograder.probing.families import optax_label, optax_needing_params
+from autograder.probing.families import LARGE_GRADIENTS, optax_label, optax_needing_params
 from autograder.probing.observe import compiled_once_per_shape, programs
 
 suite = Suite("ex13_spmd", checks=list(_public.checks))
-
-# the large-gradient case's loss is multiplied by this (and SGD's rate divided by it)
-LOSS_SCALE = 1000.0
 
 @suite.check(points=0.5)
 def mesh_default_all_devices(ctx: Ctx) -> None:
@@ -137,10 +134,9 @@ def dp_step_optimizers_needing_params(ctx: Ctx) -> None:
         got, want = ctx.both("dp_step_with", call=label("ex13.call.step_from", opt=opt_label, mesh="mesh"),
                              seed=case_seed(ctx), n=n, optimizer=spec)
         _dp_results(ctx, got, want, label("ex13.how.steps_with", opt=opt_label, n=n))
-    # the loss scaled by 1000 (SGD's rate divided by as much): gradients of hundreds, where the tanh regression's
-    # own stay near 1; a step that clips or rescales them before optimizer.update differs only here
+    # gradients LARGE_GRADIENTS times the usual (families.py): a step that clips them differs only here
     got, want = ctx.both("dp_step_with", call=label("ex13.call.step_from", opt="optax.sgd(lr, momentum=0.9)",
-                                                    mesh="mesh"), seed=case_seed(ctx), n=n, loss_scale=LOSS_SCALE)
+                                                    mesh="mesh"), seed=case_seed(ctx), n=n, loss_scale=LARGE_GRADIENTS)
     if ctx.difference(got["losses"], want["losses"], kind="step", framework="jax") is not None \
             or ctx.difference(got["params"], want["params"], kind="step", framework="jax") is not None:
         raise Fail("EX13_GRADIENTS_CHANGED")  # right with the usual gradients (above), wrong with large ones

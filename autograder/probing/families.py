@@ -56,6 +56,14 @@ def optax_label(spec: dict[str, Any]) -> str:
     raise ValueError(name)
 
 
+# A step's gradients as the optimizer must get them: unclipped. The probes' losses (BCE, a tanh regression, an MSE)
+# have gradients below 1, so a step that clips or rescales them (clip_grad_norm_, clip_grad_value_, jnp.clip,
+# optax.clip_by_global_norm at any usual threshold) passes every usual case. The step checks end with a case
+# whose gradients are this many times larger (the loss multiplied by it, or the targets of a squared error,
+# whose gradient grows with them) and SGD's rate divided by as much, so the steps keep their usual size: only such a step differs.
+LARGE_GRADIENTS = 1000.0
+
+
 ADAPTIVE_EPS = 1e-3  # torch's adaptive optimizers in the families (see torch_optimizers)
 
 

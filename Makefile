@@ -2,14 +2,20 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
+# two stamps: what grading needs (`make demo`), then the development extras on top (`make test` and the rest)
+BASE_STAMP := $(VENV)/.installed-base
 STAMP  := $(VENV)/.installed
 
-.PHONY: test test-containers demo setup lint stubs build clean bench docs stacks
+.PHONY: test test-containers fuzz demo setup lint stubs build clean bench docs stacks
 
-$(STAMP): pyproject.toml constraints.txt
+$(BASE_STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip -c constraints.txt
 	$(PY) -m pip install -q -c constraints.txt torch==2.13.0
+	$(PY) -m pip install -q -c constraints.txt -e .
+	touch $(BASE_STAMP)
+
+$(STAMP): $(BASE_STAMP) pyproject.toml constraints.txt
 	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
@@ -32,7 +38,20 @@ test: $(STAMP)
 test-containers: $(STAMP)
 	TAPETRACE_CONTAINERS=1 $(PY) -m pytest -q -p no:cacheprovider -m container
 
-demo: $(STAMP)
+# the property-based fuzzing of what a student controls (tests/test_fuzz_*.py, docs/security.md#fuzzing) with
+# FUZZ_FACTOR times `make test`'s fixed budget, on a fresh random seed (printed; FUZZ_SEED=N replays a run)
+FUZZ_FACTOR ?= 100
+ifndef FUZZ_SEED
+FUZZ_SEED := $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+endif
+fuzz: $(STAMP)
+	@echo "make fuzz: seed $(FUZZ_SEED) (replay: make fuzz FUZZ_SEED=$(FUZZ_SEED))"
+	TAPETRACE_FUZZ=1 TAPETRACE_FUZZ_FACTOR=$(FUZZ_FACTOR) OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider \
+		-n 0 --hypothesis-seed=$(FUZZ_SEED) tests/test_fuzz_loader.py tests/test_fuzz_cells.py tests/test_fuzz_outputs.py \
+		tests/test_fuzz_grading.py
+
+# grading needs no development extras: a fresh machine installs only the package (and the CPU torch)
+demo: $(BASE_STAMP)
 	$(VENV)/bin/tapetrace grade examples/submissions/* --device cpu --seed 2026 --jobs 2
 
 lint: $(STAMP)
@@ -42,6 +61,8 @@ lint: $(STAMP)
 stubs: $(STAMP)
 	$(VENV)/bin/tapetrace stubs
 
+# each step checks what it wrote (docs/instructors/index.md, "What the build checks"): minutes, not seconds;
+# `tapetrace build --no-verify` skips it
 build: $(STAMP)
 	$(VENV)/bin/tapetrace build
 	$(VENV)/bin/tapetrace build --lang es --only template

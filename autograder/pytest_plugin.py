@@ -183,6 +183,11 @@ def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> 
     return None
 
 
+# a TPU's chip is leased to one worker at a time by `tapetrace grade`'s check loop (autograder/engine/chip.py)
+TPU_REFUSED = ("--tapetrace-device tpu: the pytest entry grades one check per test item, and the TPU's chip is leased "
+               "to one worker at a time by `tapetrace grade`'s own loop; grade with `tapetrace grade --device tpu`, "
+               "or here with --tapetrace-device auto or cpu (JAX on the CPU)")
+
 class _NoTests(pytest.File):
     def collect(self) -> list[pytest.Item]:
         return []
@@ -270,10 +275,13 @@ class TapetraceSession:
         self.statuses: dict[str, str] = {}
 
     # ------------------------------------------------------------------ hooks
-    def pytest_report_header(self, config: pytest.Config) -> str:
-        return (f"tapetrace: grading {terminal(self.path)} (seed {self.seed}, "
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        from autograder.workers.environment import start_notes  # libraries the workers would not import
+
+        return [f"tapetrace: grading {terminal(self.path)} (seed {self.seed}, "
                 f"device {config.getoption('tapetrace_device')}, "
-                f"lang {config.getoption('tapetrace_lang')})")
+                f"lang {config.getoption('tapetrace_lang')})",
+                *(f"tapetrace: warning: {line}" for line in start_notes())]
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self._last = {item.exercise: item.nodeid for item in session.items if isinstance(item, CheckItem)}
@@ -328,6 +336,9 @@ class TapetraceSession:
                                          exercises=list(self._last) or None)  # the exercises selected
             except _device.DeviceError as err:
                 pytest.exit(f"tapetrace: {err}", returncode=pytest.ExitCode.USAGE_ERROR)
+            if run.chip is not None:  # the chip's turns are `tapetrace grade`'s check loop's (engine.chip)
+                run.close()
+                pytest.exit(f"tapetrace: {TPU_REFUSED}", returncode=pytest.ExitCode.USAGE_ERROR)
             try:  # in a child process, under the reading budget (as `tapetrace grade` reads)
                 self._sub = _loadguard.load_bounded(self.path, run.timeout)
             except (_loader.SubmissionError, _loadguard.ReaderTrouble) as err:
@@ -358,7 +369,7 @@ class TapetraceSession:
 
             early = run.unreadable_row(exercise, read_error(self._sub), status=getattr(self._sub, "status", "missing"))
         else:
-            grading = ExerciseGrading(run.host(), self._sub, exercise)
+            grading = ExerciseGrading(run.host(exercise), self._sub, exercise)
             try:
                 early = grading.open()
             except Exception as err:  # noqa: BLE001 - as `tapetrace grade`: never lost, never a pass

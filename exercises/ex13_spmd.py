@@ -48,7 +48,9 @@ What to build:
       params equal those of the single-device step on the whole batch (its
       gradients go to the optimizer unclipped, as in exercise 05); the
       new params and state come back replicated on the mesh; repeated calls
-      compile once.
+      compile once. As in exercise 05, the step leaves its inputs usable:
+      no `donate_argnums` (donating deletes the caller's params, optimizer
+      state or batch).
     - `per_device_mean_loss(loss_fn, params, x, y, mesh)`: with
       `jax.shard_map` over `mesh`, each device computes
       `loss_fn(params, x_shard, y_shard)` on its own shard, and the result is

@@ -2,6 +2,8 @@
 
 Usage (on a CUDA machine, nothing installed by the script):
     python scripts/device_check.py --device cuda [--jobs 8] [--timeout 60]
+On a TPU host (JAX on the chip, leased to one worker at a time: autograder/engine/chip.py):
+    python scripts/device_check.py --device tpu [--only ex04_jax_mlp,...] [--mutants N]
 
 Prints one line per exercise (score, max, seconds) for the solutions and the stubs on the
 device, then every (submission, test) verdict that differs between the device and the CPU
@@ -24,11 +26,18 @@ from autograder.core.paths import EXERCISES, EXERCISES_DIR, SOLUTIONS  # noqa: E
 from autograder.engine.run import GradingRun  # noqa: E402
 
 
-def submissions(tmp: Path) -> dict[str, tuple[str, list[str]]]:
-    """name -> (path, exercises to grade): solutions, stubs, one folder per mutant."""
-    subs = {"solutions": (str(SOLUTIONS), list(EXERCISES)), "stubs": (str(EXERCISES_DIR), list(EXERCISES))}
+def submissions(tmp: Path, only: list[str], mutants: int | None) -> dict[str, tuple[str, list[str]]]:
+    """name -> (path, exercises to grade): solutions, stubs, one folder per mutant (the first ``mutants`` of each
+    exercise in name order; None: all)."""
+    subs = {"solutions": (str(SOLUTIONS), list(only)), "stubs": (str(EXERCISES_DIR), list(only))}
+    taken: dict[str, int] = {}
     for path in sorted((ROOT / "tests" / "mutants").glob("ex*/*.py")):
         ex = path.parent.name
+        if ex not in only or "# MUTANT:" not in path.read_text()[:2000]:
+            continue
+        taken[ex] = taken.get(ex, 0) + 1
+        if mutants is not None and taken[ex] > mutants:
+            continue
         d = tmp / f"{ex}__{path.stem}"
         d.mkdir()
         shutil.copy(path, d / f"{ex}.py")
@@ -36,7 +45,8 @@ def submissions(tmp: Path) -> dict[str, tuple[str, list[str]]]:
     return subs
 
 
-def grade_all(device: str, subs: dict, jobs: int, timeout: float, seed: int) -> tuple[dict, float]:
+def grade_all(device: str, subs: dict, jobs: int, timeout: float, seed: int) -> tuple[dict, float, int]:
+    """Each submission's result, the seconds it all took, and the chip's turns (0 off a TPU: one chip open each)."""
     run = GradingRun(device=device, timeout=timeout, seed=seed)
     t0 = time.monotonic()
     out = {}
@@ -49,7 +59,7 @@ def grade_all(device: str, subs: dict, jobs: int, timeout: float, seed: int) -> 
             out.update(zip(names, results, strict=True))
     finally:
         run.close()
-    return out, time.monotonic() - t0
+    return out, time.monotonic() - t0, run.chip.turns if run.chip is not None else 0
 
 
 def verdicts(res: dict) -> dict[tuple[str, str], bool]:
@@ -62,11 +72,14 @@ def main() -> int:
     p.add_argument("--jobs", type=int, default=4)
     p.add_argument("--timeout", type=float, default=60.0)
     p.add_argument("--seed", type=int, default=2026)
+    p.add_argument("--only", default="", help="exercises, comma-separated (default: all)")
+    p.add_argument("--mutants", type=int, default=None, help="the first N mutants of each exercise (default: all)")
     args = p.parse_args()
+    only = [e for e in args.only.split(",") if e] or list(EXERCISES)
     with tempfile.TemporaryDirectory() as tmp:
-        subs = submissions(Path(tmp))
-        dev, dev_s = grade_all(args.device, subs, args.jobs, args.timeout, args.seed)
-        cpu, cpu_s = grade_all("cpu", subs, args.jobs, args.timeout, args.seed)
+        subs = submissions(Path(tmp), only, args.mutants)
+        dev, dev_s, turns = grade_all(args.device, subs, args.jobs, args.timeout, args.seed)
+        cpu, cpu_s, _ = grade_all("cpu", subs, args.jobs, args.timeout, args.seed)
     first = dev["solutions"]
     print(f"device: {first['device']}  precision: {first['precision']}  seed: {args.seed}")
     bad = 0
@@ -81,7 +94,8 @@ def main() -> int:
         for key in sorted(set(a) | set(b)):
             if a.get(key) != b.get(key):
                 diffs.append(f"  {name}: {key[0]}.{key[1]}: {args.device}={a.get(key)} cpu={b.get(key)}")
-    print(f"graded {len(subs)} submissions: {args.device} {dev_s:.0f} s, cpu {cpu_s:.0f} s")
+    print(f"graded {len(subs)} submissions: {args.device} {dev_s:.0f} s, cpu {cpu_s:.0f} s"
+          + (f"; the chip changed hands {turns} times" if turns else ""))
     print(f"verdicts that differ from the CPU run: {len(diffs)}")
     print("\n".join(diffs))
     return 1 if diffs or bad else 0

@@ -94,6 +94,19 @@ def test_cli_writes_and_refuses_in_one_line(tmp_path, capsys):
     assert capsys.readouterr().err.count("\n") == 1
 
 
+@pytest.mark.parametrize("fmt, column", [("canvas", "SIS User ID"), ("moodle", "ID number")])
+def test_without_a_roster_the_ids_are_file_names_and_a_warning_says_so(tmp_path, capsys, fmt, column):
+    """Issue 56: Canvas's SIS columns got file stems silently."""
+    code, table = _cli(tmp_path, [_row("subs/alice.ipynb")], "--format", fmt)
+    err = capsys.readouterr().err
+    assert code == 0 and "alice" in table[-1]
+    assert "warning: no --roster" in err and column in err and "--roster ROSTER.csv" in err
+    roster = tmp_path / "roster.csv"
+    roster.write_text("file,student_id\nalice.ipynb,s001\n")
+    code, _ = _cli(tmp_path, [_row("subs/alice.ipynb")], "--format", fmt, "--roster", str(roster))
+    assert code == 0 and "no --roster" not in capsys.readouterr().err
+
+
 # --- rows the roster names, duplicates, injection, --help ---------------------------------------------------------
 
 def _row(submission, score=8.0, max_score=10.0, status="graded"):
@@ -175,7 +188,8 @@ def test_help_has_text_for_every_option_and_the_formats_are_the_modules(capsys):
         cli.main(["gradebook", "--help"])
     out = capsys.readouterr().out
     for words in ("the gradebook CSV to write", "the LMS whose import columns", "--deadline", "--penalty",
-                  "--late-days", "--extensions", "--times", "--gradescope-metadata", "--times-from-mtime"):
+                  "--late-days", "--extensions", "--times", "--gradescope-metadata", "--times-from-mtime",
+                  "--time-format"):
         assert words in out, words
 
 
@@ -204,6 +218,64 @@ def test_late_by_an_hour_with_a_penalty_per_hour(tmp_path):
     assert got["ontime"] == (10.0, 10.0, "on time") and got["utc"][:2] == (10.0, 10.0) and got["early"][0] == 10.0
     assert got["hour"][:2] == (9.8, 9.8) and got["hour"][2].startswith("late 1h 00m: -2% (1 hour(s))")
     assert got["hourplus"][0] == 9.6  # 1h 00m 01s: two started hours
+
+
+def test_late_under_a_minute_says_seconds(tmp_path):
+    """Issue 56: 30 s late read "late 1m"."""
+    from datetime import timedelta
+
+    from autograder.reports.late import duration_words
+
+    assert [duration_words(timedelta(seconds=s)) for s in (0.2, 30, 59, 59.5, 60, 61, 3600)] == \
+        ["1s", "30s", "59s", "1m", "1m", "2m", "1h 00m"]
+    rows = [_row("subs/thirty.ipynb", 10.0)]
+    code, table = _cli(tmp_path, rows, "--deadline", DEADLINE, "--times",
+                       _times(tmp_path, thirty="2026-12-01T23:59:30+01:00"))
+    assert code == 0 and table[2][-1] == "late 30s"
+
+
+def _quoted_times(tmp_path, **times):
+    p = tmp_path / "lms_times.csv"
+    with open(p, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["file", "submitted_at"])
+        w.writerows([f"{k}.ipynb", v] for k, v in times.items())
+    return str(p)
+
+
+@pytest.mark.parametrize("fmt, late, on_time", [
+    ("%b %d, %Y %I:%M%p", "Dec 2, 2026 1:30am", "Dec 1, 2026 10:30pm"),  # Canvas-like, shown in the page
+    ("%m/%d/%Y %H:%M", "12/02/2026 01:30", "12/01/2026 22:30"),  # US month first
+    ("%d/%m/%Y %H:%M", "02/12/2026 01:30", "01/12/2026 22:30"),  # day first: the same digits, the other order
+])
+def test_an_lms_time_format_is_read_only_with_an_explicit_time_format(tmp_path, capsys, fmt, late, on_time):
+    """Issue 56: "Dec 1, 2026 10:30pm" and "12/01/2026 22:30" were refused; read with --time-format, never
+    guessed (without it, refused naming the flag)."""
+    rows = [_row("subs/late.ipynb", 10.0), _row("subs/ontime.ipynb", 10.0)]
+    times = _quoted_times(tmp_path, late=late, ontime=on_time)
+    args = ("--deadline", DEADLINE, "--times", times, "--timezone", "Europe/Madrid", "--penalty", "10%/day")
+    code, _ = _cli(tmp_path, rows, *args)
+    assert code == 2 and "--time-format" in capsys.readouterr().err  # refused, the flag named
+    code, table = _cli(tmp_path, rows, *args, "--time-format", fmt)
+    got = _by_id(table)
+    assert code == 0 and got["ontime"][-1] == "on time" and got["late"][-1].startswith("late 1h 31m: -10%")
+
+
+def test_time_format_names_and_refusals(tmp_path, capsys):
+    from autograder.reports import late as _late
+
+    assert _late.time_format(None) is None and _late.time_format("Gradescope") is None  # documented: ISO 8601
+    assert _late.time_format("%d.%m.%Y %H:%M") == "%d.%m.%Y %H:%M"
+    with pytest.raises(_late.LateError, match="strptime format"):
+        _late.time_format("canvas")  # no documented export format found: never a guessed one
+    with pytest.raises(_late.LateError, match="is not a time in --time-format"):
+        _late.parse_time("2026-12-01T22:30:00Z", None, "", "%m/%d/%Y %H:%M")
+    rows = [_row("subs/a.ipynb", 10.0)]
+    code, _ = _cli(tmp_path, rows, "--deadline", DEADLINE, "--times",
+                   _quoted_times(tmp_path, a="12/01/2026 22:30"), "--time-format", "%m/%d/%Y %H:%M")
+    assert code == 2 and "no UTC offset" in capsys.readouterr().err  # a format without an offset needs a zone
+    code, _ = _cli(tmp_path, rows, "--deadline", DEADLINE, "--time-format", "%m/%d/%Y %H:%M")
+    assert code == 2 and "give it with --times" in capsys.readouterr().err
 
 
 def test_an_extension_moves_the_deadline(tmp_path):
@@ -271,13 +343,18 @@ def test_mtimes_only_when_asked_and_recorded(tmp_path):
     assert rec["trusted"] is False and "--times-from-mtime" in rec["times"]
 
 
-def test_gradescope_metadata_json_folders_and_the_exports_yml(tmp_path):
+def test_gradescope_times_come_from_the_exports_top_level_yml(tmp_path):
+    """The export's own ``submission_metadata.yml`` times each ``submission_N/`` folder; a
+    ``submission_metadata.json`` inside a folder is what the student uploaded and is not read (issue 53:
+    tests/test_gradebook_authority.py has the attacks)."""
     gs = tmp_path / "gs"
     (gs / "submission_1").mkdir(parents=True)
     (gs / "submission_1" / "submission_metadata.json").write_text(json.dumps(
-        {"id": 1, "created_at": "2026-12-02T01:30:00.123456+01:00", "users": [{"name": "A", "sid": "s001"}]}))
+        {"id": 1, "created_at": "2026-11-20T10:00:00+01:00", "users": [{"name": "A", "sid": "s001"}]}))
     (gs / "submission_metadata.yml").write_text(
-        "---\nsubmission_2:\n  :submitters:\n  - :name: Bob\n    :sid: '002'\n    :email: bob@uni.edu\n"
+        "---\nsubmission_1:\n  :submitters:\n  - :name: A\n    :sid: s001\n"
+        "  :created_at: 2026-12-02 01:30:00.123456000 +01:00\n"
+        "submission_2:\n  :submitters:\n  - :name: Bob\n    :sid: '002'\n    :email: bob@uni.edu\n"
         "  :created_at: 2026-12-01 14:00:00.906385000 -08:00\n  :score: 10.0\n")
     rows = [_row("export/submission_1/work.ipynb", 10.0), _row("export/submission_2", 10.0)]
     roster = tmp_path / "roster.csv"

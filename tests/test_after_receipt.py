@@ -110,13 +110,14 @@ def test_sidecar_name():
     assert _receipt.sidecar("out/results") == "out/results.receipt.json"
 
 
-def test_report_starts_with_the_receipt_and_writes_it(tmp_path):
+def test_report_ends_with_the_receipt_and_writes_it(tmp_path):
+    """The receipt and the suites' fingerprints close the report: the instructor reads the class first (issue 56)."""
     rows = _rows()
     page = build_report(copy.deepcopy(rows), tmp_path / "rep")
     text = page.read_text(encoding="utf-8")
     heads = re.findall(r"<h2>(.*?)</h2>", text)
-    assert heads[0] == "Receipt", heads
-    assert text.index("id=\"receipt\"") < text.index("<img")  # before the plots
+    assert heads[-1] == "Receipt", heads
+    assert text.rindex("<img") < text.index("id=\"receipt\"")  # after the plots
     rec = json.loads((tmp_path / "rep" / "receipt.json").read_text())["receipt"]
     assert rec["statuses"]["grader_error"] == 1 and rec["refused"] == 1
     assert "grader_error" in text and "--resume" in text  # what to do about the grader's rows

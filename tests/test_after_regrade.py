@@ -87,14 +87,19 @@ def test_grade_writes_the_receipt_beside_the_results(graded):
     assert set(rec["suites"]) == set(EXS) and rec["anomalies"] == []
 
 
-def test_nothing_changed_nothing_graded(graded, monkeypatch):
-    tmp, _subs, old = graded
+def test_nothing_changed_nothing_graded(graded, monkeypatch, capsys):
+    tmp, subs, old = graded
     calls = []
     monkeypatch.setattr(GradingRun, "grade", lambda self, *a, **k: calls.append(a) or [])
-    assert cli.main(["regrade", str(old), "--json", str(tmp / "same.json"), "--device", "cpu", "--quiet"]) == 0
+    assert cli.main(["regrade", str(old), "--json", str(tmp / "same.json"), "--device", "cpu"]) == 0
     assert not calls
     d = json.loads((tmp / "same.diff.json").read_text())
     assert d["regraded"] == 0 and d["moved"] == []
+    # issue 56: the pairs not graded again count as unchanged (it said "0 moved, 0 unchanged")
+    n = len(subs) * len(EXS)
+    assert d["unchanged"] == n and d["kept"] == n and d["considered"] == n
+    assert f"0 moved, {n} unchanged ({n} not graded again" in capsys.readouterr().err
+    assert f"0 moved, {n} unchanged" in (tmp / "same.diff.md").read_text()
     assert json.loads((tmp / "same.json").read_text()) == json.loads(old.read_text())
 
 
@@ -140,7 +145,8 @@ def test_one_changed_check_regrades_only_its_exercise_and_lists_exactly_the_move
         assert m["exercise"] == "ex09_autograd_tape" and m["new_score"] > m["old_score"]
         assert m["reasons"] == ["suite changed"]
         assert [(c["name"], c["old"], c["new"]) for c in m["checks"]] == [(CHANGED, "failed", "passed")]
-    assert d["unchanged"] == len(subs) - len(failed_it)
+    assert d["unchanged"] == len(subs) * len(EXS) - len(failed_it)  # ex01's pairs, not graded again, count too
+    assert d["kept"] == len(subs)
     after = {r["submission"]: r for r in json.loads(new.read_text())}
     for r in before:  # ex01 rows kept as they were; totals recomputed
         assert after[r["submission"]]["exercises"]["ex01_torch_mlp"] == r["exercises"]["ex01_torch_mlp"]
@@ -203,6 +209,17 @@ def test_plan_all_grader_rows_and_missing_fingerprints():
     assert p.pairs == 4 and p.reasons[("/nowhere/b", EXS[1])] == ["no fingerprint before"]
     p = _regrade.plan(_rows(), None, CPU, fingerprint=_fp(suite="new"))
     assert p.pairs == 4 and p.reasons[("/nowhere/a", EXS[0])] == ["suite changed"]
+
+
+def test_nothing_moved_counts_every_pair_unchanged():
+    """Issue 56: with nothing changed the diff said "0 moved, 0 unchanged"."""
+    p = _regrade.plan(_rows(), None, CPU, fingerprint=_fp())
+    d = _regrade.diff(p, {})
+    assert (p.pairs, p.considered) == (0, 4)
+    assert (d["regraded"], d["unchanged"], d["kept"]) == (0, 4, 4)
+    assert _regrade.summary_words(d) == "0 moved, 4 unchanged (4 not graded again: nothing that decides them changed)"
+    one = _regrade.plan(_rows(), ["/nowhere/b"], CPU, fingerprint=_fp())
+    assert _regrade.diff(one, {})["unchanged"] == 2  # only the chosen submission's pairs
 
 
 def test_plan_refuses_mixed_seeds_and_strangers():

@@ -1,6 +1,6 @@
-"""The report's after-grading sections read in a real headless browser: the receipt is the first thing on
-the page (above the cards and plots), the regrade and common-mistakes sections are there, and no text
-in them is under 11 px. Skipped, saying why, where no chromium is installed (see
+"""The report's after-grading sections read in a real headless browser: the class comes first (the cards and
+the score distribution), then a regrade's moves and the common mistakes, and the receipt last (issue 56); no
+text in them is under 11 px. Skipped, saying why, where no chromium is installed (see
 tests/test_report_browser.py)."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ DIFF = {"tapetrace_regrade": 1, "seed": 1, "regraded": 3, "unchanged": 2, "moved
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium: apt-get install -y chromium (or set TAPETRACE_CHROMIUM)")
-def test_receipt_first_and_sections_readable_in_a_browser(tmp_path):
+def test_class_first_receipt_last_and_sections_readable_in_a_browser(tmp_path):
     page = build_report(_class(), tmp_path / "rep", regrade=DIFF)
     probe = page.with_name("probe.html")
     probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
@@ -63,9 +63,8 @@ def test_receipt_first_and_sections_readable_in_a_browser(tmp_path):
     m = re.search(r'<pre id="tapetrace-probe">(.*?)</pre>', dom, re.S)
     assert m, f"chromium printed no probe result: {dom[-500:]!r}"
     seen = json.loads(html.unescape(m.group(1)))
-    assert seen["first"] == "Receipt"
+    assert seen["first"] == "Class summary"
     where = {sid: (y, n) for sid, y, n in seen["sections"]}
     assert all(y is not None and n > 0 for y, n in where.values()), where
-    assert where["receipt"][0] < seen["cards"] < seen["img"] < where["mistakes"][0]
-    assert where["receipt"][0] < where["regrade"][0] < seen["img"]
+    assert seen["cards"] < seen["img"] < where["regrade"][0] < where["mistakes"][0] < where["receipt"][0]
     assert not seen["small"], f"text under {MIN_PX} px: {seen['small'][:10]}"

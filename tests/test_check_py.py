@@ -75,6 +75,38 @@ def test_check_of_every_exercise_reminds_once_and_ends_with_how_many_pass(capsys
     assert out.count(render("public.title", lang, exercise="ex01_torch_mlp", torch="cpu", jax="cpu")[:20]) == 1
 
 
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_notebooks_check_of_an_unknown_exercise_prints_one_line(capsys, monkeypatch, lang: str) -> None:
+    """Issue 56: check("ex99") in the notebook printed a 30-line traceback; check.py prints one line."""
+    from autograder.builders import public
+
+    fake = {"seed": 1, "values": {}, "exercises": {ex: {"public_points": 5, "total_points": 10}
+                                                   for ex in builders.present()}}
+    monkeypatch.setattr(public, "snapshot", lambda: fake)
+    assert public.check("ex99", {}, lang=lang) is None  # no exception
+    out = capsys.readouterr().out
+    assert len(out.strip().splitlines()) == 1
+    assert "'ex99'" in out and "ex01" in out and "ex13" in out
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("failed", [1, 2])
+def test_incorrect_from_check_py_names_the_file_not_a_cell(lang: str, failed: int) -> None:
+    """Issue 56: check.py's INCORRECT line said "run your code cell again" (a terminal has no cells)."""
+    from autograder.builders import public
+
+    tests = [{"name": f"c{i}", "points": 1.0, "passed": i >= failed, "code": "" if i >= failed else "MISMATCH",
+              "message": "wrong"} for i in range(3)]
+    on_file = public.CheckResult("ex01_torch_mlp", "incorrect", tests, 5, 10, {"torch": "cpu", "jax": "cpu"},
+                                 file="ex01_torch_mlp.py")
+    text = public.report_lines(on_file, lang)
+    assert "ex01_torch_mlp.py" in text and "python check.py ex01" in text
+    assert {"en": "cell", "es": "celda"}[lang] not in text
+    in_notebook = public.report_lines(public.CheckResult("ex01_torch_mlp", "incorrect", tests, 5, 10,
+                                                         {"torch": "cpu", "jax": "cpu"}), lang)
+    assert {"en": "code cell", "es": "celda de código"}[lang] in in_notebook and "check.py" not in in_notebook
+
+
 def test_several_exercises_end_with_how_many_pass_and_one_reminder(template: Path) -> None:
     from autograder.core.paths import SOLUTIONS
 

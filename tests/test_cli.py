@@ -11,13 +11,14 @@ from autograder import cli
 OWN_OPTIONS = {"grade": ["--json", "--shard", "--require-isolation", "--cluster"],
                "merge": ["--json", "--csv", "PART.json"],
                "stubs": ["solutions/"],
-               "build": ["--check", "--self-study", "--refresh-snapshot", "--gpu-torch", "--hide-results"],
+               "build": ["--check", "--self-study", "--refresh-snapshot", "--gpu-torch", "--hide-results", "--no-verify"],
                "report": ["--out", "--title", "--feedback-format", "RESULTS"],
                "figures": ["--epochs", "--lr", "--dpi"],
                "new": ["exNN_name", "--title", "--frameworks", "--force"],
                "regrade": ["OLD.json", "--json", "--all", "SUBMISSION"],
                "gradebook": ["--out", "--format", "--roster", "--deadline", "--penalty", "--extensions", "--times"],
-               "similarity": ["--out", "--threshold", "--top", "SUBMISSION"]}
+               "similarity": ["--out", "--threshold", "--top", "SUBMISSION"],
+               "feedback": ["--roster", "--out", "--overrides", "--moodle-zip", "RESULTS.json"]}
 
 
 def test_every_command_is_a_module_with_add_parser_and_run():
@@ -28,7 +29,9 @@ def test_every_command_is_a_module_with_add_parser_and_run():
         args = cli.build_parser().parse_args([name, *(["x"] if name in ("grade", "report", "new", "similarity")
                                                       else []),
                                               *(["x", "--json", "o.json"] if name in ("merge", "regrade") else []),
-                                              *(["x", "--out", "o.csv"] if name == "gradebook" else [])])
+                                              *(["x", "--out", "o.csv"] if name == "gradebook" else []),
+                                              *(["x", "--roster", "r.csv", "--out", "o"] if name == "feedback"
+                                                else [])])
         assert args.func is mod.run
 
 

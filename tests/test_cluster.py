@@ -434,3 +434,18 @@ def test_a_forged_answer_is_the_students_on_the_cluster_too(killed_mid_task):
     ex01 = {Path(r["submission"]).name: r for r in rows}["c-forger"]["exercises"]["ex01_torch_mlp"]
     assert ex01["status"] == "graded" and "grader_reason" not in ex01, ex01
     assert {t["code"] for t in ex01["tests"]} == {"EXERCISE_FORGED"} and ex01["score"] == 0, ex01
+
+
+def test_half_an_emoji_is_the_students_on_the_cluster_too(tmp_path):
+    """A notebook whose ex01 cell holds a lone surrogate (tests/test_text_intake.py), graded on a Dask worker
+    (``--cluster local:1``): the client's loader made its text safe at intake, the worker fails its load as the
+    student's (LOAD_SURROGATE), a final row (exit 0), never a grader_error."""
+    from test_text_intake import EX01, HALF, notebook, with_comment
+
+    nb = notebook(tmp_path / "nb.ipynb", with_comment(HALF))
+    cp = tapetrace("grade", str(nb), "--only", EX01, "--device", "cpu", "--seed", str(SEED), "--cluster", "local:1",
+                   "--json", str(tmp_path / "r.json"), "--quiet", timeout=HANG)
+    assert cp.returncode == 0, cp.stderr
+    row = json.loads((tmp_path / "r.json").read_text())["exercises"][EX01]  # one submission: one object
+    assert row["status"] == "error" and row["score"] == 0 and "grader_reason" not in row, row
+    assert {t["code"] for t in row["tests"]} == {"LOAD_SURROGATE"}, row

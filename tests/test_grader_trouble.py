@@ -408,6 +408,44 @@ def test_a_probe_no_worker_has_is_the_graders_though_the_students_worker_said_so
     _assert_graders(row, "no_such_probe")
 
 
+ABORT_IN_FORWARD = '''
+import os as _os
+
+_forward_before_abort = MLP.forward
+
+
+def _aborting_forward(self, x):
+    if _os.path.exists({marker!r}):
+        print("fresh-reference diagnostic before the abort", file=__import__("sys").stderr, flush=True)
+        _os.abort()
+    return _forward_before_abort(self, x)
+
+
+MLP.forward = _aborting_forward
+'''
+
+
+def test_the_stand_in_is_the_reference_run_again_fresh_and_its_death_is_the_graders(shared_run, tmp_path,
+                                                                                    monkeypatch):
+    """The crash is judged with the reference run again in a worker of its own (never the run's cached answers,
+    which the check's ``ctx.reference`` still reads): when that worker dies (SIGABRT in ``MLP.forward`` once a
+    marker exists, made after the cache was filled), the grader's, with its stderr for the instructor."""
+    solutions = tmp_path / "solutions"
+    shutil.copytree(SOLUTIONS, solutions)
+    marker = tmp_path / "abort-marker"
+    with open(solutions / f"{EX1}.py", "a") as fh:
+        fh.write(ABORT_IN_FORWARD.format(marker=str(marker)))
+    monkeypatch.setattr(_reference, "SOLUTIONS", solutions)
+    for folder in ("honest", "one-row"):
+        (tmp_path / folder).mkdir()
+    honest = _graded_with(shared_run, monkeypatch, _ex01(tmp_path / "honest"), reads_every_row)
+    assert honest["score"] == 1, honest  # the reference's answers cached, with no marker
+    marker.write_text("")
+    row = _graded_with(shared_run, monkeypatch, _ex01(tmp_path / "one-row", ONE_ROW), reads_every_row)
+    _assert_graders(row, "reads_every_row", "run again fresh, died", "aborted (signal 6)",
+                    "fresh-reference diagnostic before the abort")
+
+
 def test_a_failed_response_the_grader_cannot_place_is_the_students_problem():
     from autograder.core.protocol import NO_ANSWER, probe_error
     from autograder.core.suite import GraderBug, StudentProblem

@@ -199,7 +199,46 @@ def test_markdown_feedback_quotes_a_students_code_line_as_text():
     md = _feedback.feedback_markdown(res)
     line = next(ln for ln in md.splitlines() if "raised RuntimeError" in ln)
     assert "[click](" not in line and "*b*" not in line and "https://" not in line, line
-    assert '<code>raise X\\("\\[click\\]\\(https\\://evil.example\\) \\*b\\* \\| c"\\)</code>' in line, line
+    assert '<code>raise X("[click\\](https\\://evil.example) \\*b\\* \\| c")</code>' in line, line
+
+
+def test_markdown_feedback_is_readable_as_text():
+    """Issue 56: the raw .md escaped every bracket, dot, colon and dash ("shape \\(4, 10\\)"); only what would
+    be markup is escaped now."""
+    res = fake_results(1, seed=3)[0]
+    test = res["exercises"]["ex01_torch_mlp"]["tests"][0]
+    plain = "MLP.forward returned shape (4, 3); expected (4, 10) - see my_hidden_size: 1.5e-3 < tol"
+    test.update(passed=False, score=0.0, code="SHAPE", message=plain)
+    md = _feedback.feedback_markdown(res)
+    assert plain in md
+
+
+_MD_NASTY = ["[click](https://evil.example)", "![i](x.png)", "<img src=x onerror=alert(1)>", "<https://evil.example>",
+             "*em* _em_ __init__ **b**", "a | b", "~~del~~ ~x~", "&amp; &#60;", "# h", "> q", "- l",
+             "+ l", "1. l", "2) l", "[x]: https://evil.example", "\\*not\\*", "C:\\dir\\", "$x$", "<!-- c -->",
+             "snake_case a*b*c 2 * 3", "x ]( y", "[a][b]", "===", "---", "trailing \\"]
+
+
+@pytest.mark.parametrize("text", _MD_NASTY)
+def test_markdown_feedback_shows_student_text_as_written_and_never_as_markup(text):
+    """Rendered by a CommonMark parser with tables and strikethrough, a message in a table cell and in the
+    quote line is exactly its text: no link, image, emphasis, code, tag, entity or block (a message's `code`
+    spans are the catalogue's own and stay code: tested above)."""
+    markdown_it = pytest.importorskip("markdown_it")
+    import html as _html
+
+    res = fake_results(1, seed=3)[0]
+    e = res["exercises"]["ex01_torch_mlp"]
+    e["message"] = text
+    e["tests"][0].update(passed=False, score=0.0, code="X", message=text)
+    md = _feedback.feedback_markdown(res)
+    page = markdown_it.MarkdownIt("commonmark").enable("table").enable("strikethrough").render(md)
+    quote = re.search(r"<blockquote>\s*<p>(.*?)</p>\s*</blockquote>", page, re.S)
+    cell = re.findall(r"<td>(.*?)</td>", page)[3]
+    assert quote, page
+    for shown in (quote.group(1), cell):
+        assert "<" not in shown, (shown, md)  # no element at all: only text (and its entities)
+        assert _html.unescape(shown) == text, (shown, md)
 
 
 def test_feedback_lists_every_test_with_points(tmp_path):
@@ -374,7 +413,7 @@ def test_progress_plain_lines_with_eta():
         p.task_done()
         p.update(r)
     p.close()
-    lines = buf.getvalue().splitlines()
+    lines = buf.getvalue().splitlines()[1:]  # after the line said at once (test_progress_says_at_once_...)
     assert len(lines) == 3 and lines[0].startswith("graded 1/3: subs/student000")
     assert "ETA" in lines[0] and "\r" not in buf.getvalue()
     assert len(p.finished) == 3
@@ -388,6 +427,25 @@ def test_progress_bar_on_a_terminal():
     p.close()
     out = buf.getvalue()
     assert "\r[" in out and "1/4" in out and "ETA" in out and out.endswith("\n")
+
+
+@pytest.mark.parametrize("stream", [io.StringIO, _Tty])
+def test_progress_says_at_once_what_it_does_before_the_first_result(stream):
+    """Issue 56: `tapetrace grade` was silent ~100 s (workers' start-up, the reference) before its first line."""
+    buf = stream()
+    p = _progress.Progress(3, stream=buf, tasks_per_item=2)
+    first = buf.getvalue()  # before any worker started or any result came
+    p.begin()
+    p.close()
+    assert first.startswith("tapetrace: grading 3 submission(s), 2 exercise(s) each:"), first
+    assert "starting the workers" in first and "reference" in first
+    if isinstance(buf, _Tty):
+        assert "(starting workers)" in first  # the bar is drawn at once, not after the ticker's first second
+    else:
+        assert "workers ready after" in buf.getvalue().splitlines()[1]
+    quiet = stream()
+    _progress.Progress(3, stream=quiet, enabled=False).close()
+    assert quiet.getvalue() == ""
 
 
 def test_checkpoint_keeps_order_and_earlier_results(tmp_path):

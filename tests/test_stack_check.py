@@ -65,8 +65,9 @@ def test_floor_and_last_minor_are_inside_one_below_and_next_outside():
 
 
 @pytest.mark.parametrize("lang", ["en", "es"])
-def test_unsupported_stack_says_which_version_and_the_one_command(capsys, lang):
+def test_unsupported_stack_says_which_version_and_the_one_command(capsys, monkeypatch, lang):
     old = {**GOOD, "jax": "0.4.30", "jaxlib": "0.4.30", "numpy": "1.24.4"}
+    monkeypatch.setattr(stack, "where", lambda: "colab")
     try:
         found = stack.check_stack(lang, old, python=(3, 11))
         out = capsys.readouterr().out
@@ -193,3 +194,104 @@ def test_jax_random_bits_are_pinned_while_checking_and_restored_after():
         assert (jax.random.bits(jax.random.PRNGKey(0), (4,)) == pinned).all() and not (off == pinned).all()
     finally:
         jax.config.update("jax_threefry_partitionable", before)
+
+
+# ---- issue 56 item 7: an optional library never holds a check back; the advice fits where the student is
+def test_no_matplotlib_nor_ipython_holds_no_check_back_and_says_nothing(capsys):
+    """A TPU VM, a plain venv for check.py: torch, JAX, Flax and optax in range, no matplotlib (nor IPython)."""
+    try:
+        found = stack.check_stack("en", {**GOOD, "matplotlib": None, "ipython": None}, python=(3, 12), place="terminal")
+        assert {p.dist for p in found} == {"matplotlib", "ipython"}
+        assert capsys.readouterr().out == ""  # figure() names matplotlib itself, where it needs it
+        assert stack.unsupported() == []
+        passed = [{"name": "t", "points": 1.0, "passed": True, "code": "", "message": ""}]
+        for ex in ("ex01_torch_mlp", "ex07_flax_cnn", "ex13_spmd"):
+            assert _public._status(passed, dists=_public.libraries(ex)) == "passed", ex
+    finally:
+        stack.FOUND.clear()
+
+
+def test_a_missing_library_holds_back_only_the_exercises_using_it(capsys):
+    """No torch (a TPU VM): the JAX exercises are judged, the torch ones say which library to install."""
+    assert _public.libraries("ex01_torch_mlp") == ("torch", "numpy")
+    assert _public.libraries("ex04_jax_mlp") == ("jax", "jaxlib", "numpy")
+    assert _public.libraries("ex07_flax_cnn") == ("jax", "jaxlib", "flax", "optax", "numpy")
+    assert _public.libraries("ex10_bridge") == ("torch", "jax", "jaxlib", "flax", "optax", "numpy")
+    try:
+        stack.check_stack("en", {**GOOD, "torch": None}, python=(3, 12), place="terminal")
+        out = capsys.readouterr().out
+        assert "torch is not installed" in out and "for the exercises that use torch" in out, out
+        failed = [{"name": "t", "points": 1.0, "passed": False, "code": "MISMATCH", "message": "wrong"}]
+        assert _public._status(failed, dists=_public.libraries("ex04_jax_mlp")) == "incorrect"
+        assert _public._status(failed, dists=_public.libraries("ex13_spmd")) == "incorrect"
+        assert _public._status(failed, dists=_public.libraries("ex01_torch_mlp")) == "unsupported versions"
+        assert _public._status(failed, dists=_public.libraries("ex06_per_example_grads")) == "unsupported versions"
+    finally:
+        stack.FOUND.clear()
+
+
+ADVICE = {  # where -> (language -> words the advice must hold, words it must not)
+    "colab": {"en": (["!pip install 'jax>=", "Runtime > Restart session"], ["check.py", "%pip"]),
+              "es": (["!pip install 'jax>=", "Reiniciar sesión"], ["check.py", "%pip"])},
+    "jupyter": {"en": (["%pip install 'jax>=", "restart the kernel"], ["Runtime >", "check.py", "!pip"]),
+                "es": (["%pip install 'jax>=", "reinicia el núcleo"], ["Entorno de ejecución", "check.py", "!pip"])},
+    "terminal": {"en": (['python -m pip install "jax>=', "in your terminal", "check.py"], ["Runtime >", "cell"]),
+                 "es": (['python -m pip install "jax>=', "en tu terminal", "check.py"], ["Entorno de ejecución",
+                                                                                        "celda"])},
+}
+
+
+@pytest.mark.parametrize("place", list(ADVICE))
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_advice_fits_where_the_student_is(capsys, monkeypatch, place, lang):
+    monkeypatch.setattr(stack, "where", lambda: place)
+    want, avoid = ADVICE[place][lang]
+    try:
+        stack.check_stack(lang, {**GOOD, "jax": "0.4.30", "jaxlib": "0.4.30"}, python=(3, 12))
+        said = capsys.readouterr().out
+        tests = [{"name": "t", "points": 1.0, "passed": False, "code": "MISMATCH", "message": "wrong"}]
+        res = _public.CheckResult("ex04_jax_mlp", _public._status(tests, dists=_public.libraries("ex04_jax_mlp")),
+                                  tests, 1.0, 3.0, {"torch": "cpu", "jax": "cpu"})
+        assert res.status == "unsupported versions"
+        report = _public._report(res, lang)
+        for text in (said, report):
+            assert all(w in text for w in want), (place, text)
+            assert not any(w in text for w in avoid), (place, text)
+    finally:
+        stack.FOUND.clear()
+
+
+def test_python_outside_in_a_terminal_says_to_make_a_virtual_environment(capsys):
+    try:
+        stack.check_stack("en", GOOD, python=(3, 10), place="terminal")
+        out = capsys.readouterr().out
+        assert "virtual environment" in out and ">=3.11,<3.14" in out and "Colab" not in out, out
+    finally:
+        stack.FOUND.clear()
+
+
+def test_where_reads_the_kernel_from_the_modules_loaded(monkeypatch):
+    monkeypatch.delenv("COLAB_RELEASE_TAG", raising=False)
+    for name in ("google.colab", "ipykernel"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    assert stack.where() == "terminal"
+    monkeypatch.setitem(sys.modules, "ipykernel", object())
+    assert stack.where() == "jupyter"
+    monkeypatch.setitem(sys.modules, "google.colab", object())
+    assert stack.where() == "colab"
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_figure_names_matplotlib_where_it_is_missing(capsys, monkeypatch, lang):
+    from autograder.student import figures
+
+    real = stack.installed
+    monkeypatch.setattr(stack, "installed", lambda dists=tuple(stack.SUPPORTED): {
+        **real(dists), **({"matplotlib": None} if "matplotlib" in dists else {})})
+    monkeypatch.setattr(stack, "where", lambda: "jupyter")
+    with pytest.raises(figures.PlottingMissing) as err:
+        figures.figure("ex02", {}, lang=lang)
+    message = str(err.value)
+    assert "matplotlib" in message and "%pip install 'matplotlib>=" in message and "check()" in message, message
+    assert figures.notebook_figure("ex02", {}, lang=lang) is None  # the notebook's figure cell: said, not raised
+    assert capsys.readouterr().out.strip() == message

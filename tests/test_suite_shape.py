@@ -9,6 +9,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from autograder.core.paths import ROOT
 
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -54,6 +56,25 @@ def test_make_test_runs_on_every_core():
     assert "-n $(TEST_WORKERS)" in recipe, recipe
     assert "make test-containers" in DOC.read_text() and "\ntest-containers:" in make
     assert '"pytest-xdist' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_make_demo_installs_only_what_grading_needs_and_make_test_the_dev_extras(tmp_path):
+    """Issue 56: `make demo` installed the dev extras (pytest, otter, mkdocs, dask...) to grade three examples."""
+    import shutil
+
+    if shutil.which("make") is None:
+        pytest.skip("no make on this machine")
+
+    def dry(target):
+        done = subprocess.run(["make", "-n", target, f"VENV={tmp_path / 'venv'}"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    demo, test = dry("demo"), dry("test")
+    assert "pip install -q -c constraints.txt -e ." in demo and "[dev]" not in demo, demo
+    assert "tapetrace grade examples/submissions/" in demo
+    assert "-e '.[dev]'" in test, test
 
 
 def test_make_test_compiles_the_graders_bytecode_before_the_suite():

@@ -12,6 +12,9 @@ Student side (committed, one folder per language; a test fails when either is st
 Instructor side (``dist/``, not committed):
     ``tapetrace-autograder.zip`` (``tapetrace-autograder-es.zip`` with ``--lang es``: messages in
     Spanish) for ``otter run`` / ``otter grade`` / Gradescope (see :mod:`autograder.builders.otter`).
+    ``solutions/tapetrace-solutions.ipynb`` (``-es`` with ``--lang es``): the student notebook filled with the
+    reference solutions (never hand it out), which the build then checks the zip and the self-check with
+    (:mod:`autograder.builders.verify`; ``--no-verify`` skips that).
     ``self-study/`` (``self-study/es/``) with ``--self-study``: the template plus the reference
     solutions (``solution("exNN")``), for learners without an instructor; never a graded build.
 
@@ -44,6 +47,11 @@ TEMPLATES = {"en": TEMPLATE, "es": TEMPLATE / "es"}
 
 
 SELF_STUDY = {"en": DIST / "self-study", "es": DIST / "self-study" / "es"}
+
+
+# the notebook filled with the reference solutions, beside the zip (dist/solutions/): as secret as solutions/
+# (dist/ is among the places a student's worker never reads, autograder/core/paths.py private_dirs)
+SOLUTION_DIR = "solutions"
 
 
 CHECK_PY = "check.py"
@@ -243,6 +251,30 @@ def build_template(template: Path | None = None, seed: int = PUBLIC_SEED, refres
             path.write_bytes(data)
         written.append(path)
     return written
+
+
+def solution_notebook_path(out: Path, lang: str) -> Path:
+    """Where ``tapetrace build`` writes the solution notebook: ``OUT/solutions/tapetrace-solutions.ipynb``
+    (``tapetrace-solutions-es.ipynb`` for ``--lang es``)."""
+    name = "tapetrace-solutions.ipynb" if lang == "en" else f"tapetrace-solutions-{lang}.ipynb"
+    return Path(out) / SOLUTION_DIR / name
+
+
+def write_solution_notebook(template: Path, out: Path, lang: str) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    """Writes the student notebook of ``template`` filled with the reference solutions (for the instructor:
+    never hand it out); returns its path, the untouched notebook and the filled one."""
+    from autograder.builders.verify import solution_notebook
+
+    try:
+        nb = json.loads((Path(template) / _notebook.NOTEBOOK).read_text(encoding="utf-8"))
+        filled = solution_notebook(nb)
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise BuildError(f"cannot fill {Path(template) / _notebook.NOTEBOOK} with the solutions: {err} "
+                         "(build the template first)") from None
+    path = solution_notebook_path(out, lang)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(_notebook.dumps(filled), encoding="utf-8")
+    return path, nb, filled
 
 
 def zip_name(lang: str) -> str:

@@ -25,12 +25,15 @@ student's side of a call, their devices and the pinned precision
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.builders.public_graded import GradedView, graded_view
+from autograder.builders import public_devices as _apart
+from autograder.builders.public_graded import GradedView, graded_module, graded_view
 from autograder.builders.public_snapshot import _use_packaged_data, snapshot, snapshot_reference
 from autograder.builders.public_student import StudentFiles, as_module, devices, pinned_precision, student_caller
 from autograder.core import i18n as _i18n
@@ -80,8 +83,9 @@ def run_checks(exercise: str, checks: list[Check], *, student: Callable[..., Any
 @dataclass
 class CheckResult:
     """One exercise's self-check: ``status`` is "not attempted", "incorrect", "passed", "unsupported versions"
-    (the session's libraries are outside the supported ranges: no verdict on the code) or "grader trouble"
-    (a check could not run for a reason of the checks' own, never the student's)."""
+    (the session's libraries are outside the supported ranges: no verdict on the code), "grader trouble"
+    (a check could not run for a reason of the checks' own, never the student's) or "one device" (checks that
+    need several devices passed on one, where they cannot see the mistakes they look for: no pass)."""
 
     exercise: str
     status: str
@@ -92,6 +96,7 @@ class CheckResult:
     note: str = ""
     report: str = ""
     file: str = ""  # the .py file checked (python check.py), not a notebook's cells: the advice names it
+    one_device: str = ""  # why checks that need several devices ran on one here (then no pass is reported)
 
     def __repr__(self) -> str:
         passed = sum(1 for t in self.tests if t["passed"])
@@ -101,13 +106,50 @@ class CheckResult:
 RESULTS: dict[str, CheckResult] = {}
 
 
-def _status(tests: list[dict[str, Any]]) -> str:
-    if _stack.unsupported():
+# a library the checks import -> the distributions whose versions decide them (numpy: always)
+_DISTS = {"torch": ("torch",), "jax": ("jax", "jaxlib"), "flax": ("flax",), "optax": ("optax",), "numpy": ("numpy",)}
+
+
+def libraries(exercise: str) -> tuple[str, ...]:
+    """The distributions an exercise's public checks use (its probes' and checks' imports, numpy always): a
+    library outside its range holds back these checks only (every one of ``stack.CHECKED`` where unknown)."""
+    import ast
+
+    found = {"numpy"}
+    for part in ("probes", "public"):
+        name = f"autograder.exercises.{exercise}.{part}"
+        try:
+            spec = importlib.util.find_spec(name)
+            getter = getattr(spec.loader, "get_source", None) if spec is not None else None
+            if getter is not None:  # the runtime's zip
+                source = getter(name)
+            else:  # a file (under pytest, whose import hook has no get_source)
+                with open(str(spec.origin if spec is not None else ""), encoding="utf-8") as fh:
+                    source = fh.read()
+            tree = ast.parse(source or "")
+        except (ImportError, ValueError, SyntaxError, OSError):
+            source = None
+        if not source:
+            return _stack.CHECKED
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                tops = [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                tops = [node.module.split(".")[0]]
+            else:
+                continue
+            for top in tops:
+                found.update(_DISTS.get(top, ()))
+    return tuple(d for d in _stack.CHECKED if d in found)
+
+
+def _status(tests: list[dict[str, Any]], one_device: str = "", dists: tuple[str, ...] | None = None) -> str:
+    if _stack.unsupported(dists):
         return "unsupported versions"
     if any(t["code"] == INTERNAL_ERROR for t in tests):
         return "grader trouble"
     if tests and all(t["passed"] for t in tests):
-        return "passed"
+        return "one device" if one_device else "passed"
     if tests and all(t["code"] in NOT_ATTEMPTED_CODES for t in tests):
         return "not attempted"
     return "incorrect"
@@ -129,10 +171,12 @@ def _report(res: CheckResult, lang: str, reminder: bool = True) -> str:
     lines = [_text(lang, "title", exercise=res.exercise, torch=res.device.get("torch", "cpu"),
                    jax=res.device.get("jax", "cpu"))]
     if res.status == "unsupported versions":
-        found = _stack.unsupported()
+        found = _stack.unsupported(libraries(res.exercise)) or _stack.unsupported()
         listed = ", ".join(f"{p.dist} {p.have or '-'}" for p in found)
-        command = _stack.fix_command(found)
-        lines.append(_text(lang, "unsupported" if command else "unsupported_python", problems=listed, command=command))
+        where = _stack.where()
+        command = _stack.fix_command(found, where)
+        key = "unsupported" + _stack.fix_key(where) if command else "unsupported_python"
+        lines.append(_text(lang, key, problems=listed, command=command))
         return "\n".join(lines)
     if res.status == "not attempted":
         message = _reason(res.tests[0]["message"], lang).rstrip(".")
@@ -145,10 +189,13 @@ def _report(res: CheckResult, lang: str, reminder: bool = True) -> str:
         failed = sum(1 for t in res.tests if not t["passed"])
         if res.status == "grader trouble":
             lines.append(_text(lang, "grader_trouble", n=sum(1 for t in res.tests if t["code"] == INTERNAL_ERROR)))
+        elif res.status == "one device":
+            lines.append(res.one_device)
         elif not failed:
             lines.append(_text(lang, "passed", n=len(res.tests)))
         else:
-            lines.append(_text(lang, "incorrect_one" if failed == 1 else "incorrect", failed=failed, n=len(res.tests)))
+            key = ("incorrect_one" if failed == 1 else "incorrect") + ("_file" if res.file else "")
+            lines.append(_text(lang, key, failed=failed, n=len(res.tests), file=res.file, exercise=res.exercise[:4]))
     if res.note:
         lines.append(res.note)
     if reminder:
@@ -188,11 +235,13 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
     except Exception as err:  # noqa: BLE001 - reported, never the student's
         error = render(INTERNAL_ERROR, lang, error=f"{type(err).__name__}: {err}")
         tests = [{"name": ex, "points": 0.0, "passed": False, "code": INTERNAL_ERROR, "message": error}]
-        return _finish(CheckResult(ex, _status(tests), tests, float(info["public_points"]),
+        return _finish(CheckResult(ex, _status(tests, dists=libraries(ex)), tests, float(info["public_points"]),
                                    float(info["total_points"]), device), lang)
-    names = list(importlib.import_module(f"autograder.exercises.{ex}").META.names)
+    meta = importlib.import_module(f"autograder.exercises.{ex}").META
+    names = list(meta.names)
     view = graded_view(ex, namespace, tuple(names), lang) if graded else GradedView(module=as_module(namespace))
     mod = view.module
+    notes, one_device = [view.note], ""
     if view.problem:
         tests = [{"name": c.name, "points": c.points, "passed": False, "code": view.code, "message": view.problem}
                  for c in checks]
@@ -203,15 +252,80 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
         tests = [{"name": c.name, "points": c.points, "passed": False, "code": "MISSING_NAMES", "message": msg}
                  for c in checks]
     else:
-        student = student_caller(probes, mod, StudentFiles(view.files or files), timeout)
-        with pinned_precision():
-            tests = run_checks(ex, checks, student=student, reference=snapshot_reference(ex, snap["values"]),
-                               seed=int(snap["seed"]), device=device, lang=lang)
-    res = CheckResult(ex, _status(tests), tests, float(info["public_points"]), float(info["total_points"]),
-                      device, note=view.note, file=_file_name(files) if files and not graded else "")
+        # fewer devices here than the checks need (ex13 on one TPU chip, one GPU, JAX started early): run apart
+        short = _apart.shortfall(int(meta.cpu_devices or 0))
+        apart = _run_apart(ex, view, files, graded, short, lang, timeout) if short else None
+        if short and apart and apart.results:  # checked in a separate process, on the grader's devices
+            tests, device = apart.results[0]["tests"], dict(apart.results[0]["device"])
+            notes += [apart.results[0]["note"], _text(lang, "apart", need=short.need, have=short.have,
+                                                      platform=short.platform)]
+        else:
+            tests = _check_here(ex, checks, probes, mod, view.files or files, timeout, snap, device, lang)
+            if short and apart and short.have < 2:  # a mesh of one device: data-parallel mistakes go unseen
+                one_device = _text(lang, "one_device", n=len(tests), need=short.need, platform=short.platform,
+                                   why=apart.why, exercise=ex[:4])
+    res = CheckResult(ex, _status(tests, one_device, libraries(ex)), tests, float(info["public_points"]),
+                      float(info["total_points"]), device, note="\n".join(n for n in notes if n),
+                      file=_file_name(files) if files and not graded else "", one_device=one_device)
     _finish(res, lang)
     _checked.record(ex, sum(1 for t in tests if not t["passed"]), len(tests))
     return res
+
+
+def _check_here(ex: str, checks: list[Check], probes: Any, mod: Any, files: tuple[str, ...], timeout: float,
+                snap: dict[str, Any], device: dict[str, str], lang: str) -> list[dict[str, Any]]:
+    """The public checks on the student's module, in this process (one dict per check)."""
+    student = student_caller(probes, mod, StudentFiles(files), timeout)
+    with pinned_precision():
+        return run_checks(ex, checks, student=student, reference=snapshot_reference(ex, snap["values"]),
+                          seed=int(snap["seed"]), device=device, lang=lang)
+
+
+def _run_apart(ex: str, view: GradedView, files: tuple[str, ...], graded: bool, short: _apart.Shortfall,
+               lang: str, timeout: float) -> _apart.Apart:
+    """The checks of ``ex`` in a separate process with the devices they need (:mod:`public_devices`), on the
+    student's code as text: the graded module read from the notebook, or the file given; none: why not."""
+    if graded and view.source:
+        job = _apart.Job(ex, source=view.source)
+    elif files and not graded:
+        job = _apart.Job(ex, file=os.path.abspath(files[0]))
+    else:
+        return _apart.Apart(why=_text(lang, "apart_no_source"))
+    return _apart.run_apart([job], need=short.need, lang=lang, timeout=timeout, wall=max(600.0, 10 * timeout))
+
+
+def judge_apart(job: _apart.Job, *, lang: str, timeout: float) -> dict[str, Any]:
+    """In the separate process of :mod:`public_devices`: one job's public checks, in this process.
+
+    Returns:
+        ``{"tests": [...], "device": {...}, "note": str}`` (the student's module loaded here as the job gives it).
+    """
+    snap = snapshot()
+    ex = job.exercise
+    _use_packaged_data()
+    device = devices()
+    checks = [c for c in importlib.import_module(f"autograder.exercises.{ex}.public").suite.checks if not c.hidden]
+    probes = importlib.import_module(f"autograder.exercises.{ex}.probes")
+    from autograder.probing import tools as _probing
+
+    _probing.DEVICE.update(device)
+    names = tuple(importlib.import_module(f"autograder.exercises.{ex}").META.names)
+    if job.source:
+        view = graded_module(ex, job.source, names, lang)
+    else:
+        spec = importlib.util.spec_from_file_location(ex, job.file)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {job.file}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[ex] = module
+        spec.loader.exec_module(module)
+        view = GradedView(module=module, files=(job.file,))
+    if view.problem:
+        tests = [{"name": c.name, "points": c.points, "passed": False, "code": view.code, "message": view.problem}
+                 for c in checks]
+    else:
+        tests = _check_here(ex, checks, probes, view.module, view.files, timeout, snap, device, lang)
+    return {"tests": tests, "device": device, "note": view.note}
 
 
 def _finish(res: CheckResult, lang: str) -> CheckResult:
@@ -237,6 +351,11 @@ def check(exercise: str | int | None = None, namespace: Any = None, *, lang: str
     if namespace is None:
         namespace = sys._getframe(1).f_globals
     if exercise is not None:
+        try:  # a name that is no exercise: one line naming it and the choices, not a traceback
+            _registry.resolve(exercise, list(snapshot()["exercises"]), _i18n.get_language(lang))
+        except _registry.UnknownExercise as err:
+            print(err)
+            return
         print(run(exercise, namespace, lang=lang, timeout=timeout, graded=graded).report)
         return
     lang = _i18n.get_language(lang)

@@ -27,8 +27,9 @@ from autograder.submissions import cells as _cells
 from autograder.submissions import execute as _exec
 from autograder.submissions import standins as _standins
 
-# Seconds the graded module's own section may take to load in a check (the grader's default load timeout).
-LOAD_TIMEOUT = 30.0
+# Seconds the graded module's own section may take to load in a check (the grader's default load timeout); its
+# top-level statements get their share of it, as in the grader's worker (``_exec.top_level_budget``).
+LOAD_TIMEOUT = _exec.LOAD_TIMEOUT
 
 
 def _text(lang: str, key: str, **fields: Any) -> str:
@@ -39,7 +40,9 @@ def notebook_json(namespace: Any = None, timeout: float = 10.0) -> tuple[dict | 
     """The running notebook's JSON and where it came from (``"colab"``, ``"file"``), else ``(None, "")``.
 
     Colab: the live notebook from the browser (``google.colab._message``, unsaved edits included).
-    Jupyter: the file named by ``JPY_SESSION_NAME``; VS Code: ``__vsc_ipynb_file__``.
+    Jupyter: the file named by ``JPY_SESSION_NAME``; VS Code: ``__vsc_ipynb_file__``; papermill: its injected
+    ``PAPERMILL_INPUT_PATH``/``PAPERMILL_OUTPUT_PATH``; nbconvert/nbclient name none: the working folder's
+    notebook (:func:`_in_cwd`).
     """
     colab = sys.modules.get("google.colab")
     if colab is not None and not isinstance(colab, _standins.ColabModule):
@@ -53,16 +56,55 @@ def notebook_json(namespace: Any = None, timeout: float = 10.0) -> tuple[dict | 
         except Exception:  # noqa: BLE001 - the frontend did not answer: try the file
             pass
     names = dict(namespace) if isinstance(namespace, dict) else {}
-    for path in (os.environ.get("JPY_SESSION_NAME", ""), str(names.get("__vsc_ipynb_file__", ""))):
-        if path.endswith(".ipynb") and os.path.isfile(path):
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    nb = json.load(fh)
-            except (OSError, ValueError):
-                continue
-            if isinstance(nb, dict) and isinstance(nb.get("cells"), list):
-                return nb, "file"
-    return None, ""
+    for path in _named_paths(names):
+        nb = _read_notebook(path)
+        if nb is not None:
+            return nb, "file"
+    return _in_cwd(names)
+
+
+# papermill names the notebook only when asked (``--inject-paths``, ``--inject-input-path``): as parameters in the
+# notebook's namespace; the input (the student's cells, without papermill's injected parameters cell) first.
+_PAPERMILL = ("PAPERMILL_INPUT_PATH", "PAPERMILL_OUTPUT_PATH")
+_CWD_NOTEBOOKS = 20  # notebooks of the working folder looked at, at most
+
+
+def _named_paths(names: dict[str, Any]) -> list[str]:
+    """Where the session names its notebook: Jupyter's ``JPY_SESSION_NAME``, VS Code's ``__vsc_ipynb_file__``,
+    papermill's injected paths."""
+    return [os.environ.get("JPY_SESSION_NAME", ""), str(names.get("__vsc_ipynb_file__", "")),
+            *(str(names.get(k) or os.environ.get(k) or "") for k in _PAPERMILL)]
+
+
+def _read_notebook(path: str) -> dict | None:
+    if not (path.endswith(".ipynb") and os.path.isfile(path)):
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            nb = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return nb if isinstance(nb, dict) and isinstance(nb.get("cells"), list) else None
+
+
+def _in_cwd(names: dict[str, Any]) -> tuple[dict | None, str]:
+    """nbconvert/nbclient (and papermill without ``--inject-paths``) name no notebook; they run the kernel in the
+    notebook's folder: its only notebook, else the one notebook there whose code holds every function and class
+    the session defined. ``(None, "")`` when that is not one notebook (never a guess between several)."""
+    try:
+        paths = sorted(e.path for e in os.scandir(".") if e.name.endswith(".ipynb") and e.is_file())[:_CWD_NOTEBOOKS]
+    except OSError:
+        return None, ""
+    found = [(p, nb) for p in paths if (nb := _read_notebook(p)) is not None]
+    if len(found) == 1:
+        return found[0][1], "file"
+    defined = [n for n in names if not n.startswith("_")]
+    if not defined:
+        return None, ""
+    holding = [nb for _, nb in found if not _ran_other_code(names, defined, "\n".join(
+        "".join(c.get("source") or "") if isinstance(c.get("source"), list) else str(c.get("source") or "")
+        for c in nb["cells"] if isinstance(c, dict) and c.get("cell_type") == "code"))]
+    return (holding[0], "file") if len(holding) == 1 else (None, "")
 
 
 def _squash(text: str) -> str:
@@ -96,6 +138,7 @@ class GradedView:
     code: str = ""
     note: str = ""
     files: tuple[str, ...] = ()
+    source: str = ""  # the graded module's text (read from the notebook): what a check run apart loads
 
 
 def graded_module(exercise: str, source: str, names: tuple[str, ...], lang: str) -> GradedView:
@@ -116,7 +159,8 @@ def graded_module(exercise: str, source: str, names: tuple[str, ...], lang: str)
         prepared = _exec.prepare(source, filename, names)
         _exec.remember_source(filename, prepared.section)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-            _exec.run(prepared, mod.__dict__, interrupts=True, section_guard=lambda: _time_limit(LOAD_TIMEOUT))
+            report = _exec.run(prepared, mod.__dict__, interrupts=True, load_timeout=LOAD_TIMEOUT,
+                               section_guard=lambda: _time_limit(LOAD_TIMEOUT))
     except KeyboardInterrupt:
         raise
     except _CheckTimeout:
@@ -136,6 +180,13 @@ def graded_module(exercise: str, source: str, names: tuple[str, ...], lang: str)
                           code=st["code"])
     finally:
         _standins.remove_colab_standin(finder)
+    cut = report.cut
+    if cut is not None:  # a top-level statement stopped at its budget, as the grader's worker stops it
+        fields = {**cut.fields(), "where": _text(lang, "where", line=cut.line, code=cut.code)}
+        if cut.missing:  # a name of the contract is only defined past it: the grader's timeout
+            msg = render("LOAD_CUT_MISSING", lang, **fields)
+            return GradedView(problem=_text(lang, "as_graded", exercise=exercise, message=msg), code="LOAD_CUT_MISSING")
+        return GradedView(module=mod, files=(filename,), note=render("LOAD_CUT", lang, **fields))
     return GradedView(module=mod, files=(filename,))
 
 
@@ -172,4 +223,6 @@ def graded_view(exercise: str, namespace: Any, names: tuple[str, ...], lang: str
             return GradedView(module=as_module(namespace), note=_text(lang, "stale"))
     if source is None:
         return GradedView(problem=_text(lang, "no_section", exercise=exercise), code="MISSING_SECTION")
-    return graded_module(exercise, source, names, lang)
+    view = graded_module(exercise, source, names, lang)
+    view.source = source
+    return view

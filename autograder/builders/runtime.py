@@ -24,10 +24,11 @@ ZIP_DATE = (2026, 1, 1, 0, 0, 0)
 
 # Engine modules the public runtime needs (besides the exercise packages, the packages below and the data).
 # Paths under autograder/; each one's sub-package ships its ``__init__.py`` too (imports nothing on import).
-RUNTIME_MODULES = ("core/protocol.py", "core/suite.py", "core/text.py", "core/compare.py", "core/tolerances.py",
-                   "core/wire.py", "core/data.py", "core/syntax.py", "core/registry.py", "core/exercise.py", "core/i18n.py",
+RUNTIME_MODULES = ("core/protocol.py", "core/suite.py", "core/text.py", "core/text_intake.py", "core/compare.py",
+                   "core/tolerances.py", "core/wire.py", "core/data.py", "core/syntax.py", "core/registry.py", "core/exercise.py", "core/i18n.py",
                    "workers/worker.py", "builders/public.py", "builders/public_snapshot.py", "builders/public_student.py",
-                   "builders/public_graded.py", "submissions/cells.py", "submissions/ipython_cells.py",
+                   "builders/public_graded.py", "builders/public_devices.py", "submissions/cells.py",
+                   "submissions/ipython_cells.py",
                    "submissions/statements.py", "submissions/fstrings.py", "submissions/standins.py", "submissions/execute.py",
                    "probing/tools.py",
                    "probing/optax_family.py", "probing/torch_family.py")  # the optimizer families probes hand to a step

@@ -16,7 +16,7 @@ import sys
 
 # Subcommands in the order `tapetrace --help` lists them: autograder/cli/<name>.py each.
 COMMANDS: tuple[str, ...] = ("grade", "merge", "stubs", "build", "report", "figures", "new", "regrade",
-                             "gradebook", "similarity")
+                             "gradebook", "similarity", "feedback")
 
 
 def _exit_error(msg: str) -> int:

@@ -8,7 +8,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from autograder.builders.build import DIST, TEMPLATES, build_template, present, stale, zip_name
+from autograder.builders.build import (
+    DIST,
+    TEMPLATES,
+    build_template,
+    present,
+    stale,
+    write_solution_notebook,
+    zip_name,
+)
 from autograder.builders.runtime import BuildError
 from autograder.builders.snapshot import PUBLIC_SEED
 from autograder.core.i18n import LANGS
@@ -47,6 +55,10 @@ def _add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    "solution(\"exNN\") (reference solutions inside); written to dist/self-study/ (dist/self-study/es/); "
                    "no autograder zip. Never hand it out for a graded course")
     p.add_argument("--only", choices=["template", "otter"], help="build only one of the two")
+    p.add_argument("--no-verify", action="store_true",
+                   help="skip the checks after writing (minutes): the solution notebook (OUT/solutions/) scores "
+                   "the maximum and the untouched template 0 through the zip as built (`otter run`), and every "
+                   "public self-check passes on the solution notebook in a fresh kernel")
     p.add_argument("--template", default=None, metavar="DIR",
                    help="student template folder (default: see --lang and --self-study)")
     p.add_argument("--out", default=str(DIST), metavar="DIR", help="where the autograder zip goes (default dist/)")
@@ -94,6 +106,36 @@ def _check(args: argparse.Namespace) -> int:
     return bad
 
 
+def _verify(args: argparse.Namespace, lang: str, exercises: list[str], zip_path: Path | None) -> int:
+    """Writes the solution notebook, then (unless ``--no-verify``) checks it, the template and the zip against
+    each other: 0 when they agree, else 1 with one line per problem (the exercise and the check)."""
+    import tempfile
+    import time
+
+    from autograder.builders import verify as _verify_mod
+
+    template = Path(args.template) if args.template else TEMPLATES[lang]
+    path, nb, filled = write_solution_notebook(template, Path(args.out), lang)
+    print(f"wrote {path} (the reference solutions: never hand it out)")
+    if args.no_verify:
+        return 0
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="tapetrace-verify-") as tmp:
+        failures = _verify_mod.verify(nb, filled, exercises, Path(tmp), zip_path=zip_path)
+    took = time.monotonic() - start
+    for failure in failures:
+        print(f"FAILED {failure.line()}", file=sys.stderr)
+    if failures:
+        print(f"tapetrace build: verification failed ({len(failures)} problem(s), {took:.0f} s): do not hand "
+              "out this build; fix the exercise(s) named and build again", file=sys.stderr)
+        return 1
+    through = f"the solution notebook scores the maximum and the untouched template 0 through {zip_path.name}; " \
+        if zip_path is not None else ""
+    print(f"verified in {took:.0f} s: {through}every public self-check passes on the solution notebook "
+          f"({len(exercises)} exercise(s))")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     """``tapetrace build`` from its own arguments (tests, scripts)."""
     return run(_parser().parse_args(argv))
@@ -114,10 +156,11 @@ def run(args: argparse.Namespace) -> int:
             for path in build_template(template, args.public_seed, args.refresh_snapshot, lang=lang,
                                        self_study=args.self_study):
                 print(f"wrote {path}")
+        exercises = present()
+        out = None
         if args.only != "template" and not args.self_study:
             from autograder.builders import otter_zip as _otter_zip
 
-            exercises = present()
             if args.exercises:
                 try:
                     wanted = {resolve(x, exercises) for x in args.exercises.split(",")}
@@ -130,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
                                        show_hidden=not args.hide_results,
                                        require_isolation=args.require_isolation)
             print(f"wrote {out} ({len(exercises)} exercise(s); grade with: otter run -a {out} NOTEBOOK.ipynb)")
+        if not args.self_study:
+            return _verify(args, lang, exercises, out)
     except BuildError as err:
         print(f"tapetrace build: {err}", file=sys.stderr)
         return 2

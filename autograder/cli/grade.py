@@ -59,6 +59,24 @@ def _check_output(path: str | None, flag: str) -> str | None:
     return None
 
 
+def _run_extra(args: argparse.Namespace, only: list[str]) -> dict[str, Any]:
+    """The run's optional keyword arguments: layers not to try, and (a local run) the exercises its zygotes import."""
+    extra: dict[str, Any] = {"sandbox_skip": [x for x in args.sandbox_skip.split(",") if x]} \
+        if args.sandbox_skip else {}
+    if args.cluster is None and args.scheduler is None:  # a local run: its zygotes import what these need
+        extra["exercises"] = list(only)
+    return extra
+
+
+def _warn_worker_libraries(args: argparse.Namespace) -> None:
+    """The run's first lines: libraries a local run's workers would not import (``environment.start_notes``)."""
+    if args.cluster is None and args.scheduler is None:  # a cluster's workers say so in their own refusal
+        from autograder.workers.environment import start_notes
+
+        for line in start_notes():
+            print(f"tapetrace: warning: {line}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     """``tapetrace grade``: validate everything first, then grade; outputs survive Ctrl-C."""
     from autograder.engine import session as _session
@@ -78,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
     if reason:
         return _exit_error(reason)
     assert only is not None
+    _warn_worker_libraries(args)
     shard = None
     if args.shard is not None or args.shards is not None:  # one slice of the run (autograder/scaleout/shard.py)
         from autograder.scaleout import shard as _shard
@@ -106,10 +125,6 @@ def run(args: argparse.Namespace) -> int:
         if paths:
             progress = _progress.Progress(len(paths), tasks_per_item=len(only),
                                           enabled=not args.quiet and (len(paths) > 1 or sys.stderr.isatty()))
-            extra: dict[str, Any] = {"sandbox_skip": [x for x in args.sandbox_skip.split(",") if x]} \
-                if args.sandbox_skip else {}
-            if args.cluster is None and args.scheduler is None:  # a local run: its zygotes import what these need
-                extra["exercises"] = list(only)
             outcome = _session.grade_batch(
                 make_run, paths, only, interrupts=interrupts, add=checkpoint.add, progress=progress,
                 resumed=resumed, jobs=args.jobs, require_isolation=getattr(args, "require_isolation", None),
@@ -118,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
                 outputs=(args.json, args.json and _receipt.sidecar(args.json), args.csv, args.feedback),
                 checkpoint=args.json, device=args.device,
                 timeout=args.timeout, seed=seed, lang=args.lang, public_only=args.public_only,
-                launcher=args.launcher, **extra)
+                launcher=args.launcher, **_run_extra(args, only))
         if outcome.error:
             return _exit_error(outcome.error)
         code = _finish_grade(args, checkpoint, before, outcome.interrupted, time.monotonic() - t0)

@@ -2,13 +2,18 @@
 
     tapetrace gradebook results.json --out grades.csv [--format canvas|moodle] [--roster roster.csv]
         [--deadline 2026-12-01T23:59:00+01:00 [--penalty 10%/day] [--grace 15m] [--late-days N]
-         [--extensions ext.csv] [--times times.csv | --gradescope-metadata DIR | --times-from-mtime]
-         [--timezone Europe/Madrid]]
+         [--extensions ext.csv] [--times times.csv [--time-format FORMAT] | --gradescope-metadata DIR |
+          --times-from-mtime] [--timezone Europe/Madrid]]
 
 Writes the CSV and, beside it, its receipt (``OUT.receipt.json``: the results' receipt with the late policy
-applied and its counts). Exit status: 0; 2 when it cannot be written (one line); 3 when some cell was left
-blank for the instructor to resolve (the grader could not grade it: ``tapetrace grade --resume`` first; or
-the submission's time is unknown under a late policy).
+applied and its counts). Exit status: 0; 2 when it cannot be written (one line: the instructor's own input
+is refused as a whole, a roster, times or extensions CSV that cannot be read, a path that is not there); 3
+when some cell was left blank for the instructor to resolve (the grader could not grade it: ``tapetrace
+grade --resume`` first; or the submission's time is unknown under a late policy, a malformed Gradescope
+``submission_metadata.yml`` included: its notes say which part).
+
+Authority (docs/security.md#authority-map): times, extensions and ids come only from the command line, the
+instructor's CSVs and the Gradescope export's top-level yml; nothing inside a submission folder is read.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ def _late_rules(args: argparse.Namespace, results: list[dict[str, Any]]) -> Any:
     except (ZoneInfoNotFoundError, ValueError) as err:
         raise _late.LateError(f"--timezone {args.timezone}: no such time zone") from err
     late_opts = (args.penalty, args.grace, args.late_days, args.extensions, args.times, args.gradescope_metadata,
-                 args.times_from_mtime)
+                 args.times_from_mtime, args.time_format)
     if args.deadline is None:
         if any(o not in (None, False) for o in late_opts):
             raise _late.LateError("a late policy needs --deadline")
@@ -39,8 +44,11 @@ def _late_rules(args: argparse.Namespace, results: list[dict[str, Any]]) -> Any:
     policy = _late.Policy(_late.parse_time(args.deadline, tz, "--deadline "), rate, unit,
                           _late.parse_duration(args.grace) if args.grace else _late.parse_duration("0s"),
                           args.late_days)
+    fmt = _late.time_format(args.time_format)
+    if args.time_format is not None and not args.times:
+        raise _late.LateError("--time-format reads the times CSV: give it with --times")
     if args.times:
-        times = _late.read_times_csv(args.times, tz)
+        times = _late.read_times_csv(args.times, tz, fmt)
     elif args.gradescope_metadata:
         times = _late.read_gradescope(args.gradescope_metadata, tz)
     elif args.times_from_mtime:
@@ -51,11 +59,31 @@ def _late_rules(args: argparse.Namespace, results: list[dict[str, Any]]) -> Any:
     return _gradebook.LateRules(policy, times, ext)
 
 
+def _overridden(args: argparse.Namespace, results: list[dict[str, Any]], roster: Any) -> tuple[list[dict[str, Any]],
+                                                                                              Any]:
+    """The rows with the instructor's ``--overrides`` applied and the overrides' audit (None without the option).
+
+    Raises:
+        OverrideError: the file cannot be used (naming the file and the row).
+    """
+    from autograder.reports import overrides as _overrides
+
+    if not getattr(args, "overrides", None):
+        return results, None
+    _overrides.refuse_inside_submissions(args.overrides, results)
+    ovs = _overrides.read(args.overrides)
+    adjusted, rows = _overrides.apply(results, ovs, roster)
+    for line in _overrides.flagged_lines(rows):
+        print(f"tapetrace gradebook: {line}", file=sys.stderr)
+    return adjusted, _overrides.audit(rows, args.overrides)
+
+
 def run(args: argparse.Namespace) -> int:
     """``tapetrace gradebook``: writes the CSV and its receipt; returns the exit status."""
     from autograder.core import status as _status
     from autograder.core.text import terminal
     from autograder.reports import gradebook as _gradebook
+    from autograder.reports import overrides as _overrides
     from autograder.reports import receipt as _receipt
     from autograder.reports import report as _report
 
@@ -63,14 +91,17 @@ def run(args: argparse.Namespace) -> int:
         skipped: list[str] = []  # a result object that is not well formed: left out, said why (the rest finish)
         results = [r for path in args.results for r in _report.read_json(path, skipped)]
         roster = _gradebook.read_roster(args.roster) if args.roster else None
-        book = _gradebook.build(results, roster, _late_rules(args, results))
+        adjusted, audit = _overridden(args, results, roster)
+        book = _gradebook.build(adjusted, roster, _late_rules(args, results))
         text = _gradebook.to_csv(book, args.format, prefix=args.prefix)
         _report.atomic_write(args.out, text)
-        rec = _receipt.receipt(results, late=book.late)
+        rec = _receipt.receipt(results, late=book.late, overrides=audit)
         _receipt.write(rec, _receipt.sidecar(args.out))
-    except (OSError, ValueError, _gradebook.GradebookError) as err:
+    except (OSError, ValueError, _gradebook.GradebookError, _overrides.OverrideError) as err:
         print(f"tapetrace gradebook: {terminal(str(err).splitlines()[0])}", file=sys.stderr)
         return 2
+    if roster is None and args.format in _gradebook.NO_ROSTER_IDS:
+        print(f"tapetrace gradebook: {_gradebook.NO_ROSTER_IDS[args.format]}", file=sys.stderr)
     for n in [*skipped, *book.notes]:
         print(f"tapetrace gradebook: {terminal(n)}", file=sys.stderr)
     for n in book.blanks:
@@ -97,6 +128,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     g.add_argument("--roster", metavar="ROSTER.csv",
                    help="columns file, student_id (optional name, email, section); a file may be a path's tail "
                         "(alice/work.ipynb); roster students without a submission get a blank row")
+    g.add_argument("--overrides", metavar="OVERRIDES.csv",
+                   help="manual overrides (student,exercise,test,action,points,comment,by,at): applied to the "
+                        "grades; the autograder's score is kept in the notes column and the receipt's audit")
     g.add_argument("--prefix", default="tapetrace ", help="prefix of the grade columns' names (default 'tapetrace ')")
     late = g.add_argument_group("late policy (all but --deadline optional)")
     late.add_argument("--deadline", metavar="TIME", help="the deadline, ISO 8601 with a UTC offset "
@@ -112,10 +146,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     src.add_argument("--times", metavar="TIMES.csv", help="submission times (an LMS export's or yours): columns "
                                                           "file or student_id, and submitted_at")
     src.add_argument("--gradescope-metadata", metavar="PATH",
-                     help="Gradescope's times: a folder of submission folders with submission_metadata.json, "
-                          "or the export's submission_metadata.yml")
+                     help="Gradescope's times: the export's folder (its top-level submission_metadata.yml) "
+                          "or that yml; nothing inside a submission_N/ folder is read (the student's)")
     src.add_argument("--times-from-mtime", action="store_true",
                      help="use the submission files' modification times (not trustworthy: recorded as such)")
+    late.add_argument("--time-format", metavar="FORMAT",
+                      help="the times CSV's timestamp format when not ISO 8601: a strptime format "
+                           "('%%m/%%d/%%Y %%H:%%M', '%%b %%d, %%Y %%I:%%M%%p') or an LMS with a documented export "
+                           "format (gradescope); the day/month order is never guessed")
     late.add_argument("--timezone", metavar="ZONE",
                       help="the zone of times written without an offset (Europe/Madrid); without it they are refused")
     g.set_defaults(func=run)

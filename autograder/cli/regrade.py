@@ -4,7 +4,10 @@
 
 Writes the new results (the earlier rows with the pairs graded again merged in), their receipt, and the
 diff beside NEW.json: ``NEW.diff.json`` (for ``tapetrace report --regrade``), ``NEW.diff.csv`` and
-``NEW.diff.md``. Exit status as ``grade``'s: 0, 2 (could not run, one line), 3 (some row the grader's).
+``NEW.diff.md``. With ``--overrides FILE`` (the instructor's manual overrides, autograder/reports/overrides.py)
+the new results stay the autograder's; the overrides are checked against them and those whose check changed
+are flagged (and still applied) in ``NEW.diff.json``'s ``overrides`` and the receipt. Exit status as
+``grade``'s: 0, 2 (could not run, one line), 3 (some row the grader's).
 """
 
 from __future__ import annotations
@@ -49,6 +52,16 @@ def run(args: argparse.Namespace) -> int:
         reason = _check_output(path, flag)
         if reason:
             return _exit_error(reason)
+    ovs = None
+    if getattr(args, "overrides", None):  # the instructor's file, checked before anything is graded
+        from autograder.reports import overrides as _overrides
+
+        try:
+            _overrides.refuse_inside_submissions(args.overrides, old_rows)
+            ovs = _overrides.read(args.overrides)
+            _overrides.resolve(ovs, old_rows)
+        except _overrides.OverrideError as err:
+            return _exit_error(str(err))
     try:
         device = _device.resolve(args.device)
         the_plan = _regrade.plan(old_rows, args.submissions or None, device, public_only=args.public_only,
@@ -80,22 +93,32 @@ def run(args: argparse.Namespace) -> int:
     by_place = {_resume.same_place(p): row for p, row in new_rows.items()}
     results = [by_place.get(_resume.same_place(str(r["submission"])), r) for r in old_rows]
     d = _regrade.diff(the_plan, new_rows)
+    audit = None
+    if ovs is not None:  # kept across the regrade: applied to the new rows, flagged where their check changed
+        try:
+            _adjusted, rows = _overrides.apply(results, ovs, regrade=d)
+        except _overrides.OverrideError as err:
+            return _exit_error(str(err))
+        audit = _overrides.audit(rows, args.overrides)
+        d["overrides"] = audit
     out = diff_paths(args.json)
     try:
         _report.write_json(results, args.json)
         if args.csv:
             _report.write_csv(results, args.csv)
-        _receipt.write(_receipt.receipt(results), _receipt.sidecar(args.json))
+        _receipt.write(_receipt.receipt(results, overrides=audit), _receipt.sidecar(args.json))
         _report.atomic_write(out["json"], json.dumps(d, indent=1) + "\n")
         _report.atomic_write(out["csv"], _regrade.diff_csv(d))
         _report.atomic_write(out["md"], _regrade.diff_markdown(d))
     except OSError as err:
         return _exit_error(f"cannot write the results: {err}")
     if not args.quiet:
-        print(f"tapetrace regrade: {len(d['moved'])} moved, {d['unchanged']} unchanged; diff in {out['md']}",
+        print(f"tapetrace regrade: {_regrade.summary_words(d)}; diff in {out['md']}",
               file=sys.stderr)
         for line in _regrade.changed_words(d):
             print(f"  changed: {line}")
+        for line in _overrides.flagged_lines(audit["rows"]) if audit else []:
+            print(f"  {line}")
         for m in d["moved"][:50]:
             old_max = m.get("old_max_score", m["max_score"])
             print(f"  {_report.terminal_text(m['submission'])} {m['exercise']}: {m['old_score']:g}/{old_max:g} -> "
@@ -111,6 +134,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="regrade only these (default: every submission in OLD.json)")
     g.add_argument("--json", required=True, metavar="NEW.json")
     g.add_argument("--csv", metavar="NEW.csv")
+    g.add_argument("--overrides", metavar="OVERRIDES.csv",
+                   help="manual overrides kept across the regrade: checked first, then those whose check changed "
+                        "are flagged (still applied) in NEW.diff.json and the receipt")
     g.add_argument("--all", action="store_true", help="grade every pair again, whatever its fingerprint")
     g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "tpu"])
     g.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS")

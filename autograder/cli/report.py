@@ -46,12 +46,38 @@ def _add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--feedback-format", default="html", choices=["md", "html", "both"])
     p.add_argument("--lang", default="en", choices=["en", "es"])
     p.add_argument("--regrade", metavar="DIFF.json", help="show a regrade's diff (tapetrace regrade's NEW.diff.json)")
+    p.add_argument("--overrides", metavar="OVERRIDES.csv",
+                   help="manual overrides (student,exercise,test,action,points,comment,by,at): applied to the scores "
+                        "shown and the feedback, the autograder's kept beside them, listed in the receipt's audit")
+    p.add_argument("--roster", metavar="ROSTER.csv",
+                   help="as gradebook's: lets --overrides name students by their roster student_id")
     return p
 
 
 def main(argv: list[str]) -> int:
     """``tapetrace report`` from its own arguments (tests, scripts)."""
     return run(build_parser().parse_args(argv))
+
+
+def _overrides_and_roster(args: argparse.Namespace, results: list[dict[str, Any]]) -> tuple[Any, Any]:
+    """The instructor's overrides file (checked against the results) and roster, as the options name them.
+
+    Raises:
+        ReportError: either cannot be used (one line naming the file and the row).
+    """
+    from autograder.reports import gradebook as _gradebook
+    from autograder.reports import overrides as _overrides
+
+    try:
+        roster = _gradebook.read_roster(args.roster) if getattr(args, "roster", None) else None
+        if not getattr(args, "overrides", None):
+            return None, roster
+        _overrides.refuse_inside_submissions(args.overrides, results)
+        ovs = _overrides.read(args.overrides)
+        _overrides.resolve(ovs, results, roster)
+    except (OSError, UnicodeDecodeError, _gradebook.GradebookError, _overrides.OverrideError) as err:
+        raise ReportError(str(err).splitlines()[0]) from None
+    return ovs, roster
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,8 +96,9 @@ def run(args: argparse.Namespace) -> int:
                 regrade = read_regrade(args.regrade)
             except (OSError, ValueError) as err:
                 raise ReportError(f"--regrade: {str(err).splitlines()[0]}") from None
+        overrides, roster = _overrides_and_roster(args, results)
         page = build_report(results, out, args.title, notes, args.feedback, args.feedback_format, args.lang,
-                            regrade=regrade)
+                            regrade=regrade, overrides=overrides, roster=roster)
     except ReportError as err:
         print(f"tapetrace report: {err}", file=sys.stderr)
         return 2

@@ -123,6 +123,34 @@ def first_difference(got: Any, want: Any, tol: Tol, where: str = "") -> str | No
     return None
 
 
+
+def drift_start(got: Any, want: Any, tol: Tol, settle: int = 2) -> int | None:
+    """Where a run of steps that started right drifts away: the first state carried badly from one step to the next.
+
+    A training run is a series of values, one per state reached: ``values[i]`` reflects the first ``i`` updates
+    (the loss before update ``i + 1``; a run's final params may close the series). When the first ``settle``
+    values match the reference's (the first update was right) and a later one does not, each call does its own
+    work right but what it hands to the next call is wrong: an optimizer state returned unchanged (the old one),
+    params not rebound, gradients left to accumulate in ``.grad``.
+
+    Args:
+        got: the submission's series (a sequence; each item a tree :func:`first_difference` compares).
+        want: the reference's series.
+        tol: the tolerance of each comparison.
+        settle: how many leading values must match (2: the start and the state after the first update).
+
+    Returns:
+        The 0-based index of the first value that differs (``>= settle``), or None: all match, the series
+        differ in length or are shorter than ``settle + 1``, or the start already differs.
+    """
+    if not isinstance(got, (list, tuple)) or not isinstance(want, (list, tuple)) or len(got) != len(want) \
+            or len(want) <= settle:
+        return None
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        if first_difference(g, w, tol) is not None:
+            return i if i >= settle else None
+    return None
+
 # --------------------------------------------------------------------------- the detail in other languages
 # first_difference's sentences are built in English (they are also logged); messages.render translates the
 # `detail` field of a message with these patterns when it renders another language. A sentence that matches

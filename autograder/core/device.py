@@ -1,18 +1,16 @@
-"""Device choice and precision policy (GRADING.md), in one place.
+"""Device choice and precision policy (docs/devices-and-tolerances.md), in one place.
 
-``--device auto`` puts torch on CUDA when available and JAX on its default
-backend, but never on a TPU (below); ``cpu`` forces both to CPU; ``cuda`` needs
-a CUDA torch; ``tpu`` is refused. Asking for a device that is not there is an
-error, never a silent CPU run. Workers apply the precision pins (TF32 off, JAX
-matmul precision "highest").
+``--device auto`` puts torch on CUDA when available and JAX on its default backend, but not on a TPU (below);
+``cpu`` forces both to CPU; ``cuda`` needs a CUDA torch; ``tpu`` puts JAX on the host's TPU (torch has none: it
+stays on the CPU). Asking for a device that is not there is an error, never a silent CPU run. Workers apply the
+precision pins (TF32 off, JAX matmul precision "highest").
 
-A TPU chip is held by one process at a time (libtpu's lock), and a grading run
-compares each submission with the reference in processes of their own, side by
-side: measured on a TPU v5e host, the first worker to touch JAX took the chip
-and every other stopped in the student's call with "The TPU is already in use",
-which graded correct solutions 0. So a grading run keeps JAX on the CPU there
-(``auto`` says so in a note; ``tpu`` is an error that says why). Students'
-self-checks in the notebook run in one process, on the TPU.
+A TPU chip is held by one process at a time (libtpu's lock; a second process fails at once), and opening it costs
+7-10 s a process (measured on a TPU v5e host, JAX 0.10.2). A ``tpu`` run therefore leases the chip to one worker at
+a time (:mod:`autograder.engine.chip`): the reference's answers first, then each student's worker in turn, while
+the exercises that use torch only, or JAX on several host CPU devices (ex13's meshes: :func:`for_exercise`), are
+graded beside it. ``auto`` keeps JAX on the CPU of a TPU host, with a note: on the 13 cores such a host has, grading
+in parallel on the CPU is faster than one chip opened and closed for every exercise of every submission.
 """
 
 from __future__ import annotations
@@ -25,14 +23,18 @@ from pathlib import Path
 
 PRECISION = {"torch_tf32": False, "torch_matmul_precision": "highest", "jax_matmul_precision": "highest"}
 CHOICES = ("auto", "cpu", "cuda", "tpu")
+# tests only (CI has no TPU): a file a `--device tpu` worker locks (flock, exclusive, not waiting) instead of opening a
+# chip, so that two workers holding "the chip" at once fail as libtpu's lock makes them fail; set by the grader's own
+# environment, which its workers inherit (a student's code runs after the chip is opened, and cannot set it)
+TEST_CHIP_ENV = "TAPETRACE_TEST_CHIP"
 
 
 class DeviceError(Exception):
     """The requested device is not available."""
 
 
-TPU_HELD = ("a TPU chip is held by one process at a time, and a grading run compares each submission with the "
-            "reference in processes of their own, side by side: all but the first would fail to open it")
+TPU_AUTO = ("`--device tpu` grades JAX on the chip, leased to one worker at a time (a chip open costs 7-10 s a "
+            "worker); on the CPU the exercises are graded in parallel, which is faster for a class")
 
 
 def _detect() -> dict[str, str]:
@@ -78,7 +80,7 @@ def resolve(requested: str, detect=None, notes: list[str] | None = None) -> dict
         jax = seen.get("jax", "cpu")
         if jax == "tpu":
             if notes is not None:
-                notes.append(f"JAX is graded on the CPU, not this host's TPU: {TPU_HELD}")
+                notes.append(f"JAX is graded on the CPU, not this host's TPU: {TPU_AUTO}")
             jax = "cpu"
         return {"torch": seen.get("torch", "cpu"), "jax": jax}
     if requested == "cuda":
@@ -87,8 +89,30 @@ def resolve(requested: str, detect=None, notes: list[str] | None = None) -> dict
         return {"torch": "cuda", "jax": seen.get("jax") if seen.get("jax") == "gpu" else "cpu"}
     if seen.get("jax") != "tpu":
         raise DeviceError("--device tpu: JAX sees no TPU here (jax.default_backend() is not 'tpu')")
-    raise DeviceError(f"--device tpu: {TPU_HELD}; grade with --device auto or cpu (JAX on the CPU; torch has no "
-                      "TPU either). Students' self-checks in the notebook do run on the TPU, in one process")
+    return {"torch": "cpu", "jax": "tpu"}
+
+
+def for_exercise(device: dict[str, str], cpu_devices: int | None) -> dict[str, str]:
+    """The devices one exercise is graded on: the run's, but JAX on the CPU where the exercise needs several
+    host CPU devices (``META.cpu_devices``, ex13's meshes of 1, 2, 4 and 8) and the run's JAX is on a TPU, whose
+    one chip cannot give them.
+
+    Args:
+        device: the run's resolved device (:func:`resolve`).
+        cpu_devices: the exercise's ``META.cpu_devices`` (None or 1: none needed).
+
+    Returns:
+        ``device`` itself, or a copy with ``"jax": "cpu"``.
+    """
+    if device.get("jax") == "tpu" and (cpu_devices or 0) > 1:
+        return {**device, "jax": "cpu"}
+    return device
+
+
+def on_chip(device: dict[str, str], needs: str) -> bool:
+    """Whether a worker on ``device`` (an exercise's, :func:`for_exercise`) that imports ``needs`` (``torch``,
+    ``jax`` or ``both``) opens a TPU chip, held by one process at a time."""
+    return device.get("jax") == "tpu" and needs != "torch"
 
 
 def satisfies(device: dict[str, str], needs: str) -> bool:

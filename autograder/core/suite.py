@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.core.compare import first_difference
+from autograder.core.compare import drift_start, first_difference
 from autograder.core.text import clean
 from autograder.core.tolerances import tolerance
 
@@ -200,6 +200,11 @@ class Ctx:
     def difference(self, got: Any, want: Any, *, kind: str, framework: str = "torch") -> str | None:
         """The first difference (a student-safe sentence) or None, without failing."""
         return first_difference(got, want, tolerance(kind, self.backend(framework)))
+
+    def drift_start(self, got: Any, want: Any, *, kind: str, framework: str = "torch") -> int | None:
+        """Where a series of per-step values (losses, then final params) that started like the reference's drifts
+        away: :func:`autograder.core.compare.drift_start` (a state not carried from one step to the next)."""
+        return drift_start(got, want, tolerance(kind, self.backend(framework)))
 
     def assert_close(self, got: Any, want: Any, *, kind: str, what: str | dict[str, Any],
                      framework: str = "torch") -> None:

@@ -168,6 +168,13 @@ def html_text(value: Any, limit: int = 0) -> str:
     return html.escape(clean(value, limit, strip=False), quote=True)
 
 
+def html_name(value: Any, limit: int = 0) -> str:
+    """A name for an HTML page's text (a check, an exercise, a submission): :func:`html_text` with a line-break
+    opportunity (``<wbr>``) after each ``_ / . -``, so that a long name wraps between its parts, never inside one.
+    Element text only (never an attribute's value)."""
+    return re.sub(r"([_/.-])(?=\S)", r"\1<wbr>", html_text(value, limit))
+
+
 _CODE_CONTROLS = re.compile("[\x0b\x0c\r\x85\u2028\u2029]")
 
 

@@ -17,7 +17,7 @@ from typing import Any
 _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "CACHE_ENV": "jaxcache",
     "ExerciseGrading": "exercise",
-    "ExerciseHost": "exercise",
+    "ExerciseHost": "host",
     "GradingRun": "run",
     "HideRefused": "reading",
     "ResumeRefused": "resume",

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from autograder.core import device as _device
@@ -28,13 +26,13 @@ from autograder.core.suite import (
 from autograder.core.text import NAME_CHARS, clean
 from autograder.engine import libraries
 from autograder.engine import whose as _whose
+from autograder.engine.host import ExerciseHost
 from autograder.engine.outcomes import FORGED, MAX_TIMEOUTS_PER_EXERCISE, GradersTrouble, GradingCancelled, voided
 from autograder.engine.reading import hide_places
 from autograder.engine.rows import exercise_checks, graders_row
 from autograder.sandbox import quota as _quota
 from autograder.submissions import loader as _loader
 from autograder.workers import handle as _handle
-from autograder.workers.envelope import Envelope
 
 
 def _call_words(call: str | dict[str, Any]) -> str:
@@ -46,41 +44,6 @@ def _call_words(call: str | dict[str, Any]) -> str:
 
 # the reason of a check that failed on the grader's side with nothing recorded (a cancelled run); never its message
 _GRADER_SIDE = "the check failed on the grader's side"
-
-
-@dataclass(frozen=True)
-class ExerciseHost:
-    """What grading one exercise needs of its run, and nothing more (:meth:`GradingRun.host` makes it).
-
-    Attributes:
-        lang: the messages' language.
-        public_only: whether the run grades the public checks only.
-        seed: the run's seed (each check's rng).
-        device: the run's resolved device.
-        timeout: seconds for a load and for each call (a check scales it).
-        mem_bytes: a student worker's memory cap (its MemoryError's words).
-        tmp: the run's folder: the student's source is written to a private folder in it.
-        envelope: the box the run grades in (an OOM kill's words).
-        start_worker: ``(exercise, source_path, role, hide_extra)``: a worker that loaded ``source_path``.
-        scratch_id: a number no other scratch folder of the run has.
-        note_isolation: keeps the isolation a student's worker obtained (the run keeps the weakest).
-        reference_call: ``(exercise, probe, kwargs)``: the reference's answer (cached per run).
-        library_trouble: ``(exercise)``: a library the reference needs that cannot be imported here, or None.
-    """
-
-    lang: str
-    public_only: bool
-    seed: int
-    device: dict[str, str]
-    timeout: float
-    mem_bytes: int
-    tmp: str
-    envelope: Envelope
-    start_worker: Callable[..., _handle.Worker]
-    scratch_id: Callable[[], int]
-    note_isolation: Callable[[dict[str, Any]], None]
-    reference_call: Callable[[str, str, dict[str, Any]], Any]
-    library_trouble: Callable[[str], str | None]
 
 
 class ExerciseGrading:
@@ -117,6 +80,7 @@ class ExerciseGrading:
         self._observed: dict[str, int] | None = None
         self._tallied: dict[str, int] | None = None
         self.forged: str | None = None  # why its worker's frames were not its loop's (``outcomes.voided``)
+        self.cut_note = ""  # its load stopped a top-level statement (``LOAD_CUT``): said in the exercise's message
 
     def _result(self, status: str, tests: list[dict[str, Any]], message: str) -> dict[str, Any]:
         out = {"score": float(sum(t["score"] for t in tests)), "max_score": self.max_score,
@@ -220,6 +184,8 @@ class ExerciseGrading:
         except Exception as err:  # noqa: BLE001 - the run goes on; no worker is the grader's trouble
             return self.graders_trouble(clean(f"no worker could start: {type(err).__name__}: {err}"))
         st = first.status
+        if st.get("status") == "chip_unavailable":  # the chip still held by another process: never the student's
+            return self.graders_trouble(clean(f"the TPU chip could not be opened: {st.get('fields', {}).get('how')}"))
         if first.isolation:  # sent by the sandbox before the student's code ran; the code's own word never counts
             host.note_isolation(first.isolation)
         # a library the reference needs that the grader's environment cannot import: the grader's trouble
@@ -229,6 +195,12 @@ class ExerciseGrading:
             first.close()
             return self.graders_trouble(trouble)
         self.forged = st.get("forged")  # the kernel showed its commands read by its load's code (_handle.Forged)
+        cut = st.get("cut")  # a top-level statement stopped at its budget (``_exec.run_section``)
+        if cut is not None and cut.get("names"):  # a name of the contract only defined past it: the load's timeout
+            first.close()
+            return self._zero("timeout", render("LOAD_CUT_MISSING", self.lang, **cut), "LOAD_CUT_MISSING")
+        if cut is not None:  # graded on what the section defined before it, with a note saying so
+            self.cut_note = render("LOAD_CUT", self.lang, **cut)
         if st.get("status") != "loaded":
             status = st.get("status", "crashed")
             msg = render(st.get("code", "LOAD_CRASHED"), self.lang, **st.get("fields", {}))
@@ -244,6 +216,9 @@ class ExerciseGrading:
             worker = host.start_worker(self.exercise, self._src_path, "student", self._hide)
             self._worker = worker
             st = worker.status
+            if st.get("status") == "chip_unavailable":  # the grader's trouble (``open``)
+                self.trouble = self.trouble or clean(f"the TPU chip could not be opened: {st.get('fields')}")
+                raise GradersTrouble(self.trouble)
             self._raise_if_graders(st.get("death"), "loading the submission's code again")
             if st.get("status") != "loaded":
                 raise StudentProblem(st.get("code", "LOAD_CRASHED"), **st.get("fields", {}))
@@ -296,13 +271,12 @@ class ExerciseGrading:
             self.trouble = self.trouble or trouble
             raise GradersTrouble(trouble)
 
-    def _reference_call(self, probe: str, kwargs: dict[str, Any]) -> Any:
-        try:
-            return self.host.reference_call(self.exercise, probe, kwargs)
+    def _reference_call(self, probe: str, kwargs: dict[str, Any], fresh: _whose.StandIn | None = None) -> Any:
+        try:  # ``fresh``: the reference run again, standing in for the student (:meth:`judged`), else the cache
+            return fresh.call(probe, kwargs) if fresh else self.host.reference_call(self.exercise, probe, kwargs)
         except GraderBug as err:
-            death = getattr(err, "death", None)
-            if death:
-                self._note_death(death, f"the reference's probe {probe}")
+            if death := getattr(err, "death", None):
+                self._note_death(death, f"the reference's probe {probe}" + (", run again fresh" if fresh else ""))
             self.trouble = self.trouble or f"the reference: {err}"
             raise
 
@@ -327,7 +301,7 @@ class ExerciseGrading:
     def judged(self, check: Check, error: BaseException) -> BaseException:
         """Whose the failure ``error`` of ``check`` is (:mod:`autograder.engine.whose`).
 
-        A crash, or a probe with no answer, is judged again with the reference standing in for the student.
+        A crash, or a probe with no answer, is judged again with the reference run again, fresh, in the student's place.
 
         Args:
             check: the check.
@@ -343,7 +317,9 @@ class ExerciseGrading:
                 # raised in the grader's own process (the reference, a death it judged): its words are the reason
                 self.trouble = self.trouble or clean(f"{check.name}: {error}")
             return error
-        again = _whose.stand_in(check, _whose.stand_in_ctx(self.ctx(check), self._reference_call))
+        if self.host.on_chip:  # one worker at a time on the chip: the student's is started again for the next check
+            self.close()
+        again = _whose.stand_in(check, self.ctx(check), self.host.fresh_reference(self.exercise), self._reference_call)
         if again is None:
             if isinstance(error, CheckFailure):  # a probe with no answer: its message says so
                 return error
@@ -397,4 +373,6 @@ class ExerciseGrading:
             message = render("EXERCISE_NOT_ATTEMPTED", self.lang)
         else:
             message = failed[0]["message"] if failed else ""
+        if self.cut_note:
+            message = f"{message}; {self.cut_note}" if message else self.cut_note
         return self._result("graded", tests, message)

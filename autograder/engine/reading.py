@@ -65,11 +65,14 @@ def needed_places(tmp: str, extra: Iterable[str] = ()) -> list[str]:
 
     Returns:
         Absolute paths, each also as its real path: the engine, ``tmp`` and the machine's temporary folder,
-        Python (its prefixes and every ``sys.path`` entry), the home folder, the CUDA and
-        ``LD_LIBRARY_PATH`` folders.
+        Python (its prefixes and every ``sys.path`` entry), the library folders workers are given
+        (``TAPETRACE_WORKER_PYTHONPATH``), the home folder, the CUDA and ``LD_LIBRARY_PATH`` folders.
     """
+    from autograder.workers.environment import worker_pythonpath
+
     env = [os.environ.get(k, "") for k in ("CUDA_HOME", "CUDA_PATH")]
     env += os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)
+    env += worker_pythonpath()[0]
     places = [str(ROOT), tmp, tempfile.gettempdir(), sys.prefix, sys.base_prefix, sys.exec_prefix,
               os.path.expanduser("~"), *sys.path, *env, *extra]
     out = [os.path.abspath(p) for p in places if p]

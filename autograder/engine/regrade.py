@@ -49,6 +49,7 @@ class Plan:
         old: per path, the earlier row.
         definitions: per (path, exercise), the checks whose definition, points or tolerance changed since
             that row was graded (:func:`changed_checks`; empty when the earlier row did not record them).
+        considered: every (submission, exercise) pair of the chosen submissions, graded again or not.
     """
 
     seed: int | None
@@ -58,6 +59,7 @@ class Plan:
     reasons: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     old: dict[str, dict[str, Any]] = field(default_factory=dict)
     definitions: dict[tuple[str, str], list[dict[str, str]]] = field(default_factory=dict)
+    considered: int = 0
 
     @property
     def pairs(self) -> int:
@@ -197,6 +199,7 @@ def plan(old_rows: list[dict[str, Any]], submissions: list[str] | None, device: 
     for p in chosen:
         old = by_place[same_place(p)]
         out.old[p] = old
+        out.considered += len(old.get("exercises", {}))
         again = []
         for ex, e in old.get("exercises", {}).items():
             why = _verdict_fp.changed(e.get("fingerprint"), now[ex])
@@ -243,7 +246,9 @@ def diff(the_plan: Plan, new_rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
         ``{"tapetrace_regrade": 1, "seed", "regraded": pairs, "checks_changed": {exercise: [{"name",
         "what"}]}, "moved": [{"submission", "exercise", "old_score", "new_score", "old_max_score",
         "max_score" (the new one), "old_status", "new_status", "reasons", "checks": [{"name", "old", "new",
-        "old_code", "new_code", "message"}]}], "unchanged": pairs - moved}``.
+        "old_code", "new_code", "message"}]}], "considered": every pair of the chosen submissions,
+        "unchanged": considered - moved (the pairs not graded again did not move: nothing that decides them
+        changed), "kept": considered - regraded (those not graded again)}``.
     """
     moved = []
     named: dict[str, dict[tuple[str, str], dict[str, str]]] = {}
@@ -272,7 +277,19 @@ def diff(the_plan: Plan, new_rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
                               "reasons": the_plan.reasons.get((p, ex), []), "checks": checks})
     changed = {ex: _merge_named(list(v.values())) for ex, v in named.items()}
     return {"tapetrace_regrade": 1, "seed": the_plan.seed, "regraded": the_plan.pairs, "checks_changed": changed,
-            "moved": moved, "unchanged": the_plan.pairs - len(moved)}
+            "moved": moved, "considered": max(the_plan.considered, the_plan.pairs),
+            "unchanged": max(the_plan.considered, the_plan.pairs) - len(moved),
+            "kept": max(the_plan.considered - the_plan.pairs, 0)}
+
+
+def summary_words(d: dict[str, Any]) -> str:
+    """``"0 moved, 8 unchanged (8 not graded again: nothing that decides them changed)"``.
+
+    A diff written before ``kept`` was recorded reads as before (``unchanged`` of the pairs graded again).
+    """
+    kept = int(d.get("kept") or 0)
+    tail = f" ({kept} not graded again: nothing that decides them changed)" if kept else ""
+    return f"{len(d['moved'])} moved, {d['unchanged']} unchanged{tail}"
 
 
 def _merge_named(items: list[dict[str, str]]) -> list[dict[str, str]]:
@@ -340,8 +357,7 @@ def diff_markdown(d: dict[str, Any]) -> str:
     from autograder.core.text import markdown
 
     lines = [f"# Regrade (seed {d['seed']})", "",
-             f"{d['regraded']} (submission, exercise) pair(s) graded again; {len(d['moved'])} moved, "
-             f"{d['unchanged']} unchanged.", ""]
+             f"{d['regraded']} (submission, exercise) pair(s) graded again; {summary_words(d)}.", ""]
     named = changed_words(d)
     if named:
         lines += ["## Checks whose definition, points or tolerance changed", "", *[f"- {_md(w)}" for w in named], ""]
@@ -362,7 +378,7 @@ def render_html(d: dict[str, Any]) -> str:
     from autograder.core.text import html_text as esc
 
     out = [f"<section id=\"regrade\"><h2>Regrade</h2><p class=\"meta\">{d['regraded']} (submission, exercise) "
-           f"pair(s) graded again with seed {esc(d['seed'])}: {len(d['moved'])} moved, {d['unchanged']} unchanged."
+           f"pair(s) graded again with seed {esc(d['seed'])}: {esc(summary_words(d))}."
            "</p>"]
     named = changed_words(d)
     if named:

@@ -10,6 +10,8 @@ depend only on the run's seed).
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import os
 import secrets
 import shutil
@@ -23,8 +25,10 @@ from typing import Any
 from autograder.core import device as _device
 from autograder.core import registry as _registry
 from autograder.core.paths import EXERCISES
-from autograder.core.protocol import probe_error, reference_key
+from autograder.core.protocol import check_rng, probe_error, reference_key
 from autograder.core.registry import JAX_ONLY
+from autograder.core.suite import Check, Ctx, GraderBug
+from autograder.engine import chip as _chip
 from autograder.engine import libraries
 from autograder.engine import rows as _rows
 from autograder.engine.exercise import ExerciseGrading, ExerciseHost
@@ -106,6 +110,8 @@ class GradingRun(RunWorkers):
         self.exercises = list(exercises) if exercises is not None else None
         self.launcher = TrackedLauncher(self._make_launcher(launcher, self.exercises))
         self.reference = ReferenceBank(self)
+        self.chip = self.reference.chip  # --device tpu: the chip's lease (engine.chip), else None
+        self._prepared: set[str] = set()  # chip exercises whose reference answered first (_prepare_chip)
         self.libraries = libraries.LibraryCheck(cpu_jax=self._cpu_jax)  # asked only after a load failed
         self.watch = _quota.ScratchWatch()  # students' workers' disk use, at every isolation level
         self.isolation: dict[str, Any] = {}
@@ -152,18 +158,22 @@ class GradingRun(RunWorkers):
             final = getattr(self._attempts, "final", True)
         self._enter(exercise)
         try:
-            grading = ExerciseGrading(self.host(), sub, exercise, final=final)
+            chip = self.chip if self.chip is not None and self.chip_exercise(exercise) else None
+            grading = ExerciseGrading(self.host(exercise), sub, exercise, final=final)
             try:
-                res = grading.open()
-                if res is None:
-                    try:
-                        for check in grading.checks:
-                            grading.run(check)
-                            if grading.retry:
-                                break
-                    finally:
-                        grading.close()
-                    res = grading.summary()
+                if chip is not None:
+                    self._prepare_chip(exercise)
+                with chip.hold() if chip is not None else contextlib.nullcontext():
+                    res = grading.open()
+                    if res is None:
+                        try:
+                            for check in grading.checks:
+                                self._run_check(grading, check, chip)
+                                if grading.retry:
+                                    break
+                        finally:
+                            grading.close()
+                        res = grading.summary()
             except DeadlineReached:
                 res = None
             ended = time.monotonic()
@@ -173,13 +183,56 @@ class GradingRun(RunWorkers):
             return self._deadline_row(exercise)
         return res
 
-    def host(self) -> ExerciseHost:
-        """What grading one exercise needs of this run (:class:`ExerciseGrading`'s only view of it)."""
-        return ExerciseHost(lang=self.lang, public_only=self.public_only, seed=self.seed, device=self.device,
+    def _run_check(self, grading: ExerciseGrading, check: Check, chip: _chip.ChipLease | None) -> None:
+        """Runs one check; on a TPU chip, a reference answer nobody had asked for yet stops it
+        (:class:`~autograder.engine.chip.ReferenceMiss`): the student's worker is closed, the reference answers in a
+        turn of its own, and the check runs again from its start (its rng is its own: the same questions)."""
+        if chip is None:
+            grading.run(check)
+            return
+        for _miss in range(_chip.MAX_MISSES):
+            try:
+                grading.run(check)
+                return
+            except _chip.ReferenceMiss as miss:
+                grading.close()  # its worker ends: the chip is free for the reference's turn
+                with chip.lent():
+                    try:
+                        self.reference.call(miss.exercise, miss.probe, miss.kwargs)
+                    except GraderBug as err:
+                        grading.record(check, err)  # the reference's own trouble: the grader's
+                        return
+        grading.record(check, GraderBug(f"{check.name}: the reference was asked for more than {_chip.MAX_MISSES} "
+                                        "answers it had not given before, one turn of the chip each"))
+
+    def _prepare_chip(self, exercise: str) -> None:
+        """The reference's answers first (``--device tpu``): every check of ``exercise`` run once with the
+        reference answering for the student and for itself, in one turn of the chip, so the students' turns ask
+        it nothing more (what a student's wrong answers lead a check to ask, the check asks later:
+        :meth:`_run_check`). Once per exercise and run; whatever the checks raise here is not a verdict."""
+        with self.reference.preparing(exercise):
+            if exercise in self._prepared:
+                return
+            self._prepared.add(exercise)
+            device = self.device_for(exercise)
+            for check in _rows.exercise_checks(exercise, self.public_only):
+                ctx = Ctx(rng=check_rng(self.seed, exercise, check.name), seed=self.seed, device=device,
+                          student=lambda p, _c, _s, kw, _e=exercise: copy.deepcopy(self.reference.call(_e, p, kw)),
+                          reference=lambda p, kw, _e=exercise: self.reference.call(_e, p, kw))
+                with contextlib.suppress(Exception):
+                    check.fn(ctx)
+
+    def host(self, exercise: str | None = None) -> ExerciseHost:
+        """What grading one exercise needs of this run (:class:`ExerciseGrading`'s only view of it); with
+        ``exercise``, its own devices (:meth:`device_for`) and whether its workers take turns on the chip."""
+        device = self.device_for(exercise) if exercise is not None else self.device
+        on_chip = exercise is not None and self.chip is not None and self.chip_exercise(exercise)
+        return ExerciseHost(lang=self.lang, public_only=self.public_only, seed=self.seed, device=device,
+                            on_chip=on_chip,
                             timeout=self.timeout, mem_bytes=self.mem_bytes, tmp=self.tmp, envelope=self.envelope,
                             start_worker=self.start_worker, scratch_id=self.scratch_id,
                             note_isolation=self.note_isolation, reference_call=self.reference.call,
-                            library_trouble=self.libraries.trouble)
+                            fresh_reference=self.reference.fresh, library_trouble=self.libraries.trouble)
 
     def _enter(self, exercise: str) -> None:
         with self._lock:

@@ -12,10 +12,13 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from typing import Any
 
+from autograder.core import device as _device
 from autograder.core import registry as _registry
 from autograder.core.paths import private_dirs
+from autograder.engine import chip as _chip
 from autograder.engine.outcomes import DeadlineReached, GradingCancelled
 from autograder.sandbox import quota as _quota
 from autograder.workers import handle as _handle
@@ -99,6 +102,27 @@ class RunWorkers:
             raise GradingCancelled("grading was cancelled")
         if self._expired.is_set():
             raise DeadlineReached("the run's deadline came")
+        device = self.device_for(exercise)
+        chip = role in ("student", "reference") and _device.on_chip(device, _registry.worker_needs(exercise))
+        for attempt in range(1, _chip.OPEN_ATTEMPTS + 1):
+            worker = self._start_worker(exercise, source_path, role, hide_extra, device, chip)
+            if worker.status.get("status") != "chip_unavailable" or attempt == _chip.OPEN_ATTEMPTS:
+                return worker
+            time.sleep(_chip.OPEN_PAUSE)  # the last holder may still be ending: the grader's turn to wait
+        return worker
+
+    def device_for(self, exercise: str) -> dict[str, str]:
+        """The devices ``exercise`` is graded on (:func:`autograder.core.device.for_exercise`: ex13's meshes of
+        host CPU devices keep JAX on the CPU of a TPU run)."""
+        meta = _registry.REGISTRY.get(exercise)
+        return _device.for_exercise(self.device, meta.cpu_devices if meta is not None else None)
+
+    def chip_exercise(self, exercise: str) -> bool:
+        """Whether ``exercise`` 's student and reference workers open the run's TPU chip (leased: ``engine.chip``)."""
+        return _device.on_chip(self.device_for(exercise), _registry.worker_needs(exercise))
+
+    def _start_worker(self, exercise: str, source_path: str, role: str, hide_extra: list[str] | None,
+                      device: dict[str, str], chip: bool) -> _handle.Worker:
         scratch = os.path.join(self.tmp, f"w{self.scratch_id()}")
         os.makedirs(scratch, mode=0o700)
         # every student JAX worker asks the grader for its programs (answered with nothing where the run lends
@@ -107,7 +131,7 @@ class RunWorkers:
         lend = borrow and self.lender is not None
         spec: dict[str, Any] = {
             "exercise": exercise, "role": role, "source_path": source_path,
-            "module_name": exercise, "device": self.device,
+            "module_name": exercise, "device": device, "chip": chip,
             # the compile cache: the reference's workers read and write it. A student's never sees it (it
             # holds the reference's compiled programs): its JAX asks the grader for one program at a time
             # by key, i.e. only for a program it already holds, and writes nothing (_compile_cache)

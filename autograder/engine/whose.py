@@ -5,11 +5,16 @@ runs that worker and can send anything the wire carries (a forged response, a va
 no check expects). So a check that crashes (``TypeError``, ``KeyError``...), or a probe whose worker
 says it could not answer (:data:`autograder.core.protocol.NO_ANSWER`), proves nothing by itself. The
 grader decides from what its own process establishes: it runs the same check again with the reference
-standing in for the student (the reference's worker answers ``ctx.student``, from the run's cache, the
-same seeded inputs, nothing observed). When that passes, the crash came from the student's answers: the
-student's, the test scores 0 (:data:`UNREADABLE`, which names no expected value). When it fails too, the
+standing in for the student: the reference run again, fresh (:class:`StandIn`, a reference worker of its
+own that loads the solution anew and answers ``ctx.student``'s calls in the order the check makes them, on
+the same seeded inputs; never from the run's cache, which keys an answer by probe and arguments alone and
+so would give a stateful probe, ex05's trace counter called twice with one batch, its first answer again),
+``ctx.reference`` as for the student (the run's cache), nothing observed. When that passes, the crash came
+from the student's answers: the student's, the test scores 0 (:data:`UNREADABLE`, which names no expected
+value). When it fails too (or the fresh reference does not load, dies, or cannot answer a probe), the
 check or the reference is broken: the grader's (``INTERNAL_ERROR``, then ``grader_error``), with a reason
-made of grader-side facts only (:func:`reason`: the check, the exception's type, the grader's frame).
+made of grader-side facts only (:func:`reason`: the check, the exception's type, the grader's frame). It costs
+a reference worker's start and the check's probes run once more, only when a check crashed.
 
 What is never judged again: a verdict or a student's failure (:class:`autograder.core.suite.CheckFailure`
 other than :data:`NO_ANSWER`), the grader's own trouble (:class:`autograder.core.suite.GraderBug`: the
@@ -18,10 +23,9 @@ reference failed, a death judged the grader's) and a cancelled run.
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from autograder.core.paths import ROOT
 from autograder.core.protocol import NO_ANSWER
@@ -41,38 +45,58 @@ def needs_judging(error: BaseException | None) -> bool:
     return True
 
 
-def stand_in_ctx(ctx: Ctx, reference: Callable[[str, dict[str, Any]], Any]) -> Ctx:
+class StandIn(Protocol):
+    """The reference run again, fresh, for one check (:class:`autograder.engine.reference.FreshReference`)."""
+
+    def call(self, probe: str, kwargs: dict[str, Any]) -> Any:
+        """The fresh reference's answer to ``probe``, the calls before it made in the same worker; raises
+        GraderBug."""
+        ...
+
+    def close(self) -> None:
+        """Closes its worker."""
+        ...
+
+
+def stand_in_ctx(ctx: Ctx, fresh: StandIn, reference: Callable[..., Any]) -> Ctx:
     """A context like ``ctx`` with the reference standing in for the student.
 
     Args:
         ctx: a fresh context of the check (its rng not drawn from yet): its seed, device and rng are kept.
-        reference: ``(probe, kwargs) -> value``, the reference's probe call (cached per run).
+        fresh: the reference run again, fresh: it answers ``ctx.student``, each call in the order the check makes
+            it, nothing cached.
+        reference: ``(probe, kwargs, fresh=None) -> value``, the reference's probe call: from the run's cache
+            (``ctx.reference``), or ``fresh`` 's answer when given (the grader's trouble noted either way).
 
     Returns:
-        A context whose ``ctx.student`` is answered by ``reference`` (each answer a copy of its own) and whose
-        ``ctx.observed()`` is None (nothing of the student's is seen).
+        A context whose ``ctx.student`` is answered by ``fresh`` and whose ``ctx.observed()`` is None (nothing
+        of the student's is seen).
     """
 
     def student(probe: str, _call: Any, _scale: float, kwargs: dict[str, Any]) -> Any:
-        return copy.deepcopy(reference(probe, kwargs))  # its own copy: a check may change what it got
+        return reference(probe, kwargs, fresh)
 
     return Ctx(rng=ctx.rng, seed=ctx.seed, device=ctx.device, student=student, reference=reference)
 
 
-def stand_in(check: Check, ctx: Ctx) -> BaseException | None:
-    """Runs ``check`` in ``ctx``.
+def stand_in(check: Check, ctx: Ctx, fresh: StandIn, reference: Callable[..., Any]) -> BaseException | None:
+    """Runs ``check`` with the reference standing in for the student (:func:`stand_in_ctx`), then closes ``fresh``.
 
     Args:
         check: the check.
-        ctx: its context with the reference standing in (:func:`stand_in_ctx`).
+        ctx: a fresh context of the check (its rng not drawn from yet).
+        fresh: the reference run again, fresh, that answers its ``ctx.student``.
+        reference: see :func:`stand_in_ctx`.
 
     Returns:
         What it raised, or None when it passed.
     """
     try:
-        check.fn(ctx)
+        check.fn(stand_in_ctx(ctx, fresh, reference))
     except Exception as err:  # noqa: BLE001 - whatever it raised is the answer
         return err
+    finally:
+        fresh.close()
     return None
 
 

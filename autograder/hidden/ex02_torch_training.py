@@ -199,6 +199,9 @@ def fit_first_epochs_match(ctx: Ctx) -> None:
     if len(got["losses"]) != epochs:
         raise Fail("EX02_FIT_LENGTH", epochs=epochs, got=len(got["losses"]))
     judge_fit_optimizer(got["optimizers"], want["optimizers"], epochs)
+    start = ctx.drift_start(got["losses"], want["losses"], kind="steps")
+    if start is not None:
+        raise Fail("EX02_FIT_DRIFTS", what=label("ex02.what.fit_losses", n=epochs), step=start)
     ctx.assert_close(got["losses"], want["losses"], kind="steps", what=label("ex02.what.fit_losses", n=epochs))
 
 
@@ -225,6 +228,15 @@ def _step_case(ctx: Ctx) -> dict:
     return {"params": mlp_params(ctx.rng, dims), "x": x, "y": y}
 
 
+def judge_drift(ctx: Ctx, got: dict, want: dict) -> None:
+    """Calls of `train_step` whose first update matches the reference's and a later one does not (the first loss,
+    then the params after each call): something carried wrongly from one call to the next (gradients left in .grad,
+    the optimizer's state bypassed)."""
+    start = ctx.drift_start([got["losses"][0], *got["params"]], [want["losses"][0], *want["params"]], kind="step")
+    if start is not None:
+        raise Fail("EX02_STEP_DRIFTS", step=start)
+
+
 @suite.check(points=0.5)
 def train_step_clears_old_gradients(ctx: Ctx) -> None:
     """Gradients already on the parameters when `train_step` is called (as an earlier backward leaves them)
@@ -245,6 +257,7 @@ def train_step_clears_old_gradients(ctx: Ctx) -> None:
                                  optimizer=spec, steps=2, **case)
     if close(ctx, fresh["params"], fresh_want["params"], "step"):
         raise Fail("EX02_STALE_GRADS")
+    judge_drift(ctx, fresh, fresh_want)
     ctx.assert_close(got["params"], want["params"], kind="step", what=label("ex02.what.params_two_steps"))
 
 
@@ -258,6 +271,7 @@ def train_step_any_optimizer(ctx: Ctx) -> None:
         opt_label = torch_label(spec)
         got, want = ctx.both("train_step_with", call=f"train_step(model, {opt_label}, x, y, loss_fn)",
                              optimizer=spec, steps=2, **case)
+        judge_drift(ctx, got, want)
         ctx.assert_close(got["losses"], want["losses"], kind="step",
                          what=label("ex02.what.losses_two_steps_with", opt=opt_label))
         ctx.assert_close(got["params"], want["params"], kind="step",

@@ -111,13 +111,20 @@ def default_arguments(ctx: Ctx) -> None:
 
 @suite.check(points=1)
 def gradients_flow(ctx: Ctx) -> None:
-    """Backward through the tape (eval mode) reaches every parameter with the reference's gradients."""
+    """Backward through the tape reaches every parameter with the reference's gradients: in eval mode, then in
+    train mode with dropout on (one seed for both sides: where both drew the same mask, the same gradients). A
+    backward that fails in train mode only (dropout with inplace=True after a ReLU) is the student's."""
     k = num_classes(ctx.rng)
     x = images(ctx.rng, int(ctx.rng.integers(3, 9)))
     case = {"args": [k, float(ctx.rng.uniform(0.1, 0.6))], "params": cnn_params(ctx.rng, k), "x": x,
             "w": ctx.rng.standard_normal((x.shape[0], k)).astype(np.float32)}
     got, want = ctx.both("gradients", call="CNN.forward(...).backward()", **case)
     ctx.assert_close(got, want, kind="step", what=label("what.param_grads"))
+    seed = int(ctx.rng.integers(0, 2**31 - 1))
+    got, want = ctx.both("train_gradients", call="CNN.train().forward(...).backward()", seed=seed, **case)
+    # a dropout written by hand draws its mask with other random calls: its gradients are its own mask's
+    if np.array_equal(got["zeros"], want["zeros"]):
+        ctx.assert_close(got["grads"], want["grads"], kind="step", what=label("ex03.what.train_grads"))
 
 
 @suite.check(points=0.5)

@@ -53,7 +53,8 @@ def step_any_optimizer(ctx: Ctx) -> None:
     for opt, lr, label in (("momentum", float(ctx.rng.uniform(0.02, 0.1)), "optax.sgd(lr, momentum=0.9)"),
                            ("adam", float(ctx.rng.uniform(0.005, 0.05)), "optax.adam(lr)")):
         got, want = ctx.both("steps", call=text("ex05.call.step_with", opt=label), opt=opt, lr=lr, n_steps=3, **case)
-        check_losses(ctx, got["losses"], want["losses"], text("ex05.what.losses_with", opt=label))
+        check_losses(ctx, got["losses"], want["losses"], text("ex05.what.losses_with", opt=label),
+                     params=(got["params"], want["params"]))
         ctx.assert_close(got["params"], want["params"], kind="steps", what=text("ex05.what.params_with", opt=label),
                          framework="jax")
     lr = float(ctx.rng.uniform(0.02, 0.1)) / LARGE_GRADIENTS
@@ -151,7 +152,7 @@ def fit_trains_moons(ctx: Ctx) -> None:
         raise Fail("EX05_FIT_PROGRAMS", steps=FIT_STEPS, programs=compiled, most=FIT_MAX_PROGRAMS)
     if len(got["losses"]) != FIT_STEPS:
         raise Fail("EX05_FIT_LENGTH", steps=FIT_STEPS, got=len(got["losses"]))
-    check_losses(ctx, got["losses"][:5], want["losses"][:5], text("ex05.what.fit_first"))
+    check_losses(ctx, got["losses"][:5], want["losses"][:5], text("ex05.what.fit_first"), fit=True)
     if not np.isfinite(got["losses"]).all():
         raise Fail("NONFINITE", what=text("ex05.what.fit_losses"))
     if got["val_acc"] < FIT_MIN_ACC:
@@ -166,7 +167,8 @@ def step_optimizers_needing_params(ctx: Ctx) -> None:
     for spec in optax_needing_params(ctx.rng):
         label = optax_label(spec)
         got, want = ctx.both("steps_family", call=text("ex05.call.step_with", opt=label), optimizer=spec, n_steps=3, **case)
-        check_losses(ctx, got["losses"], want["losses"], text("ex05.what.losses_with", opt=label))
+        check_losses(ctx, got["losses"], want["losses"], text("ex05.what.losses_with", opt=label),
+                     params=(got["params"], want["params"]))
         ctx.assert_close(got["params"], want["params"], kind="steps", what=text("ex05.what.params_with", opt=label),
                          framework="jax")
 

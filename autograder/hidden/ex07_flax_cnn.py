@@ -94,6 +94,15 @@ def _labels(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
     return rng.integers(0, k, size=n).astype(np.int32)
 
 
+def _judge_drift(ctx: Ctx, got: dict, want: dict, kind: str, what: dict) -> None:
+    """Losses, then the params after the last step, that match the reference's for the first update and drift
+    later: the step does not carry the optimizer state from one call to the next."""
+    start = ctx.drift_start([*got["losses"], got["params"]], [*want["losses"], want["params"]], kind=kind,
+                            framework="jax")
+    if start is not None:
+        raise Fail("EX07_STATE_NOT_CARRIED", what=what, step=start)
+
+
 def _judge_steps(ctx: Ctx, call: str, kind: str, n: int, **kwargs: object) -> None:
     """Runs the train probe on both sides; losses first (with diagnoses), then the params after the steps.
 
@@ -111,6 +120,7 @@ def _judge_steps(ctx: Ctx, call: str, kind: str, n: int, **kwargs: object) -> No
             raise Fail("EX07_LOSS_AFTER_UPDATE")
         if ctx.difference(g[0], n * w[0], kind=kind, framework="jax") is None:
             raise Fail("EX07_LOSS_SUM")
+    _judge_drift(ctx, got, want, kind, label("ex07.what.step_losses"))
     ctx.assert_close(g, w, kind=kind, what=label("ex07.what.step_losses"), framework="jax")
     ctx.assert_close(got["params"], want["params"], kind=kind, what=label("ex07.what.step_params"),
                      framework="jax")
@@ -216,6 +226,7 @@ def _mlp_case(ctx: Ctx, num_classes: int, n: int, steps: int) -> dict:
 
 def _judge_any(ctx: Ctx, got: dict, want: dict, how: dict) -> None:
     """Losses and params of the step against the reference's; ``how``: a label saying with what it ran."""
+    _judge_drift(ctx, got, want, "steps", label("ex07.what.any_losses", how=how))
     ctx.assert_close(got["losses"], want["losses"], kind="steps", what=label("ex07.what.any_losses", how=how),
                      framework="jax")
     ctx.assert_close(got["params"], want["params"], kind="steps", what=label("ex07.what.any_params", how=how),

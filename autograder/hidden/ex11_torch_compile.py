@@ -141,6 +141,7 @@ def compiled_step_clears_old_gradients(ctx: Ctx) -> None:
         fresh, fresh_want = ctx.both("train_with", call=label("ex11.call.step_with", opt=opt_label), **kwargs)
         if ctx.difference(fresh["state"], fresh_want["state"], kind="steps") is None:
             raise Fail("EX11_STALE_GRADS")
+        check_step_losses(ctx, fresh["losses"], fresh_want["losses"], label("ex11.what.losses_with", opt=opt_label))
         ctx.assert_close(got["state"], want["state"], kind="steps",
                          what=label("ex11.what.params_with", opt=opt_label))
     # gradients ~LARGE_GRADIENTS times the usual (families.py): the squared error's targets scaled by it (the loss is

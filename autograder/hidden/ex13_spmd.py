@@ -69,7 +69,7 @@ def dp_step_splits_batch(ctx: Ctx) -> None:
             raise Fail("EX13_NOT_SPLIT", n=n, rows=off, batch=batch)
 
 
-@suite.check(points=1)
+@suite.check(points=0.5)
 def dp_step_compiles_once(ctx: Ctx) -> None:
     """Repeated calls with the same shapes trace the loss once, on every mesh size; on the largest, the grader
     also sees one program compiled, on the first call only. The step is built in one call and each step runs in
@@ -118,7 +118,12 @@ def pdml_shard_map_pmean(ctx: Ctx) -> None:
 
 
 def _dp_results(ctx: Ctx, got: dict, want: dict, how: dict) -> None:
-    """Losses and params against the reference's; ``how``: a label naming the steps that ran."""
+    """Losses and params against the reference's; ``how``: a label naming the steps that ran. Losses (then the final
+    params) that match for the first update and drift later: the optimizer state is not carried."""
+    start = ctx.drift_start([*got["losses"], got["params"]], [*want["losses"], want["params"]], kind="step",
+                            framework="jax")
+    if start is not None:
+        raise Fail("EX13_STATE_NOT_CARRIED", what=label("ex13.what.losses_of", how=how), step=start)
     ctx.assert_close(got["losses"], want["losses"], kind="step", framework="jax", what=label("ex13.what.losses_of", how=how))
     ctx.assert_close(got["params"], want["params"], kind="step", framework="jax", what=label("ex13.what.params_after", how=how))
 
@@ -140,6 +145,16 @@ def dp_step_optimizers_needing_params(ctx: Ctx) -> None:
     if ctx.difference(got["losses"], want["losses"], kind="step", framework="jax") is not None \
             or ctx.difference(got["params"], want["params"], kind="step", framework="jax") is not None:
         raise Fail("EX13_GRADIENTS_CHANGED")  # right with the usual gradients (above), wrong with large ones
+
+
+@suite.check(points=0.5)
+def dp_step_keeps_inputs(ctx: Ctx) -> None:
+    """After a call of the data-parallel step, the caller's params, opt_state and batch are all still usable: none
+    was donated to the step (`donate_argnums` deletes them), as in exercise 05. On the largest mesh here."""
+    n = max(mesh_sizes(ctx))
+    got = ctx.student("dp_inputs_alive", call=label("ex13.call.step_mesh", n=n), seed=case_seed(ctx), n=n)
+    if got["deleted"]:
+        raise Fail("EX13_DONATED", what=", ".join(f"`{name}`" for name in got["deleted"]))
 
 
 AUTO_MESH = "Mesh(devices, ('data',))"

@@ -10,6 +10,13 @@ EN = {
     "load.older_python": "; if that line runs on your Python ({newer} or newer, as in Colab): this grader runs "
                          "Python {python}, which does not accept newer syntax (e.g. `type` statements, generic "
                          "`def f[T]`) — write it the older way, or ask your instructor to grade on Python {newer} or newer",
+    "LOAD_SURROGATE": "line {line} of your code holds half of a character ({char}, a lone surrogate: often half of an "
+                      "emoji a copy-paste left): Python cannot read it, and Jupyter's \"Run all\" fails this cell too, "
+                      "so none of your code for this exercise ran — delete that character (or the whole emoji), then re-run",
+    "LOAD_NULL_CHAR": "line {line} of your code holds a null character ({char}): Python cannot read it (`python` "
+                      "refuses such a file, Jupyter's \"Run all\" fails such a cell), so none of your code for this "
+                      "exercise ran — delete it (a file saved as UTF-16, or binary data pasted in, leaves them) and save "
+                      "your code as UTF-8 text",
     "LOAD_OTHER_EXERCISE": "your code imports `{module}`, another exercise's module{where} — each exercise file is "
                            "graded on its own and must not import another exercise: copy what you need into this "
                            "file (in a notebook, names from earlier sections are already defined: delete the import)",
@@ -18,6 +25,11 @@ EN = {
     "LOAD_MEMORY": "MemoryError: your code tried to allocate more memory than the grader allows while being imported — look for a huge tensor or array at the top level",
     "LOAD_TIMEOUT": "importing your code did not finish within {timeout:g} s — is there an infinite loop or a long training run at the top level?",
     "LOAD_CRASHED": "the process died while importing your code ({how}) — look for os._exit, ctypes or a huge allocation at the top level",
+    "LOAD_CUT": "note: grading stopped a long run of your code's top level after {seconds:g} s{where} — it does not "
+                "wait for training to end — and graded this exercise on the functions and classes defined before it",
+    "LOAD_CUT_MISSING": "a long run of your code's top level did not finish within {seconds:g} s{where} and was stopped "
+                        "there, but `{names}` is only defined after it (or inside it) — define your functions and classes "
+                        "before long runs such as training, or move the run into a function",
     "SCRATCH_FULL": "your code wrote more than {cap} of files, or more than {files} files, and was stopped; this scores 0 — the grader needs none of your files: write less, or nothing",
     "WORKER_PROTOCOL": "the process running your code sent the grader data it does not accept ({how}) and was stopped; this scores 0 — never write to file descriptors your code did not open",
     "CALL_EXCEPTION": "`{call}` raised {error}{where}",
@@ -102,6 +114,14 @@ ES = {
     "MISSING_FILE": "la entrega no tiene archivo para este ejercicio (se esperaba `{exercise}.py` o celdas bajo su encabezado)",
     "MISSING_NAMES": "no está definido ninguno de los nombres que pide este ejercicio ({names}); conserva los nombres del esqueleto",
     "MISSING_NAME": "`{name}` no está definido en tu código; conserva el nombre y la firma del esqueleto",
+    "LOAD_SURROGATE": "la línea {line} de tu código contiene medio carácter ({char}, un sustituto suelto: a menudo medio "
+                      "emoji que dejó un copiar y pegar): Python no puede leerlo, y \"Ejecutar todo\" de Jupyter también "
+                      "falla en esta celda, así que no se ejecutó nada de tu código de este ejercicio — borra ese carácter "
+                      "(o el emoji entero) y vuelve a ejecutar",
+    "LOAD_NULL_CHAR": "la línea {line} de tu código contiene un carácter nulo ({char}): Python no puede leerlo "
+                      "(`python` rechaza un archivo así, y \"Ejecutar todo\" de Jupyter falla en una celda así), así que "
+                      "no se ejecutó nada de tu código de este ejercicio — bórralo (un archivo guardado como UTF-16, o "
+                      "datos binarios pegados, los dejan) y guarda tu código como texto UTF-8",
     "LOAD_SYNTAX": "tu código no se puede analizar: {error} (línea {line}) — corrige el error de sintaxis y vuelve a ejecutar{older}",
     "load.older_python": "; si esa línea funciona en tu Python ({newer} o posterior, como en Colab): este corrector usa "
                          "Python {python}, que no acepta sintaxis más nueva (p. ej. sentencias `type`, `def f[T]` "
@@ -114,6 +134,12 @@ ES = {
     "LOAD_MEMORY": "MemoryError: tu código intentó reservar más memoria de la que permite el corrector al importarse — busca un tensor o array enorme en el nivel superior",
     "LOAD_TIMEOUT": "la importación de tu código no terminó en {timeout:g} s — ¿hay un bucle infinito o un entrenamiento largo en el nivel superior?",
     "LOAD_CRASHED": "el proceso murió al importar tu código ({how}) — busca os._exit, ctypes o una reserva de memoria enorme en el nivel superior",
+    "LOAD_CUT": "nota: la corrección detuvo una ejecución larga del nivel superior de tu código a los {seconds:g} s{where} "
+                "— no espera a que termine un entrenamiento — y calificó este ejercicio con las funciones y clases "
+                "definidas antes de ella",
+    "LOAD_CUT_MISSING": "una ejecución larga del nivel superior de tu código no terminó en {seconds:g} s{where} y se detuvo "
+                        "ahí, pero `{names}` solo se define después (o dentro) — define tus funciones y clases antes de "
+                        "las ejecuciones largas como un entrenamiento, o mueve la ejecución a una función",
     "SCRATCH_FULL": "tu código escribió más de {cap} de archivos, o más de {files} archivos, y se detuvo; puntúa 0 — el corrector no necesita ninguno de tus archivos: escribe menos, o nada",
     "WORKER_PROTOCOL": "el proceso que ejecuta tu código envió al corrector datos que no acepta ({how}) y se detuvo; puntúa 0 — no escribas en descriptores de archivo que tu código no abrió",
     "EXERCISE_FORGED": "el proceso que ejecuta tu código escribió en el canal de resultados del corrector ({how}): ninguna de sus respuestas es fiable, así que todas las pruebas de este ejercicio puntúan 0 — devuelve tus resultados desde tus funciones y no escribas en descriptores de archivo que tu código no abrió",

@@ -11,6 +11,10 @@ EN = {
         "again, then this check.",
     "public.incorrect_one": "INCORRECT: 1 of {n} public checks fails. Fix what the message says, run your code cell "
         "again, then this check.",
+    "public.incorrect_file": "INCORRECT: {failed} of {n} public checks fail. Fix what the message says in {file}, "
+        "save the file and run `python check.py {exercise}` again.",
+    "public.incorrect_one_file": "INCORRECT: 1 of {n} public checks fails. Fix what the message says in {file}, "
+        "save the file and run `python check.py {exercise}` again.",
     "public.not_attempted": "NOT ATTEMPTED: {message}. Write your code in the exercise's cell, run it, then run this "
         "check again.",
     "public.missing": "none of {names} is defined yet — run the exercise's code cell first",
@@ -90,6 +94,8 @@ EN = {
         "run its code cell and its check, then this cell again.",
     "figure.failed": "figure({ex!r}) could not be drawn: your code raised {error}. Run check({ex!r}): it says what "
         "to fix.",
+    "figure.no_matplotlib": "figure({ex!r}) draws with matplotlib, which is not installed here (supported: {want}); "
+        "check() judges your code without it.",
     "figure.went_nan": "The {what} is nan or inf from {at} on (of {total}): training diverged, so the curve stops there "
         "(a learning rate too high, or a loss that is not numerically stable, does this).",
     "figure.at_epoch": "epoch {n}",
@@ -158,16 +164,38 @@ EN = {
     "stack.python": "  - Python {have} (supported: {want})",
     "stack.fix": "Fix it: run `{command}` in a new cell, then Runtime > Restart session, then run the notebook "
         "again from the top.",
+    "stack.fix_jupyter": "Fix it: run `{command}` in a new cell, then restart the kernel (Kernel > Restart), then "
+        "run the notebook again from the top.",
+    "stack.fix_terminal": "Fix it: run `{command}` in your terminal, in the environment that runs check.py, then run "
+        "check.py again.",
     "stack.fix_python": "Python itself is outside the supported versions: use a runtime whose Python is supported "
         "(Colab's default runtime is).",
-    "stack.meaning": "Until then, check() reports UNSUPPORTED VERSIONS instead of judging your code.",
+    "stack.fix_python_local": "Python itself is outside the supported versions: make a virtual environment with a "
+        "supported Python ({want}) and install the libraries there.",
+    "stack.meaning": "Until then, check() reports UNSUPPORTED VERSIONS for the exercises that use {dists} instead of "
+        "judging your code; it judges the others.",
     "public.unsupported": "UNSUPPORTED VERSIONS: these checks ran on library versions they were not measured on "
-        "({problems}), so they say nothing about your code. Run `{command}`, restart the session and run the "
-        "notebook again.",
+        "({problems}), so they say nothing about your code. Run `{command}` in a new cell, then Runtime > Restart "
+        "session, and run the notebook again.",
+    "public.unsupported_jupyter": "UNSUPPORTED VERSIONS: these checks ran on library versions they were not measured "
+        "on ({problems}), so they say nothing about your code. Run `{command}` in a new cell, restart the kernel "
+        "and run the notebook again.",
+    "public.unsupported_terminal": "UNSUPPORTED VERSIONS: these checks ran on library versions they were not "
+        "measured on ({problems}), so they say nothing about your code. Run `{command}` in your terminal, then "
+        "run check.py again.",
     "public.unsupported_python": "UNSUPPORTED VERSIONS: these checks ran on library versions they were not measured "
         "on ({problems}), so they say nothing about your code. Use a runtime whose versions are supported.",
     "public.grader_trouble": "GRADER TROUBLE: {n} public check(s) could not run on this runtime's libraries; that is "
         "the checks' fault, not your code's. Tell your instructor, with this message.",
+    "public.apart": "Note: JAX has {have} {platform} device(s) here, too few for this exercise's meshes, so these "
+        "checks ran in a separate process on {need} CPU devices, as the grader runs them.",
+    "public.one_device": "NOT CHECKED ON SEVERAL DEVICES: the {n} public checks pass on a mesh of 1 {platform} "
+        "device, the only one JAX has here; on one device, data-parallel mistakes (a gradient or a loss averaged "
+        "on each device instead of across the devices, a batch copied to every device instead of split, `psum` "
+        "where `pmean` is meant) give the right numbers, so this is no pass. A separate process with {need} CPU "
+        "devices could not check them ({why}). To check them, save the notebook and run check(\"{exercise}\") "
+        "again, or run `python check.py {exercise}` beside the exercise's .py file.",
+    "public.apart_no_source": "check has your functions but not their code as text, to load in that process",
 }
 
 ES = {
@@ -180,6 +208,10 @@ ES = {
         "vuelve a ejecutar tu celda de código y después esta comprobación.",
     "public.incorrect_one": "INCORRECTO: falla 1 de las {n} comprobaciones públicas. Corrige lo que dice el mensaje, "
         "vuelve a ejecutar tu celda de código y después esta comprobación.",
+    "public.incorrect_file": "INCORRECTO: fallan {failed} de {n} comprobaciones públicas. Corrige en {file} lo que "
+        "dice el mensaje, guarda el archivo y vuelve a ejecutar `python check.py {exercise}`.",
+    "public.incorrect_one_file": "INCORRECTO: falla 1 de las {n} comprobaciones públicas. Corrige en {file} lo que "
+        "dice el mensaje, guarda el archivo y vuelve a ejecutar `python check.py {exercise}`.",
     "public.not_attempted": "SIN INTENTAR: {message}. Escribe tu código en la celda del ejercicio, ejecútala y vuelve "
         "a ejecutar esta comprobación.",
     "public.missing": "todavía no está definido ninguno de {names} — ejecuta primero la celda de código del ejercicio",
@@ -262,6 +294,8 @@ ES = {
         "ejercicio, ejecuta su celda de código y su comprobación, y después otra vez esta celda.",
     "figure.failed": "no se pudo dibujar figure({ex!r}): tu código lanzó {error}. Ejecuta check({ex!r}): dice qué "
         "corregir.",
+    "figure.no_matplotlib": "figure({ex!r}) dibuja con matplotlib, que no está instalado aquí (soportadas: {want}); "
+        "check() juzga tu código sin él.",
     "figure.went_nan": "La {what} es nan o inf desde {at} (de {total}): el entrenamiento divergió, así que la curva se "
         "corta ahí (lo provoca una tasa de aprendizaje demasiado alta o una pérdida numéricamente inestable).",
     "figure.at_epoch": "la época {n}",
@@ -330,16 +364,40 @@ ES = {
     "stack.python": "  - Python {have} (soportadas: {want})",
     "stack.fix": "Para arreglarlo: ejecuta `{command}` en una celda nueva, después Entorno de ejecución > Reiniciar "
         "sesión, y vuelve a ejecutar el cuaderno desde el principio.",
+    "stack.fix_jupyter": "Para arreglarlo: ejecuta `{command}` en una celda nueva, después reinicia el núcleo "
+        "(Kernel > Restart) y vuelve a ejecutar el cuaderno desde el principio.",
+    "stack.fix_terminal": "Para arreglarlo: ejecuta `{command}` en tu terminal, en el entorno que ejecuta check.py, y "
+        "vuelve a ejecutar check.py.",
     "stack.fix_python": "El propio Python está fuera de las versiones soportadas: usa un entorno cuyo Python lo esté "
         "(el entorno por defecto de Colab lo está).",
-    "stack.meaning": "Hasta entonces, check() dice VERSIONES NO SOPORTADAS en lugar de juzgar tu código.",
+    "stack.fix_python_local": "El propio Python está fuera de las versiones soportadas: crea un entorno virtual con un "
+        "Python soportado ({want}) e instala allí las bibliotecas.",
+    "stack.meaning": "Hasta entonces, check() dice VERSIONES NO SOPORTADAS en los ejercicios que usan {dists} en "
+        "lugar de juzgar tu código; los demás sí los juzga.",
     "public.unsupported": "VERSIONES NO SOPORTADAS: estas comprobaciones se ejecutaron con versiones de bibliotecas "
-        "con las que no se midieron ({problems}), así que no dicen nada de tu código. Ejecuta `{command}`, "
-        "reinicia la sesión y vuelve a ejecutar el cuaderno.",
+        "con las que no se midieron ({problems}), así que no dicen nada de tu código. Ejecuta `{command}` en una "
+        "celda nueva, después Entorno de ejecución > Reiniciar sesión, y vuelve a ejecutar el cuaderno.",
+    "public.unsupported_jupyter": "VERSIONES NO SOPORTADAS: estas comprobaciones se ejecutaron con versiones de "
+        "bibliotecas con las que no se midieron ({problems}), así que no dicen nada de tu código. Ejecuta "
+        "`{command}` en una celda nueva, reinicia el núcleo y vuelve a ejecutar el cuaderno.",
+    "public.unsupported_terminal": "VERSIONES NO SOPORTADAS: estas comprobaciones se ejecutaron con versiones de "
+        "bibliotecas con las que no se midieron ({problems}), así que no dicen nada de tu código. Ejecuta "
+        "`{command}` en tu terminal y vuelve a ejecutar check.py.",
     "public.unsupported_python": "VERSIONES NO SOPORTADAS: estas comprobaciones se ejecutaron con versiones de "
         "bibliotecas con las que no se midieron ({problems}), así que no dicen nada de tu código. Usa un entorno "
         "con versiones soportadas.",
     "public.grader_trouble": "PROBLEMA DEL CORRECTOR: {n} comprobación(es) pública(s) no pudieron ejecutarse con las "
         "bibliotecas de este entorno; es culpa de las comprobaciones, no de tu código. Avisa a tu profesor con "
         "este mensaje.",
+    "public.apart": "Nota: aquí JAX tiene {have} dispositivo(s) {platform}, demasiado pocos para las mallas de este "
+        "ejercicio, así que estas comprobaciones se ejecutaron en un proceso aparte con {need} dispositivos CPU, "
+        "como las ejecuta el corrector.",
+    "public.one_device": "SIN COMPROBAR EN VARIOS DISPOSITIVOS: las {n} comprobaciones públicas pasan en una malla de "
+        "1 dispositivo {platform}, el único que JAX tiene aquí; en un solo dispositivo, los errores de paralelismo "
+        "de datos (un gradiente o una pérdida promediados en cada dispositivo en lugar de entre los dispositivos, "
+        "un lote copiado en cada dispositivo en lugar de repartido, `psum` donde corresponde `pmean`) dan los "
+        "números correctos, así que esto no es un aprobado. Un proceso aparte con {need} dispositivos CPU no pudo "
+        "comprobarlas ({why}). Para comprobarlas, guarda el cuaderno y vuelve a ejecutar check(\"{exercise}\"), "
+        "o ejecuta `python check.py {exercise}` junto al archivo .py del ejercicio.",
+    "public.apart_no_source": "check tiene tus funciones pero no su código como texto, para cargarlo en ese proceso",
 }

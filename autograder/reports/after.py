@@ -1,8 +1,9 @@
-"""The report's sections for after the grades: the receipt (top), a regrade's diff, the common mistakes.
+"""The report's sections for after the grades: the receipt (last), a regrade's diff, the common mistakes.
 
 ``tapetrace report`` (autograder/cli/report.py) calls :func:`write` once: it writes ``receipt.json``,
 ``mistakes.csv`` (and ``regrade.csv`` when given a regrade diff) into the report folder and returns the
-HTML of the sections, keyed by where they go on the page (``top``, ``bottom``).
+HTML of the sections, keyed by name (``receipt``, ``regrade``, ``mistakes``): where each goes on the page is
+``SECTION_ORDER`` in autograder/reports/summary.py.
 """
 
 from __future__ import annotations
@@ -29,20 +30,31 @@ def read_regrade(path: str) -> dict[str, Any]:
     return data
 
 
-def write(results: list[dict[str, Any]], out: Path, regrade: dict[str, Any] | None = None) -> dict[str, str]:
-    """Writes the sections' files into ``out``; returns ``{"top": html, "bottom": html}``."""
+def write(results: list[dict[str, Any]], out: Path, regrade: dict[str, Any] | None = None,
+          overrides: dict[str, Any] | None = None) -> dict[str, str]:
+    """Writes the sections' files into ``out``; returns ``{"receipt": html, "regrade": html, "mistakes": html,
+    "css": css}`` (``regrade`` empty without a diff).
+
+    ``results`` are the autograder's rows; ``overrides`` the manual overrides' audit
+    (:func:`autograder.reports.overrides.audit`), listed in the receipt and written to ``overrides.csv``.
+    """
     from autograder.engine import regrade as _regrade
     from autograder.reports import mistakes as _mistakes
     from autograder.reports import receipt as _receipt
     from autograder.reports.report import atomic_write
 
     tapetrace = [r for r in results if r.get("source", "tapetrace") == "tapetrace"]
-    rec = _receipt.receipt(results)
+    rec = _receipt.receipt(results, overrides=overrides)
     _receipt.write(rec, out / "receipt.json")
-    top = [_receipt.render_html(rec)]
+    if overrides is not None:
+        from autograder.reports.overrides import audit_csv
+
+        atomic_write(out / "overrides.csv", audit_csv(overrides))
+    regrade_html = ""
     if regrade is not None:
         atomic_write(out / "regrade.csv", _regrade.diff_csv(regrade))
-        top.append(_regrade.render_html(regrade))
+        regrade_html = _regrade.render_html(regrade)
     mistakes = _mistakes.common_mistakes(tapetrace)
     atomic_write(out / "mistakes.csv", _mistakes.to_csv(mistakes))
-    return {"top": "\n".join(top), "bottom": _mistakes.render_html(mistakes), "css": CSS}
+    return {"receipt": _receipt.render_html(rec), "regrade": regrade_html, "mistakes": _mistakes.render_html(mistakes),
+            "css": CSS}

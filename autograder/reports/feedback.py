@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.core.i18n import section
-from autograder.core.text import clean, to_bytes
+from autograder.core.text import clean, html_name, to_bytes
 from autograder.reports.report import _fmt, atomic_write
 
 # The feedback's fixed words and the statuses' names, by language (UI text: autograder/messages/report.py).
@@ -29,19 +29,49 @@ _WORD = re.compile(r"\w+", re.ASCII)  # a check or exercise name as the suites w
 
 
 def _md(text: Any) -> str:
-    """Markdown-safe text: cleaned, HTML special characters escaped, markup characters neutralised."""
+    """Markdown-safe text: cleaned, escaped only where a character would be markup (:func:`_md_escape`)."""
     return _md_escape(clean(text, 0))
 
 
-# every ASCII punctuation Markdown gives meaning to in a line or a table cell, after HTML's own characters became
-# entities: emphasis, code, links and images, headings, lists, the cell's bar, and what starts an autolink
-# (``:`` of ``https://...``, ``@`` of an address, the dot after ``www``); a backslash shows each as written
-_MD_MARKUP = re.compile(r"([\\`*_{}\[\]()#+\-!|~$:@])")
+# Markdown escapes only where a character would mean something, so that the raw .md stays readable as text
+# (``shape (4, 10) - got [4, 3]`` unchanged) while nothing a student wrote becomes markup: no link, image, emphasis,
+# code span, HTML tag or entity, autolink, cell break, heading, list or quote. A backslash shows each as written.
+_MD_ALWAYS = frozenset("`|~${")  # code spans, the cell's bar, strikethrough, math, attribute lists
+_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+_MD_START = re.compile(r"^(\s*)(?:([#>+\-=*\[])|(\d+)([.)]))")  # what would start a block at the text's start
+_SCHEME = re.compile(r"(?i)\b(?:https?|ftp|mailto|xmpp|file|javascript|data):")
 _WWW = re.compile(r"(?i)(?<![\w.])(www)\.")
+_ENTITY = re.compile(r"&(?=#?\w+;)")
+_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def _md_char(text: str, i: int) -> str:
+    """The ``i``-th character of ``text`` as Markdown shows it written: escaped only where it has a meaning."""
+    c, prev, nxt = text[i], text[i - 1] if i else " ", text[i + 1] if i + 1 < len(text) else ""
+    if c in _MD_ALWAYS:
+        return "\\" + c
+    if c == "\\":  # a backslash escapes the punctuation after it (or, at the end, what follows the text)
+        return "\\\\" if not nxt or nxt in _PUNCT else c
+    if c == "*":  # emphasis unless it stands alone between spaces
+        return c if prev.isspace() and nxt.isspace() else "\\*"
+    if c == "_":  # emphasis unless inside a word (snake_case stays as written)
+        return c if prev.isalnum() and nxt.isalnum() else "\\_"
+    if c == "]":  # a link, an image or a reference needs "](" or "]["
+        return "\\]" if nxt in ("(", "[") else c
+    if c == "@":  # an e-mail autolink needs a word on both sides
+        return "\\@" if (prev.isalnum() or prev in "._+-") and (nxt.isalnum() or nxt in "_-") else c
+    return c
 
 
 def _md_escape(text: str) -> str:
-    return _WWW.sub(r"\1\\.", _MD_MARKUP.sub(r"\\\1", html.escape(text, quote=False)))
+    out = "".join(_md_char(text, i) for i in range(len(text)))
+    out = _TAG.sub("&lt;", _ENTITY.sub("&amp;", out))  # an HTML tag, comment or <autolink>; an entity
+    out = _WWW.sub(r"\1\\.", _SCHEME.sub(lambda m: m.group(0)[:-1] + "\\:", out))
+    m = _MD_START.match(out)
+    if m:  # a heading, quote, list, setext line, reference definition or numbered list at the start
+        out = (m.group(1) + "\\" + m.group(2) + out[m.end():] if m.group(2)
+               else m.group(1) + m.group(3) + "\\" + m.group(4) + out[m.end():])
+    return out
 
 
 def _md_inline_code(text: str) -> str:
@@ -63,6 +93,13 @@ def _status_word(status: str, lang: str) -> str:
     return STATUS_WORDS.get(lang, {}).get(status, status)
 
 
+def _override_words(rec: dict[str, Any], lab: dict[str, str]) -> list[str]:
+    """A record's manual overrides in words (autograder/reports/overrides.py), the autograder's score kept."""
+    from autograder.reports.overrides import words
+
+    return words(rec, lab.get("by", "by"), lab.get("autograder", "autograder"))
+
+
 def feedback_markdown(res: dict[str, Any], lang: str = "en", title: str | None = None) -> str:
     """Per-student feedback: each exercise's tests with points and safe messages.
 
@@ -82,30 +119,38 @@ def feedback_markdown(res: dict[str, Any], lang: str = "en", title: str | None =
         if e.get("message"):
             out.append(f"> {_md_inline_code(e['message'])}")
             out.append("")
+        out += [*(f"- {_md(w)}" for w in _override_words(e, lab)), *([""] if _override_words(e, lab) else [])]
         out.append(f"| | {lab['test']} | {lab['points']} | |")
         out.append("|---|---|---|---|")
         for t in e["tests"]:
             mark = "✅" if t["passed"] else "❌"
             kind = lab["hidden"] if t.get("hidden") else lab["public"]
             msg = _md_inline_code(t["message"]) if t.get("message") and not t["passed"] else ""
+            msg = " · ".join([msg, *(_md(w) for w in _override_words(t, lab))]).strip(" ·")
             name = f"`{t['name']}`" if _WORD.fullmatch(str(t["name"])) else f"<code>{_md_code(t['name'])}</code>"
             out.append(f"| {mark} | {name} ({kind}) | {_fmt(t['score'])} / {_fmt(t['max_score'])} | {msg} |")
         out.append("")
     return "\n".join(out)
 
 
+VIEWPORT = "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"  # reads on a phone (390 px)
 _FEEDBACK_CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;
 color:#1d2330;line-height:1.45}
-h1{font-size:1.5rem;margin-bottom:.2rem} h2{font-size:1.15rem;margin:1.6rem 0 .4rem;display:flex;gap:.6rem;
-align-items:baseline} .total{font-size:1.2rem;font-weight:600} .meta{color:#667;font-size:.85rem}
-.score{margin-left:auto;font-variant-numeric:tabular-nums} .bar{height:6px;background:#e6e8ef;border-radius:3px}
-.bar>span{display:block;height:6px;border-radius:3px;background:#2f9e44} .status{font-size:.8rem;color:#667}
+h1{font-size:1.5rem;margin-bottom:.2rem;overflow-wrap:anywhere} h2{font-size:1.15rem;margin:1.6rem 0 .4rem;
+display:flex;flex-wrap:wrap;gap:0 .6rem;align-items:baseline;overflow-wrap:anywhere} .total{font-size:1.2rem;
+font-weight:600} .meta{color:#667;font-size:.85rem}
+.score{margin-left:auto;font-variant-numeric:tabular-nums;white-space:nowrap} .bar{height:6px;background:#e6e8ef;
+border-radius:3px} .bar>span{display:block;height:6px;border-radius:3px;background:#2f9e44}
+.status{font-size:.8rem;color:#667;white-space:nowrap}
 table{border-collapse:collapse;width:100%;font-size:.92rem} td,th{padding:.3rem .5rem;border-bottom:1px solid #eee;
 text-align:left;vertical-align:top} td.pts{white-space:nowrap;font-variant-numeric:tabular-nums}
+td.msg{overflow-wrap:anywhere;min-width:12rem}
 tr.fail td:first-child{color:#c92a2a} tr.pass td:first-child{color:#2f9e44} .note{background:#fff4e6;
-border-left:3px solid #f08c00;padding:.4rem .7rem;margin:.3rem 0 .6rem} code{background:#f1f3f5;padding:0 .2rem;
-border-radius:3px} .kind{color:#889;font-size:.8rem}
+border-left:3px solid #f08c00;padding:.4rem .7rem;margin:.3rem 0 .6rem;overflow-wrap:anywhere} code{background:#f1f3f5;
+padding:0 .2rem;border-radius:3px} .kind{color:#889;font-size:.8rem;white-space:nowrap}
+@media (max-width:40rem){table,tbody,tr{display:block} tr{border-bottom:1px solid #eee;padding:.2rem 0}
+td{display:inline-block;border:0;padding:.1rem .4rem} td.msg{display:block;min-width:0}}
 """
 
 
@@ -124,7 +169,7 @@ def feedback_html(res: dict[str, Any], lang: str = "en", title: str | None = Non
 
     name = esc(title or Path(str(res["submission"])).name)
     dev = res.get("device") or {}
-    parts = [f"<!DOCTYPE html><html lang=\"{esc(lang)}\"><head><meta charset=\"utf-8\">",
+    parts = [f"<!DOCTYPE html><html lang=\"{esc(lang)}\"><head><meta charset=\"utf-8\">{VIEWPORT}",
              f"<title>{lab['feedback']}: {name}</title><style>{_FEEDBACK_CSS}</style></head><body>",
              f"<h1>{lab['feedback']}: {name}</h1>",
              f"<div class=\"total\">{lab['total']}: {_fmt(res['total'])} / {_fmt(res['max_total'])}</div>",
@@ -139,14 +184,18 @@ def feedback_html(res: dict[str, Any], lang: str = "en", title: str | None = Non
         parts.append(f"<div class=\"bar\"><span style=\"width:{100 * frac:.0f}%\"></span></div>")
         if e.get("message"):
             parts.append(f"<div class=\"note\">{_html_msg(e['message'])}</div>")
+        parts += [f"<div class=\"note override\">{esc(w)}</div>" for w in _override_words(e, lab)]
         parts.append("<table>")
         for t in e["tests"]:
             ok = bool(t["passed"])
             kind = lab["hidden"] if t.get("hidden") else lab["public"]
             msg = _html_msg(t["message"]) if t.get("message") and not ok else ""
+            msg = "<br>".join([msg, *(f"<span class=\"override\">{esc(w)}</span>" for w in _override_words(t, lab))])
+            msg = msg.removeprefix("<br>")
             parts.append(f"<tr class=\"{'pass' if ok else 'fail'}\"><td>{'✔' if ok else '✘'}</td>"
-                         f"<td><code>{esc(str(t['name']))}</code> <span class=\"kind\">{kind}</span></td>"
-                         f"<td class=\"pts\">{_fmt(t['score'])} / {_fmt(t['max_score'])}</td><td>{msg}</td></tr>")
+                         f"<td><code>{html_name(str(t['name']))}</code> <span class=\"kind\">{kind}</span></td>"
+                         f"<td class=\"pts\">{_fmt(t['score'])} / {_fmt(t['max_score'])}</td>"
+                         f"<td class=\"msg\">{msg}</td></tr>")
         parts.append("</table>")
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -34,6 +34,14 @@ from autograder.core.text import csv_cell
 from autograder.reports import late as _late
 
 FORMATS = ("canvas", "moodle")
+
+# Without a roster the id columns hold file stems (``alice``), not the LMS's ids: the import matches nobody.
+NO_ROSTER_IDS = {
+    "canvas": "warning: no --roster: the SIS User ID and SIS Login ID columns hold file names (alice), not "
+              "Canvas SIS ids; give --roster ROSTER.csv (columns file, student_id) for ids Canvas can match",
+    "moodle": "warning: no --roster: the ID number column holds file names (alice), not Moodle ID numbers; give "
+              "--roster ROSTER.csv (columns file, student_id) for ids Moodle can match",
+}
 _SUFFIXES = (".ipynb", ".zip", ".py")
 NO_SUBMISSION = "no submission"
 
@@ -125,12 +133,20 @@ def _who(r: dict[str, Any], roster: dict[str, dict[str, str]] | None) -> dict[st
     return who
 
 
+def _names(submission: str) -> tuple[str, ...]:
+    """The names a submission's time and extension are looked up by: its path as given, then its components
+    nearest the root first (the platform's ``submission_N/`` or the instructor's folder before any name the
+    student chose beneath it): ``export/submission_5/submission_1.ipynb`` is ``submission_5``'s."""
+    return (str(submission), *_parts(str(submission)))
+
+
 def _apply_late(rec: dict[str, Any], rules: LateRules) -> None:
     """Sets the record's late verdict and multiplies (or blanks) its scores."""
-    sid, key = rec["student_id"], rec["key"]
-    t = rules.times.lookup(sid, key, *reversed(_parts(rec["submission"])[:-1])) if rules.times else None
-    due = rules.extensions.get(f"id:{sid}") or rules.extensions.get(f"file:{key}")
-    v = _late.assess(rules.policy, t, due)
+    sid, names = rec["student_id"], _names(rec["submission"])
+    t, why = rules.times.find(sid, *names) if rules.times else (None, "")
+    due = rules.extensions.get(f"id:{sid}") or next(
+        (rules.extensions[f"file:{n}"] for n in names if f"file:{n}" in rules.extensions), None)
+    v = _late.assess(rules.policy, t, due, why)
     if rules.times is not None and not rules.times.trusted and t is not None:
         v["words"] += " (time from the file's mtime)"
     v["extended"] = due is not None
@@ -150,10 +166,17 @@ def _late_section(students: list[dict[str, Any]], rules: LateRules) -> dict[str,
     return {"policy": rules.policy.words(),
             "times": times.source if times else "none given: every submission's time is unknown",
             "trusted": bool(times is None or times.trusted),
+            "problems": list(times.notes) if times else [],
             "counts": dict(counts),
             "extensions": sum(bool(s.get("late", {}).get("extended")) for s in students),
             "students": [{"student": s["student_id"], "state": s["late"]["state"], "words": s["late"]["words"]}
                          for s in students if s.get("late") and s["late"]["state"] != "on time"]}
+
+
+def _override_notes(r: dict[str, Any]) -> list[str]:
+    from autograder.reports.overrides import notes_for
+
+    return notes_for(r)
 
 
 def build(results: list[dict[str, Any]], roster: dict[str, dict[str, str]] | None = None,
@@ -194,6 +217,9 @@ def build(results: list[dict[str, Any]], roster: dict[str, dict[str, str]] | Non
             _apply_late(rec, late)
             if rec["late"]["factor"] is None:
                 book.blanks.append(f"{r['submission']}: {rec['note']}")
+        overridden = _override_notes(r)
+        if overridden:  # manual overrides (autograder/reports/overrides.py): the autograder's score kept in words
+            rec["note"] = "; ".join(filter(None, [rec["note"], *overridden]))
         book.students.append(rec)
     if roster is not None:
         found = {s.get("roster_key") for s in book.students}
@@ -212,6 +238,7 @@ def build(results: list[dict[str, Any]], roster: dict[str, dict[str, str]] | Non
     book.students.sort(key=lambda s: s["student_id"])
     if late is not None:
         book.late = _late_section(book.students, late)
+        book.notes.extend(late.times.notes if late.times else [])
     return book
 
 

@@ -1,24 +1,27 @@
 """Late work for the gradebook: a deadline, a grace period, a penalty per day or hour, a cut-off in late
 days, per-student extensions, from submission times the instructor can trust.
 
-Times come from Gradescope (each submission folder's ``submission_metadata.json``, ``created_at``, or the
-export's ``submission_metadata.yml``), from a CSV the instructor gives (an LMS export's timestamps with
-the columns ``file`` or ``student_id`` and ``submitted_at``), or, only when asked, from the files'
-modification times (recorded as such: an mtime is whatever the last copy or unzip left).
+Times come only from what the platform or the instructor wrote: a Gradescope export's own top-level
+``submission_metadata.yml`` (``submission_N:`` blocks, ``:created_at:``, ``:submitters:``' ``:sid:``), a CSV
+the instructor gives (an LMS export's timestamps with the columns ``file`` or ``student_id`` and
+``submitted_at``), or, only when asked, the files' modification times (recorded as such: an mtime is
+whatever the last copy or unzip left). Nothing inside a submission folder is read: a
+``submission_metadata.json`` (or any file) there is what the student uploaded, never a time or an id.
 
 Every time is timezone-aware: a time without a UTC offset takes ``--timezone`` or is refused. A late
 submission's scores are multiplied by ``1 - penalty x started units late`` (never below 0); later than
 the late days scores 0; a student whose time is unknown is flagged ``time unknown`` and left blank,
-never taken as on time or late.
+never taken as on time or late. A platform file that is malformed in part or whole leaves the students it
+cannot time ``time unknown`` (with the reason) and tells the instructor why; it never stops the class.
 """
 
 from __future__ import annotations
 
 import csv
-import json
 import math
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
@@ -38,20 +41,66 @@ class LateError(ValueError):
     """A late policy, a time or a times file that cannot be read as given."""
 
 
-def parse_time(text: Any, tz: tzinfo | None = None, where: str = "") -> datetime:
-    """An aware datetime from ISO 8601 (``2026-12-01T23:59:00+01:00``, ``...Z``, a space for ``T``).
+# ``--time-format NAME``: an LMS whose export's timestamp format is documented (its source named). Only documented
+# formats are here: day/month order is never guessed; other exports take an explicit strptime format.
+LMS_TIME_FORMATS: dict[str, str] = {
+    # gradescope-autograders.readthedocs.io "Submission Metadata": "created_at": "2018-07-01T14:22:32.365935-07:00"
+    "gradescope": "iso",
+}
+NOT_A_TIME = ("{where}{text!r} is not a time: write 2026-12-01T23:59:00+01:00, or name the format the file uses "
+              "with --time-format (a strptime format: '%m/%d/%Y %H:%M' for 12/01/2026 22:30, "
+              "'%b %d, %Y %I:%M%p' for Dec 1, 2026 10:30pm); the day/month order is never guessed")
+NOT_IN_FORMAT = "{where}{text!r} is not a time in --time-format {fmt!r} ({err})"
+NO_SUCH_FORMAT = ("--time-format {fmt!r}: not a strptime format (it has no %) nor one of the LMS names with a "
+                  "documented export format ({names}); give the format the file uses, '%d/%m/%Y %H:%M' for instance")
+
+
+def time_format(text: str | None) -> str | None:
+    """``--time-format``: an LMS name (:data:`LMS_TIME_FORMATS`) or a strptime format; None: ISO 8601 only.
+
+    Raises:
+        LateError: neither a known name nor a format with a ``%`` directive.
+    """
+    if text is None:
+        return None
+    named = LMS_TIME_FORMATS.get(text.strip().lower())
+    if named is not None:
+        return None if named == "iso" else named
+    if "%" not in text:
+        raise LateError(NO_SUCH_FORMAT.format(fmt=text, names=", ".join(sorted(LMS_TIME_FORMATS))))
+    return text
+
+
+def _strptime(text: Any, fmt: str, tz: tzinfo | None, where: str) -> datetime:
+    try:
+        t = datetime.strptime(str(text).strip(), fmt)
+    except ValueError as err:
+        raise LateError(NOT_IN_FORMAT.format(where=where, text=text, fmt=fmt, err=err)) from err
+    if t.tzinfo is None:
+        if tz is None:
+            raise LateError(f"{where}{text!r} has no UTC offset: write one (+01:00, Z) or give --timezone")
+        t = t.replace(tzinfo=tz)
+    return t
+
+
+def parse_time(text: Any, tz: tzinfo | None = None, where: str = "", fmt: str | None = None) -> datetime:
+    """An aware datetime from ISO 8601 (``2026-12-01T23:59:00+01:00``, ``...Z``, a space for ``T``), or from
+    the instructor's explicit strptime format (``--time-format``; never guessed).
 
     Args:
         text: the time as written (Gradescope's ``2026-12-01 23:59:00.123456789 -08:00`` too).
         tz: the zone of a time written without an offset; None refuses such a time.
         where: what to name in an error (a file and row).
+        fmt: a strptime format (:func:`time_format`); None: ISO 8601.
 
     Raises:
-        LateError: not a time, or no offset and no ``tz``.
+        LateError: not a time (in ``fmt``), or no offset and no ``tz``.
     """
+    if fmt is not None:
+        return _strptime(text, fmt, tz, where)
     m = _TIME.match(str(text))
     if not m:
-        raise LateError(f"{where}{text!r} is not a time (write 2026-12-01T23:59:00+01:00)")
+        raise LateError(NOT_A_TIME.format(where=where, text=text))
     day, clock, frac, off = m.groups()
     clock = clock if clock.count(":") == 2 else clock + ":00"
     iso = f"{day}T{clock}" + (f".{(frac + '000000')[:6]}" if frac else "")
@@ -94,7 +143,10 @@ def parse_penalty(text: str) -> tuple[float, str]:
 
 
 def duration_words(d: timedelta) -> str:
-    """``timedelta(hours=26, minutes=5)`` -> ``1d 2h 05m``."""
+    """``timedelta(hours=26, minutes=5)`` -> ``1d 2h 05m``; under a minute in seconds: ``30s`` (not ``1m``)."""
+    seconds = math.ceil(d.total_seconds())
+    if seconds < 60:
+        return f"{max(seconds, 0)}s"
     minutes = math.ceil(d.total_seconds() / 60)
     days, rest = divmod(minutes, 1440)
     hours, mins = divmod(rest, 60)
@@ -125,17 +177,42 @@ class Policy:
 
 @dataclass
 class Times:
-    """Submission times by submission key (file name) and by student id, and where they come from."""
+    """Submission times by submission key and by student id, where they come from, and what the source
+    could not give.
+
+    ``unknown`` maps ``key:K`` / ``id:SID`` to why that submission's or student's time is unknown (a
+    malformed entry of a platform file); ``missing`` says why any other has none (a file that could not be
+    read at all; empty: it is just not in the source); ``notes`` is what the instructor is told about it.
+    """
 
     source: str
     trusted: bool = True
     by_key: dict[str, datetime] = field(default_factory=dict)
     by_id: dict[str, datetime] = field(default_factory=dict)
+    unknown: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    missing: str = ""
+
+    def find(self, student_id: str, *keys: str) -> tuple[datetime | None, str]:
+        """The time of the student's submission and, when there is none, why (empty: not in the source).
+
+        The ``keys`` are tried in the order given (the gradebook passes the submission's path, then its
+        components nearest the root first: the platform's ``submission_N/`` before any name the student
+        chose beneath it), then the student's id. A key or id the source names but could not read is
+        unknown: the search stops there, never falling through to another entry.
+        """
+        for k in keys:
+            if k in self.by_key:
+                return self.by_key[k], ""
+            if f"key:{k}" in self.unknown:
+                return None, self.unknown[f"key:{k}"]
+        if student_id in self.by_id:
+            return self.by_id[student_id], ""
+        return None, self.unknown.get(f"id:{student_id}", self.missing)
 
     def lookup(self, student_id: str, *keys: str) -> datetime | None:
-        """The time of the student's submission: by id first, then by the first of ``keys`` (its file's key,
-        then its folders' names, innermost first: Gradescope's ``submission_N/``) that has one."""
-        return self.by_id.get(student_id) or next((self.by_key[k] for k in keys if k in self.by_key), None)
+        """:meth:`find`'s time alone."""
+        return self.find(student_id, *keys)[0]
 
 
 def _csv_rows(path: str) -> list[dict[str, str]]:
@@ -153,8 +230,9 @@ def _keyed(path: str, row: dict[str, str], n: int) -> tuple[str, str]:
     return key, sid
 
 
-def read_times_csv(path: str, tz: tzinfo | None = None) -> Times:
-    """An instructor's or LMS export's times: columns ``file`` or ``student_id``, and ``submitted_at``.
+def read_times_csv(path: str, tz: tzinfo | None = None, fmt: str | None = None) -> Times:
+    """An instructor's or LMS export's times: columns ``file`` or ``student_id``, and ``submitted_at`` (ISO 8601,
+    or in ``fmt``: the strptime format ``--time-format`` names).
 
     Raises:
         LateError: a missing column, a row without a student or a time that is not one.
@@ -167,7 +245,7 @@ def read_times_csv(path: str, tz: tzinfo | None = None) -> Times:
         key, sid = _keyed(path, r, n)
         if not r.get("submitted_at"):
             continue  # a student the LMS has no time for: time unknown
-        t = parse_time(r["submitted_at"], tz, f"{path} row {n}: ")
+        t = parse_time(r["submitted_at"], tz, f"{path} row {n}: ", fmt)
         if key:
             times.by_key[key] = t
         if sid:
@@ -175,59 +253,184 @@ def read_times_csv(path: str, tz: tzinfo | None = None) -> Times:
     return times
 
 
-def _gradescope_yml(path: Path, tz: tzinfo | None, times: Times) -> None:
-    """The export's ``submission_metadata.yml``: ``submission_N:`` blocks with ``:created_at:`` and ``:sid:``."""
-    key = ""
-    for line in path.read_text(encoding="utf-8").splitlines():
-        top = re.match(r"^([^\s#:-][^:]*):\s*$", line)
-        if top:
-            key = top.group(1).strip().strip("'\"")
+GRADESCOPE_YML = ("submission_metadata.yml", "submission_metadata.yaml")
+GS_NO_YML = ("{path}: no submission_metadata.yml at its top: give the Gradescope export's folder (or its "
+             "submission_metadata.yml); files inside the submission folders are the students' and are never read")
+GS_UNREADABLE = "{path}: cannot be read ({err}); every Gradescope time is unknown"
+GS_NO_BLOCKS = ("{path}: no submission_N: block with :created_at: (not the export's submission_metadata.yml?); "
+                "every Gradescope time is unknown")
+GS_BAD_LINE = "{path} line {n}: not the export's shape ({why}); every Gradescope time is unknown"
+GS_BAD_BLOCK = "{path} {key}: {why}; the times of this submission and its submitters are unknown"
+GS_TWO_SUBMISSIONS = "{path}: sid {sid} is a submitter of {keys}: looked up by id, the latest of their times counts"
+GS_WHY = "Gradescope's metadata for {what} is malformed ({why})"
+GS_WHOLE = "Gradescope's {path} is malformed ({why})"
+
+
+@dataclass
+class _Block:
+    """One ``submission_N:`` block of the export's yml: its ``:created_at:`` values, its submitters' sids, and
+    what is wrong with it (empty: nothing)."""
+
+    key: str
+    created: list[str] = field(default_factory=list)
+    sids: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def _scalar(text: str) -> str:
+    """A yml scalar as written: quotes taken off, ``~``/``null`` empty."""
+    t = text.strip()
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+        t = t[1:-1]
+    return "" if t in ("~", "null", "Null", "NULL") else t
+
+
+_YML_KEY = re.compile(r"^(\s*)(-\s+)?(:?[A-Za-z_][\w.-]*|'[^']*'|\"[^\"]*\"):(?:\s+(.*?))?\s*$")
+
+
+def _yml_blocks(text: str) -> tuple[list[_Block], tuple[int, str] | None]:
+    """The export's blocks, read for the shape Gradescope writes (Ruby's YAML: ``submission_N:`` at the
+    margin; ``:created_at:`` and ``:submitters:`` one level in; each submitter a ``- :name:``/``:sid:``
+    item); a nested ``:created_at:`` (a ``:history:`` entry's) is not the submission's.
+
+    Returns:
+        The blocks, and the first problem outside any block, ``(line, why)`` (None: the file is the export's).
+    """
+    blocks: list[_Block] = []
+    b: _Block | None = None
+    child = -1  # the indentation of the block's own keys
+    region = ""  # the block key whose nested lines follow (":submitters" ...)
+    item = -1  # the indentation of the current submitter's keys
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.rstrip()
+        if not line.strip() or line.lstrip().startswith("#") or line in ("---", "..."):
             continue
-        created = re.match(r"^\s+:created_at:\s*(.+?)\s*$", line)
-        if created and key:
-            times.by_key[key] = parse_time(created.group(1).strip("'\""), tz, f"{path} {key}: ")
-        sid = re.match(r"^\s+(?:-\s+)?:sid:\s*(.+?)\s*$", line)
-        if sid and key in times.by_key:
-            times.by_id[sid.group(1).strip("'\"")] = times.by_key[key]
+        body = line.lstrip(" ")
+        indent = len(line) - len(body)
+        if body.startswith("\t"):
+            if b is None:
+                return blocks, (n, "a tab in the indentation")
+            b.problems.append(f"line {n}: a tab in the indentation")
+            continue
+        m = _YML_KEY.match(line)
+        if indent == 0:
+            if not m or m.group(2) or m.group(4) or m.group(3).startswith(":"):
+                return blocks, (n, "not a submission_N: block")
+            b = _Block(_scalar(m.group(3)))
+            blocks.append(b)
+            child, region, item = -1, "", -1
+            continue
+        if b is None:
+            return blocks, (n, "indented before any submission_N: block")
+        child = indent if child < 0 else child
+        dash = body == "-" or body.startswith("- ")
+        if indent < child:
+            b.problems.append(f"line {n}: indented less than the block's keys")
+        elif indent == child and not dash:
+            if not m:
+                b.problems.append(f"line {n}: not a key")
+                continue
+            region, item = m.group(3), -1
+            if region == ":created_at":
+                b.created.append(_scalar(m.group(4) or ""))
+            elif region == ":submitters" and (m.group(4) or "") not in ("", "[]"):
+                b.problems.append(f"line {n}: :submitters: is not a list of submitters")
+        elif region != ":submitters":
+            continue  # a nested value of another key (:results:, :history:...): not read
+        elif dash:  # "- :name: ..." (or "-" alone) starts a submitter
+            item = indent + 2 if body == "-" else indent + len(m.group(2)) if m else -1
+            if item < 0:
+                b.problems.append(f"line {n}: a submitter that is not a mapping")
+            elif m and m.group(3) == ":sid" and _scalar(m.group(4) or ""):
+                b.sids.append(_scalar(m.group(4) or ""))
+        elif item < 0 or indent < item or (indent == item and not m):
+            b.problems.append(f"line {n}: not a submitter's key")
+        elif indent == item and m and m.group(3) == ":sid" and _scalar(m.group(4) or ""):
+            b.sids.append(_scalar(m.group(4) or ""))  # deeper: a value of the submitter's, not read
+    return blocks, None
+
+
+def _gradescope_yml(path: Path, tz: tzinfo | None, times: Times) -> None:
+    """Fills ``times`` from the export's ``submission_metadata.yml``; what it cannot read goes to
+    ``times.unknown`` and ``times.notes``, never an exception."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeError) as err:
+        times.notes.append(GS_UNREADABLE.format(path=path, err=err))
+        times.missing = GS_WHOLE.format(path=path.name, why="unreadable")
+        return
+    blocks, problem = _yml_blocks(text)
+    if problem:
+        times.notes.append(GS_BAD_LINE.format(path=path, n=problem[0], why=problem[1]))
+        times.missing = GS_WHOLE.format(path=path.name, why=f"line {problem[0]}: {problem[1]}")
+        return  # where one block ends is uncertain: none is believed
+    if not any(b.created for b in blocks):
+        times.notes.append(GS_NO_BLOCKS.format(path=path))
+        times.missing = GS_WHOLE.format(path=path.name, why="no submission block")
+        return
+    keys = Counter(b.key for b in blocks)
+    good: dict[str, datetime] = {}
+    bad: dict[str, str] = {}
+    for b in blocks:
+        why = (b.problems[0] if b.problems else "named twice" if keys[b.key] > 1 else
+               "no :created_at:" if not b.created else "two :created_at:" if len(b.created) > 1 else "")
+        if not why:
+            try:
+                good[b.key] = parse_time(b.created[0], tz)
+            except LateError as err:
+                why = f":created_at: {err}"
+        if why:
+            bad[b.key] = why
+    for key, why in bad.items():
+        times.notes.append(GS_BAD_BLOCK.format(path=path, key=key, why=why))
+        times.unknown[f"key:{key}"] = GS_WHY.format(what=key, why=why)
+    times.by_key.update(good)
+    submitted: dict[str, list[str]] = {}
+    for b in blocks:
+        for sid in dict.fromkeys(b.sids):
+            submitted.setdefault(sid, []).append(b.key)
+    for sid, ks in sorted(submitted.items()):
+        broken = [k for k in ks if k in bad]
+        if broken:
+            times.unknown[f"id:{sid}"] = GS_WHY.format(what=", ".join(broken), why=bad[broken[0]])
+            continue
+        if len(ks) > 1:
+            times.notes.append(GS_TWO_SUBMISSIONS.format(path=path, sid=sid, keys=", ".join(ks)))
+        times.by_id[sid] = max(good[k] for k in ks)
 
 
 def read_gradescope(path: str, tz: tzinfo | None = None) -> Times:
-    """Gradescope's submission times: a folder of submission folders with ``submission_metadata.json``
-    (the autograder's, ``created_at``), and/or the export's ``submission_metadata.yml``, or that file.
+    """Gradescope's submission times from an export: its top-level ``submission_metadata.yml`` (give the
+    export's folder or that file). Nothing inside a ``submission_N/`` folder is read: the student put it there.
+
+    A yml malformed in part leaves those submissions (and their submitters) unknown, in whole every one;
+    ``Times.notes`` says why.
 
     Raises:
-        LateError: nothing to read there, or a time that is not one.
+        LateError: no such path, or a folder without the yml at its top (the command line's mistake).
     """
     p = Path(path)
-    times = Times(source=f"Gradescope metadata {p.name}")
-    ymls = [p] if p.is_file() else sorted(p.glob("submission_metadata.y*ml"))
-    for y in ymls:
-        _gradescope_yml(y, tz, times)
-    for meta in ([] if p.is_file() else sorted(p.glob("*/submission_metadata.json"))):
-        try:
-            data = json.loads(meta.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as err:
-            raise LateError(f"{meta}: not JSON ({err})") from err
-        if isinstance(data, dict) and data.get("created_at"):
-            t = parse_time(data["created_at"], tz, f"{meta}: ")
-            times.by_key[meta.parent.name] = t
-            for u in data.get("users") or []:
-                if isinstance(u, dict) and u.get("sid"):
-                    times.by_id[str(u["sid"])] = t
-    if not times.by_key:
-        raise LateError(f"{path}: no submission_metadata.json in its folders nor a submission_metadata.yml")
+    if p.is_dir():
+        yml = next((p / n for n in GRADESCOPE_YML if (p / n).exists()), None)
+        if yml is None:
+            raise LateError(GS_NO_YML.format(path=path))
+    elif p.exists():
+        yml = p
+    else:
+        raise LateError(f"{path}: no such file or folder")
+    times = Times(source=f"Gradescope export {yml.name}")
+    _gradescope_yml(yml, tz, times)
     return times
 
 
 def mtimes(submissions: list[str]) -> Times:
-    """The submissions' file modification times: only on the instructor's explicit word, and recorded."""
-    from autograder.reports.gradebook import student_key
-
+    """The submissions' file modification times: only on the instructor's explicit word, and recorded.
+    Keyed by each submission's path as given (the gradebook looks that key up first)."""
     times = Times(source="file modification times (--times-from-mtime: not a trustworthy submission time)",
                   trusted=False)
     for s in submissions:
         try:
-            times.by_key[student_key(s)] = datetime.fromtimestamp(os.stat(s).st_mtime, UTC)
+            times.by_key[str(s)] = datetime.fromtimestamp(os.stat(s).st_mtime, UTC)
         except OSError:
             continue  # time unknown
     return times
@@ -259,13 +462,15 @@ def read_extensions(path: str, policy: Policy, tz: tzinfo | None = None) -> dict
     return out
 
 
-def assess(policy: Policy, submitted: datetime | None, deadline: datetime | None = None) -> dict[str, Any]:
+def assess(policy: Policy, submitted: datetime | None, deadline: datetime | None = None,
+           why: str = "") -> dict[str, Any]:
     """One submission under the policy.
 
     Args:
         policy: the late policy.
         submitted: when it was submitted (None: unknown).
         deadline: the student's own deadline (an extension), else the policy's.
+        why: why ``submitted`` is None, when the source said (a malformed platform entry).
 
     Returns:
         ``{"state", "factor", "late", "deadline", "submitted", "words"}``: ``state`` one of :data:`STATES`,
@@ -277,7 +482,7 @@ def assess(policy: Policy, submitted: datetime | None, deadline: datetime | None
     ext = " (extended)" if deadline and deadline != policy.deadline else ""
     if submitted is None:
         return {**base, "state": "time unknown", "factor": None, "late": None,
-                "words": "time unknown: no trustworthy submission time; left blank"}
+                "words": f"time unknown: {why or 'no trustworthy submission time'}; left blank"}
     late = submitted - due
     if late <= policy.grace:
         return {**base, "state": "on time", "factor": 1.0, "late": 0.0, "words": f"on time{ext}"}

@@ -137,6 +137,20 @@ def hardest_first(stats: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(tried, key=lambda s: (s["attempted_rate"], -s["attempted"], s["exercise"])) + untried
 
 
+def most_failed_first(stats: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The report's order of tests: ``(shown, all_passed)``.
+
+    ``shown``: the checks some attempt failed, most failed attempts first (then the lower pass rate among
+    attempts), then the checks nobody attempted (not failures of the check: nobody tried); ``all_passed``: the
+    checks every attempt passed (folded away in the report), in the suites' order.
+    """
+    failed = [s for s in stats if s["attempted"] > s["passed"]]
+    untried = [s for s in stats if s["n"] and not s["attempted"]]
+    passed = [s for s in stats if s["attempted"] and s["attempted"] == s["passed"]]
+    failed.sort(key=lambda s: (s["passed"] - s["attempted"], s["attempted_rate"], s["exercise"]))
+    return failed + untried, passed
+
+
 def _percent(results: list[dict[str, Any]]) -> np.ndarray:
     vals = []
     for r in results:

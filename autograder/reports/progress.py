@@ -17,6 +17,15 @@ from typing import Any, TextIO
 from autograder.core.text import terminal
 from autograder.reports.report import _fmt
 
+# Said at once, before the workers' start-up and the reference's first answers (a minute or two on a laptop):
+# what the grader is doing, so a silent terminal never looks hung.
+STARTING = ("tapetrace: grading {n} submission(s), {k} exercise(s) each: reading the submissions and starting the "
+            "workers (importing torch and JAX), then the reference solution answers each exercise's probes once; "
+            "a line follows per graded submission")
+READY = "tapetrace: workers ready after {elapsed}: grading (each exercise's first submission waits for the reference)"
+STARTING_PHASE = "starting workers"
+READY_PHASE = "the reference answers the first submission"
+
 
 def _clock(seconds: float) -> str:
     seconds = max(0, int(seconds + 0.5))
@@ -42,13 +51,18 @@ class Progress:
         self.tty = self.stream.isatty() if tty is None else tty
         self.start = time.monotonic()  # elapsed counts from here (includes starting the workers)
         self.rate_start = self.start  # the ETA's rate counts from begin()
-        self.phase = "starting workers"
+        self.phase = STARTING_PHASE
         self.finished: list[dict[str, Any]] = []
         self.tasks_total = max(1, total * max(1, tasks_per_item))
         self.tasks_done = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
+        if self.enabled:  # the first line at once: what the grader does before its first result
+            self.stream.write(STARTING.format(n=total, k=max(1, tasks_per_item)) + "\n")
+            if self.tty:
+                self._draw()
+            self.stream.flush()
         if self.enabled and self.tty:
             self._ticker = threading.Thread(target=self._tick, daemon=True)
             self._ticker.start()
@@ -57,7 +71,10 @@ class Progress:
         """Grading starts now (after the workers' start-up): the ETA's rate counts from here."""
         with self._lock:
             self.rate_start = time.monotonic()
-            self.phase = ""
+            self.phase = READY_PHASE if not self.finished else ""
+            if self.enabled and not self.tty:
+                self.stream.write(READY.format(elapsed=_clock(self.rate_start - self.start)) + "\n")
+                self.stream.flush()
 
     def eta(self) -> float | None:
         """Seconds left, from the rate of finished tasks; None before the first one."""
@@ -74,6 +91,7 @@ class Progress:
     def update(self, res: dict[str, Any]) -> None:
         with self._lock:
             self.finished.append(res)
+            self.phase = ""
             if not self.enabled:
                 return
             if self.tty:

@@ -78,7 +78,7 @@ def _anomalies(results: list[dict[str, Any]]) -> list[str]:
 
 
 def receipt(results: list[dict[str, Any]], rates: dict[str, dict[str, Any]] | None = None,
-            late: dict[str, Any] | None = None) -> dict[str, Any]:
+            late: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """The receipt of a batch of result rows (GRADING.md's objects).
 
     Args:
@@ -86,12 +86,15 @@ def receipt(results: list[dict[str, Any]], rates: dict[str, dict[str, Any]] | No
         rates: the mutant kill rates (default: the shipped file).
         late: the late policy a gradebook applied (``Book.late`` of autograder/reports/gradebook.py: the
             policy, where the times come from, counts per state, the students not on time), or None.
+        overrides: the manual overrides applied (:func:`autograder.reports.overrides.audit`: the file, counts,
+            one row per override with the autograder's score and the score after it, flags), or None.
 
     Returns:
         ``{"submissions", "rows", "statuses", "refused", "isolation", "envelopes", "devices", "launchers",
         "seeds", "suites", "mutant_kill_rates", "anomalies"}`` (and ``"late"`` when given): counts are of
         exercise rows, except ``isolation``/``envelopes``/``devices``/``launchers`` (of submissions) and
-        ``late`` (of students).
+        ``late`` (of students); ``"overrides"`` when given. ``results`` are the autograder's rows (not
+        overridden): the counts and anomalies are the autograder's, the overrides are listed beside them.
     """
     from autograder.core.verdict_fp import device_words
 
@@ -126,6 +129,8 @@ def receipt(results: list[dict[str, Any]], rates: dict[str, dict[str, Any]] | No
     }
     if late is not None:
         rec["late"] = late
+    if overrides is not None:
+        rec["overrides"] = overrides
     return rec
 
 
@@ -147,7 +152,7 @@ def _counts(d: dict[str, Any]) -> str:
 
 
 def render_html(rec: dict[str, Any]) -> str:
-    """The receipt as an HTML section (the report's first one)."""
+    """The receipt as an HTML section (the report's last one)."""
     esc = html_text
 
     st = rec["statuses"]
@@ -181,6 +186,8 @@ def render_html(rec: dict[str, Any]) -> str:
     out.append("</table>")
     if rec.get("late"):
         out.append(_late_html(rec["late"]))
+    if rec.get("overrides"):
+        out.append(_overrides_html(rec["overrides"]))
     out.append("</section>")
     return "\n".join(out)
 
@@ -198,3 +205,10 @@ def _late_html(late: dict[str, Any]) -> str:
             f"<tr><td>{html_text(s['student'])}</td><td>{html_text(s['words'])}</td></tr>" for s in rows[:200])
             + "</table>")
     return "\n".join(out)
+
+
+def _overrides_html(aud: dict[str, Any]) -> str:
+    """The manual overrides applied (autograder/reports/overrides.py): the audit section."""
+    from autograder.reports.overrides import audit_html
+
+    return audit_html(aud)

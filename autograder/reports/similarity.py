@@ -96,14 +96,21 @@ class Pair:
         return (self.sim_a + self.sim_b) / 2
 
 
-def graded_code(path: str) -> dict[str, str]:
-    """Each exercise's graded code in a submission (a notebook: its own section only), ``{}`` if unreadable."""
+def graded_code(path: str, why: list[str] | None = None) -> dict[str, str]:
+    """Each exercise's graded code in a submission (a notebook: its own section only), ``{}`` if unreadable.
+
+    The loader made every text safe at intake (:func:`autograder.core.text_intake.normalise_source`: a lone
+    surrogate or a NUL is U+FFFD): a notebook whose cell "Run all" cannot run is still compared, as written.
+    ``why``: where the reason a submission could not be read is put.
+    """
     from autograder.submissions import cells as _cells
     from autograder.submissions import loader as _loader
 
     try:
         sources = _loader.load(path).sources
-    except Exception:  # noqa: BLE001 - an unreadable submission has nothing to compare (and is said so)
+    except Exception as err:  # noqa: BLE001 - an unreadable submission has nothing to compare (and is said so)
+        if why is not None:
+            why.append(_why(err))
         return {}
     # a notebook's graded module (a folder's, a zip's, a jupytext file's) carries, after its own section, the
     # context "Run all" gives it (the cells above): only the section is the student's code for this exercise
@@ -375,9 +382,10 @@ def collect(submissions: list[str], exercises: list[str] | None = None) -> tuple
             name = f"{name}~{len([s for s in seen if s.split('~')[0] == name])}"
             notes.append(f"{path}: another submission is named {student_key(path)}; compared as {name}")
         seen[name] = path
-        codes = graded_code(path)
+        why: list[str] = []
+        codes = graded_code(path, why)
         if not codes:
-            notes.append(f"{path}: no exercise code could be read")
+            notes.append(f"{_label(path)}: skipped, no exercise code could be read" + (f" ({why[0]})" if why else ""))
         for ex, src in codes.items():
             if exercises is None or ex in exercises:
                 per.setdefault(ex, {})[name] = src
@@ -385,10 +393,20 @@ def collect(submissions: list[str], exercises: list[str] | None = None) -> tuple
 
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:90rem;margin:1rem auto;padding:0 1rem;color:#1d2330}
-table{border-collapse:collapse;font-size:.9rem} th,td{padding:.25rem .5rem;border-bottom:1px solid #eee;text-align:left}
-td.n{text-align:right} .side{display:flex;gap:1rem} .side pre{flex:1;overflow:auto;background:#f8f9fa;padding:.5rem;
-font-size:.8rem;max-height:40rem;min-width:0} mark{background:#ffe066} .meta{color:#667;font-size:.9rem}
+h1,h2{overflow-wrap:anywhere} table{border-collapse:collapse;font-size:.9rem} th,td{padding:.25rem .5rem;
+border-bottom:1px solid #eee;text-align:left;vertical-align:top} td.n,th.n{text-align:right;white-space:nowrap}
+.wide{overflow-x:auto;max-width:100%} .side{display:flex;gap:1rem} .side pre{flex:1;overflow:auto;background:#f8f9fa;
+padding:.5rem;font-size:.8rem;max-height:40rem;min-width:0} mark{background:#ffe066} .meta{color:#667;font-size:.9rem;
+overflow-wrap:anywhere} @media (max-width:40rem){.side{flex-direction:column} .side pre{flex:none}}
 """
+
+
+def _head(title: str) -> str:
+    """A page's head (``title`` already HTML text): readable on a phone (the viewport) and on a screen."""
+    from autograder.reports.feedback import VIEWPORT
+
+    return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">{VIEWPORT}<title>{title}</title>"
+            f"<style>{_CSS}</style></head><body>")
 
 
 def _marked(code: Normalised, slices: Any) -> str:
@@ -418,23 +436,23 @@ def exercise_page(exercise: str, pairs: list[Pair], codes: dict[str, str], top: 
         sources: student -> :func:`normalise`'s result (the code as written, where the compared text came
             from); without it the compared text is shown.
     """
+    from autograder.core.text import html_name
     from autograder.core.text import html_text as esc
 
     shown = sources or {n: Normalised.as_written(c) for n, c in codes.items()}
-    out = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(exercise)} similarity"
-           f"</title><style>{_CSS}</style></head><body><h1>{esc(exercise)}</h1>",
+    out = [f"{_head(esc(exercise) + ' similarity')}<h1>{esc(exercise)}</h1>",
            f"<p class=\"meta\">{len(codes)} submissions, {len(pairs)} pairs sharing code beyond the template; "
            f"top {min(top, len(pairs))} shown. Compared: the code, not its presentation (docstrings, comments, "
            "formatting, names and the order of top-level definitions set aside; the template's code and code "
            "most of the class wrote left out). Shown: the code as written, the lines both wrote marked. Shares: "
            "of each one's code beyond the template.</p>",
-           "<table><tr><th>#</th><th>a</th><th>b</th><th class=n>a's code shared</th><th class=n>b's code shared</th>"
-           "<th class=n>tokens</th></tr>"]
+           "<div class=\"wide\"><table><tr><th>#</th><th>a</th><th>b</th><th class=n>a's code shared</th>"
+           "<th class=n>b's code shared</th><th class=n>tokens</th></tr>"]
     for k, p in enumerate(pairs[:top], 1):
-        out.append(f"<tr><td><a href=\"#pair{k}\">{k}</a></td><td>{esc(p.a)}</td><td>{esc(p.b)}</td>"
+        out.append(f"<tr><td><a href=\"#pair{k}\">{k}</a></td><td>{html_name(p.a)}</td><td>{html_name(p.b)}</td>"
                    f"<td class=n>{100 * p.sim_a:.0f}%</td><td class=n>{100 * p.sim_b:.0f}%</td>"
                    f"<td class=n>{p.tokens}</td></tr>")
-    out.append("</table>")
+    out.append("</table></div>")
     for k, p in enumerate(pairs[:top], 1):
         sa, sb = p.slices if p.slices is not None else (None, None)
         out.append(f"<h2 id=\"pair{k}\">{k}. {esc(p.a)} – {esc(p.b)} ({100 * p.score:.0f}%)</h2>"
@@ -493,9 +511,11 @@ def _exercise(ex: str, raw: dict[str, str], out: Path, threshold: float, top: in
     sources: dict[str, Normalised] = {}
     for name, src in raw.items():
         try:
+            src.encode("utf-8")  # every output writes it as UTF-8 (the loader's intake makes it so)
             sources[name] = normalise(src)
         except Exception as err:  # noqa: BLE001 - RecursionError, MemoryError...: one submission never stops the rest
             notes.append(f"{_label(name)}: {ex} skipped ({_why(err)})")
+    raw = {name: raw[name] for name in sources}
     codes = {name: n.text for name, n in sources.items()}
     pairs = compare(ex, codes, templates, max_share=max_share, jobs=jobs, notes=notes)
     (out / f"{_safe(ex)}.html").write_text(exercise_page(ex, pairs, codes, top, sources), encoding="utf-8")
@@ -533,16 +553,16 @@ def run(submissions: list[str], out: Path, threshold: float = 0.5, top: int = 20
     (out / "export").mkdir(parents=True, exist_ok=True)
     (out / "export" / "README.md").write_text(EXPORT_README, encoding="utf-8")
     (out / "pairs.csv").write_text(pairs_csv(rows), encoding="utf-8")
-    index = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>similarity</title>"
-             f"<style>{_CSS}</style></head><body><h1>Similarity</h1><p class=\"meta\">{len(submissions)} submissions; "
+    index = [f"{_head('similarity')}<h1>Similarity</h1><p class=\"meta\">{len(submissions)} submissions; "
              f"template code removed; pairs at or above {100 * threshold:.0f}% in pairs.csv; MOSS/JPlag input in "
-             "export/.</p><table><tr><th>exercise</th><th class=n>submissions</th><th class=n>pairs sharing code</th>"
-             f"<th class=n>at or above {100 * threshold:.0f}%</th><th class=n>top</th></tr>"]
+             "export/.</p><div class=\"wide\"><table><tr><th>exercise</th><th class=n>submissions</th>"
+             f"<th class=n>pairs sharing code</th><th class=n>at or above {100 * threshold:.0f}%</th><th class=n>top</th>"
+             "</tr>"]
     for ex, s in summary.items():
         index.append(f"<tr><td><a href=\"{html_text(_safe(ex))}.html\">{html_text(ex)}</a></td>"
                      f"<td class=n>{s['submissions']}</td><td class=n>{s['pairs']}</td><td class=n>{s['above']}</td>"
                      f"<td class=n>{100 * s['top']:.0f}%</td></tr>")
-    index.append("</table>")
+    index.append("</table></div>")
     index += [f"<p class=\"meta\">{html_text(n)}</p>" for n in notes]
     index.append("</body></html>")
     (out / "index.html").write_text("\n".join(index), encoding="utf-8")

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from autograder.core.paths import EXERCISES
-from autograder.core.text import clean, csv_cell, terminal
+from autograder.core.text import clean, csv_cell, html_name, terminal
 from autograder.reports import report as _report
+from autograder.reports.feedback import VIEWPORT
 
 _SKIP_OTTER = {"public tests", "pdf generation failed", "autograder exception"}
 
@@ -228,14 +229,17 @@ def read_inputs(paths: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
 # ---------------------------------------------------------------------- HTML
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:72rem;margin:1.5rem auto;padding:0 1rem;
-color:#1d2330} h1{margin-bottom:.2rem} .meta{color:#667;font-size:.9rem} .cards{display:flex;gap:1rem;
-flex-wrap:wrap;margin:1rem 0} .card{background:#f8f9fa;border-radius:8px;padding:.6rem 1rem;min-width:8rem}
-.card b{display:block;font-size:1.4rem} figure{margin:1.5rem 0} figure img{max-width:100%;border:1px solid #eee;
-border-radius:6px} figcaption{color:#555;font-size:.9rem;margin-top:.3rem} table{border-collapse:collapse;
-font-size:.88rem;width:100%} th,td{padding:.25rem .5rem;border-bottom:1px solid #eee;text-align:left}
-td.n{text-align:right;font-variant-numeric:tabular-nums} .low{color:#c92a2a;font-weight:600} .note{background:#fff4e6;
-padding:.4rem .7rem;border-left:3px solid #f08c00} details{margin:1rem 0} summary{cursor:pointer;font-weight:600}
-td,th{overflow-wrap:anywhere} .wide{overflow-x:auto;max-width:100%}
+color:#1d2330} h1{margin-bottom:.2rem} h1,h2,h3,li{overflow-wrap:anywhere} .meta{color:#667;font-size:.9rem;
+overflow-wrap:anywhere} .cards{display:flex;gap:1rem;flex-wrap:wrap;margin:1rem 0} .card{background:#f8f9fa;
+border-radius:8px;padding:.6rem 1rem;min-width:8rem} .card b{display:block;font-size:1.4rem;white-space:nowrap}
+figure{margin:1.5rem 0} figure img{max-width:100%;height:auto;border:1px solid #eee;border-radius:6px}
+figcaption{color:#555;font-size:.9rem;margin-top:.3rem} table{border-collapse:collapse;font-size:.88rem;width:100%}
+th,td{padding:.25rem .5rem;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap} td.tag{white-space:nowrap}
+td.msg{min-width:14rem;overflow-wrap:anywhere} .low{color:#c92a2a;font-weight:600} .note{background:#fff4e6;
+padding:.4rem .7rem;border-left:3px solid #f08c00;overflow-wrap:anywhere} details{margin:1rem 0}
+summary{cursor:pointer;font-weight:600} .wide{overflow-x:auto;max-width:100%} table.grid td,table.grid th{padding:.25rem .35rem}
+section>table{display:block;overflow-x:auto;max-width:100%}
 """
 
 
@@ -277,71 +281,51 @@ def _agreement(results: list[dict[str, Any]]) -> list[tuple[str, float, float]]:
     return out
 
 
-def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], title: str,
-                notes: list[str], feedback_links: dict[int, str] | None = None,
-                sections: dict[str, str] | None = None) -> str:
-    """The report page: summary cards, the plots, the hardest checks, every submission.
+# The page's sections, top to bottom: what the instructor reads first comes first (issue 56). A section
+# another module adds (``sections`` of :func:`render_html`) goes where its key is named here; a key not named
+# here goes just before the receipt.
+SECTION_ORDER: tuple[str, ...] = ("summary", "students", "audit", "agreement", "regrade", "tests", "mistakes",
+                                  "plots", "receipt")
+SUMMARY_PLOTS = ("score_histogram.png",)  # shown with the class summary; the other plots after the tests
 
-    ``sections``: HTML put at the ``top`` (after the notes) and ``bottom`` (before the submissions), with
-    its ``css`` (autograder/reports/after.py: the receipt, a regrade's diff, the common mistakes).
-    """
-    from autograder.reports.plots import check_stats, exercise_order, hardest_first, shorten
 
-    def esc(value: Any) -> str:
-        return html.escape(clean(value, 0))
+def arrange(sections: dict[str, str]) -> list[str]:
+    """The sections' HTML in :data:`SECTION_ORDER` (``css`` left out; keys not named there before the receipt)."""
+    extra = [k for k in sections if k not in SECTION_ORDER and k != "css"]
+    order = [*SECTION_ORDER[:-1], *extra, SECTION_ORDER[-1]]
+    return [sections[k] for k in order if sections.get(k)]
 
-    seeds = sorted({str(r.get("seed")) for r in results if r.get("seed") is not None})
-    devices = sorted({f"torch {r['device'].get('torch')}, jax {r['device'].get('jax')}"
-                      for r in results if r.get("device")})
-    out = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>",
-           f"<style>{_CSS}{(sections or {}).get('css', '')}</style></head><body><h1>{esc(title)}</h1>",
-           f"<div class=\"meta\">generated {esc(time.strftime('%Y-%m-%d %H:%M'))}"
-           + (f" · seed {esc(', '.join(seeds))}" if seeds else "")
-           + (f" · {esc('; '.join(devices))}" if devices else "") + "</div>"]
-    for n in notes:
-        out.append(f"<p class=\"note\">{esc(n)}</p>")
-    out.append((sections or {}).get("top", ""))
-    out.append("<div class=\"cards\">" + "".join(f"<div class=\"card\">{esc(k)}<b>{esc(v)}</b></div>"
-                                                 for k, v in _stats_cards(results)) + "</div>")
-    for name, caption in plots:
-        out.append(f"<figure><img src=\"{esc(name)}\" alt=\"{esc(caption)}\"><figcaption>{esc(caption)}"
-                   "</figcaption></figure>")
-    stats = hardest_first(check_stats(results))
-    out.append("<h2>Tests, hardest first</h2><p class=\"meta\">Ranked by the pass rate among the submissions "
-               "that attempted the exercise (a test nobody tried is not hard: those come last; an exercise that did not "
-               "load, such as an import timeout, is no attempt of its tests).</p>"
-               "<div class=\"wide\"><table><tr><th>exercise</th><th>test</th><th>kind</th><th class=n>passed / attempted</th>"
-               "<th class=n>rate</th><th class=n>not attempted</th><th>commonest failure</th>"
-               "<th>its commonest message</th></tr>")
-    for s in stats:
-        tried = s["attempted"]
-        cls = " low" if tried and s["attempted_rate"] < 0.5 else ""
-        rate = f"{100 * s['attempted_rate']:.0f}%" if tried else "–"
-        out.append(f"<tr><td>{esc(s['exercise'])}</td><td><code>{esc(s['check'])}</code></td>"
-                   f"<td>{'hidden' if s['hidden'] else 'public'}</td><td class=n>{s['passed']}/{tried}</td>"
-                   f"<td class=\"n{cls}\">{rate}</td><td class=n>{s['n'] - tried}</td>"
-                   f"<td>{esc(s['common_failure']) or '–'}</td><td class=\"msg\">{esc(shorten(s['example_message']))}</td></tr>")
-    out.append("</table></div>")
-    agree = _agreement(results)
-    if agree:
-        same = sum(abs(a - b) < 0.01 for _n, a, b in agree)
-        out.append(f"<h2>tapetrace vs otter</h2><p>{same} of {len(agree)} submissions graded by both get the same "
-                   "score (as % of the maximum).</p><table><tr><th>submission</th><th class=n>tapetrace</th>"
-                   "<th class=n>otter</th></tr>")
-        for n, a, b in agree:
-            out.append(f"<tr><td>{esc(n)}</td><td class=n>{a:.1f}%</td>"
-                       f"<td class=\"n{' low' if abs(a - b) >= 0.01 else ''}\">{b:.1f}%</td></tr>")
-        out.append("</table>")
-    out.append((sections or {}).get("bottom", ""))
+
+def _esc(value: Any) -> str:
+    return html.escape(clean(value, 0))
+
+
+def _summary_section(results: list[dict[str, Any]], plots: list[tuple[str, str]]) -> str:
+    out = ["<section id=\"summary\"><h2>Class summary</h2><div class=\"cards\">"
+           + "".join(f"<div class=\"card\">{_esc(k)}<b>{_esc(v)}</b></div>" for k, v in _stats_cards(results))
+           + "</div>"]
+    out += [_figure(name, caption) for name, caption in plots if name in SUMMARY_PLOTS]
+    return "\n".join([*out, "</section>"])
+
+
+def _figure(name: str, caption: str) -> str:
+    return f"<figure><img src=\"{_esc(name)}\" alt=\"{_esc(caption)}\"><figcaption>{_esc(caption)}</figcaption></figure>"
+
+
+def _students_section(results: list[dict[str, Any]], feedback_links: dict[int, str] | None) -> str:
+    from autograder.reports.plots import exercise_order
+
     exs = exercise_order(results)
-    out.append(f"<details{' open' if len(results) <= 60 else ''}><summary>All {len(results)} submissions"
-               "</summary><div class=\"wide\"><table><tr><th>submission</th><th>source</th><th class=n>total</th>"
-               + "".join(f"<th class=n title=\"{esc(ex)}\">{esc(_short_exercise(ex))}</th>" for ex in exs) + "</tr>")
+    sources = len({r.get("source", "tapetrace") for r in results}) > 1  # the column only where sources differ
+    out = [f"<section id=\"students\"><h2>Submissions</h2><details{' open' if len(results) <= 60 else ''}><summary>"
+           f"All {len(results)} submissions</summary><div class=\"wide\"><table class=\"grid\"><tr><th>submission</th>"
+           + ("<th>source</th>" if sources else "") + "<th class=n>total</th>"
+           + "".join(f"<th class=n title=\"{_esc(ex)}\">{_esc(_short_exercise(ex))}</th>" for ex in exs) + "</tr>"]
     for i in sorted(range(len(results)), key=lambda k: str(results[k]["submission"])):
         r = results[i]
-        name = esc(str(r["submission"]))
+        name = html_name(str(r["submission"]))
         if feedback_links and i in feedback_links:
-            name = f"<a href=\"{esc(feedback_links[i])}\">{name}</a>"
+            name = f"<a href=\"{_esc(feedback_links[i])}\">{name}</a>"
         cells = []
         for ex in exs:
             e = r["exercises"].get(ex)
@@ -349,11 +333,95 @@ def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], tit
                 cells.append("<td class=n>–</td>")
             else:
                 low = " low" if e.get("status") not in (None, "graded") else ""
-                val = f"{float(e['score']):g}" if e.get("status") in (None, "graded") else esc(e["status"])
+                val = f"{float(e['score']):g}" if e.get("status") in (None, "graded") else _esc(e["status"])
                 cells.append(f"<td class=\"n{low}\">{val}</td>")
-        out.append(f"<tr><td>{name}</td><td>{esc(str(r.get('source', 'tapetrace')))}</td>"
-                   f"<td class=n>{float(r['total']):g} / {float(r['max_total']):g}</td>{''.join(cells)}</tr>")
-    out.append("</table></div></details></body></html>")
+        source = f"<td class=tag>{_esc(str(r.get('source', 'tapetrace')))}</td>" if sources else ""
+        out.append(f"<tr><td>{name}</td>{source}<td class=n>{float(r['total']):g} / {float(r['max_total']):g}</td>{''.join(cells)}</tr>")
+    out.append("</table></div></details></section>")
+    return "\n".join(out)
+
+
+def _tests_section(results: list[dict[str, Any]]) -> str:
+    from autograder.reports.plots import check_stats, most_failed_first, shorten
+
+    shown, passed = most_failed_first(check_stats(results))
+    out = ["<section id=\"tests\"><h2>Tests, most failed first</h2><p class=\"meta\">Ordered by how many "
+           "submissions that attempted the exercise failed the test (a test nobody tried is not a failure: those "
+           "come last; an exercise that did not load, such as an import timeout, is no attempt of its tests). "
+           f"{len(passed)} test(s) every attempt passed are folded below.</p>"]
+    if shown:
+        out.append("<div class=\"wide\"><table><tr><th>exercise</th><th>test</th><th>kind</th><th class=n>failed</th>"
+                   "<th class=n>passed / attempted</th><th class=n>rate</th><th class=n>not attempted</th>"
+                   "<th>commonest failure</th><th>its commonest message</th></tr>")
+        for s in shown:
+            tried = s["attempted"]
+            cls = " low" if tried and s["attempted_rate"] < 0.5 else ""
+            rate = f"{100 * s['attempted_rate']:.0f}%" if tried else "–"
+            out.append(f"<tr><td>{html_name(s['exercise'])}</td><td><code>{html_name(s['check'])}</code></td>"
+                       f"<td class=tag>{'hidden' if s['hidden'] else 'public'}</td>"
+                       f"<td class=n>{tried - s['passed'] if tried else '–'}</td><td class=n>{s['passed']}/{tried}</td>"
+                       f"<td class=\"n{cls}\">{rate}</td><td class=n>{s['n'] - tried}</td>"
+                       f"<td>{html_name(s['common_failure']) or '–'}</td>"
+                       f"<td class=\"msg\">{_esc(shorten(s['example_message']))}</td></tr>")
+        out.append("</table></div>")
+    else:
+        out.append("<p>No test failed an attempt.</p>")
+    if passed:
+        out.append(f"<details id=\"passed\"><summary>{len(passed)} test(s) every attempt passed</summary>"
+                   "<div class=\"wide\"><table><tr><th>exercise</th><th>test</th><th>kind</th>"
+                   "<th class=n>passed / attempted</th><th class=n>not attempted</th></tr>")
+        for s in passed:
+            out.append(f"<tr><td>{html_name(s['exercise'])}</td><td><code>{html_name(s['check'])}</code></td>"
+                       f"<td class=tag>{'hidden' if s['hidden'] else 'public'}</td>"
+                       f"<td class=n>{s['passed']}/{s['attempted']}</td><td class=n>{s['n'] - s['attempted']}</td></tr>")
+        out.append("</table></div></details>")
+    return "\n".join([*out, "</section>"])
+
+
+def _agreement_section(results: list[dict[str, Any]]) -> str:
+    agree = _agreement(results)
+    if not agree:
+        return ""
+    same = sum(abs(a - b) < 0.01 for _n, a, b in agree)
+    out = [f"<section id=\"agreement\"><h2>tapetrace vs otter</h2><p>{same} of {len(agree)} submissions graded by "
+           "both get the same score (as % of the maximum).</p><div class=\"wide\"><table><tr><th>submission</th>"
+           "<th class=n>tapetrace</th><th class=n>otter</th></tr>"]
+    for n, a, b in agree:
+        out.append(f"<tr><td>{html_name(n)}</td><td class=n>{a:.1f}%</td>"
+                   f"<td class=\"n{' low' if abs(a - b) >= 0.01 else ''}\">{b:.1f}%</td></tr>")
+    return "\n".join([*out, "</table></div></section>"])
+
+
+def _plots_section(plots: list[tuple[str, str]]) -> str:
+    rest = [_figure(name, caption) for name, caption in plots if name not in SUMMARY_PLOTS]
+    return "\n".join(["<section id=\"plots\"><h2>Per exercise and per test</h2>", *rest, "</section>"]) if rest else ""
+
+
+def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], title: str,
+                notes: list[str], feedback_links: dict[int, str] | None = None,
+                sections: dict[str, str] | None = None) -> str:
+    """The report page, for the instructor first (:data:`SECTION_ORDER`): the class summary and score distribution,
+    every submission, the tests by how many failed (those every attempt passed folded away), the other plots, and
+    last the receipt and the suites' fingerprints.
+
+    ``sections``: more sections' HTML by key (:data:`SECTION_ORDER` places them; autograder/reports/after.py:
+    the receipt, a regrade's diff, the common mistakes), and their ``css``.
+    """
+    sections = dict(sections or {})
+    seeds = sorted({str(r.get("seed")) for r in results if r.get("seed") is not None})
+    devices = sorted({f"torch {r['device'].get('torch')}, jax {r['device'].get('jax')}"
+                      for r in results if r.get("device")})
+    out = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">{VIEWPORT}<title>{_esc(title)}</title>",
+           f"<style>{_CSS}{sections.get('css', '')}</style></head><body><h1>{_esc(title)}</h1>",
+           f"<div class=\"meta\">generated {_esc(time.strftime('%Y-%m-%d %H:%M'))}"
+           + (f" · seed {_esc(', '.join(seeds))}" if seeds else "")
+           + (f" · {_esc('; '.join(devices))}" if devices else "") + "</div>"]
+    out += [f"<p class=\"note\">{_esc(n)}</p>" for n in notes]
+    ours = {"summary": _summary_section(results, plots), "students": _students_section(results, feedback_links),
+            "tests": _tests_section(results), "agreement": _agreement_section(results),
+            "plots": _plots_section(plots)}
+    out += arrange({**sections, **ours})
+    out.append("</body></html>")
     return "\n".join(out)
 
 
@@ -374,16 +442,33 @@ def write_summary_csv(results: list[dict[str, Any]], path: Path) -> None:
                                               f"{s['attempted_rate']:.4f}" if s["attempted"] else "")])
 
 
+def _overridden(results: list[dict[str, Any]], overrides: Any, roster: dict[str, dict[str, str]] | None,
+                regrade: dict[str, Any] | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Any]:
+    """(the autograder's rows, the rows with the manual overrides applied, the overrides' audit or None)."""
+    if overrides is None:
+        return results, results, None
+    from autograder.reports import overrides as _overrides
+
+    adjusted, rows = _overrides.apply(results, overrides, roster, regrade)
+    return results, adjusted, _overrides.audit(rows, overrides.path)
+
+
 def build_report(results: list[dict[str, Any]], out: Path, title: str = "tapetrace grading report",
                  notes: list[str] | None = None, feedback: str | None = None, feedback_format: str = "html",
-                 lang: str = "en", regrade: dict[str, Any] | None = None) -> Path:
+                 lang: str = "en", regrade: dict[str, Any] | None = None, overrides: Any = None,
+                 roster: dict[str, dict[str, str]] | None = None) -> Path:
     """Writes the PNG plots, ``index.html``, ``summary.csv``, ``receipt.json``, ``mistakes.csv`` (and feedback
-    files, and ``regrade.csv`` with a regrade's diff) into ``out``."""
+    files, and ``regrade.csv`` with a regrade's diff) into ``out``.
+
+    ``overrides`` (:class:`autograder.reports.overrides.Overrides`, students named as ``roster`` names them)
+    are applied to the scores the page and the feedback show; the receipt lists them (``overrides.csv``).
+    """
     from autograder.reports import after as _after_report
     from autograder.reports import feedback as _feedback
     from autograder.reports import plots as _plots
     from autograder.reports import report as _report
 
+    original, results, audit = _overridden(results, overrides, roster, regrade)
     out.mkdir(parents=True, exist_ok=True)
     graded = [r for r in results if r.get("exercises")]
     notes = list(notes or [])
@@ -404,7 +489,7 @@ def build_report(results: list[dict[str, Any]], out: Path, title: str = "tapetra
             except ValueError:
                 links[i] = os.path.relpath(target, out.resolve())
     write_summary_csv(graded, out / "summary.csv")
-    sections = _after_report.write(results, out, regrade)
+    sections = _after_report.write(original, out, regrade, audit)
     page = out / "index.html"
     _report.atomic_write(page, render_html(graded, plots, title, notes, links, sections))
     return page

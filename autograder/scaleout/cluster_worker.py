@@ -147,7 +147,11 @@ class GradingPlugin:
         problems = self._import_problems(run, check)
         if problems:
             run.close()
-            return self._refuse("it cannot import what grading needs: " + "; ".join(problems))
+            from autograder.workers.environment import unseen_note  # the grader's libraries on its PYTHONPATH?
+
+            hint = unseen_note()
+            return self._refuse("it cannot import what grading needs: " + "; ".join(problems)
+                                + (f" ({hint})" if hint else ""))
         iso = run.measure_isolation() if run.sandbox else {"level": "minimal", "error": "the sandbox is off"}
         wanted = self.require_isolation
         if wanted and not _sandbox.level_at_least(iso, wanted):

@@ -29,8 +29,27 @@ from typing import Any
 from autograder.core.registry import module_name, resolve
 from autograder.student import checked as _checked
 from autograder.student import get_language
+from autograder.student import stack as _stack
 from autograder.student.figure_canvas import figure_text, notes, say, show_figure
 from autograder.student.figure_training import _MissingNames, _one_torch_thread
+
+
+class PlottingMissing(RuntimeError):
+    """matplotlib is not installed: no figure can be drawn (the message says what to install, and that
+    ``check()`` judges the code without it)."""
+
+
+def plotting_missing(ex: str, lang: str) -> PlottingMissing | None:
+    """Why ``figure(ex)`` cannot draw here (matplotlib not installed), with the command for where the student
+    is; None where it is installed."""
+    from autograder.core.i18n import render
+
+    problem = _stack.plotting_missing()
+    if problem is None:
+        return None
+    place = _stack.where()
+    fix = render("stack.fix" + _stack.fix_key(place), lang, command=_stack.fix_command([problem], place))
+    return PlottingMissing(figure_text("no_matplotlib", lang, ex=ex[:4], want=problem.want) + "\n" + fix)
 
 
 # ----------------------------------------------------------------- one entry point
@@ -65,9 +84,13 @@ def figure(exercise: str, namespace: dict | None = None, *, lang: str | None = N
 
     Raises:
         NameError: a name the figure needs is not defined yet (message says which cells to run).
+        PlottingMissing: matplotlib is not installed (the message says what to run).
     """
     lang = get_language(lang)
     ex = resolve(exercise, lang=lang)
+    missing = plotting_missing(ex, lang)
+    if missing is not None:
+        raise missing
     if namespace is None:
         namespace = sys._getframe(1).f_globals
     with _one_torch_thread():
@@ -110,6 +133,8 @@ def notebook_figure(exercise: str, namespace: dict | None = None, *, lang: str |
         namespace = sys._getframe(1).f_globals
     try:
         return figure(ex, namespace, lang=lang, show=show)
+    except PlottingMissing as err:
+        print(err)
     except NotImplementedError:
         print(figure_text("not_done", lang, ex=ex[:4]))
     except _MissingNames as err:

@@ -3,9 +3,12 @@
 ``SUPPORTED`` holds the ranges that ``scripts/stack_matrix.py`` measured (docs/supported-versions.md);
 pyproject.toml declares the same ranges (tests/test_stack_check.py keeps them equal). The set-up
 cell calls :func:`check_stack`: it reads the installed versions from package metadata (nothing is
-imported for it: fast), prints, in the student's language, which library is outside its range and
-the one command that fixes it in Colab, and remembers the verdict; :mod:`autograder.builders.public`
-then marks every self-check result on that stack "unsupported versions" instead of blaming the code.
+imported for it: fast), prints, in the student's language, which library the checks use is outside its
+range and the one command that fixes it where the student is (:func:`where`: Colab, Jupyter, or
+``check.py`` in a terminal), and remembers the verdict; :mod:`autograder.builders.public` then marks the
+self-check results of the exercises using such a library "unsupported versions" instead of blaming the
+code, and judges the others. Libraries the checks do not use (``OPTIONAL``: matplotlib draws the figures)
+never hold a check back: ``figure()`` names a missing matplotlib itself (:func:`plotting_missing`).
 
     >>> problems({"torch": "2.13.0+cpu", "jax": "0.4.30", "jaxlib": "0.4.30"}, python=(3, 11))
     [Problem(dist='jax', have='0.4.30', want='>=0.5.2,<0.11'), Problem(dist='jaxlib', ...)]
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 # distribution -> (lowest supported, first unsupported): measured (docs/supported-versions.md)
@@ -32,6 +35,11 @@ SUPPORTED: dict[str, tuple[str, str]] = {
 PYTHON: tuple[tuple[int, int], tuple[int, int]] = ((3, 11), (3, 14))
 # installed together: a fix for one names the others (jaxlib must match jax)
 TOGETHER = {"jax": ("jax", "jaxlib"), "jaxlib": ("jax", "jaxlib")}
+# what the self-checks use (an exercise's checks use some of them); the others only draw or display
+CHECKED: tuple[str, ...] = ("torch", "jax", "jaxlib", "flax", "optax", "numpy")
+OPTIONAL: tuple[str, ...] = ("matplotlib", "ipython")
+# where the student runs the checks, and how a library is installed there
+PIP = {"colab": "!pip install", "jupyter": "%pip install", "terminal": "python -m pip install"}
 
 
 class Problem(NamedTuple):
@@ -110,32 +118,57 @@ def problems(versions: Mapping[str, str | None] | None = None, *,
     return out
 
 
-def fix_command(found: list[Problem]) -> str:
-    """The one Colab command installing supported versions of the libraries in ``found`` ("" if none can)."""
+def where() -> str:
+    """Where the checks run: ``"colab"`` (Colab's kernel), ``"jupyter"`` (another notebook kernel: Jupyter,
+    VS Code) or ``"terminal"`` (``python check.py``, a script). Imports nothing."""
+    import os
+
+    if "google.colab" in sys.modules or os.environ.get("COLAB_RELEASE_TAG"):
+        return "colab"
+    if "ipykernel" in sys.modules:
+        return "jupyter"
+    return "terminal"
+
+
+def fix_command(found: list[Problem], where: str = "colab") -> str:
+    """The one command installing supported versions of the libraries in ``found`` ("" if none can), as
+    typed ``where`` the student is (:func:`where`: a notebook cell's ``!pip`` / ``%pip``, or a terminal's)."""
     dists: list[str] = []
     for p in found:
         for d in TOGETHER.get(p.dist, (p.dist,)):
             if d in SUPPORTED and d not in dists:
                 dists.append(d)
-    return ("!pip install " + " ".join(f"'{d}{spec(d)}'" for d in dists)) if dists else ""
+    quote = '"' if where == "terminal" else "'"  # a terminal may be Windows' (cmd, PowerShell)
+    return (PIP.get(where, PIP["colab"]) + " " + " ".join(f"{quote}{d}{spec(d)}{quote}" for d in dists)) \
+        if dists else ""
 
 
-def describe(found: list[Problem], lang: str) -> str:
-    """What the set-up cell prints about ``found``, in ``lang`` ("" when the stack is supported)."""
+def fix_key(where: str) -> str:
+    """The suffix of the advice's message keys (``stack.fix``, ``public.unsupported``) for ``where``."""
+    return {"jupyter": "_jupyter", "terminal": "_terminal"}.get(where, "")
+
+
+def describe(found: list[Problem], lang: str, where: str = "colab") -> str:
+    """What the set-up cell prints about ``found``, in ``lang``, with the advice for ``where`` ("" when every
+    library the checks use is supported: an ``OPTIONAL`` one is ``figure()``'s to name)."""
     from autograder.core.i18n import render
 
+    found = [p for p in found if p.dist not in OPTIONAL]
     if not found:
         return ""
     lines = [render("stack.title", lang)]
     for p in found:
         key = "stack.missing" if p.have is None else ("stack.python" if p.dist == "python" else "stack.bad")
         lines.append(render(key, lang, dist=p.dist, have=p.have or "", want=p.want))
-    cmd = fix_command(found)
+    cmd = fix_command(found, where)
     if cmd:
-        lines.append(render("stack.fix", lang, command=cmd))
-    if any(p.dist == "python" for p in found):
-        lines.append(render("stack.fix_python", lang))
-    lines.append(render("stack.meaning", lang))
+        lines.append(render("stack.fix" + fix_key(where), lang, command=cmd))
+    python = next((p for p in found if p.dist == "python"), None)
+    if python is not None:
+        lines.append(render("stack.fix_python", lang) if where == "colab"
+                     else render("stack.fix_python_local", lang, want=python.want))
+    dists = ", ".join(dict.fromkeys(p.dist for p in found if p.dist != "python")) or "Python"
+    lines.append(render("stack.meaning", lang, dists=dists))
     return "\n".join(lines)
 
 
@@ -143,14 +176,24 @@ FOUND: list[Problem] = []  # what check_stack found in this session (read by the
 
 
 def check_stack(lang: str, versions: Mapping[str, str | None] | None = None, *,
-                python: tuple[int, ...] | None = None) -> list[Problem]:
-    """The set-up cell's check: remembers and prints the problems (nothing when the stack is supported)."""
+                python: tuple[int, ...] | None = None, place: str | None = None) -> list[Problem]:
+    """The set-up cell's check: remembers the problems and prints those of the libraries the checks use
+    (nothing when they are supported), with the advice for ``place`` (default: :func:`where`)."""
     FOUND[:] = problems(versions, python=python)
-    if FOUND:
-        print(describe(FOUND, lang))
+    said = describe(FOUND, lang, place or where())
+    if said:
+        print(said)
     return list(FOUND)
 
 
-def unsupported() -> list[Problem]:
-    """The problems :func:`check_stack` found in this session (empty: supported, or never checked)."""
-    return list(FOUND)
+def unsupported(dists: Iterable[str] | None = None) -> list[Problem]:
+    """The problems :func:`check_stack` found in this session that hold back checks using ``dists`` (default:
+    every library of ``CHECKED``): those of these libraries, and Python's (empty: supported, or never checked)."""
+    wanted = set(CHECKED if dists is None else dists) - set(OPTIONAL)
+    return [p for p in FOUND if p.dist == "python" or p.dist in wanted]
+
+
+def plotting_missing() -> Problem | None:
+    """matplotlib's problem where it is not installed (``figure()`` cannot draw), else None (metadata only)."""
+    have = installed(("matplotlib",))["matplotlib"]
+    return None if have is not None else Problem("matplotlib", None, spec("matplotlib"))

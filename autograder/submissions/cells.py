@@ -55,6 +55,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.core.text_intake import TextFault, normalise_source
 from autograder.submissions.fstrings import parse_source
 from autograder.submissions.ipython_cells import transform_cell, written_file
 from autograder.submissions.statements import context_cell, needed, rebinds_only, signature, signatures
@@ -79,6 +80,7 @@ class Cell:
     exercise: str | None = None  # from its tapetrace metadata
     role: str | None = None
     meta: bool = False  # whether it carries tapetrace metadata at all
+    faults: tuple[TextFault, ...] = ()  # characters IPython cannot run (now U+FFFD): the cell fails in "Run all"
 
 
 # --------------------------------------------------------------------------- reading cells
@@ -106,8 +108,9 @@ def notebook_cells(nb: dict, exercises: tuple[str, ...]) -> list[Cell]:
             continue
         src = cell.get("source", "")
         src = "".join(str(s) for s in src) if isinstance(src, list) else str(src or "")
+        text = normalise_source(src)  # the one intake of a cell's text (autograder.core.text_intake)
         ex, role, has = _meta(cell.get("metadata"), exercises)
-        out.append(Cell(i, str(cell.get("cell_type", "")), src, ex, role, has))
+        out.append(Cell(i, str(cell.get("cell_type", "")), text.text, ex, role, has, text.faults))
     return out
 
 
@@ -163,7 +166,8 @@ def percent_cells(text: str, exercises: tuple[str, ...]) -> list[Cell]:
         src = "\n".join(body).strip("\n")
         if src.strip() or cells or kind != "code":
             ex, role, has = _meta(meta, exercises)
-            cells.append(Cell(len(cells), kind, src + "\n" if src else "", ex, role, has))
+            text = normalise_source(src + "\n" if src else "")  # the one intake of a cell's text
+            cells.append(Cell(len(cells), kind, text.text, ex, role, has, text.faults))
 
     in_header = False
     for n, line in enumerate(text.splitlines()):
@@ -275,12 +279,16 @@ def hoist_future_imports(source: str) -> str:
 
 
 # --------------------------------------------------------------------------- graded modules
-def _encode(context: list[dict[str, Any]], later: list[dict[str, Any]], files: dict[str, str]) -> str:
+def _encode(context: list[dict[str, Any]], later: list[dict[str, Any]], files: dict[str, str],
+            faults: Iterable[TextFault] = ()) -> str:
     data: dict[str, Any] = {"cells": context}
     if later:
         data["later"] = later
     if files:
         data["files"] = files
+    marks = [[f.line, f.column, f.char] for f in faults]
+    if marks:
+        data["faults"] = marks
     raw = zlib.compress(json.dumps(data, separators=(",", ":")).encode(), 9)
     return TRAILER + base64.b64encode(raw).decode("ascii") + "\n"
 
@@ -296,6 +304,10 @@ def _split(text: str) -> tuple[str, dict[str, Any]]:
         out = {key: [c for c in data.get(key, []) if isinstance(c, dict)] for key in ("cells", "later")}
         files = data.get("files", {})
         out["files"] = {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}
+        marks = data.get("faults", [])
+        out["faults"] = [TextFault(m[0], m[1], m[2]) for m in (marks if isinstance(marks, list) else [])
+                         if isinstance(m, list) and len(m) == 3 and all(type(v) is int for v in m)
+                         and m[0] >= 1 and m[1] >= 1 and (m[2] == 0 or 0xD800 <= m[2] <= 0xDFFF)]
     except (ValueError, KeyError, TypeError, AttributeError, zlib.error):
         return text, {}
     return body + "\n", out
@@ -305,6 +317,42 @@ def split_graded(text: str) -> tuple[str, list[dict[str, Any]]]:
     """A graded module's text -> (its section's source, its context cells). Plain files: no context."""
     body, data = _split(text)
     return body, data.get("cells", [])
+
+
+def faults_of(text: str) -> list[TextFault]:
+    """The characters Python cannot read in a graded module's section (its lines), first first; ``[]``: none.
+
+    Recorded at intake (:func:`autograder.core.text_intake.normalise_source`: each is U+FFFD in the text); the
+    section fails to load on the first one, as "Run all" fails the cell that holds it.
+    """
+    return _split(text)[1].get("faults", [])
+
+
+class UnreadableCharacter(SyntaxError):
+    """A section holds a character Python cannot read (:func:`faults_of`): the exercise's load error, the
+    student's, as "Run all" fails the cell that holds it (``LOAD_SURROGATE``, ``LOAD_NULL_CHAR``)."""
+
+    def __init__(self, fault: TextFault, filename: str = "<unknown>", line: str = "") -> None:
+        what = "a null character" if fault.kind == "nul" else f"half of a character (lone surrogate U+{fault.char:04X})"
+        super().__init__(f"{what} that Python cannot read", (filename, fault.line, fault.column, line))
+        self.fault = fault
+
+
+def refuse_unreadable(text: str, filename: str = "<unknown>") -> None:
+    """Raises :class:`UnreadableCharacter` for the first fault of a graded module's section, if it has one."""
+    faults = faults_of(text)
+    if faults:
+        lines = split_graded(text)[0].splitlines()
+        first = faults[0]
+        raise UnreadableCharacter(first, filename, lines[first.line - 1] if first.line <= len(lines) else "")
+
+
+def with_faults(text: str, faults: Iterable[TextFault]) -> str:
+    """A plain file's text with a trailer recording ``faults`` (its own lines); ``text`` itself when there are none."""
+    faults = list(faults)
+    if not faults:
+        return text
+    return text.rstrip("\n") + "\n" + _encode([], [], {}, faults)
 
 
 def later_cells(text: str) -> list[dict[str, Any]]:
@@ -321,7 +369,7 @@ def _files(cells: list[Cell], upto: int) -> dict[str, str]:
     """What the ``%%writefile NAME.py`` cells (any code cell) up to cell ``upto`` left in each file."""
     out: dict[str, str] = {}
     for cell in cells:
-        if cell.index > upto or cell.kind != "code":
+        if cell.index > upto or cell.kind != "code" or cell.faults:  # a cell "Run all" fails writes nothing
             continue
         written = written_file(cell.source)
         if written is not None:
@@ -396,38 +444,46 @@ def graded_sources(cells: list[Cell], exercises: tuple[str, ...], with_context: 
     rebinding: dict[int, tuple[dict[str, Any], list[ast.stmt]] | None] = {}
     out: dict[str, str | None] = {}
     code: dict[int, str | None] = {cell.index: transform_cell(cell.source) for cell, _ in graded}
+    # a cell holding a character IPython cannot run fails in "Run all": never context nor a later redefinition
+    runs = {cell.index: (None if cell.faults else code[cell.index]) for cell, _ in graded}
     parts: dict[str, list[str]] = {}
+    faults: dict[str, list[TextFault]] = {}  # each section's, in its own lines (before the future imports' hoist)
     last: dict[str, int] = {}
     for cell, owner in graded:
         if owner is not None:
             last[owner] = cell.index
+            own = parts.setdefault(owner, [])
             if code[cell.index] is not None:
-                parts.setdefault(owner, []).append(code[cell.index] or "")
-            else:
-                parts.setdefault(owner, [])
+                start = sum((p.count("\n") + 2 for p in own), 1)  # the line this cell starts at, once joined
+                faults.setdefault(owner, []).extend(
+                    TextFault(start + f.line - 1, f.column, f.char) for f in cell.faults)
+                own.append(code[cell.index] or "")
     for ex in exercises:
         if ex not in last and contracts and with_context:  # no code cell of its own: maybe one further down
             anchor = headings.get(ex, -1)
-            if _later(graded, code, ex, anchor, contracts, rebinding, ""):
+            if _later(graded, runs, ex, anchor, contracts, rebinding, ""):
                 last[ex] = anchor
                 parts[ex] = []
         if ex not in last:
             out[ex] = None
             continue
-        text = hoist_future_imports("\n\n".join(parts[ex]) + "\n")
+        joined = "\n\n".join(parts[ex]) + "\n"
+        text = hoist_future_imports(joined)
+        shift = 0 if text == joined else 1  # the hoist put one line first
+        marks = [TextFault(f.line + shift, f.column, f.char) for f in faults.get(ex, [])]
         if with_context:
             ctx = []
             for cell, owner in graded:
-                if owner == ex or cell.index >= last[ex] or code[cell.index] is None:
+                if owner == ex or cell.index >= last[ex] or runs[cell.index] is None:
                     continue
                 if cell.index not in contexts:
                     label = f"<notebook cell {cell.index + 1}: {owner or 'outside the exercises'}>"
                     contexts[cell.index] = context_cell(code[cell.index] or "", label)
                 if contexts[cell.index] is not None:
                     ctx.append(contexts[cell.index])
-            later = _later(graded, code, ex, last[ex], contracts, rebinding, text) if contracts else []
+            later = _later(graded, runs, ex, last[ex], contracts, rebinding, text) if contracts else []
             files = _files(cells, last[ex])
-            if ctx or later or files:
-                text = text.rstrip("\n") + "\n" + _encode(ctx, later, files)
+            if ctx or later or files or marks:
+                text = text.rstrip("\n") + "\n" + _encode(ctx, later, files, marks)
         out[ex] = text
     return out

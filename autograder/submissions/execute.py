@@ -19,7 +19,12 @@ Used by the worker (``_worker._load``, in the sandbox) and by the notebook's sel
    ``except:``) is interrupted again at every line it runs until it exits. The seconds are working
    seconds (:class:`_Clock`: CPU time and sleep, not time spent waiting for a CPU), so a busy
    machine runs the same statements as an idle one.
-3. **The section**, strictly: its failure is the exercise's load error (the caller reports it).
+3. **The section**, statement by statement, strictly: its failure is the exercise's load error (the caller
+   reports it). Its definitions and imports run as they are; its other top-level statements (a training
+   loop, a print, an assignment) get :data:`TOP_LEVEL_SHARE` of the load's time limit, together, in working
+   seconds. A statement still running then is interrupted (as in the context) and the section stops there:
+   the exercise is graded on what it defined before that statement (:class:`Cut` says where, and which of
+   the contract's names were left undefined: the caller's timeout then).
 4. **The later redefinitions** (:func:`autograder.submissions.cells.later_cells`): statements below the
    section that rebind a name of the exercise's contract, with what they read from those cells, run like
    the context (failures swallowed, the same budget): "Run all" leaves the last definition. The context
@@ -32,6 +37,7 @@ line numbers in messages about the section stay the section's.
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import linecache
 import os
@@ -43,10 +49,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.submissions.cells import later_cells, split_graded, written_files
+from autograder.submissions.cells import later_cells, refuse_unreadable, split_graded, written_files
 from autograder.submissions.fstrings import parse_source
 from autograder.submissions.standins import add_standins, install_written_files
-from autograder.submissions.statements import needed, section_reads
+from autograder.submissions.statements import needed, section_reads, statement_names
 
 CONTEXT_BUDGET = 3.0
 DEFINITIONS_GRACE = 2.0
@@ -54,6 +60,12 @@ DEFINITIONS_GRACE = 2.0
 # spent, so the next statement is not started for a sliver of it
 SLIVER = 1e-3
 STATEMENT_LIMIT = 1.0  # one assignment or block of the context (a definition or import: the budget left)
+# The share of a load's time limit (``--timeout``, working seconds) that a section's own top-level statements other
+# than definitions and imports get, together, before the one still running is cut (a notebook that trains at its
+# top level, as the seed notebooks do). The rest is the margin for the worker's start, the context, the definitions
+# and the later redefinitions, so the cut comes before the grader's timeout. See docs/instructors/time-and-memory.md.
+TOP_LEVEL_SHARE = 0.5
+LOAD_TIMEOUT = 30.0  # the grader's default load limit (``tapetrace grade --timeout``)
 _REPEAT = 0.02  # re-interrupt period once a statement overran
 _SCHED_IDLE = 5  # a thread's policy (``/proc/.../stat`` field 41) that runs only when nothing else wants the CPU
 
@@ -63,9 +75,40 @@ class ContextTimeout(BaseException):
     """A context statement ran past the budget (BaseException: ``except Exception`` does not stop it)."""
 
 
+@dataclass(frozen=True)
+class Cut:
+    """A top-level statement of the section stopped at its budget, and the section not run past it.
+
+    Attributes:
+        line: its first line in the section's source (1-based).
+        code: that line's text, stripped (at most 120 characters).
+        seconds: the budget it outlasted (working seconds).
+        missing: the contract's names that only the cut statement or those after it bind, undefined once the
+            load was over (the caller's timeout).
+    """
+
+    line: int
+    code: str
+    seconds: float
+    missing: tuple[str, ...] = ()
+
+    def fields(self) -> dict[str, Any]:
+        """Its message fields (``LOAD_CUT``, ``LOAD_CUT_MISSING``): ``where`` (a catalogued label), ``seconds``,
+        ``names``."""
+        where = {"key": "where.line_code", "line": self.line, "code": self.code} if self.code \
+            else {"key": "where.line", "line": self.line}
+        return {"where": where, "seconds": round(self.seconds, 1), "names": ", ".join(self.missing)}
+
+
+def top_level_budget(load_timeout: float) -> float:
+    """Working seconds a section's own top-level statements get together under a load limit of ``load_timeout``."""
+    return max(0.0, float(load_timeout)) * TOP_LEVEL_SHARE
+
+
 @dataclass
 class ContextReport:
-    """What running the context did: statements chosen, run, failed, interrupted, skipped; seconds."""
+    """What running the context did: statements chosen, run, failed, interrupted, skipped; seconds. ``cut``: where
+    the section itself was stopped (:class:`Cut`), None when it ran to its end."""
 
     chosen: int = 0
     ran: int = 0
@@ -73,6 +116,7 @@ class ContextReport:
     interrupted: int = 0
     skipped: int = 0
     seconds: float = 0.0
+    cut: Cut | None = None
 
 
 def select(cells: list[dict[str, Any]], roots: set[str] | None) -> list[tuple[dict[str, Any], int, str]]:
@@ -187,24 +231,28 @@ class Deadline:
     waited for a CPU meanwhile) it is set again for what is left.
 
     Plain methods, no context manager: code of this module is never interrupted (the handler and
-    the tracer leave its frames alone), so disarming always happens.
+    the tracer leave its frames alone), so disarming always happens. A timer already set (the notebook's
+    self-check bounds the whole load with one) is set again on disarming, less the wall time that passed.
     """
 
     def __init__(self, seconds: float, clock: _Clock | None = None) -> None:
         self.usable = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
         self.fired = 0
         self.previous: Any = None
+        self.outer = (0.0, 0.0)
+        self.armed = time.monotonic()
         self.seconds = seconds
         self.clock = clock or _Clock()
         self.start = self.clock.elapsed()
         if self.usable:
+            self.outer = signal.getitimer(signal.ITIMER_REAL)
             self.previous = signal.signal(signal.SIGALRM, self._alarm)
             signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3), _REPEAT)
 
     def _tracer(self, frame: Any, event: str, arg: Any) -> Any:
         if frame.f_code.co_filename == _HERE:
             return None
-        if self.fired and event in ("line", "call"):
+        if self.fired and event in ("line", "call") and not _waits_out(frame):
             raise ContextTimeout()
         return self._tracer
 
@@ -216,6 +264,8 @@ class Deadline:
             if left > SLIVER:  # the process waited for a CPU meanwhile: that time is not the statement's
                 signal.setitimer(signal.ITIMER_REAL, left, _REPEAT)
                 return
+        if _waits_out(frame):  # a request to the grader half made: the repeating timer rings again in a moment
+            return
         self.fired += 1
         if self.fired >= 2:  # the first one was swallowed: trace every frame still running
             sys.settrace(self._tracer)
@@ -231,9 +281,25 @@ class Deadline:
             signal.setitimer(signal.ITIMER_REAL, 0)
             sys.settrace(None)
             signal.signal(signal.SIGALRM, self.previous)
+            if self.outer[0] > 0:  # the timer that was running before: what is left of it (at least a tick)
+                left = self.outer[0] - (time.monotonic() - self.armed)
+                signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3), self.outer[1])
 
 
 _HERE = __file__
+# Files whose frames an interruption waits out: a worker's request to the grader for a compiled program must not be
+# left half made (its answer unread, the next request would read it: ``autograder.workers.compile_cache``, which the
+# worker adds here). A student's code compiled under such a name only waits out its own cut: the load's timeout.
+UNINTERRUPTED: set[str] = set()
+
+
+def _waits_out(frame: Any) -> bool:
+    """Whether ``frame`` or a frame that called it is in a file of :data:`UNINTERRUPTED`."""
+    while frame is not None and UNINTERRUPTED:
+        if frame.f_code.co_filename in UNINTERRUPTED:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def remember_source(filename: str, source: str) -> None:
@@ -316,9 +382,29 @@ def run_context(namespace: dict[str, Any], cells: list[dict[str, Any]], roots: s
 
 
 # --------------------------------------------------------------------------- the whole module
+@dataclass(frozen=True)
+class Statement:
+    """One top-level statement of the section, compiled alone (its lines stay the section's).
+
+    Attributes:
+        code: its code object.
+        timed: not a definition or an import: it runs within the top-level budget (:data:`TOP_LEVEL_SHARE`).
+        line: its first line.
+        text: that line, stripped (at most 120 characters).
+        binds: the module-level names it binds.
+    """
+
+    code: Any
+    timed: bool
+    line: int
+    text: str
+    binds: frozenset[str] = frozenset()
+
+
 @dataclass
 class Prepared:
-    """A graded module ready to run: its section's code, its context and its later redefinitions."""
+    """A graded module ready to run: its section's code (whole, and statement by statement), its context and its
+    later redefinitions."""
 
     section: str
     code: Any
@@ -327,6 +413,29 @@ class Prepared:
     later: list[dict[str, Any]] = field(default_factory=list)
     contract: set[str] = field(default_factory=set)
     files: dict[str, str] = field(default_factory=dict)
+    statements: list[Statement] = field(default_factory=list)
+    doc: str | None = None
+
+
+_UNTIMED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+
+
+def _statements(tree: ast.Module, section: str, filename: str) -> tuple[list[Statement], str | None]:
+    """The section's top-level statements, each compiled alone under the section's ``from __future__`` features;
+    and its docstring (a module's ``__doc__``, which a statement compiled alone would not set)."""
+    futures = [a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__" for a in n.names]
+    flags = _future_flags(futures)
+    lines = section.splitlines()
+    out = []
+    for node in tree.body:
+        code = compile(ast.Module(body=[node], type_ignores=[]), filename, "exec", flags=flags, dont_inherit=True)
+        text = lines[node.lineno - 1].strip()[:120] if 0 < node.lineno <= len(lines) else ""
+        try:
+            binds = frozenset(statement_names(node)[0])
+        except (SyntaxError, ValueError):
+            binds = frozenset()
+        out.append(Statement(code, not isinstance(node, _UNTIMED), node.lineno, text, binds))
+    return out, ast.get_docstring(tree, clean=False)
 
 
 def prepare(text: str, filename: str, contract: tuple[str, ...] = ()) -> Prepared:
@@ -338,24 +447,69 @@ def prepare(text: str, filename: str, contract: tuple[str, ...] = ()) -> Prepare
         contract: the exercise's contract names (always wanted from the context).
 
     Raises:
-        SyntaxError: the section does not compile (the exercise's load error).
+        SyntaxError: the section does not compile (the exercise's load error); ``UnreadableCharacter``: it holds a
+            character Python cannot read (a lone surrogate, NUL: recorded at intake, as "Run all" fails that cell).
     """
+    refuse_unreadable(text, filename)
     section, context = split_graded(text)
     later = later_cells(text) if contract else []
     tree = parse_source(section, filename)  # Python 3.12's f-strings too, on an older grader
     code = compile(tree, filename, "exec", dont_inherit=True)
+    statements, doc = _statements(tree, section, filename)
     roots = None
     if context:
         reads = section_reads(tree, section)
         needs = {name for cell, index, _kind in select(later, set(contract))
                  for i, _k, _binds, names in cell["stmts"] if i == index for name in names}
         roots = None if reads is None else reads | set(contract) | needs
-    return Prepared(section, code, context, roots, later, set(contract), written_files(text))
+    return Prepared(section, code, context, roots, later, set(contract), written_files(text), statements, doc)
+
+
+def _cut(statements: list[Statement], n: int, budget: float) -> Cut:
+    """The cut at statement ``n``: the names it and the statements after it bind are ``missing``."""
+    st = statements[n]
+    return Cut(st.line, st.text, budget, tuple(sorted({name for rest in statements[n:] for name in rest.binds})))
+
+
+def run_section(prepared: Prepared, namespace: dict[str, Any], budget: float) -> Cut | None:
+    """Runs the section statement by statement; its timed statements (:attr:`Statement.timed`) get ``budget``
+    working seconds together, and the one still running then is interrupted: the section stops there.
+
+    Its exceptions propagate (the exercise's load error), ``KeyboardInterrupt`` included.
+
+    Returns:
+        Where it was stopped (:class:`Cut`, ``missing``: the names it and the statements after it bind), or None
+        when it ran to its end.
+    """
+    if prepared.doc is not None:
+        namespace["__doc__"] = prepared.doc
+    clock = _Clock()  # working seconds: load on the machine does not spend the budget
+    spent = 0.0
+    for n, st in enumerate(prepared.statements):
+        if not st.timed:
+            exec(st.code, namespace)  # noqa: S102 - the student's own code, in its sandbox
+            continue
+        left = budget - spent
+        if left <= SLIVER:
+            return _cut(prepared.statements, n, budget)
+        begun = clock.elapsed()
+        deadline = Deadline(left, clock)
+        try:
+            try:
+                exec(st.code, namespace)  # noqa: S102
+            finally:
+                deadline.disarm()
+        except ContextTimeout:
+            return _cut(prepared.statements, n, budget)
+        spent += clock.elapsed() - begun
+        if deadline.fired:  # interrupted, and the statement swallowed it: it did not run to its end either
+            return _cut(prepared.statements, n, budget)
+    return None
 
 
 def run(prepared: Prepared, namespace: dict[str, Any], *, interrupts: bool = False,
         budget: float = CONTEXT_BUDGET, section_guard: Callable[[], Any] | None = None,
-        after_context: Callable[[], Any] | None = None) -> ContextReport:
+        after_context: Callable[[], Any] | None = None, load_timeout: float = LOAD_TIMEOUT) -> ContextReport:
     """Stand-ins, the context (failures swallowed), the section (its exceptions propagate), the later redefinitions.
 
     Args:
@@ -366,17 +520,23 @@ def run(prepared: Prepared, namespace: dict[str, Any], *, interrupts: bool = Fal
         section_guard: a context manager factory wrapped around the section's run (a time limit).
         after_context: called between the context and the section (a student's worker puts back
             what the context changed of the grader's own code: ``autograder.workers.guard.Snapshot.restore``).
+        load_timeout: the load's time limit; the section's top-level statements get
+            :func:`top_level_budget` of it (:func:`run_section`).
+
+    Returns:
+        The context's :class:`ContextReport`, with the section's :class:`Cut` (its ``missing``: the contract's
+        names still undefined at the end) where it was stopped.
     """
     add_standins(namespace, prepared.files)
     install_written_files(prepared.files)
     report = run_context(namespace, prepared.context, prepared.roots, budget=budget, interrupts=interrupts)
     if after_context is not None:
         after_context()
-    if section_guard is None:
-        exec(prepared.code, namespace)  # noqa: S102
-    else:
-        with section_guard():
-            exec(prepared.code, namespace)  # noqa: S102
+    with section_guard() if section_guard is not None else contextlib.nullcontext():
+        cut = run_section(prepared, namespace, top_level_budget(load_timeout))
     if prepared.later:
         run_context(namespace, prepared.later, prepared.contract, budget=budget, interrupts=interrupts)
+    if cut is not None:  # the contract's names left undefined because the section stopped there
+        report.cut = Cut(cut.line, cut.code, cut.seconds,
+                         tuple(n for n in cut.missing if n in prepared.contract and n not in namespace))
     return report

@@ -15,6 +15,12 @@ Supported forms (GRADING.md):
 - a ``.zip`` of any of these (at the top or inside one folder), extracted
   with limits on size and entry count.
 
+Every text a submission yields is decoded and made safe once, here and in :mod:`autograder.submissions.cells`
+(:func:`autograder.core.text_intake.normalise_source`): a ``.py`` file's bytes in its encoding (a byte order
+mark, a ``coding:`` line, else UTF-8; Windows-1252 for a file that is not UTF-8 at all), each notebook cell's
+source; a lone surrogate or a NUL becomes U+FFFD and is recorded in the graded module's trailer, where the
+worker fails that exercise's load with it (the student's error, as "Run all" fails that cell).
+
 Student code is never executed here: this only reads text.
 """
 
@@ -31,6 +37,7 @@ from pathlib import Path
 
 from autograder.core.paths import EXERCISES
 from autograder.core.registry import contracts
+from autograder.core.text_intake import decode_source, normalise_source
 from autograder.submissions import cells as _cells
 from autograder.submissions.cells import hoist_future_imports  # noqa: F401 - re-exported
 
@@ -92,7 +99,8 @@ def read_regular_text(path: Path, limit: int = MAX_SOURCE_BYTES, follow: bool = 
         follow: Follow a final symbolic link (only for a path the instructor gave).
 
     Returns:
-        Its text.
+        Its text, decoded (:func:`autograder.core.text_intake.decode_source`: a byte order mark, a ``coding:``
+        line, else UTF-8); it may still hold NUL (:func:`module_text` makes a module's text safe).
 
     Raises:
         Refused: it is a link, a FIFO, a device, a socket or a folder.
@@ -115,7 +123,14 @@ def read_regular_text(path: Path, limit: int = MAX_SOURCE_BYTES, follow: bool = 
         data = fh.read(limit + 1)
     if len(data) > limit:
         raise SubmissionError(f"{path.name} is larger than {limit // (1024 * 1024)} MB")
-    return data.decode("utf-8", errors="replace")
+    return decode_source(data)[0]
+
+
+def module_text(text: str) -> str:
+    """A whole file's text as its exercise's graded module: made safe (:func:`autograder.core.text_intake.normalise_source`),
+    with a trailer recording where Python could not read it (the exercise's load fails there)."""
+    safe = normalise_source(text)
+    return _cells.with_faults(safe.text, safe.faults)
 
 
 def _entries(path: Path) -> list[os.DirEntry]:
@@ -140,7 +155,7 @@ def _from_dir(path: Path) -> Submission:
     sub = Submission(str(path), dict.fromkeys(EXERCISES))
     for ex, entry in files.items():  # a file that cannot be read costs its own exercise only
         try:
-            sub.sources[ex] = read_regular_text(Path(entry.path))
+            sub.sources[ex] = module_text(read_regular_text(Path(entry.path)))
         except Refused as err:
             sub.refused[ex] = (err.name, err.kind)
         except SubmissionError:
@@ -256,11 +271,12 @@ def load(path_str: str) -> Submission:
             sub = _from_zip(path)
         elif path.suffix == ".py":
             text = read_regular_text(path, follow=True)
+            module = module_text(text)
             if path.stem in EXERCISES:
-                sub = Submission(str(path), {ex: (text if ex == path.stem else None) for ex in EXERCISES}, "file")
-            else:
+                sub = Submission(str(path), {ex: (module if ex == path.stem else None) for ex in EXERCISES}, "file")
+            else:  # a percent script's cells are made safe one by one (autograder.submissions.cells)
                 sub = (_cells.is_percent_script(text) and _from_percent(str(path), text)) \
-                    or Submission(str(path), dict.fromkeys(EXERCISES, text), "script")
+                    or Submission(str(path), dict.fromkeys(EXERCISES, module), "script")
         else:
             raise SubmissionError(f"{path.name}: expected a directory, .py, .ipynb or .zip")
     except Refused as err:  # the path the instructor gave is itself a FIFO, a device...

@@ -60,6 +60,8 @@ FORGED_READER = "forged.reader"
 # working seconds a worker's loop gets to echo a fence (it does at once: a read, a write); a worker whose own messages
 # go elsewhere (a pipe it redirected) is found after this, not after the call's whole limit
 FENCE_SECONDS = 5.0
+# wall seconds a --device tpu worker may take to open the chip before its load (measured 7-10 s on a TPU v5e host)
+CHIP_SECONDS = 120.0
 
 
 class WorkerDied(Exception):
@@ -129,6 +131,8 @@ class Worker:
         self.death: dict[str, Any] | None = None
         self.stderr = _watch.StderrTail()  # never shown to students: a dead worker's tail is the instructor's
         self._oom0 = _envelope.oom_kills(_envelope.current())
+        # the load's limit: a section's top-level statements get their share of it (``_exec.top_level_budget``)
+        spec = {**spec, "load_timeout": load_timeout}
         try:
             self.proc = launcher.spawn(spec, (cmd_r, res_w, self.stderr.write_fd))
         except BaseException:
@@ -141,6 +145,9 @@ class Worker:
         self.alive = True
         if self._watch is not None:
             self._watch.add(self)
+        self.chip: dict[str, Any] | None = None  # a --device tpu worker's record of opening the chip (_intake.chip)
+        if spec.get("chip") and not self._open_chip():
+            return
         try:
             self.status: dict[str, Any] = self._await(load_timeout, receive=lambda deadline: self._first(spec, deadline))
         except Forged as err:  # its load's code stayed to read the grader's commands: nothing it says counts
@@ -162,6 +169,24 @@ class Worker:
             self.status = {"status": "error", "code": self.limit_hit, "fields": _quota.describe()}
         if self.status.get("status") != "loaded":
             self.close()
+
+    def _open_chip(self) -> bool:
+        """Reads the worker's chip record (``--device tpu``), sent before any student code ran, within
+        :data:`CHIP_SECONDS` (the chip's start is not the student's load). A worker that could not open it is closed
+        with the status ``chip_unavailable``: the grader's trouble (``autograder.engine.chip``), never the student's.
+
+        Returns:
+            Whether the chip is open in the worker.
+        """
+        try:
+            self.chip = _intake.chip(self._recv(time.monotonic() + CHIP_SECONDS))
+        except (TimeoutError, EOFError, OSError, _wire.WireError) as err:
+            self.chip = {"status": "chip", "ok": False, "seconds": 0.0, "how": f"no chip record: {type(err).__name__}"}
+        if self.chip["ok"]:
+            return True
+        self.status = {"status": "chip_unavailable", "code": "CHIP_UNAVAILABLE", "fields": {"how": self.chip["how"]}}
+        self.close()
+        return False
 
     def _first(self, spec: dict[str, Any], deadline: float) -> dict[str, Any]:
         """The worker's load status, checked (``_intake``); a sandboxed worker's isolation record first."""
@@ -448,6 +473,8 @@ def close_all(workers: list[Worker], grace: float = 0.5) -> None:
     for w in closing:
         w.proc.wait(max(0.0, deadline - time.monotonic()))
         w.proc.kill()
+        if (getattr(w, "chip", None) or {}).get("ok"):  # its TPU chip is free once it has ended (engine.chip)
+            w.proc.wait(CHIP_SECONDS)
         watch = getattr(w, "_watch", None)
         if watch is not None:
             watch.remove(w)  # and what it wrote goes now, not at the end of the run

@@ -22,8 +22,8 @@ from autograder.core.wire import WireError
 
 # what a worker says about its load (``timeout``/``crashed`` are the grader's own words, never a worker's)
 LOAD_STATUSES = frozenset({"loaded", "missing", "error"})
-LOAD_CODES = frozenset({"LOAD_SYNTAX", "LOAD_EXIT", "LOAD_MEMORY", "LOAD_EXCEPTION", "LOAD_OTHER_EXERCISE",
-                        "MISSING_NAMES"})
+LOAD_CODES = frozenset({"LOAD_SYNTAX", "LOAD_SURROGATE", "LOAD_NULL_CHAR", "LOAD_EXIT", "LOAD_MEMORY", "LOAD_EXCEPTION",
+                        "LOAD_OTHER_EXERCISE", "MISSING_NAMES"})
 KINDS = frozenset({"not_attempted", "fail", "memory", "exit", "exception", "internal"})
 # catalogue keys that only the grader may choose (a probe's finding never is one of them)
 RESERVED = frozenset({"GRADER_ERROR", "INTERNAL_ERROR", "UNREADABLE", "BUDGET_EXHAUSTED", "NOT_ON_DEVICE",
@@ -141,6 +141,9 @@ def status(msg: Any) -> dict[str, Any]:
     st = msg.get("status")
     if st not in LOAD_STATUSES:
         raise _fail("unknown load status")
+    # a loaded (or name-less) module's top-level statement stopped at its budget (``_exec.Cut.fields``): a note, or
+    # the grader's timeout where a name was left undefined; only ever the student's own exercise's outcome
+    cut = {"cut": _cut(msg["cut"])} if st in ("loaded", "missing") and msg.get("cut") is not None else {}
     if st == "loaded":
         missing = msg.get("missing") or []
         if not isinstance(missing, list) or len(missing) > MAX_NAMES:
@@ -148,8 +151,19 @@ def status(msg: Any) -> dict[str, Any]:
         # borrowing: the worker asks the grader for every program it compiles (_compile_cache); a student's
         # code that turns it off only loses the checks counting programs (_observe)
         return {"status": "loaded", "missing": [clean(n, NAME_CHARS) for n in missing],
-                "borrowing": msg.get("borrowing") is True}
-    return {"status": st, "code": _code(msg.get("code"), LOAD_CODES), "fields": _fields(msg.get("fields"))}
+                "borrowing": msg.get("borrowing") is True, **cut}
+    return {"status": st, "code": _code(msg.get("code"), LOAD_CODES), "fields": _fields(msg.get("fields")), **cut}
+
+
+def _cut(value: Any) -> dict[str, Any]:
+    """A cut's fields: ``where`` (``where.line``/``where.line_code``), ``seconds`` (a number), ``names`` (text)."""
+    fields = _fields(value)
+    where, seconds, names = fields.get("where"), fields.get("seconds"), fields.get("names")
+    if set(fields) != {"where", "seconds", "names"} or not isinstance(where, dict) \
+            or not str(where.get("key", "")).startswith("where.") \
+            or isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not isinstance(names, str):
+        raise _fail("a cut that is not where, seconds and names")
+    return {"where": where, "seconds": float(seconds), "names": clean(names, MESSAGE_CHARS)}
 
 
 def isolation(msg: Any, kind: str = "isolation") -> dict[str, Any]:
@@ -163,6 +177,24 @@ def isolation(msg: Any, kind: str = "isolation") -> dict[str, Any]:
     if msg.get("status") != kind or not isinstance(msg.get("isolation"), dict):
         raise _fail(f"not a {kind} record")
     return {"status": kind, "isolation": dict(msg["isolation"])}
+
+
+def chip(msg: Any) -> dict[str, Any]:
+    """A ``--device tpu`` worker's first frame: whether it opened the chip, sent before any student code ran.
+
+    Returns:
+        ``{"status": "chip", "ok": bool, "seconds": float, "how": str}`` (``how``: the error's type and words, cut).
+
+    Raises:
+        WireError: not a chip record.
+    """
+    msg = _object(msg, "the chip record")
+    if msg.get("status") != "chip" or not isinstance(msg.get("ok"), bool):
+        raise _fail("not a chip record")
+    seconds = msg.get("seconds")
+    return {"status": "chip", "ok": msg["ok"],
+            "seconds": float(seconds) if isinstance(seconds, int | float) and not isinstance(seconds, bool) else 0.0,
+            "how": clean(str(msg.get("how") or ""), 300)}
 
 
 def response(msg: Any) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import contextlib
 import gc
 import importlib
 import importlib.util
+import io
 import json
 import operator
 import os
@@ -20,6 +21,7 @@ import pickle
 import re
 import signal
 import sys
+import time
 import traceback
 import types
 from typing import Any
@@ -27,6 +29,7 @@ from typing import Any
 from autograder.core import wire as _wire
 from autograder.submissions import execute as _exec
 from autograder.submissions import standins as _standins
+from autograder.submissions.cells import UnreadableCharacter
 
 
 def _setup_threads_and_precision(device: dict[str, str], jax_cache: str | None) -> None:
@@ -58,6 +61,50 @@ def _setup_threads_and_precision(device: dict[str, str], jax_cache: str | None) 
             jax.config.update("jax_compilation_cache_dir", jax_cache)
             jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
             jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+def _open_chip(res_fd: int) -> bool:
+    """Opens the TPU chip the grader leased to this worker (``jax.devices()`` starts the backend) and says so in a
+    frame of its own, before any student code runs (``_intake.chip``). Before the sandbox: its memory cap is then
+    counted from what the chip's runtime mapped (opened under the cap, libtpu's first mmap failed: measured on a
+    TPU v5e host), and its time is not the student's load.
+
+    Returns:
+        Whether the chip is open; when not, the worker ends (the grader starts another: the last holder may still
+        have been ending).
+    """
+    t0 = time.monotonic()
+    from autograder.core.device import TEST_CHIP_ENV
+
+    try:
+        if os.environ.get(TEST_CHIP_ENV):  # the tests' stand-in for libtpu's lock (CI has no TPU)
+            ok, how = _lock_test_chip(os.environ[TEST_CHIP_ENV]), "the test chip is held by another process"
+        else:
+            import jax
+
+            ok = any(d.platform == "tpu" for d in jax.devices())
+            how = "" if ok else f"JAX opened {jax.default_backend()!r}, not a TPU"
+    except Exception as err:  # noqa: BLE001 - the grader's trouble (the chip still held, or absent): it says how
+        ok, how = False, f"{type(err).__name__}: {err}"
+    _wire.send(res_fd, {"status": "chip", "ok": ok, "seconds": round(time.monotonic() - t0, 3), "how": how[:300]})
+    return ok
+
+
+def _lock_test_chip(path: str) -> bool:
+    """Takes the tests' chip (``TAPETRACE_TEST_CHIP``: a file locked exclusively, not waiting) for this process's
+    life, as libtpu's lock holds a real one; each take and refusal is appended to ``path + ".log"``."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        taken = True
+    except OSError:
+        os.close(fd)
+        taken = False
+    with open(path + ".log", "a", encoding="utf-8") as log:
+        log.write(f"{os.getpid()} {'open' if taken else 'refused'}\n")
+    return taken
 
 
 _OOM_TEXT = "can't allocate memory"
@@ -164,7 +211,8 @@ def _load(spec: dict[str, Any], after_context: Any = None, before_context: Any =
     contract = tuple(package.META.names) if package is not None else ()
     try:
         with open(path, "rb") as fh:
-            text = importlib.util.decode_source(fh.read())
+            # the grader wrote it as UTF-8 (autograder.core.text_intake): a student's coding line is stale there
+            text = io.IncrementalNewlineDecoder(None, translate=True).decode(fh.read().decode("utf-8"), final=True)
         prepared = _exec.prepare(text, path, contract)
         if not prepared.context:
             after_context = None
@@ -175,10 +223,13 @@ def _load(spec: dict[str, Any], after_context: Any = None, before_context: Any =
         sys.modules[name] = mod
         if spec.get("role") != "reference":
             _standins.install_colab_standin()
-        _exec.run(prepared, mod.__dict__, after_context=after_context)
+        report = _exec.run(prepared, mod.__dict__, after_context=after_context,
+                           load_timeout=float(spec.get("load_timeout") or _exec.LOAD_TIMEOUT))
     except BaseException as err:  # noqa: BLE001 - anything student code raises
         return None, load_error(err, path)
-    return mod, {"status": "loaded"}
+    # a top-level statement stopped at its budget: the grader notes it, or times the load out when a name of the
+    # contract was left undefined (``autograder.engine.exercise``)
+    return mod, {"status": "loaded", **({"cut": report.cut.fields()} if report.cut is not None else {})}
 
 
 # The Python students' code is written for (Colab's: docs/supported-versions.md); a grader on an older one
@@ -214,6 +265,10 @@ def other_exercise(err: BaseException) -> str | None:
 
 def load_error(err: BaseException, path: str) -> dict[str, Any]:
     """The load status for an exception a module's code raised (``path``: its file, for the line)."""
+    if isinstance(err, UnreadableCharacter):  # recorded at intake (autograder.core.text_intake): as "Run all" fails
+        fault = err.fault
+        return {"status": "error", "code": "LOAD_NULL_CHAR" if fault.kind == "nul" else "LOAD_SURROGATE",
+                "fields": {"line": fault.line, "char": f"U+{fault.char:04X}"}}
     if isinstance(err, SyntaxError):
         return {"status": "error", "code": "LOAD_SYNTAX",
                 "fields": {"error": f"{type(err).__name__}: {err.msg}", "line": err.lineno or 0,
@@ -408,6 +463,8 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
     # Only reference workers use the run's compile cache (the engine gives students none).
     writer = spec.get("role") == "reference" and not spec.get("sandbox")
     _setup_threads_and_precision(spec["device"], spec.get("jax_cache") if writer else None)
+    if spec.get("chip") and not _open_chip(res_fd):  # --device tpu: the chip first, before the sandbox and any
+        return  # student code (the grader leased it to this worker: autograder.engine.chip)
     if getattr(meta, "compiles", False):  # Dynamo's one-time set-up, before the sandbox and the guard
         from autograder.workers import warmup as _warmup  # the engine's: not part of the notebook's runtime
 
@@ -440,6 +497,8 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
         )
 
         borrower = _compile_cache.borrow(cmd_fd, res_fd)
+        # a notebook's statement stopped at its budget never leaves a request half made (``_exec.UNINTERRUPTED``)
+        _exec.UNINTERRUPTED.add(_compile_cache.Borrower.get.__code__.co_filename)
     serve = borrower.serve if borrower is not None else _serve_nothing  # bound now, called around the load and each probe
     borrowing = borrower is not None  # every compile of the main thread is then asked of the grader
     # a student's code must not reach the probes: dispatch from a table read now, watch the grader's
@@ -478,11 +537,14 @@ def worker_main(cmd_fd: int, res_fd: int, spec: dict[str, Any], err_fd: int | No
     if mod is not None:
         names = list(meta.names)
         missing = [n for n in names if not hasattr(mod, n)]
+        cut = status.get("cut")
         if names and len(missing) == len(names):
             status = {"status": "missing", "code": "MISSING_NAMES",
                       "fields": {"names": ", ".join(names)}}
         else:
             status = {"status": "loaded", "missing": missing}
+        if cut is not None:
+            status["cut"] = cut
     status["borrowing"] = borrowing
     send(res_fd, status)
     if mod is None:

@@ -130,3 +130,46 @@ def probe_gradients(mod: Any, args: list, params: list[np.ndarray], x: np.ndarra
             raise ProbeFail("EX03_NO_GRAD")
         grads.append(torch_to_np(p.grad, "grad"))
     return grads
+
+
+def probe_train_gradients(mod: Any, args: list, params: list[np.ndarray], x: np.ndarray, w: np.ndarray,
+                          seed: int) -> dict[str, Any]:
+    """Gradients of ``sum(forward(x) * w)`` in ``train()`` mode (dropout on, its mask drawn after
+    ``torch.manual_seed(seed)``) w.r.t. every parameter, in order, and ``zeros``: where the last Linear's input is 0
+    (the dropout mask with the ReLU's zeros), so the grader compares gradients only where both sides drew one mask.
+
+    A backward refused because an in-place operation overwrote a value it needs (dropout with ``inplace=True``
+    after a ReLU: eval() mode never shows it) raises ``EX03_INPLACE_BACKWARD``.
+    """
+    model = _loaded(mod, args, params).train()
+    layer = _last_linear(model)
+    seen: list[Any] = []
+
+    def hook(_module: Any, inputs: tuple) -> None:
+        seen.append(inputs[0] if inputs else None)
+
+    handle = layer.register_forward_pre_hook(hook)
+    try:
+        _manual_seed(seed)
+        out = model(_x(x))
+    finally:
+        handle.remove()
+    if not isinstance(out, _Tensor):
+        raise ProbeFail("WRONG_TYPE", call="CNN.forward", got=type_name(out), expected=instance_of("torch.Tensor"))
+    if out.grad_fn is None:
+        raise ProbeFail("EX03_NO_GRAPH")
+    if not seen:
+        raise ProbeFail("EX03_LAST_LINEAR")
+    zeros = torch_to_np(seen[-1], label("ex03.call.last_linear_input")) == 0.0
+    try:
+        (out * _x(w)).sum().backward()
+    except RuntimeError as err:
+        if "modified by an inplace operation" in str(err):
+            raise ProbeFail("EX03_INPLACE_BACKWARD") from None
+        raise
+    grads = []
+    for p in model.parameters():
+        if p.grad is None:
+            raise ProbeFail("EX03_NO_GRAD")
+        grads.append(torch_to_np(p.grad, "grad"))
+    return {"grads": grads, "zeros": zeros}

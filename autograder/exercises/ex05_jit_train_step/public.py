@@ -28,11 +28,19 @@ def small_case(rng: np.random.Generator, n: int | None = None) -> dict:
     return {"params": p, "x": x, "y": y}
 
 
-def check_losses(ctx: Ctx, got: list[float], want: list[float], what: dict) -> None:
-    """Losses must match; a first loss equal to the reference's second means 'loss after the update'."""
+def check_losses(ctx: Ctx, got: list[float], want: list[float], what: dict, *, fit: bool = False,
+                 params: tuple | None = None) -> None:
+    """Losses must match; a first loss equal to the reference's second means 'loss after the update'; losses
+    (then ``params``, the student's and the reference's params after the last step) that match for the first
+    update and drift later mean a state not carried from one step to the next (``fit``: the losses came from
+    `fit`, which may be the one that drops it)."""
     if len(got) == len(want) >= 2 and abs(got[0] - want[0]) > 1e-4 + 1e-3 * abs(want[0]) \
             and abs(got[0] - want[1]) <= 1e-4 + 1e-3 * abs(want[1]):
         raise Fail("EX05_LOSS_AFTER_UPDATE")
+    ends = ([params[0]], [params[1]]) if params is not None else ([], [])
+    start = ctx.drift_start([*got, *ends[0]], [*want, *ends[1]], kind="steps", framework="jax")
+    if start is not None:
+        raise Fail("EX05_FIT_STATE_NOT_CARRIED" if fit else "EX05_STATE_NOT_CARRIED", what=what, step=start)
     ctx.assert_close(got, want, kind="steps", what=what, framework="jax")
 
 
@@ -55,5 +63,6 @@ def fit_first_losses(ctx: Ctx) -> None:
                          params=p, steps=5, learning_rate=0.01, return_params=True)
     if len(got["losses"]) != 5:
         raise Fail("EX05_FIT_LENGTH", steps=5, got=len(got["losses"]))
-    check_losses(ctx, got["losses"], want["losses"], label("ex05.what.fit_losses_adam"))
+    check_losses(ctx, got["losses"], want["losses"], label("ex05.what.fit_losses_adam"), fit=True,
+                 params=(got["params"], want["params"]))
     ctx.assert_close(got["params"], want["params"], kind="steps", what=label("ex05.what.fit_params"), framework="jax")

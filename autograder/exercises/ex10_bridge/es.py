@@ -12,10 +12,11 @@ contabilidad, pero hay tres detalles que muerden:
       imágenes NCHW, un kernel de `Conv` de Flax es HWIO (kh, kw, in, out)
       sobre imágenes NHWC.
     - Memoria. En CPU, torch y numpy (y algunos caminos de JAX: `jax.device_put`,
-      `jnp.from_dlpack`) pueden compartir un mismo búfer. Se supone que los
-      arrays de JAX son inmutables, pero entrenar el modelo de torch actualiza
-      sus tensores *en el sitio*: un array que comparte su memoria cambia sin
-      que lo notes. Copia.
+      `jnp.from_dlpack`, y `jnp.asarray` en las versiones de JAX que toman un
+      array de numpy alineado sin copiarlo) pueden compartir un mismo búfer.
+      Se supone que los arrays de JAX son inmutables, pero entrenar el modelo
+      de torch actualiza sus tensores *en el sitio*: un array que comparte su
+      memoria cambia sin que lo notes. Copia (`jnp.array` siempre copia).
     - La cinta. Escribir en un parámetro que requiere gradiente es una
       operación que autograd grabaría (y que rechaza, en el sitio, sobre una
       hoja). Copia bajo `torch.no_grad()`, dentro de los parámetros existentes,
@@ -87,4 +88,4 @@ Returns:
 
 # Fingerprint of the English docstrings these translations follow: tests/test_i18n.py fails when the
 # English changes (`python -m autograder.student.instructions_es` prints the current ones).
-SOURCE_SHA = "00cfb5efa8ab"
+SOURCE_SHA = "a07bd4e7f2ec"

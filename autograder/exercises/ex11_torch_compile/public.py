@@ -55,10 +55,14 @@ def step_case(rng: np.random.Generator, steps: int) -> dict:
 
 
 def check_step_losses(ctx: Ctx, got: list[float], want: list[float], what: dict) -> None:
-    """The losses must match; a first loss equal to the reference's second means 'loss after the update'."""
+    """The losses must match; a first loss equal to the reference's second means 'loss after the update'; losses
+    that match for the first update and drift later mean something carried over between calls (``.grad``)."""
     if len(got) == len(want) >= 2 and abs(got[0] - want[0]) > 1e-4 + 1e-3 * abs(want[0]) \
             and abs(got[0] - want[1]) <= 1e-4 + 1e-3 * abs(want[1]):
         raise Fail("EX11_LOSS_AFTER_UPDATE")
+    start = ctx.drift_start(got, want, kind="steps")
+    if start is not None:
+        raise Fail("EX11_ZERO_GRAD", what=what, step=start)
     ctx.assert_close(got, want, kind="steps", what=what)
 
 

@@ -51,7 +51,10 @@ Qué construir:
       pérdida y los nuevos params son los del paso en un dispositivo sobre el
       lote completo (sus gradientes llegan al optimizador sin recortar, como
       en el ejercicio 05); los nuevos params y el estado vuelven replicados en la
-      malla; las llamadas repetidas compilan una sola vez.
+      malla; las llamadas repetidas compilan una sola vez. Como en el
+      ejercicio 05, el paso deja sus entradas utilizables: sin
+      `donate_argnums` (donar borra los params, el estado del optimizador o
+      el lote de quien llama).
     - `per_device_mean_loss(loss_fn, params, x, y, mesh)`: con `jax.shard_map`
       sobre `mesh`, cada dispositivo calcula `loss_fn(params, x_shard, y_shard)`
       sobre su propio fragmento, y el resultado es su media mediante
@@ -117,4 +120,4 @@ Returns:
 
 # Fingerprint of the English docstrings these translations follow: tests/test_i18n.py fails when the
 # English changes (`python -m autograder.student.instructions_es` prints the current ones).
-SOURCE_SHA = "ca3a4363ac0a"
+SOURCE_SHA = "730b7fbcf708"

@@ -348,3 +348,22 @@ def probe_dp_step_with(mod: Any, seed: int, n: int, kind: str = "explicit",
 def probe_pdml_with(mod: Any, seed: int, n: int, kind: str) -> dict[str, Any]:
     """:func:`probe_pdml` on a mesh with ``kind`` axes ("explicit" or "auto")."""
     return _pdml_run(get(mod, "per_device_mean_loss"), dp_case(seed), n, kind)
+
+
+# ----------------------------------------------------------------------------- inputs left usable
+def probe_dp_inputs_alive(mod: Any, seed: int, n: int) -> dict[str, Any]:
+    """One call of a fresh data-parallel step on a mesh of ``n`` (:func:`dp_case` ``(seed)``, SGD with momentum): the
+    inputs the call left deleted (``jax.Array.is_deleted()``, what ``donate_argnums`` does to a caller's arrays),
+    by name in ``step(params, opt_state, x, y)``; ``[]`` when every one is still usable."""
+    case, mesh = dp_case(seed), mesh_of(n)
+    optimizer = _sgd(case["lr"], momentum=0.9)
+    step = get(mod, "data_parallel_step")(_make_loss(_record()), optimizer, mesh)
+    if not callable(step):
+        raise ProbeFail("WRONG_TYPE", call="data_parallel_step(loss_fn, optimizer, mesh)", got=type_name(step),
+                        expected=label("value.function", code="step(params, opt_state, x, y)"))
+    p, xs, ys = _placed(case["params"], case["x"], case["y"], mesh)
+    s = _jit(optimizer.init, out_shardings=NamedSharding(mesh, P()))(p)
+    inputs = {"params": p, "opt_state": s, "x": xs, "y": ys}
+    step(p, s, xs, ys)
+    return {"deleted": [name for name, tree in inputs.items()
+                        if any(isinstance(leaf, _Array) and leaf.is_deleted() for leaf in _leaves(tree))]}

@@ -12,9 +12,11 @@ bite:
       torch's `Conv2d.weight` is OIHW (out, in, kh, kw) on NCHW images, a Flax
       `Conv` kernel is HWIO (kh, kw, in, out) on NHWC images.
     - Memory. On CPU, torch and numpy (and some JAX paths: `jax.device_put`,
-      `jnp.from_dlpack`) can share one buffer. JAX arrays are supposed to be
-      immutable, but training the torch model updates its tensors *in place*:
-      an array that shares their memory changes under you. Copy.
+      `jnp.from_dlpack`, and `jnp.asarray` in JAX versions that take an
+      aligned numpy array without copying it) can share one buffer. JAX
+      arrays are supposed to be immutable, but training the torch model
+      updates its tensors *in place*: an array that shares their memory
+      changes under you. Copy (`jnp.array` always copies).
     - The tape. Writing into a parameter that requires grad is an operation
       autograd would record (and refuses, in place, on a leaf). Copy under
       `torch.no_grad()`, into the existing parameters, so they stay leaves

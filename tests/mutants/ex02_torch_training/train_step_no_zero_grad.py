@@ -1,6 +1,9 @@
 # MUTANT: never zeroes the gradients: they accumulate across calls
 # FAILS: train_step_matches_reference, fit_first_epochs_match, fit_reaches_accuracy, train_step_any_optimizer, train_step_clears_old_gradients
 # CODE train_step_matches_reference: EX02_ZERO_GRAD
+# CODE fit_first_epochs_match: EX02_FIT_DRIFTS
+# CODE train_step_any_optimizer: EX02_STEP_DRIFTS
+# CODE train_step_clears_old_gradients: EX02_STEP_DRIFTS
 """Exercise 02 — the explicit training loop (PyTorch: the tape).
 
 Write the four pieces of a PyTorch training loop. In PyTorch training is a

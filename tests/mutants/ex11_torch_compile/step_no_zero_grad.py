@@ -1,5 +1,8 @@
 # MUTANT: forgets optimizer.zero_grad(): gradients accumulate from the second step on
 # FAILS: compiled_step_matches_eager, compiled_step_captures_once, compiled_step_clears_old_gradients
+# CODE compiled_step_matches_eager: EX11_ZERO_GRAD
+# CODE compiled_step_captures_once: EX11_ZERO_GRAD
+# CODE compiled_step_clears_old_gradients: EX11_ZERO_GRAD
 """Exercise 11 — PyTorch's own trace: graph capture, graph breaks, recompiles.
 
 `torch.compile` is PyTorch's opt-in answer to `jax.jit` (exercise 05). Its

@@ -1,5 +1,5 @@
 # MUTANT: moves params, state and batch to one device and runs the plain jitted step there
-# FAILS: dp_step_matches_single, dp_step_replicated, dp_step_splits_batch, dp_step_compiles_once, dp_step_optimizers_needing_params, works_on_auto_mesh
+# FAILS: dp_step_matches_single, dp_step_replicated, dp_step_splits_batch, dp_step_compiles_once, dp_step_optimizers_needing_params, works_on_auto_mesh, dp_step_keeps_inputs
 """Exercise 13 — one training step on many devices (SPMD: GSPMD and shard_map).
 
 JAX programs many devices the way it programs one: you write the program for

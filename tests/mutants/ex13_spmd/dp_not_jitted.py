@@ -1,5 +1,5 @@
 # MUTANT: returns the step without jax.jit: op by op, the loss is never traced (and eager ops on a batch sharded over a mesh of 2+ devices fail outside a mesh context)
-# FAILS: dp_step_matches_single, dp_step_replicated, dp_step_splits_batch, dp_step_compiles_once, dp_step_optimizers_needing_params
+# FAILS: dp_step_matches_single, dp_step_replicated, dp_step_splits_batch, dp_step_compiles_once, dp_step_optimizers_needing_params, dp_step_keeps_inputs
 # CODE dp_step_compiles_once: EX13_NOT_JITTED
 """Exercise 13 — one training step on many devices (SPMD: GSPMD and shard_map).
 

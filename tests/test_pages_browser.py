@@ -51,7 +51,8 @@ window.addEventListener('load', () => {
   for (const el of document.body.querySelectorAll('*')) {
     if (el.closest('pre') || !el.getClientRects().length) continue;
     const cs = getComputedStyle(el), cut = ['hidden', 'clip'].includes(cs.overflowX) || cs.textOverflow === 'ellipsis';
-    if (cut && el.scrollWidth > el.clientWidth + 1) out.clipped.push([el.tagName, el.className, el.textContent.slice(0, 40)]);
+    if (cut && el.scrollWidth > el.clientWidth + 1)
+      out.clipped.push([el.tagName, el.className, el.textContent.slice(0, 40)]);
   }
   for (const el of document.querySelectorAll('td.msg, .note, p, li, h1, h2, figcaption, summary')) {
     if (!el.getClientRects().length) continue;

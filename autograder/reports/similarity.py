@@ -556,8 +556,8 @@ def run(submissions: list[str], out: Path, threshold: float = 0.5, top: int = 20
     index = [f"{_head('similarity')}<h1>Similarity</h1><p class=\"meta\">{len(submissions)} submissions; "
              f"template code removed; pairs at or above {100 * threshold:.0f}% in pairs.csv; MOSS/JPlag input in "
              "export/.</p><div class=\"wide\"><table><tr><th>exercise</th><th class=n>submissions</th>"
-             f"<th class=n>pairs sharing code</th><th class=n>at or above {100 * threshold:.0f}%</th><th class=n>top</th>"
-             "</tr>"]
+             f"<th class=n>pairs sharing code</th><th class=n>at or above {100 * threshold:.0f}%</th>"
+             "<th class=n>top</th></tr>"]
     for ex, s in summary.items():
         index.append(f"<tr><td><a href=\"{html_text(_safe(ex))}.html\">{html_text(ex)}</a></td>"
                      f"<td class=n>{s['submissions']}</td><td class=n>{s['pairs']}</td><td class=n>{s['above']}</td>"

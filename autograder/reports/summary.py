@@ -238,7 +238,8 @@ th,td{padding:.25rem .5rem;border-bottom:1px solid #eee;text-align:left;vertical
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap} td.tag{white-space:nowrap}
 td.msg{min-width:14rem;overflow-wrap:anywhere} .low{color:#c92a2a;font-weight:600} .note{background:#fff4e6;
 padding:.4rem .7rem;border-left:3px solid #f08c00;overflow-wrap:anywhere} details{margin:1rem 0}
-summary{cursor:pointer;font-weight:600} .wide{overflow-x:auto;max-width:100%} table.grid td,table.grid th{padding:.25rem .35rem}
+summary{cursor:pointer;font-weight:600} .wide{overflow-x:auto;max-width:100%}
+table.grid td,table.grid th{padding:.25rem .35rem}
 section>table{display:block;overflow-x:auto;max-width:100%}
 """
 
@@ -260,7 +261,7 @@ def _stats_cards(results: list[dict[str, Any]]) -> list[tuple[str, str]]:
              ("below 50%", f"{sum(p < 50 for p in pct)}")]
     srcs = sorted({r.get("source", "tapetrace") for r in results})
     if len(srcs) > 1:
-        cards.append(("sources", ", ".join(f"{s} {sum(r.get('source') == s for r in results)}" for s in srcs)))
+        cards.append(("sources", ", ".join(f"{s} {sum(r.get('source', 'tapetrace') == s for r in results)}" for s in srcs)))
     return cards
 
 
@@ -309,7 +310,8 @@ def _summary_section(results: list[dict[str, Any]], plots: list[tuple[str, str]]
 
 
 def _figure(name: str, caption: str) -> str:
-    return f"<figure><img src=\"{_esc(name)}\" alt=\"{_esc(caption)}\"><figcaption>{_esc(caption)}</figcaption></figure>"
+    return (f"<figure><img src=\"{_esc(name)}\" alt=\"{_esc(caption)}\"><figcaption>{_esc(caption)}"
+            "</figcaption></figure>")
 
 
 def _students_section(results: list[dict[str, Any]], feedback_links: dict[int, str] | None) -> str:
@@ -336,7 +338,8 @@ def _students_section(results: list[dict[str, Any]], feedback_links: dict[int, s
                 val = f"{float(e['score']):g}" if e.get("status") in (None, "graded") else _esc(e["status"])
                 cells.append(f"<td class=\"n{low}\">{val}</td>")
         source = f"<td class=tag>{_esc(str(r.get('source', 'tapetrace')))}</td>" if sources else ""
-        out.append(f"<tr><td>{name}</td>{source}<td class=n>{float(r['total']):g} / {float(r['max_total']):g}</td>{''.join(cells)}</tr>")
+        out.append(f"<tr><td>{name}</td>{source}<td class=n>{float(r['total']):g} / {float(r['max_total']):g}</td>"
+                   f"{''.join(cells)}</tr>")
     out.append("</table></div></details></section>")
     return "\n".join(out)
 

@@ -37,7 +37,9 @@ import pytest
 from autograder.core.text import terminal  # imports nothing else (the plugin loads before any refusal)
 
 if TYPE_CHECKING:
+    from autograder.core.records import ExerciseRow, ResultRow, TestRow
     from autograder.core.suite import Check
+    from autograder.engine.assembly import RowAssembly
     from autograder.engine.exercise import ExerciseGrading
     from autograder.engine.run import GradingRun
 
@@ -219,7 +221,7 @@ class CheckItem(pytest.Item):
         super().__init__(**kwargs)
         self.check = check
         self.exercise: str = self.parent.exercise
-        self.test: dict[str, Any] | None = None  # its test result (GRADING.md) once run
+        self.test: TestRow | None = None  # its test row (docs/grading-contract.md, "Row schema") once run
 
     def runtest(self) -> None:
         self.test = None
@@ -260,7 +262,13 @@ class CheckItem(pytest.Item):
 
 
 class TapetraceSession:
-    """The session's grading: one run, one submission, one exercise session at a time per exercise."""
+    """The session's grading: one run, one submission, one exercise session at a time per exercise.
+
+    Its submission's row is assembled as ``tapetrace grade`` assembles one (:class:`RowAssembly`): each
+    exercise's row is recorded when its last selected item has run, and the row is finished when the session
+    ends (:attr:`row`: the exercises selected and reached). One attempt only: the items are reported as they
+    run, so no exercise is graded again alone (docs/grading-contract.md, "Assembling a submission's row").
+    """
 
     def __init__(self, config: pytest.Config, path: str, seed: int) -> None:
         self.config = config
@@ -269,10 +277,13 @@ class TapetraceSession:
         self._run: GradingRun | None = None
         self._sub: Any = None
         self._open: dict[str, ExerciseGrading] = {}
-        self._early: dict[str, dict[str, Any]] = {}
+        self._early: dict[str, ExerciseRow] = {}
         self._last: dict[str, str] = {}  # exercise -> node id of its last selected item
-        self.results: dict[str, list[dict[str, Any]]] = {}  # exercise -> results of the items run
+        self.results: dict[str, list[TestRow]] = {}  # exercise -> results of the items run
         self.statuses: dict[str, str] = {}
+        self._rows: RowAssembly | None = None  # the submission's row, assembled (made with the run)
+        self._recorded: set[str] = set()
+        self.row: ResultRow | None = None  # the submission's finished row, once the session ended
 
     # ------------------------------------------------------------------ hooks
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
@@ -295,8 +306,10 @@ class TapetraceSession:
             return
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             self._run.cancel()
-        for exercise in list(self._open):
+        for exercise in [*self._open, *self._early]:
             self._close(exercise)
+        if self._rows is not None:
+            self.row = next(iter(self._rows.close(partial=True)), None)
         self._run.close()
         self._run = None
 
@@ -348,10 +361,13 @@ class TapetraceSession:
             run.hide(_engine.hide_places([self.path], run.tmp))  # its classmates' folders too
             if run.sandbox and not run.isolation:
                 run.measure_isolation()
+            from autograder.engine.assembly import RowAssembly
+
+            self._rows = RowAssembly([self.path], list(self._last) or None, seed=self.seed, facts=run.facts)
             self._run = run
         return self._run
 
-    def exercise(self, exercise: str) -> tuple[ExerciseGrading | None, dict[str, Any] | None]:
+    def exercise(self, exercise: str) -> tuple[ExerciseGrading | None, ExerciseRow | None]:
         """The exercise's open session, opening it on first use: ``(session, None)``, or
         ``(None, result)`` when the exercise cannot be graded (that result scores every check 0)."""
         if exercise in self._early:
@@ -363,7 +379,7 @@ class TapetraceSession:
 
         run = self.grading_run()
         if isinstance(self._sub, ReaderTrouble):  # the reading child did not start: the grader's trouble
-            early: dict[str, Any] | None = run.graders_row(exercise, "grader_error", str(self._sub))
+            early: ExerciseRow | None = run.graders_row(exercise, "grader_error", str(self._sub))
         elif isinstance(self._sub, Exception):
             from autograder.engine.run import read_error
 
@@ -381,16 +397,22 @@ class TapetraceSession:
         self.statuses[exercise] = early["status"]
         return None, early
 
-    def done(self, item: CheckItem, test: dict[str, Any]) -> None:
+    def done(self, item: CheckItem, test: TestRow) -> None:
         """Keeps one item's result for the points summary."""
         self.results.setdefault(item.exercise, []).append(test)
 
     def _close(self, exercise: str) -> None:
+        """Ends an exercise (its last selected item ran, or the session ends): its row is recorded."""
         grading = self._open.pop(exercise, None)
+        row = self._early.get(exercise)
         if grading is not None:
             grading.close()
+            row = grading.summary()  # the checks run (selected and reached)
             if grading.forged:  # found after some items passed: the points summary counts none of them
-                self.results[exercise] = list(grading.summary()["tests"])
+                self.results[exercise] = list(row["tests"])
+        if row is not None and self._rows is not None and exercise not in self._recorded:
+            self._recorded.add(exercise)
+            self._rows.record(0, exercise, row)
 
 
 class _EntryPoint:

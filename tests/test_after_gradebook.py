@@ -4,6 +4,7 @@ per exercise and a total; students named by file name or a roster; the grader's 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 
@@ -182,7 +183,7 @@ def test_help_has_text_for_every_option_and_the_formats_are_the_modules(capsys):
     for action in sub._actions:
         assert action.help, action.option_strings or action.dest
     fmt = next(a for a in sub._actions if "--format" in a.option_strings)
-    assert fmt.choices is _gradebook.FORMATS and fmt.default == _gradebook.FORMATS[0]
+    assert fmt.choices == list(_gradebook.FORMATS) and fmt.default == next(iter(_gradebook.FORMATS))
     assert "FORMATS = " not in (_cmd.__file__ and open(_cmd.__file__).read())
     with pytest.raises(SystemExit):
         cli.main(["gradebook", "--help"])
@@ -191,6 +192,35 @@ def test_help_has_text_for_every_option_and_the_formats_are_the_modules(capsys):
                   "--late-days", "--extensions", "--times", "--gradescope-metadata", "--times-from-mtime",
                   "--time-format"):
         assert words in out, words
+
+
+def _fake_format(book, grades):
+    return [["who", *grades.header], *[[s["student_id"], *grades.of(book, s)] for s in book.students]]
+
+
+def test_each_format_is_written_by_its_own_writer_and_a_new_entry_is_a_choice(tmp_path, monkeypatch, capsys):
+    """``FORMATS`` maps a name to its writer, with no fall-through: each name's rows are its writer's, an unknown
+    name is refused by argparse, and one entry added to the map is a ``--format`` choice that the CLI writes."""
+    book = _gradebook.build(_results())
+    seen: list[str] = []
+    for name, fmt in list(_gradebook.FORMATS.items()):
+        monkeypatch.setitem(_gradebook.FORMATS, name, dataclasses.replace(
+            fmt, rows=lambda b, g, name=name: seen.append(name) or [[name]]))
+    for name in _gradebook.FORMATS:
+        assert _read(_gradebook.to_csv(book, name)) == [[name]] and seen[-1] == name
+    assert seen == list(_gradebook.FORMATS)
+    monkeypatch.undo()
+    with pytest.raises(_gradebook.GradebookError, match="unknown format"):
+        _gradebook.to_csv(book, "blackboard")
+    results = tmp_path / "r.json"
+    results.write_text(json.dumps(_results()))
+    with pytest.raises(SystemExit):
+        cli.main(["gradebook", str(results), "--out", str(tmp_path / "g.csv"), "--format", "blackboard"])
+    assert "invalid choice: 'blackboard'" in capsys.readouterr().err
+    monkeypatch.setitem(_gradebook.FORMATS, "blackboard", _gradebook.Format(_fake_format, "warning: ids are names"))
+    code = cli.main(["gradebook", str(results), "--out", str(tmp_path / "g.csv"), "--format", "blackboard"])
+    assert code in (0, 3) and "warning: ids are names" in capsys.readouterr().err
+    assert _read((tmp_path / "g.csv").read_text())[0][0] == "who"
 
 
 # --- the late policy ------------------------------------------------------------------------------------------------
@@ -402,7 +432,7 @@ DAMAGED = [{"exercises": {"ex01_torch_mlp": "oops"}}, {"exercises": {"ex01_torch
 @pytest.mark.parametrize("damage", DAMAGED, ids=["exercise_text", "score_text", "test_none", "total_none",
                                                  "exercises_list", "name_list"])
 def test_a_damaged_row_is_left_out_with_a_note_and_the_rest_finish(tmp_path, capsys, damage):
-    """A results file with one row that is not GRADING.md's shape (hand-edited, damaged) once stopped the
+    """A results file with one row that is not the row schema's shape (docs/grading-contract.md) (hand-edited, damaged) once stopped the
     gradebook with a traceback; now that row is left out, a note says which and why, the rest are written."""
     bad = _row("s/mallory")
     for key, value in damage.items():

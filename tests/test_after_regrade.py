@@ -24,6 +24,7 @@ from autograder.core.paths import HIDDEN, SOLUTIONS
 from autograder.engine import GradingRun
 from autograder.engine import regrade as _regrade
 from autograder.hidden import load_suite
+from autograder.reports import regrade_render as _render
 
 EXS = ["ex01_torch_mlp", "ex09_autograd_tape"]
 CHANGED = "manual_grads_at_random_points"  # ex09's check the instructor "fixes" (made lenient)
@@ -217,7 +218,7 @@ def test_nothing_moved_counts_every_pair_unchanged():
     d = _regrade.diff(p, {})
     assert (p.pairs, p.considered) == (0, 4)
     assert (d["regraded"], d["unchanged"], d["kept"]) == (0, 4, 4)
-    assert _regrade.summary_words(d) == "0 moved, 4 unchanged (4 not graded again: nothing that decides them changed)"
+    assert _render.summary_words(d) == "0 moved, 4 unchanged (4 not graded again: nothing that decides them changed)"
     one = _regrade.plan(_rows(), ["/nowhere/b"], CPU, fingerprint=_fp())
     assert _regrade.diff(one, {})["unchanged"] == 2  # only the chosen submission's pairs
 
@@ -287,9 +288,9 @@ def test_a_check_worth_more_points_moves_every_maximum_and_is_named():
             for m in d["moved"]} == {"/nowhere/passed_c2": (4.0, 10.0, 5.0, 11.0),
                                      "/nowhere/failed_c2": (3.0, 10.0, 3.0, 11.0)}
     assert d["unchanged"] == 0
-    md = _regrade.diff_markdown(d)
+    md = _render.diff_markdown(d)
     assert "3/10 → 3/11" in md and "4/10 → 5/11" in md and "c2: points 1 → 2" in md
-    assert "Checks whose definition, points or tolerance changed" in _regrade.render_html(d)
+    assert "Checks whose definition, points or tolerance changed" in _render.render_html(d)
 
 
 def test_the_checks_that_changed_verdict_are_listed_per_student():
@@ -336,16 +337,16 @@ def test_diff_outputs_keep_student_text_inert_and_numbers_numeric():
     new = {r["submission"]: r for r in _checks_rows({n: {"c1"} for n in names}, points, _parts(points))}
     d = _regrade.diff(_regrade.plan(old, None, CPU, fingerprint=_fp(suite="new"), checks=lambda ex: _parts(points)),
                       new)
-    rows = list(csv.DictReader(io.StringIO(_regrade.diff_csv(d))))
+    rows = list(csv.DictReader(io.StringIO(_render.diff_csv(d))))
     assert {r["submission"] for r in rows} == {"'" + names[0], names[1]}
     for r in rows:  # numbers a spreadsheet reads: no apostrophe on a negative delta
         assert r["delta"] == "-6" and r["old_score"] == "9" and r["new_score"] == "3" and r["max_score"] == "10"
-    md = _regrade.diff_markdown(d)
+    md = _render.diff_markdown(d)
     table = [ln for ln in md.splitlines() if ln.startswith("| ") and "img" in ln]
     cell = table[0][2:].split(" | ")[0]
     assert not re.search(r"(?<!\\)[<>\[\]|(]", cell) and "\\<img src=x onerror=alert\\(1\\)\\> \\| \\[x\\]\\(javascript\\:1\\)" in md
     assert table and table[0].count(" | ") == 4  # the name's bar does not add a column
-    assert "<img" not in _regrade.render_html(d)
+    assert "<img" not in _render.render_html(d)
 
 
 def test_the_engine_part_leaves_out_what_never_moves_a_verdict():

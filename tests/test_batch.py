@@ -195,7 +195,7 @@ def _default_interrupts() -> None:
 
 
 def _rows(data: dict | list) -> list:
-    """The rows of a ``--json`` file: one submission's object alone, several as a list (GRADING.md). A checkpoint
+    """The rows of a ``--json`` file: one submission's object alone, several as a list (docs/grading-contract.md, "Row schema"). A checkpoint
     read while one row was written is a dict (its keys are no count of rows: on a loaded machine this test once
     interrupted the run after one)."""
     return data if isinstance(data, list) else [data]

@@ -102,7 +102,9 @@ def test_a_library_that_does_not_import_refuses_the_worker_in_the_import_checks_
     checks = _Checks(monkeypatch)
     plugin = _plugin()
     assert plugin.examine() == {}
-    assert plugin.verdict == words and plugin.run is None
+    # the separate check's words, then where the grader's own libraries come from when workers cannot see them
+    assert plugin.verdict.startswith(words) and plugin.run is None
+    assert plugin.verdict == words or "would not import" in plugin.verdict or "will not import" in plugin.verdict
     assert checks.started == 0
 
 
@@ -111,7 +113,7 @@ def test_without_zygotes_the_separate_import_check_still_decides(monkeypatch, tm
     checks = _Checks(monkeypatch)
     plugin = _plugin(launcher="spawn")
     assert plugin.examine() == {}
-    assert plugin.verdict == REFUSED + "optax: ImportError: optax is broken here"
+    assert plugin.verdict.startswith(REFUSED + "optax: ImportError: optax is broken here")
     assert checks.started == 1
 
 

@@ -370,3 +370,29 @@ def test_editor_leftovers_are_not_part_of_an_install(tmp_path, monkeypatch):
     (tree / ".DS_Store").write_text("x")
     assert _fingerprint.file_hashes() == clean == {
         "autograder/hidden/ex01_torch_mlp.py": _fingerprint.hashlib.sha256(b"suite = 1\n").hexdigest()}
+
+
+def test_a_first_attempt_with_retry_is_submitted_again_once_final(monkeypatch, tmp_path):
+    """The assembly's rule (docs/grading-contract.md, "Assembling a submission's row") on the cluster too: a first
+    attempt whose row carries ``retry`` is not recorded; once every first attempt is done it is submitted again,
+    final, and its row says so; a cluster given up meanwhile records it ungraded, never drops it."""
+    subs = two_subs(tmp_path)
+
+    def outcome(item: Any, attempt: int) -> Any:
+        out = graded(item.exercise, FULL)
+        if (item.i, item.exercise) == (1, "ex01_torch_mlp") and item.again is None:
+            out["result"] = {**out["result"], "score": 0.0, "status": "grader_error", "retry": "the worker died"}
+        return out
+
+    run = fake_run(monkeypatch, outcome)
+    rows = run.grade(subs, only=EXS)
+    finals = [s for s in run.submitted if (s[0], s[1]) == (1, "ex01_torch_mlp")]
+    assert len(finals) == 2 and run.submitted[-1][:2] == (1, "ex01_torch_mlp")  # again after every first attempt
+    row = rows[1]["exercises"]["ex01_torch_mlp"]
+    assert row["status"] == "graded" and "retry" not in row and rows[1]["total"] == 20
+    assert row["instructor_log"] == ["first attempt: the worker died; graded again alone"]
+
+    run = fake_run(monkeypatch, outcome, give_up_after=4)
+    rows = run.grade(subs, only=EXS)
+    assert [r["submission"] for r in rows] == subs
+    assert rows[1]["exercises"]["ex01_torch_mlp"]["status"] in ("ungraded", "graded")

@@ -1,4 +1,4 @@
-"""Device choice and precision policy (GRADING.md), the 'not graded on this device' path."""
+"""Device choice and precision policy (docs/devices-and-tolerances.md), the 'not graded on this device' path."""
 
 from __future__ import annotations
 

@@ -88,10 +88,12 @@ def test_the_cluster_makes_its_rows_with_the_shared_module():
     unbound = sorted({f"GradingRun.{n.attr}" for n in ast.walk(tree)
                       if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "GradingRun"})
     assert not unbound, f"cluster.py calls the local run's methods on itself: {unbound}"
-    assert "autograder.engine.rows" in _imported(CLUSTER, "autograder.engine")
+    assert {"autograder.engine.rows", "autograder.engine.assembly"} <= _imported(CLUSTER, "autograder.engine")
     used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
             and isinstance(n.value, ast.Name) and n.value.id == "_rows"}
-    assert {"empty_row", "finish_row", "graders_row", "unreadable_row"} <= used, used
+    assert {"graders_row", "unreadable_row"} <= used, used
+    assert not {"empty_row", "finish_row"} & used, "a row is begun and finished by the RowAssembly"
+    assert "RowAssembly" in {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     assert not [u for u in used if u.startswith("_")], used
 
 
@@ -132,8 +134,9 @@ def test_no_engine_or_scaleout_module_is_over_400_lines():
 
 
 def test_the_sessions_wiring_merges_a_resumed_row_and_tells_the_progress():
-    """``session.grade_batch``: options reach the run, a resumed row is merged before the checkpoint takes it,
-    the progress begins after the note, hears of each task and row, and is closed."""
+    """``session.grade_batch``: options reach the run, a resumed submission's earlier row is handed to the run
+    (its ``RowAssembly`` merges it: tests/test_assembly.py), the progress begins after the note, hears of each
+    task and row, and is closed."""
     from autograder.engine import resume as _resume
     from autograder.engine import session as _session
 
@@ -150,7 +153,7 @@ def test_the_sessions_wiring_merges_a_resumed_row_and_tells_the_progress():
         def grade(self, paths, only, jobs, on_result, on_task, exercises_for, **extra):
             calls.append(("grade", tuple(paths), jobs, exercises_for, extra))
             on_task(0, "ex01")
-            on_result({"submission": paths[0], "exercises": {"ex01": {"score": 1.0, "max_score": 2.0}}})
+            on_result({"submission": paths[0], "total": 3.0, "exercises": {"ex01": {"score": 1.0, "max_score": 2.0}}})
 
         def close(self):
             calls.append(("close",))
@@ -178,6 +181,6 @@ def test_the_sessions_wiring_merges_a_resumed_row_and_tells_the_progress():
                                            ("note", n.split(";")[0] != "")), seed=3, lang="es")
     assert outcome == _session.Outcome()
     assert made == {"seed": 3, "lang": "es"}
-    assert [r["total"] for r in added] == [3.0] and list(added[0]["exercises"]) == ["ex01", "ex02"]
-    assert calls == [("note", True), ("begin",), ("grade", ("s",), 2, {"s": ["ex01"]}, {}), ("task", (0, "ex01")),
-                     ("update", None), ("progress closed",), ("close",)]
+    assert [r["total"] for r in added] == [3.0]
+    assert calls == [("note", True), ("begin",), ("grade", ("s",), 2, {"s": ["ex01"]}, {"resumed": {"s": old}}),
+                     ("task", (0, "ex01")), ("update", 3.0), ("progress closed",), ("close",)]

@@ -312,12 +312,14 @@ def test_an_exercise_cut_by_the_deadline_is_ungraded_not_the_students(tmp_path):
 
 
 def test_the_timeout_is_in_working_seconds_so_a_sleep_still_times_out(tmp_path):
-    """A hang that sleeps is caught by its working seconds (sleep counts), like an infinite loop."""
+    """A hang that sleeps is caught by its working seconds (sleep counts), like an infinite loop: a top-level
+    statement, so it is cut at its share of the load's limit, and with none of the exercise's names defined before
+    it the load is a timeout (``LOAD_CUT_MISSING``)."""
     out = tmp_path / "r.json"
     cli.main(["grade", _sub(tmp_path, "import time\ntime.sleep(1000)\n"), "--only", EX, "--device", "cpu",
               "--timeout", "3", "--json", str(out), "--quiet"])
     row = json.loads(out.read_text())["exercises"][EX]
-    assert row["status"] == "timeout" and row["tests"][0]["code"] == "LOAD_TIMEOUT", row
+    assert row["status"] == "timeout" and row["tests"][0]["code"] == "LOAD_CUT_MISSING", row
 
 
 def test_workers_go_to_the_oom_killer_before_the_grader_and_its_zygote(shared_run, tmp_path):

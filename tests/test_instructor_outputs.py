@@ -26,7 +26,7 @@ def _warnings(err: str) -> list[str]:
 
 
 def test_an_empty_folder_is_missing_with_a_warning(tmp_path, capsys):
-    """GRADING.md: ``missing`` is "no file" — true of an empty folder (it was read; nothing is in it), so
+    """docs/grading-contract.md, "Statuses": ``missing`` is "no file" — true of an empty folder (it was read; nothing is in it), so
     the row stays ``missing`` (``unreadable`` is for a file that cannot be read); the warning line tells
     it apart from a student who handed in other exercises."""
     empty = tmp_path / "empty"
@@ -53,7 +53,7 @@ def test_every_output_option_creates_its_folder(tmp_path, capsys):
     code, err = _grade(str(sub), "--json", str(out / "r.json"), "--csv", str(out / "csv" / "r.csv"),
                        "--feedback", str(out / "fb"), capsys=capsys)
     assert code == 0, err
-    data = json.loads((out / "r.json").read_text())  # one submission: one object (GRADING.md)
+    data = json.loads((out / "r.json").read_text())  # one submission: one object (docs/grading-contract.md)
     assert (data[0] if isinstance(data, list) else data)["exercises"][EX]["status"] == "graded"
     assert (out / "csv" / "r.csv").read_text().startswith("submission")
     assert any((out / "fb").iterdir())
@@ -65,3 +65,48 @@ def test_an_output_folder_that_cannot_be_made_is_refused_before_grading(tmp_path
     blocker.write_text("not a folder")
     code, err = _grade(str(sub), "--json", str(blocker / "r.json"), capsys=capsys)
     assert code == 2 and "cannot create folder" in err
+
+
+def test_a_declared_output_is_a_flag_hidden_from_workers_and_written_at_the_end(tmp_path, monkeypatch, capsys):
+    """One entry added to ``GRADE_OUTPUTS`` (autograder/reports/outputs.py) is all a new output takes: it becomes
+    an option of ``grade``, its path (and one derived from it) reaches the session's hide list, and its writer
+    writes it at the end; one declared readable is left off the hide list."""
+    from test_report import fake_results
+
+    from autograder.engine import session as _session
+    from autograder.reports import outputs as _outputs
+
+    written: list[tuple[str, str, int]] = []
+
+    def writer(name):
+        return lambda w, path: written.append((name, path, len(w.results)))
+
+    added = (_outputs.Output("marks", writer("marks"), flag="--marks", metavar="OUT.txt", help="a new output"),
+             _outputs.Output("marks_log", writer("marks_log"), derived=("marks", lambda p: p + ".log")),
+             _outputs.Output("open", writer("open"), flag="--open", metavar="OUT", help="public",
+                             hidden_from_students=False))
+    monkeypatch.setattr(_outputs, "GRADE_OUTPUTS", (*_outputs.GRADE_OUTPUTS, *added))
+    given: dict[str, tuple] = {}
+
+    def grade_batch(make_run, paths, only, *, add, outputs, **kw):
+        given["outputs"] = outputs
+        row = fake_results(1, seed=1)[0]
+        add({**row, "submission": paths[0]})
+        return _session.Outcome()
+
+    monkeypatch.setattr(_session, "grade_batch", grade_batch)
+    sub = make_submission(tmp_path / "s", only=[EX])
+    marks, public = str(tmp_path / "m.txt"), str(tmp_path / "public.txt")
+    assert "--marks OUT.txt" in _help(capsys)
+    code, err = _grade(str(sub), "--marks", marks, "--open", public, "--csv", str(tmp_path / "r.csv"), capsys=capsys)
+    assert code in (0, 3), err
+    assert marks in given["outputs"] and marks + ".log" in given["outputs"]
+    assert str(tmp_path / "r.csv") in given["outputs"] and public not in given["outputs"]
+    assert written == [("marks", marks, 1), ("marks_log", marks + ".log", 1), ("open", public, 1)]
+    assert (tmp_path / "r.csv").exists()
+
+
+def _help(capsys) -> str:
+    with pytest.raises(SystemExit):
+        cli.main(["grade", "--help"])
+    return capsys.readouterr().out

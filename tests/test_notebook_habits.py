@@ -4,7 +4,7 @@ Each notebook is the student template with correct answers and one habit written
 it (a scratch cell reusing an earlier section, IPython syntax Colab accepts, their own markdown,
 moved cells, Colab's packages, a jupytext file, a broken earlier section). With correct code every
 exercise gets full marks; with a wrong answer (a mutant's code) it loses exactly that mutant's
-points, and nothing else does (GRADING.md, Submissions: a notebook means what "Run all" does).
+points, and nothing else does (docs/grading-contract.md, "Notebook semantics": a notebook means what "Run all" does).
 """
 
 from __future__ import annotations

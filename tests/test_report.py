@@ -379,7 +379,7 @@ def test_report_cli_errors(tmp_path, capsys):
 
 
 def test_a_damaged_row_is_left_out_and_the_report_finishes(tmp_path):
-    """One row that is not GRADING.md's shape (an exercise that is a string, a score that is text, a test that
+    """One row that is not the row schema's shape (docs/grading-contract.md) (an exercise that is a string, a score that is text, a test that
     is null) once stopped ``tapetrace report`` with a traceback; now it is left out and the page says why."""
     rows = fake_results(4)
     rows[1]["exercises"][next(iter(rows[1]["exercises"]))] = "oops"

@@ -285,7 +285,7 @@ def test_merge_refuses_what_is_not_a_part(graded, tmp_path):
                                  {"submission": "a", "exercises": {"ex01_torch_mlp": "oops"}, "total": 0,
                                   "max_total": 10}], ids=["name_a_list", "exercise_a_string"])
 def test_merge_refuses_a_damaged_row_in_one_line(tmp_path, row):
-    """A part whose row is not GRADING.md's shape (edited, damaged) once met a traceback (a name that is a list:
+    """A part whose row is not the row schema's shape (docs/grading-contract.md) (edited, damaged) once met a traceback (a name that is a list:
     unhashable) or was merged as it was; now the merge refuses it, naming the row."""
     part = tmp_path / "part.json"
     part.write_text(json.dumps({_shard.PART_KEY: {"version": _shard.PART_VERSION, "run": {}, "submissions": ["a"],

@@ -1,4 +1,4 @@
-"""Whose status it is: the grader's own trouble is never a student's grade (GRADING.md's statuses).
+"""Whose status it is: the grader's own trouble is never a student's grade (docs/grading-contract.md, "Statuses").
 
 ``grader_error`` and ``ungraded`` rows score 0 with a neutral message, send `tapetrace grade` to exit
 status 3 with what to do, and are what ``--resume`` grades again (alone, merged into the earlier row);

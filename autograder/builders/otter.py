@@ -200,7 +200,7 @@ def instructor_data(res: dict[str, Any]) -> dict[str, Any]:
     each exercise's status and, where the grader (not the student) lost it, why.
 
     Args:
-        res: the engine's result for the submission (GRADING.md's submission object), or its refusal.
+        res: the engine's result for the submission (docs/grading-contract.md's submission row (``ResultRow``)), or its refusal.
     """
     out: dict[str, Any] = {k: res[k] for k in ("envelope", "isolation", "launcher", "precision", "total",
                                                 "max_total") if k in res}

@@ -80,7 +80,7 @@ def requirements(gpu_torch: bool = False) -> str:
     else:
         lines += ["# a CPU-only torch from PyTorch's CPU wheel index (no CUDA libraries; --gpu-torch for those).",
                   f"--extra-index-url {CPU_TORCH_INDEX}", f"torch=={torch}+cpu"]
-    # the engine's own needs, then what Colab preinstalls and graded notebooks may import (GRADING.md)
+    # the engine's own needs, then what Colab preinstalls and graded notebooks may import (docs/grading-contract.md)
     for pkg in ("numpy", "jax", "jaxlib", "flax", "optax", "ipython", "tqdm", "pandas", "matplotlib",
                 "scikit-learn", "seaborn"):
         v = ver(pkg)

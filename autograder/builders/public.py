@@ -117,7 +117,7 @@ def libraries(exercise: str) -> tuple[str, ...]:
 
     found = {"numpy"}
     for part in ("probes", "public"):
-        name = f"autograder.exercises.{exercise}.{part}"
+        name = _registry.module_name(exercise, part)
         try:
             spec = importlib.util.find_spec(name)
             getter = getattr(spec.loader, "get_source", None) if spec is not None else None
@@ -227,8 +227,8 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
     _use_packaged_data()
     device = devices()
     try:  # the checks' own modules: one that cannot load on these libraries is the grader's trouble
-        checks = [c for c in importlib.import_module(f"autograder.exercises.{ex}.public").suite.checks if not c.hidden]
-        probes = importlib.import_module(f"autograder.exercises.{ex}.probes")
+        checks = [c for c in _registry.part(ex, "public").suite.checks if not c.hidden]
+        probes = _registry.part(ex, "probes")
         from autograder.probing import tools as _probing
 
         _probing.DEVICE.update(device)
@@ -237,7 +237,7 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
         tests = [{"name": ex, "points": 0.0, "passed": False, "code": INTERNAL_ERROR, "message": error}]
         return _finish(CheckResult(ex, _status(tests, dists=libraries(ex)), tests, float(info["public_points"]),
                                    float(info["total_points"]), device), lang)
-    meta = importlib.import_module(f"autograder.exercises.{ex}").META
+    meta = _registry.part(ex).META
     names = list(meta.names)
     view = graded_view(ex, namespace, tuple(names), lang) if graded else GradedView(module=as_module(namespace))
     mod = view.module
@@ -304,12 +304,12 @@ def judge_apart(job: _apart.Job, *, lang: str, timeout: float) -> dict[str, Any]
     ex = job.exercise
     _use_packaged_data()
     device = devices()
-    checks = [c for c in importlib.import_module(f"autograder.exercises.{ex}.public").suite.checks if not c.hidden]
-    probes = importlib.import_module(f"autograder.exercises.{ex}.probes")
+    checks = [c for c in _registry.part(ex, "public").suite.checks if not c.hidden]
+    probes = _registry.part(ex, "probes")
     from autograder.probing import tools as _probing
 
     _probing.DEVICE.update(device)
-    names = tuple(importlib.import_module(f"autograder.exercises.{ex}").META.names)
+    names = tuple(_registry.part(ex).META.names)
     if job.source:
         view = graded_module(ex, job.source, names, lang)
     else:
@@ -339,7 +339,7 @@ def check(exercise: str | int | None = None, namespace: Any = None, *, lang: str
     """Checks an exercise (or, without one, every exercise) and prints what passed and what to fix.
 
     Called from the notebook without ``namespace``, it checks each exercise as it will be graded:
-    the code cells under its heading, after what the cells above define (GRADING.md, Submissions).
+    the code cells under its heading, after what the cells above define (docs/grading-contract.md, "Submissions").
 
     Args:
         exercise: ``"ex01"``, ``1``, ``"ex01_torch_mlp"``; None checks them all.

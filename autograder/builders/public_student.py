@@ -145,14 +145,14 @@ def devices() -> dict[str, str]:
     return out
 
 
-# JAX options the checks' verdicts depend on, pinned while checking: matmul precision (GRADING.md), and the
+# JAX options the checks' verdicts depend on, pinned while checking: matmul precision (docs/devices-and-tolerances.md), and the
 # random bits a key gives (``jax.random`` draws; the default changed in JAX 0.5.0), as the snapshot recorded them
 JAX_PINNED = {"jax_default_matmul_precision": "highest", "jax_threefry_partitionable": True}
 
 
 @contextlib.contextmanager
 def pinned_precision() -> Iterator[None]:
-    """TF32 off for torch, JAX matmuls at "highest" (GRADING.md), JAX's random bits pinned (``JAX_PINNED``);
+    """TF32 off for torch, JAX matmuls at "highest" (docs/devices-and-tolerances.md), JAX's random bits pinned (``JAX_PINNED``);
     restores the student's settings."""
     restore: list[Callable[[], None]] = []
     torch = sys.modules.get("torch")

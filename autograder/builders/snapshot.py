@@ -5,7 +5,6 @@ public checks' inputs (fixed public seed), recomputed only when its inputs chang
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import math
 import sys
@@ -15,6 +14,7 @@ import numpy as np
 
 from autograder.builders.runtime import EXERCISE_PACKAGES, PKG, BuildError, exercise_dir
 from autograder.core import wire as _wire
+from autograder.core.exercise import part
 from autograder.core.paths import ROOT, SOLUTIONS
 
 PUBLIC_SEED = 20260101
@@ -36,7 +36,7 @@ def public_checks(exercise: str) -> list[Any]:
     """The public checks of an exercise, validated against the hidden suite."""
     from autograder.hidden import load_suite
 
-    suite = importlib.import_module(f"autograder.{EXERCISE_PACKAGES}.{exercise}.public").suite
+    suite = part(exercise, "public").suite
     checks = list(suite.checks)
     if not checks:
         raise BuildError(f"{exercise}: autograder/{EXERCISE_PACKAGES}/{exercise}/public.py has no checks")

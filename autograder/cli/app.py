@@ -25,7 +25,7 @@ def _exit_error(msg: str) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with a one-line error (GRADING.md: non-zero exit with a one-line reason)."""
+    """argparse with a one-line error (docs/grading-contract.md, "Exit codes": non-zero exit with a one-line reason)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")

@@ -4,8 +4,9 @@
 checks every option first, then grades in one interruptible session (``grade_batch`` of
 :mod:`autograder.engine.session`: the ``--resume`` merge, the checkpoint and the progress wired to
 :class:`autograder.engine.run.GradingRun` or a Dask cluster), has the outputs written
-(:mod:`autograder.reports.outputs`), also after Ctrl-C, and prints the table and what the instructor must
-know (:mod:`autograder.reports.notices`). Exit status: GRADING.md (0 when every row was graded; 2 with a
+(the outputs declared once in :data:`autograder.reports.outputs.GRADE_OUTPUTS`: their options, what student
+workers must not read, the final write), also after Ctrl-C, and prints the table and what the instructor must
+know (:mod:`autograder.reports.notices`). Exit status: docs/grading-contract.md, "Exit codes" (0 when every row was graded; 2 with a
 one-line reason when it could not run; 3 when some exercise is the grader's ``grader_error``/``ungraded``;
 130 when interrupted).
 """
@@ -80,8 +81,8 @@ def _warn_worker_libraries(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """``tapetrace grade``: validate everything first, then grade; outputs survive Ctrl-C."""
     from autograder.engine import session as _session
+    from autograder.reports import outputs as _outputs
     from autograder.reports import progress as _progress
-    from autograder.reports import receipt as _receipt
     from autograder.reports import report as _report
 
     started = time.monotonic()  # --deadline counts from here
@@ -130,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
                 resumed=resumed, jobs=args.jobs, require_isolation=getattr(args, "require_isolation", None),
                 deadline=started + args.deadline if getattr(args, "deadline", None) else None,
                 errors=_cluster_errors(args), on_note=None if args.quiet else _note,
-                outputs=(args.json, args.json and _receipt.sidecar(args.json), args.csv, args.feedback),
+                outputs=_outputs.hidden(args),  # every declared output but those declared readable
                 checkpoint=args.json, device=args.device,
                 timeout=args.timeout, seed=seed, lang=args.lang, public_only=args.public_only,
                 launcher=args.launcher, **_run_extra(args, only))
@@ -165,12 +166,22 @@ def _check_options(args: argparse.Namespace) -> str | None:
             return f"no such file or directory: {p}"
         if not os.access(p, os.R_OK) or (Path(p).is_dir() and not os.access(p, os.X_OK)):
             return f"cannot read {p}: permission denied"
-    for path, flag in ((args.json, "--json"), (args.csv, "--csv")):
-        reason = _check_output(path, flag)
+    return _check_outputs(args)
+
+
+def _check_outputs(args: argparse.Namespace) -> str | None:
+    """Why a declared output's option (``--json``, ``--csv``, ``--feedback``...) cannot be written, or None."""
+    from autograder.reports import outputs as _outputs
+
+    for o in _outputs.GRADE_OUTPUTS:
+        path = getattr(args, o.name, None) if o.flag else None
+        if not path:
+            continue
+        if o.folder and Path(path).exists() and not Path(path).is_dir():
+            return f"{o.flag} {path}: exists and is not a directory"
+        reason = None if o.folder else _check_output(path, o.flag)
         if reason:
             return reason
-    if args.feedback and Path(args.feedback).exists() and not Path(args.feedback).is_dir():
-        return f"--feedback {args.feedback}: exists and is not a directory"
     return None
 
 
@@ -268,8 +279,7 @@ def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[s
     from autograder.reports import report as _report
 
     try:
-        all_results = _outputs.write_outputs(checkpoint, json_path=args.json, csv_path=args.csv,
-                                             feedback_dir=args.feedback, lang=args.lang,
+        all_results = _outputs.write_outputs(checkpoint, _outputs.paths(args), lang=args.lang,
                                              feedback_format=args.feedback_format)
     except OSError as err:
         return _exit_error(f"cannot write the results: {err}")
@@ -304,11 +314,11 @@ def _cluster_errors(args: argparse.Namespace) -> tuple[type[Exception], ...]:
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Adds ``grade`` and its options to the CLI's subparsers."""
+    from autograder.reports import outputs as _outputs
+
     g = sub.add_parser("grade", help="grade submissions against the hidden suites")
     g.add_argument("submissions", nargs="+", metavar="SUBMISSION")
-    g.add_argument("--json", metavar="OUT.json")
-    g.add_argument("--csv", metavar="OUT.csv")
-    g.add_argument("--feedback", metavar="DIR", help="write one feedback file per submission into DIR")
+    _outputs.add_flags(g)  # --json, --csv, --feedback...: the declared outputs (autograder/reports/outputs.py)
     g.add_argument("--feedback-format", default="md", choices=["md", "html", "both"],
                    help="feedback as Markdown (default), HTML or both")
     g.add_argument("--only", metavar="ex04_jax_mlp,...")

@@ -100,8 +100,8 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError, _gradebook.GradebookError, _overrides.OverrideError) as err:
         print(f"tapetrace gradebook: {terminal(str(err).splitlines()[0])}", file=sys.stderr)
         return 2
-    if roster is None and args.format in _gradebook.NO_ROSTER_IDS:
-        print(f"tapetrace gradebook: {_gradebook.NO_ROSTER_IDS[args.format]}", file=sys.stderr)
+    if roster is None:
+        print(f"tapetrace gradebook: {_gradebook.FORMATS[args.format].no_roster}", file=sys.stderr)
     for n in [*skipped, *book.notes]:
         print(f"tapetrace gradebook: {terminal(n)}", file=sys.stderr)
     for n in book.blanks:
@@ -123,8 +123,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     g.add_argument("results", nargs="+", metavar="RESULTS.json", help="tapetrace grade's --json file(s)")
     g.add_argument("--out", required=True, metavar="OUT.csv",
                    help="the gradebook CSV to write (its receipt goes beside it: OUT.csv.receipt.json)")
-    g.add_argument("--format", default=FORMATS[0], choices=FORMATS,
-                   help=f"the LMS whose import columns to write (default {FORMATS[0]})")
+    default = next(iter(FORMATS))
+    g.add_argument("--format", default=default, choices=list(FORMATS),  # an unknown format: refused here
+                   help=f"the LMS whose import columns to write: {', '.join(FORMATS)} (default {default})")
     g.add_argument("--roster", metavar="ROSTER.csv",
                    help="columns file, student_id (optional name, email, section); a file may be a path's tail "
                         "(alice/work.ipynb); roster students without a submission get a blank row")

@@ -42,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from autograder.engine import resume as _resume
     from autograder.engine import session as _session
     from autograder.reports import receipt as _receipt
+    from autograder.reports import regrade_render as _render
     from autograder.reports import report as _report
 
     try:
@@ -108,14 +109,14 @@ def run(args: argparse.Namespace) -> int:
             _report.write_csv(results, args.csv)
         _receipt.write(_receipt.receipt(results, overrides=audit), _receipt.sidecar(args.json))
         _report.atomic_write(out["json"], json.dumps(d, indent=1) + "\n")
-        _report.atomic_write(out["csv"], _regrade.diff_csv(d))
-        _report.atomic_write(out["md"], _regrade.diff_markdown(d))
+        _report.atomic_write(out["csv"], _render.diff_csv(d))
+        _report.atomic_write(out["md"], _render.diff_markdown(d))
     except OSError as err:
         return _exit_error(f"cannot write the results: {err}")
     if not args.quiet:
-        print(f"tapetrace regrade: {_regrade.summary_words(d)}; diff in {out['md']}",
+        print(f"tapetrace regrade: {_render.summary_words(d)}; diff in {out['md']}",
               file=sys.stderr)
-        for line in _regrade.changed_words(d):
+        for line in _render.changed_words(d):
             print(f"  changed: {line}")
         for line in _overrides.flagged_lines(audit["rows"]) if audit else []:
             print(f"  {line}")

@@ -51,10 +51,21 @@ def get_language(lang: str | None = None) -> str:
 def catalogue_modules() -> list[str]:
     """Import names of the catalogue's modules: ``autograder/messages/*.py``, then each exercise's ``messages``."""
     from autograder import messages  # plain data, below the core: it imports nothing of the engine
-    from autograder.core.exercise import PACKAGE, package_names  # the exercises' by name (they sit above)
+    from autograder.core.exercise import module_name, package_names  # the exercises' by name (they sit above)
 
     names = [f"{messages.__name__}.{info.name}" for info in pkgutil.iter_modules(messages.__path__)]
-    return names + [f"{PACKAGE}.{ex}.messages" for ex in package_names()]
+    return names + [module_name(ex, "messages") for ex in package_names()]
+
+
+def _catalogue_tables(lang: str) -> list[dict[str, str]]:
+    """Each catalogue module's table of ``lang``, in :func:`catalogue_modules`' order (the exercises' through
+    :func:`autograder.core.exercise.part`, the one by-name import of an exercise's part)."""
+    from autograder import messages
+    from autograder.core.exercise import package_names, part
+
+    mods = [importlib.import_module(f"{messages.__name__}.{info.name}") for info in pkgutil.iter_modules(messages.__path__)]
+    mods += [part(ex, "messages") for ex in package_names()]
+    return [getattr(mod, lang.upper(), None) or {} for mod in mods]
 
 
 @cache
@@ -71,8 +82,7 @@ def catalogue(lang: str = "en") -> dict[str, str]:
         RuntimeError: a key is defined by two modules.
     """
     out: dict[str, str] = {}
-    for name in catalogue_modules():
-        table = getattr(importlib.import_module(name), lang.upper(), None) or {}
+    for table in _catalogue_tables(lang):
         dup = set(out) & set(table)
         if dup:
             raise RuntimeError(f"message keys defined twice: {sorted(dup)}")

@@ -4,13 +4,18 @@ Everything that needs the list of exercises, their order, their frameworks, thei
 their contract names or their device count reads it here; nothing else lists exercises. Importing
 this module imports each exercise package's ``__init__`` (plain data), never torch, JAX or a probe.
 In the students' runtime only the exercises built are present, so the registry lists those.
+An exercise's parts (probes, public checks, messages, hints, hidden suite...) are imported by name through
+:func:`part` (defined beside the discovery, :mod:`autograder.core.exercise`), nowhere else.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from autograder.core.exercise import PACKAGE, Exercise, discover
+from autograder.core.exercise import PARTS as PARTS
+from autograder.core.exercise import Exercise, discover
+from autograder.core.exercise import module_name as module_name
+from autograder.core.exercise import part as part
 
 REGISTRY: dict[str, Exercise] = discover()
 # The exercises, in order (their folders' names sorted).
@@ -75,11 +80,6 @@ def zygote_needs(exercises: Iterable[str] | None) -> frozenset[str]:
         if meta.compiles:
             needs.add("compile")
     return frozenset(needs)
-
-
-def module_name(exercise: str, part: str) -> str:
-    """Import name of one part of an exercise package: ``module_name("ex05_jit_train_step", "probes")``."""
-    return f"{PACKAGE}.{exercise}.{part}"
 
 
 class UnknownExercise(ValueError):

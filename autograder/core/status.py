@@ -1,4 +1,4 @@
-"""An exercise's status (GRADING.md): whose it is, and the rows a grader writes for its own trouble.
+"""An exercise's status (docs/grading-contract.md, "Statuses"): whose it is, and the rows a grader writes for its own trouble.
 
 Six statuses are the student's (``graded``, ``missing``, ``error``, ``timeout``, ``crashed``,
 ``unreadable``): what their code or file earned. Two are never the student's: ``grader_error`` (the
@@ -14,11 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from autograder.core.records import ExerciseRow
+
 STUDENT_STATUSES = ("graded", "missing", "error", "timeout", "crashed", "unreadable")
 GRADER_STATUSES = ("grader_error", "ungraded")
 STATUSES = STUDENT_STATUSES + GRADER_STATUSES
 
-# Exit status of `tapetrace grade` when it ran but some exercise is the grader's (GRADING.md).
+# Exit status of `tapetrace grade` when it ran but some exercise is the grader's (docs/grading-contract.md, "Exit codes").
 EXIT_NOT_ALL_GRADED = 3
 
 # The student-facing message key of each grader status (autograder/messages/common.py).
@@ -33,7 +35,7 @@ def is_graders(status: str) -> bool:
     return status in GRADER_STATUSES
 
 
-def grader_row(checks: Iterable[Any], status: str, reason: str, *, lang: str) -> dict[str, Any]:
+def grader_row(checks: Iterable[Any], status: str, reason: str, *, lang: str) -> ExerciseRow:
     """An exercise result the student's code did not earn: every check at 0, a neutral message.
 
     Args:
@@ -43,7 +45,7 @@ def grader_row(checks: Iterable[Any], status: str, reason: str, *, lang: str) ->
         lang: the student message's language.
 
     Returns:
-        GRADING.md's exercise object with ``status`` and ``grader_reason``.
+        docs/grading-contract.md's exercise row (``ExerciseRow``) with ``status`` and ``grader_reason``.
     """
     from autograder.core.i18n import render
 

@@ -233,8 +233,8 @@ def result_of(check: Check, error: BaseException | None, *, lang: str,
             a failure with that message, never a pass.
 
     Returns:
-        ``{"name", "score", "max_score", "passed", "hidden", "message", "code"}`` (GRADING.md's test
-        object): a :class:`CheckFailure` gives its own key and message, a :class:`GraderBug` or any
+        ``{"name", "score", "max_score", "passed", "hidden", "message", "code"}`` (docs/grading-contract.md's
+        test row): a :class:`CheckFailure` gives its own key and message, a :class:`GraderBug` or any
         other exception ``INTERNAL_ERROR``.
     """
     code, fields, message = "", {}, ""

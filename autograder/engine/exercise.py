@@ -13,6 +13,7 @@ from autograder.core import status as _status
 from autograder.core.i18n import label, render
 from autograder.core.protocol import check_rng, memory_words
 from autograder.core.protocol import probe_error as _probe_error
+from autograder.core.records import ExerciseRow, TestRow
 from autograder.core.suite import (
     INTERNAL_ERROR,
     Check,
@@ -72,7 +73,7 @@ class ExerciseGrading:
         self.lang = host.lang
         self.checks: list[Check] = exercise_checks(exercise, host.public_only)
         self.max_score = float(sum(c.points for c in self.checks))
-        self.tests: list[dict[str, Any]] = []
+        self.tests: list[TestRow] = []
         self.timeouts = 0
         self._worker: _handle.Worker | None = None
         self._src_path = ""
@@ -82,8 +83,8 @@ class ExerciseGrading:
         self.forged: str | None = None  # why its worker's frames were not its loop's (``outcomes.voided``)
         self.cut_note = ""  # its load stopped a top-level statement (``LOAD_CUT``): said in the exercise's message
 
-    def _result(self, status: str, tests: list[dict[str, Any]], message: str) -> dict[str, Any]:
-        out = {"score": float(sum(t["score"] for t in tests)), "max_score": self.max_score,
+    def _result(self, status: str, tests: list[TestRow], message: str) -> ExerciseRow:
+        out: ExerciseRow = {"score": float(sum(t["score"] for t in tests)), "max_score": self.max_score,
                "status": status, "message": message, "tests": tests,
                "seconds": round(time.monotonic() - self._t0, 3)}
         if self.log:
@@ -131,7 +132,7 @@ class ExerciseGrading:
         self.log.append(_status.clean_reason(f"{what}: worker died, {death.get('how')}{oom}"
                                              + (f"; its stderr:\n{tail}" if tail else ""), limit=8000))
 
-    def graders_trouble(self, reason: str) -> dict[str, Any]:
+    def graders_trouble(self, reason: str) -> ExerciseRow:
         """The row of an exercise stopped by the grader's trouble: marked ``retry`` on a first attempt
         (graded again, alone), else ``grader_error``."""
         self.trouble = self.trouble or reason
@@ -144,12 +145,12 @@ class ExerciseGrading:
             row["retry"] = reason
         return row
 
-    def _zero(self, status: str, message: str, code: str) -> dict[str, Any]:
-        tests = [{"name": c.name, "score": 0.0, "max_score": c.points, "passed": False,
+    def _zero(self, status: str, message: str, code: str) -> ExerciseRow:
+        tests: list[TestRow] = [{"name": c.name, "score": 0.0, "max_score": c.points, "passed": False,
                   "hidden": c.hidden, "message": message, "code": code} for c in self.checks]
         return self._result(status, tests, message)
 
-    def open(self) -> dict[str, Any] | None:
+    def open(self) -> ExerciseRow | None:
         """Writes the student's source to a private scratch and loads it in a sandboxed worker.
 
         Returns:
@@ -196,6 +197,8 @@ class ExerciseGrading:
             return self.graders_trouble(trouble)
         self.forged = st.get("forged")  # the kernel showed its commands read by its load's code (_handle.Forged)
         cut = st.get("cut")  # a top-level statement stopped at its budget (``_exec.run_section``)
+        if cut is not None and st.get("code") == "MISSING_NAMES":  # nothing of the contract defined before the cut
+            cut = {**cut, "names": cut.get("names") or st.get("fields", {}).get("names", "")}
         if cut is not None and cut.get("names"):  # a name of the contract only defined past it: the load's timeout
             first.close()
             return self._zero("timeout", render("LOAD_CUT_MISSING", self.lang, **cut), "LOAD_CUT_MISSING")
@@ -333,14 +336,14 @@ class ExerciseGrading:
         return GraderBug(reason)
 
     def record(self, check: Check, error: BaseException | None,
-               skip: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+               skip: tuple[str, dict[str, Any]] | None = None) -> TestRow:
         """Keeps the result of a check that ended with ``error`` (None: it passed; judged first,
         :meth:`judged`) or was refused (``skip``)."""
         test = result_of(check, self.judged(check, error) if error is not None else None, lang=self.lang, skip=skip)
         self.tests.append(test)
         return test
 
-    def run(self, check: Check) -> dict[str, Any]:
+    def run(self, check: Check) -> TestRow:
         """Runs one check (after :meth:`open` returned None) and keeps its result; never raises."""
         skip = self.refusal(check)
         if skip is not None:
@@ -359,8 +362,8 @@ class ExerciseGrading:
             self._worker.close()
             self._worker = None
 
-    def summary(self) -> dict[str, Any]:
-        """The exercise's result (GRADING.md) from the checks run so far: status ``graded``."""
+    def summary(self) -> ExerciseRow:
+        """The exercise's result (docs/grading-contract.md, "Row schema") from the checks run so far: status ``graded``."""
         tests = self.tests
         if self.forged:  # the student's own doing, established in the grader's process: nothing of it is a pass
             message = render(FORGED, self.lang, how=label(self.forged))

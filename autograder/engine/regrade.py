@@ -10,22 +10,20 @@ per submission and exercise whose score, maximum or any check's verdict moved, t
 of the old and new maximum, the checks that changed verdict, and why (the parts that moved). Each row
 also records, per check, its points and digests of its definition and of the tolerances it names
 (:func:`check_parts`, stamped by :func:`stamp_checks`): the diff names the checks whose definition, points
-or tolerance changed (:func:`changed_checks`). :func:`diff_csv` and :func:`diff_markdown` write it for
-people (student text through autograder/core/text.py; numbers as numbers); the JSON form feeds
-``tapetrace report --regrade DIFF.json``.
+or tolerance changed (:func:`changed_checks`). The diff is data (:class:`Diff`): its JSON form feeds
+``tapetrace report --regrade DIFF.json``; its CSV, Markdown and HTML for people are the reports'
+(:mod:`autograder.reports.regrade_render`).
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import inspect
-import io
 import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from autograder.core import status as _status
 from autograder.core import verdict_fp as _verdict_fp
@@ -34,6 +32,58 @@ from autograder.engine.resume import same_place
 
 class RegradeRefused(Exception):
     """The earlier results cannot be regraded as asked (mixed seeds, an unknown submission)."""
+
+
+class NamedCheck(TypedDict):
+    """A check whose definition, points or tolerance changed: ``what`` is ``"points 1 → 2"``, ``"removed"``..."""
+
+    name: str
+    what: str
+
+
+class CheckMove(TypedDict):
+    """A check whose verdict moved: ``old``/``new`` are ``passed``, ``failed`` or ``absent``."""
+
+    name: str
+    old: str
+    new: str
+    old_code: str
+    new_code: str
+    message: str
+
+
+class Moved(TypedDict):
+    """A (submission, exercise) pair whose score, maximum, status or any verdict moved."""
+
+    submission: str
+    exercise: str
+    old_score: float
+    new_score: float
+    old_max_score: float
+    max_score: float  # the new one
+    old_status: str | None
+    new_status: str | None
+    reasons: list[str]
+    checks: list[CheckMove]
+
+
+class Diff(TypedDict):
+    """What a regrade moved (:func:`diff`), written as ``NEW.diff.json``.
+
+    ``considered``: every pair of the chosen submissions; ``unchanged``: considered - moved (the pairs not
+    graded again did not move: nothing that decides them changed); ``kept``: considered - regraded.
+    ``overrides``: the instructor's overrides' audit, when ``--overrides`` was given.
+    """
+
+    tapetrace_regrade: int
+    seed: int | None
+    regraded: int
+    checks_changed: dict[str, list[NamedCheck]]
+    moved: list[Moved]
+    considered: int
+    unchanged: int
+    kept: int
+    overrides: NotRequired[dict[str, Any]]
 
 
 @dataclass
@@ -58,7 +108,7 @@ class Plan:
     exercises_for: dict[str, list[str]] = field(default_factory=dict)
     reasons: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     old: dict[str, dict[str, Any]] = field(default_factory=dict)
-    definitions: dict[tuple[str, str], list[dict[str, str]]] = field(default_factory=dict)
+    definitions: dict[tuple[str, str], list[NamedCheck]] = field(default_factory=dict)
     considered: int = 0
 
     @property
@@ -120,7 +170,7 @@ def stamp_checks(row: dict[str, Any]) -> None:
                 continue
 
 
-def changed_checks(before: dict[str, Any] | None, now: dict[str, Any] | None) -> list[dict[str, str]]:
+def changed_checks(before: dict[str, Any] | None, now: dict[str, Any] | None) -> list[NamedCheck]:
     """The checks whose definition, points or tolerance differ between two :func:`check_parts`, in words.
 
     Returns:
@@ -129,7 +179,7 @@ def changed_checks(before: dict[str, Any] | None, now: dict[str, Any] | None) ->
     """
     if not isinstance(before, dict) or not isinstance(now, dict):
         return []
-    out = []
+    out: list[NamedCheck] = []
     for name in dict.fromkeys([*now, *before]):
         a, b = before.get(name), now.get(name)
         if not isinstance(a, dict):
@@ -222,9 +272,9 @@ def _verdicts(e: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
     return {str(t.get("name")): t for t in (e or {}).get("tests") or []}
 
 
-def _points_moved(ov: dict[str, dict[str, Any]], nv: dict[str, dict[str, Any]]) -> list[dict[str, str]]:
+def _points_moved(ov: dict[str, dict[str, Any]], nv: dict[str, dict[str, Any]]) -> list[NamedCheck]:
     """Checks whose points differ between two rows' test records (rows graded before checks were recorded)."""
-    out = []
+    out: list[NamedCheck] = []
     for name in dict.fromkeys([*nv, *ov]):
         a, b = ov.get(name), nv.get(name)
         if a is None or b is None:
@@ -235,7 +285,7 @@ def _points_moved(ov: dict[str, dict[str, Any]], nv: dict[str, dict[str, Any]]) 
     return out
 
 
-def diff(the_plan: Plan, new_rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def diff(the_plan: Plan, new_rows: dict[str, dict[str, Any]]) -> Diff:
     """What moved: per (submission, exercise) graded again whose score, maximum, status or any verdict changed.
 
     Args:
@@ -243,15 +293,11 @@ def diff(the_plan: Plan, new_rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
         new_rows: per path, the merged new row.
 
     Returns:
-        ``{"tapetrace_regrade": 1, "seed", "regraded": pairs, "checks_changed": {exercise: [{"name",
-        "what"}]}, "moved": [{"submission", "exercise", "old_score", "new_score", "old_max_score",
-        "max_score" (the new one), "old_status", "new_status", "reasons", "checks": [{"name", "old", "new",
-        "old_code", "new_code", "message"}]}], "considered": every pair of the chosen submissions,
-        "unchanged": considered - moved (the pairs not graded again did not move: nothing that decides them
-        changed), "kept": considered - regraded (those not graded again)}``.
+        The :class:`Diff` (``regraded``: the pairs graded again; ``checks_changed``: per exercise, the
+        :class:`NamedCheck` s; ``moved``: the :class:`Moved` pairs, in the plan's order).
     """
-    moved = []
-    named: dict[str, dict[tuple[str, str], dict[str, str]]] = {}
+    moved: list[Moved] = []
+    named: dict[str, dict[tuple[str, str], NamedCheck]] = {}
     for p, exs in the_plan.exercises_for.items():
         old_row, new_row = the_plan.old[p], new_rows.get(p)
         if new_row is None:
@@ -261,7 +307,7 @@ def diff(the_plan: Plan, new_rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
             ov, nv = _verdicts(o), _verdicts(n)
             for c in [*the_plan.definitions.get((p, ex), []), *(_points_moved(ov, nv) if ov and nv else [])]:
                 named.setdefault(ex, {}).setdefault((c["name"], c["what"].split(" (")[0]), c)
-            checks = []
+            checks: list[CheckMove] = []
             for name in dict.fromkeys([*ov, *nv]):
                 a, b = ov.get(name, {}), nv.get(name, {})
                 if bool(a.get("passed")) != bool(b.get("passed")) or (name in ov) != (name in nv):
@@ -282,19 +328,9 @@ def diff(the_plan: Plan, new_rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "kept": max(the_plan.considered - the_plan.pairs, 0)}
 
 
-def summary_words(d: dict[str, Any]) -> str:
-    """``"0 moved, 8 unchanged (8 not graded again: nothing that decides them changed)"``.
-
-    A diff written before ``kept`` was recorded reads as before (``unchanged`` of the pairs graded again).
-    """
-    kept = int(d.get("kept") or 0)
-    tail = f" ({kept} not graded again: nothing that decides them changed)" if kept else ""
-    return f"{len(d['moved'])} moved, {d['unchanged']} unchanged{tail}"
-
-
-def _merge_named(items: list[dict[str, str]]) -> list[dict[str, str]]:
+def _merge_named(items: list[NamedCheck]) -> list[NamedCheck]:
     """One entry per (check, what): "added (2 points)" over a bare "added" the test records gave."""
-    out: dict[tuple[str, str], dict[str, str]] = {}
+    out: dict[tuple[str, str], NamedCheck] = {}
     for c in items:
         key = (c["name"], c["what"].split(" (")[0])
         if key not in out or len(c["what"]) > len(out[key]["what"]):
@@ -306,94 +342,3 @@ def _word(t: dict[str, Any], present: bool) -> str:
     if not present:
         return "absent"
     return "passed" if t.get("passed") else "failed"
-
-
-def _checks_words(m: dict[str, Any]) -> str:
-    return "; ".join(f"{c['name']}: {c['old']} -> {c['new']}" + (f" ({c['new_code']})" if c["new_code"] else "")
-                     for c in m["checks"])
-
-
-def changed_words(d: dict[str, Any]) -> list[str]:
-    """One line per check whose definition, points or tolerance changed: ``"ex09: check: points 1 → 2"``."""
-    return [f"{ex}: {c['name']}: {c['what']}" for ex, items in (d.get("checks_changed") or {}).items() for c in items]
-
-
-def _score(score: float, maximum: float) -> str:
-    return f"{score:g}/{maximum:g}"
-
-
-def diff_csv(d: dict[str, Any]) -> str:
-    """One row per (submission, exercise) that moved: scores, maxima and the delta as numbers a spreadsheet
-    reads; the student's text through :func:`autograder.core.text.csv_cell`."""
-    from autograder.core.text import csv_cell
-
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["submission", "exercise", "old_score", "new_score", "delta", "max_score", "old_max_score",
-                "old_status", "new_status", "why", "checks_changed"])
-    for m in d["moved"]:
-        old_max = float(m.get("old_max_score", m["max_score"]))
-        w.writerow([csv_cell(m["submission"]), csv_cell(m["exercise"]), _num(m["old_score"]), _num(m["new_score"]),
-                    _num(m["new_score"] - m["old_score"]), _num(m["max_score"]), _num(old_max),
-                    csv_cell(m["old_status"]), csv_cell(m["new_status"]), csv_cell("; ".join(m["reasons"])),
-                    csv_cell(_checks_words(m))])
-    return buf.getvalue()
-
-
-def _num(x: float) -> int | float:
-    """A number as a spreadsheet reads it: 2 (not 2.0), 0.5, -1."""
-    x = round(float(x), 6)
-    return int(x) if x.is_integer() else x
-
-
-def _md(text: Any) -> str:
-    """The grader's own words (check names, catalogue keys) in a Markdown table cell."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def diff_markdown(d: dict[str, Any]) -> str:
-    """The diff in Markdown: the checks that changed, then every student whose score or maximum moved (the
-    submission's name through :func:`autograder.core.text.markdown`)."""
-    from autograder.core.text import markdown
-
-    lines = [f"# Regrade (seed {d['seed']})", "",
-             f"{d['regraded']} (submission, exercise) pair(s) graded again; {summary_words(d)}.", ""]
-    named = changed_words(d)
-    if named:
-        lines += ["## Checks whose definition, points or tolerance changed", "", *[f"- {_md(w)}" for w in named], ""]
-    if d["moved"]:
-        lines += ["## Scores or maxima that moved", "",
-                  "| submission | exercise | old → new | why | checks that changed verdict |",
-                  "|---|---|---|---|---|"]
-        for m in d["moved"]:
-            old_max = float(m.get("old_max_score", m["max_score"]))
-            lines.append(f"| {markdown(m['submission'])} | {_md(m['exercise'])} | "
-                         f"{_score(m['old_score'], old_max)} → {_score(m['new_score'], m['max_score'])} | "
-                         f"{_md('; '.join(m['reasons']))} | {_md(_checks_words(m))} |")
-    return "\n".join(lines) + "\n"
-
-
-def render_html(d: dict[str, Any]) -> str:
-    """The report's "Regrade" section."""
-    from autograder.core.text import html_text as esc
-
-    out = [f"<section id=\"regrade\"><h2>Regrade</h2><p class=\"meta\">{d['regraded']} (submission, exercise) "
-           f"pair(s) graded again with seed {esc(d['seed'])}: {esc(summary_words(d))}."
-           "</p>"]
-    named = changed_words(d)
-    if named:
-        out.append("<p>Checks whose definition, points or tolerance changed:</p><ul>"
-                   + "".join(f"<li>{esc(w)}</li>" for w in named) + "</ul>")
-    if d["moved"]:
-        out.append("<table class=\"regrade\"><tr><th>submission</th><th>exercise</th><th class=n>old → new</th>"
-                   "<th>why</th><th>checks that changed verdict</th></tr>")
-        for m in d["moved"]:
-            old_max = float(m.get("old_max_score", m["max_score"]))
-            cls = " low" if m["new_score"] < m["old_score"] else ""
-            out.append(f"<tr><td>{esc(m['submission'])}</td><td>{esc(m['exercise'])}</td>"
-                       f"<td class=\"n{cls}\">{_score(m['old_score'], old_max)} → "
-                       f"{_score(m['new_score'], m['max_score'])}</td>"
-                       f"<td>{esc('; '.join(m['reasons']))}</td><td>{esc(_checks_words(m))}</td></tr>")
-        out.append("</table>")
-    out.append("</section>")
-    return "\n".join(out)

@@ -1,7 +1,7 @@
-"""The rows of GRADING.md's JSON that no check earned, and a submission's row made whole.
+"""The rows no check earned, and a submission's row made whole (docs/grading-contract.md, "Row schema").
 
-One place for the local run (:class:`autograder.engine.run.GradingRun`) and the Dask client
-(:class:`autograder.scaleout.cluster.ClusterRun`): a submission's empty row (:func:`empty_row`), an
+One place for every driver (the local run, the Dask client and the pytest entry, through
+:class:`autograder.engine.assembly.RowAssembly`): a submission's empty row (:func:`empty_row`), an
 exercise the grader could not grade (:func:`graders_row`: ``grader_error`` or ``ungraded``), one whose file
 could not be read (:func:`unreadable_row`), and the totals and run facts stamped on a finished row
 (:func:`finish_row`). Every function is pure: it takes the run's facts as arguments, never the run.
@@ -16,6 +16,7 @@ from autograder import hidden  # hidden.load_suite: one place to find (and, in t
 from autograder.core import device as _device
 from autograder.core import status as _status
 from autograder.core.i18n import render
+from autograder.core.records import ExerciseRow, IsolationRecord, ResultRow
 from autograder.core.suite import Check
 from autograder.core.text import clean
 
@@ -37,7 +38,7 @@ def preload_suites(exercises: Iterable[str]) -> None:
             continue
 
 
-def empty_row(path: str, device: dict[str, str], seed: int) -> dict[str, Any]:
+def empty_row(path: str, device: dict[str, str], seed: int) -> ResultRow:
     """A submission's row before any exercise is recorded in it.
 
     Args:
@@ -49,7 +50,7 @@ def empty_row(path: str, device: dict[str, str], seed: int) -> dict[str, Any]:
             "total": 0.0, "max_total": 0.0, "exercises": {}}
 
 
-def graders_row(exercise: str, status: str, reason: str, *, lang: str, public_only: bool) -> dict[str, Any]:
+def graders_row(exercise: str, status: str, reason: str, *, lang: str, public_only: bool) -> ExerciseRow:
     """A row the student's code did not earn (``grader_error`` or ``ungraded``; see ``core.status``).
 
     Args:
@@ -63,7 +64,7 @@ def graders_row(exercise: str, status: str, reason: str, *, lang: str, public_on
 
 
 def unreadable_row(exercise: str, error: str | dict[str, Any], *, lang: str, public_only: bool,
-                   status: str = "unreadable", key: str = "UNREADABLE") -> dict[str, Any]:
+                   status: str = "unreadable", key: str = "UNREADABLE") -> ExerciseRow:
     """The row of an exercise whose submission could not be read: every check at 0 with the reason.
 
     Args:
@@ -84,7 +85,7 @@ def unreadable_row(exercise: str, error: str | dict[str, Any], *, lang: str, pub
                        "hidden": c.hidden, "message": msg, "code": key} for c in checks]}
 
 
-def finish_row(row: dict[str, Any], exercises: list[str], *, isolation: dict[str, Any], launcher: str,
+def finish_row(row: ResultRow, exercises: list[str], *, isolation: IsolationRecord, launcher: str,
                envelope: dict[str, Any] | None, public_only: bool) -> None:
     """Makes a submission's row whole, in place: its exercises in order, totals, the run's facts, stamps.
 

@@ -1,4 +1,4 @@
-"""The grading engine: submissions x exercises -> results (GRADING.md's JSON).
+"""The grading engine: submissions x exercises -> results (docs/grading-contract.md, "Row schema").
 
 Per (submission, exercise) a student worker loads the code in a sandbox;
 each check of the hidden suite runs in this process and asks that worker
@@ -24,13 +24,14 @@ from typing import Any
 
 from autograder.core import device as _device
 from autograder.core import registry as _registry
-from autograder.core.paths import EXERCISES
 from autograder.core.protocol import check_rng, probe_error, reference_key
+from autograder.core.records import ExerciseRow, IsolationRecord, ResultRow
 from autograder.core.registry import JAX_ONLY
 from autograder.core.suite import Check, Ctx, GraderBug
 from autograder.engine import chip as _chip
 from autograder.engine import libraries
 from autograder.engine import rows as _rows
+from autograder.engine.assembly import RowAssembly, RunFacts
 from autograder.engine.exercise import ExerciseGrading, ExerciseHost
 from autograder.engine.jaxcache import jax_cache_dir
 from autograder.engine.outcomes import DEADLINE_MARGIN, DeadlineReached
@@ -114,7 +115,7 @@ class GradingRun(RunWorkers):
         self._prepared: set[str] = set()  # chip exercises whose reference answered first (_prepare_chip)
         self.libraries = libraries.LibraryCheck(cpu_jax=self._cpu_jax)  # asked only after a load failed
         self.watch = _quota.ScratchWatch()  # students' workers' disk use, at every isolation level
-        self.isolation: dict[str, Any] = {}
+        self.isolation: IsolationRecord = {}
         self._hide: list[str] = []
         self._rewritten: list[str] = []  # the run's outputs it rewrites while grading (keep_outputs)
         self._scratch_ids = iter(range(10**9))
@@ -139,7 +140,7 @@ class GradingRun(RunWorkers):
             shutil.rmtree(self.jax_cache, ignore_errors=True)
 
     # ------------------------------------------------------------------ grading
-    def grade_exercise(self, sub: _loader.Submission, exercise: str, final: bool | None = None) -> dict[str, Any]:
+    def grade_exercise(self, sub: _loader.Submission, exercise: str, final: bool | None = None) -> ExerciseRow:
         """Grades one exercise of one submission; never raises (see :class:`ExerciseGrading`).
 
         Args:
@@ -152,7 +153,7 @@ class GradingRun(RunWorkers):
                 :meth:`grade` is doing in this thread (a first attempt or the second), else True.
 
         Returns:
-            The exercise's row (GRADING.md); ``ungraded`` when the run's deadline cut it short.
+            The exercise's row (docs/grading-contract.md, "Row schema"); ``ungraded`` when the run's deadline cut it short.
         """
         if final is None:
             final = getattr(self._attempts, "final", True)
@@ -247,7 +248,7 @@ class GradingRun(RunWorkers):
         if idle and not self.plan.keep_references:
             self.reference.retire(exercise)
 
-    def _deadline_row(self, exercise: str) -> dict[str, Any]:
+    def _deadline_row(self, exercise: str) -> ExerciseRow:
         return self.graders_row(exercise, "ungraded", f"the run's deadline ({self._deadline_s:g} s) came before this "
                                 "exercise was graded (tapetrace grade --deadline; otter: the zip's deadline)")
 
@@ -268,16 +269,15 @@ class GradingRun(RunWorkers):
         return timer
 
     def grade(self, paths: list[str], only: list[str] | None = None, jobs: int = 1,
-              on_result: Callable[[dict[str, Any]], None] | None = None,
+              on_result: Callable[[ResultRow], None] | None = None,
               on_task: Callable[[int, str], None] | None = None,
               exercises_for: dict[str, list[str]] | None = None,
-              deadline: float | None = None) -> list[dict[str, Any]]:
-        """Grades submissions; one result object per path, in order, none dropped.
+              deadline: float | None = None, resumed: dict[str, ResultRow] | None = None) -> list[ResultRow]:
+        """Grades submissions; one result object per path, in order, none dropped (``session.Backend``).
 
-        ``on_result(result)`` is called once per finished submission, ``on_task(index,
-        exercise)`` once per finished (submission, exercise); both from grading threads.
-        ``exercises_for`` narrows what one path grades (``--resume``: only the exercises the grader
-        could not grade before); a path it does not name grades ``only``.
+        The rows are assembled by :class:`~autograder.engine.assembly.RowAssembly` (what each path grades,
+        ``exercises_for`` and ``resumed`` for ``--resume``, the callbacks, an exercise graded again alone);
+        ``on_result`` and ``on_task`` are called from grading threads. This method only schedules.
 
         ``jobs`` exercises are graded at once, at most the plan's ``max_jobs`` (the memory allows no more).
         An exercise whose first attempt met trouble that may be the grader's is graded again once the others
@@ -290,30 +290,15 @@ class GradingRun(RunWorkers):
         if not self._mem_fixed:
             self.mem_bytes = self.plan.worker_memory_at(jobs)
         timer = self._start_deadline(deadline)
-        exercises = [e for e in EXERCISES if not only or e in only]
-        wanted = [[e for e in exercises if e in (exercises_for or {}).get(p, exercises)] for p in paths]
-        _rows.preload_suites({e for w in wanted for e in w})  # in this thread, before the grading threads
+        rows = RowAssembly(paths, only, seed=self.seed, facts=self.facts, exercises_for=exercises_for,
+                           resumed=resumed, on_result=on_result, on_task=on_task)
+        _rows.preload_suites({e for w in rows.wanted for e in w})  # in this thread, before the grading threads
         self.hide(hide_places(paths, self.tmp))  # HideRefused before anything is read or graded
         subs = read_all(paths, self.timeout)
         if self.sandbox and not self.isolation:  # recorded from the start: a row without student code has it too
             self.measure_isolation()
-        results = [_rows.empty_row(p, self.device, self.seed) for p in paths]
-        pending = {i: len(wanted[i]) for i in range(len(paths))}
-        done_lock = threading.Lock()
-        again: list[tuple[int, str, str]] = []  # (submission, exercise, why): graded again, alone, at the end
 
-        def record(i: int, ex: str, res: dict[str, Any]) -> None:
-            with done_lock:
-                results[i]["exercises"][ex] = res
-                pending[i] -= 1
-                if on_task:
-                    on_task(i, ex)
-                if pending[i] == 0:
-                    self._finish(results[i], wanted[i])
-                    if on_result:
-                        on_result(results[i])
-
-        def attempt(i: int, ex: str, final: bool) -> dict[str, Any]:
+        def attempt(i: int, ex: str, final: bool) -> ExerciseRow:
             sub = subs[i]
             try:
                 if self._expired.is_set():
@@ -333,15 +318,10 @@ class GradingRun(RunWorkers):
             if self._cancel.is_set():
                 return
             res = attempt(i, ex, final=False)
-            if self._cancel.is_set():
-                return  # its workers were killed mid-way: the result would be wrong, drop it
-            if res.get("retry"):
-                with done_lock:
-                    again.append((i, ex, str(res["retry"])))
-                return
-            record(i, ex, res)
+            if not self._cancel.is_set():  # else its workers were killed mid-way: the result would be wrong
+                rows.offer(i, ex, res)
 
-        order = [(i, ex) for i in range(len(paths)) for ex in schedule(wanted[i])]
+        order = [(i, ex) for i in range(len(paths)) for ex in schedule(rows.wanted[i])]
         # The main thread only waits, so Ctrl-C lands here (never inside a check) and
         # cancels at once instead of waiting for the tasks in flight.
         pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="tapetrace-grade")
@@ -351,16 +331,14 @@ class GradingRun(RunWorkers):
                 fut.result()
             pool.shutdown()
             # the second attempts: one at a time, with every other exercise's reference worker closed
-            for i, ex, why in sorted(again):
+            for again in rows.again():
                 if self._cancel.is_set():
                     break
-                self.reference.retire_all_but(ex)
-                res = alone.submit(attempt, i, ex, True).result()
+                self.reference.retire_all_but(again.exercise)
+                res = alone.submit(attempt, again.i, again.exercise, True).result()
                 if self._cancel.is_set():
                     break
-                note = f"first attempt: {why}; graded again alone"
-                res["instructor_log"] = [note, *res.get("instructor_log", [])]
-                record(i, ex, res)
+                rows.record_again(again, res)
             alone.shutdown()
         except BaseException:
             self.cancel()
@@ -370,21 +348,17 @@ class GradingRun(RunWorkers):
         finally:
             if timer is not None:
                 timer.cancel()
-        for i, r in enumerate(results):
-            if not wanted[i]:
-                self._finish(r, wanted[i])
-                if on_result:
-                    on_result(r)
-        return results
+        return rows.close()
 
-    def graders_row(self, exercise: str, status: str, reason: str) -> dict[str, Any]:
+    def facts(self) -> RunFacts:
+        """What a finished row states of this run (:class:`~autograder.engine.assembly.RunFacts`)."""
+        return RunFacts(device=self.device, isolation=self.isolation, launcher=self.launcher.kind,
+                        envelope=_sizing.as_json(self.envelope, self.plan, self.jobs), public_only=self.public_only)
+
+    def graders_row(self, exercise: str, status: str, reason: str) -> ExerciseRow:
         """A row the student's code did not earn (``grader_error`` or ``ungraded``): :func:`rows.graders_row`."""
         return _rows.graders_row(exercise, status, reason, lang=self.lang, public_only=self.public_only)
 
-    def unreadable_row(self, exercise: str, error: str | dict[str, Any], status: str = "unreadable") -> dict[str, Any]:
+    def unreadable_row(self, exercise: str, error: str | dict[str, Any], status: str = "unreadable") -> ExerciseRow:
         """The row of an exercise whose submission could not be read: :func:`rows.unreadable_row`."""
         return _rows.unreadable_row(exercise, error, lang=self.lang, public_only=self.public_only, status=status)
-
-    def _finish(self, res: dict[str, Any], exercises: list[str]) -> None:
-        _rows.finish_row(res, exercises, isolation=self.isolation, launcher=self.launcher.kind,
-                         envelope=_sizing.as_json(self.envelope, self.plan, self.jobs), public_only=self.public_only)

@@ -22,16 +22,42 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from autograder.core import device as _device
+from autograder.core.records import ResultRow
 from autograder.engine import reading as _reading
 from autograder.engine import resume as _resume
 from autograder.engine.reading import HideRefused
+
+
+class Backend(Protocol):
+    """What a grading run must offer a session (docs/grading-contract.md, "Backends"): the local
+    :class:`autograder.engine.run.GradingRun` and the Dask client :class:`autograder.scaleout.cluster.ClusterRun`.
+
+    ``grade`` grades the submissions and hands each finished row to ``on_result`` (assembled by
+    :class:`autograder.engine.assembly.RowAssembly`: the driver only schedules); ``cancel`` stops it at once
+    (Ctrl-C), ``close`` frees what it holds, whatever happened; ``keep_outputs`` keeps the run's own files from
+    every student worker. A run that can measure its isolation beforehand also has ``measure_isolation``.
+    """
+
+    seed: int
+
+    def grade(self, paths: list[str], only: list[str] | None = None, jobs: int = 1,
+              on_result: Callable[[ResultRow], None] | None = None,
+              on_task: Callable[[int, str], None] | None = None,
+              exercises_for: dict[str, list[str]] | None = None, deadline: float | None = None,
+              resumed: dict[str, ResultRow] | None = None) -> list[ResultRow]: ...
+
+    def cancel(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def keep_outputs(self, places: list[str], rewritten: list[str]) -> None: ...
 
 
 class IsolationRefused(Exception):
     """The machine cannot isolate student code at the level ``--require-isolation`` asks for."""
 
 
-def check_isolation(run: Any, wanted: str | None) -> str:
+def check_isolation(run: Backend, wanted: str | None) -> str:
     """Measures what a student's worker obtains here; refuses below the required level.
 
     Args:
@@ -98,13 +124,13 @@ class Outcome:
     error: str = ""
 
 
-def grade(make_run: Callable[[], Any], paths: list[str], only: list[str], *, interrupts: Interrupts,
-          jobs: int | None, on_result: Callable[[dict[str, Any]], None],
+def grade(make_run: Callable[[], Backend], paths: list[str], only: list[str], *, interrupts: Interrupts,
+          jobs: int | None, on_result: Callable[[ResultRow], None],
           on_task: Callable[..., None] | None = None, exercises_for: dict[str, list[str]] | None = None,
           deadline: float | None = None, require_isolation: str | None = None,
           errors: tuple[type[Exception], ...] = (), on_ready: Callable[[str], None] | None = None,
           on_done: Callable[[], None] | None = None, outputs: tuple[str | None, ...] = (),
-          checkpoint: str | None = None) -> Outcome:
+          checkpoint: str | None = None, resumed: dict[str, ResultRow] | None = None) -> Outcome:
     """Grades ``paths`` in one run; Ctrl-C stops it cleanly.
 
     Args:
@@ -125,6 +151,7 @@ def grade(make_run: Callable[[], Any], paths: list[str], only: list[str], *, int
         outputs: the run's own files (``--json``, ``--csv``, ``--feedback``): kept from every student worker
             (:func:`keep_outputs`).
         checkpoint: the one of ``outputs`` rewritten while grading (``--json``).
+        resumed: for a submission graded again in part, its earlier row (the run merges the new exercises in).
 
     Returns:
         The :class:`Outcome`.
@@ -139,7 +166,9 @@ def grade(make_run: Callable[[], Any], paths: list[str], only: list[str], *, int
             if on_ready is not None:
                 # the device's note (JAX kept off a TPU: autograder.core.device) first, then the isolation's
                 on_ready("\n".join(n for n in (*getattr(run, "device_notes", ()), note) if n))
-            extra = {"deadline": deadline} if deadline is not None else {}
+            extra: dict[str, Any] = {"deadline": deadline} if deadline is not None else {}
+            if resumed:
+                extra["resumed"] = resumed
             run.grade(paths, only=only, jobs=jobs, on_result=on_result, on_task=on_task,
                       exercises_for=exercises_for, **extra)
         except (_device.DeviceError, IsolationRefused, HideRefused, *errors) as err:
@@ -158,7 +187,7 @@ def grade(make_run: Callable[[], Any], paths: list[str], only: list[str], *, int
     return outcome
 
 
-def keep_outputs(run: Any, outputs: tuple[str | None, ...], checkpoint: str | None) -> None:
+def keep_outputs(run: Backend, outputs: tuple[str | None, ...], checkpoint: str | None) -> None:
     """Keeps a run's own outputs (classmates' scores and feedback, the ``--resume`` file) from its students'
     workers: their places (:func:`autograder.engine.reading.output_places`) are hidden like the submissions'.
 
@@ -181,15 +210,15 @@ class Progress(Protocol):
 
     def begin(self) -> None: ...
 
-    def update(self, res: dict[str, Any]) -> None: ...
+    def update(self, res: ResultRow) -> None: ...
 
     def task_done(self, *args: Any) -> None: ...
 
     def close(self) -> None: ...
 
 
-def grade_batch(make_run: Callable[..., Any], paths: list[str], only: list[str], *, interrupts: Interrupts,
-                add: Callable[[dict[str, Any]], None], progress: Progress, resumed: _resume.Plan | None = None,
+def grade_batch(make_run: Callable[..., Backend], paths: list[str], only: list[str], *, interrupts: Interrupts,
+                add: Callable[[ResultRow], None], progress: Progress, resumed: _resume.Plan | None = None,
                 jobs: int | None = None, deadline: float | None = None, require_isolation: str | None = None,
                 errors: tuple[type[Exception], ...] = (), on_note: Callable[[str], None] | None = None,
                 outputs: tuple[str | None, ...] = (), checkpoint: str | None = None,
@@ -204,7 +233,8 @@ def grade_batch(make_run: Callable[..., Any], paths: list[str], only: list[str],
         add: takes each submission's row (the reports' checkpoint).
         progress: the progress display: begun once the run is ready, told of each task and row, closed.
         resumed: a ``--resume`` plan (:func:`autograder.engine.resume.plan`): a submission graded again in
-            part is merged into its earlier row before ``add``, and grades only its exercises to do.
+            part grades only its exercises to do, and the run merges them into its earlier row before ``add``
+            and ``progress`` take it (:class:`autograder.engine.assembly.RowAssembly`).
         jobs: see :func:`grade`.
         deadline: see :func:`grade`.
         require_isolation: see :func:`grade`.
@@ -217,16 +247,13 @@ def grade_batch(make_run: Callable[..., Any], paths: list[str], only: list[str],
     Returns:
         The :class:`Outcome`.
     """
-    if resumed is not None and resumed.partial:
-        add = _resume.merging(add, resumed.partial, only)
-
     def ready(notes: str) -> None:
         for note in notes.splitlines():
             if note and on_note is not None:
                 on_note(note)
         progress.begin()
 
-    def on_result(res: dict[str, Any]) -> None:
+    def on_result(res: ResultRow) -> None:
         add(res)
         progress.update(res)
 
@@ -234,7 +261,7 @@ def grade_batch(make_run: Callable[..., Any], paths: list[str], only: list[str],
                  on_result=on_result, on_task=progress.task_done,
                  exercises_for=resumed.exercises_for if resumed is not None else None, deadline=deadline,
                  require_isolation=require_isolation, errors=errors, on_ready=ready, on_done=progress.close,
-                 outputs=outputs, checkpoint=checkpoint)
+                 outputs=outputs, checkpoint=checkpoint, resumed=resumed.partial if resumed is not None else None)
 
 
 def threads_left(wait: float = 2.0) -> bool:

@@ -11,15 +11,15 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
-from autograder.core.registry import EXERCISES
+from autograder.core.registry import EXERCISES, module_name, part
 from autograder.core.suite import Suite
 
 
 def load_suite(exercise: str) -> Suite:
     """The hidden suite of one exercise."""
-    return importlib.import_module(f"autograder.hidden.{exercise}").suite
+    return part(exercise, "hidden").suite
 
 
 def available_exercises() -> list[str]:
     """Exercises whose hidden suite is installed (all of them in a complete installation), in order."""
-    return [ex for ex in EXERCISES if importlib.util.find_spec(f"autograder.hidden.{ex}") is not None]
+    return [ex for ex in EXERCISES if importlib.util.find_spec(module_name(ex, "hidden")) is not None]

@@ -38,9 +38,9 @@ def write(results: list[dict[str, Any]], out: Path, regrade: dict[str, Any] | No
     ``results`` are the autograder's rows; ``overrides`` the manual overrides' audit
     (:func:`autograder.reports.overrides.audit`), listed in the receipt and written to ``overrides.csv``.
     """
-    from autograder.engine import regrade as _regrade
     from autograder.reports import mistakes as _mistakes
     from autograder.reports import receipt as _receipt
+    from autograder.reports import regrade_render as _regrade_render
     from autograder.reports.report import atomic_write
 
     tapetrace = [r for r in results if r.get("source", "tapetrace") == "tapetrace"]
@@ -52,8 +52,8 @@ def write(results: list[dict[str, Any]], out: Path, regrade: dict[str, Any] | No
         atomic_write(out / "overrides.csv", audit_csv(overrides))
     regrade_html = ""
     if regrade is not None:
-        atomic_write(out / "regrade.csv", _regrade.diff_csv(regrade))
-        regrade_html = _regrade.render_html(regrade)
+        atomic_write(out / "regrade.csv", _regrade_render.diff_csv(regrade))
+        regrade_html = _regrade_render.render_html(regrade)
     mistakes = _mistakes.common_mistakes(tapetrace)
     atomic_write(out / "mistakes.csv", _mistakes.to_csv(mistakes))
     return {"receipt": _receipt.render_html(rec), "regrade": regrade_html, "mistakes": _mistakes.render_html(mistakes),

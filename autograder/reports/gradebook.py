@@ -24,6 +24,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePath
@@ -33,15 +34,6 @@ from autograder.core.status import is_graders
 from autograder.core.text import csv_cell
 from autograder.reports import late as _late
 
-FORMATS = ("canvas", "moodle")
-
-# Without a roster the id columns hold file stems (``alice``), not the LMS's ids: the import matches nobody.
-NO_ROSTER_IDS = {
-    "canvas": "warning: no --roster: the SIS User ID and SIS Login ID columns hold file names (alice), not "
-              "Canvas SIS ids; give --roster ROSTER.csv (columns file, student_id) for ids Canvas can match",
-    "moodle": "warning: no --roster: the ID number column holds file names (alice), not Moodle ID numbers; give "
-              "--roster ROSTER.csv (columns file, student_id) for ids Moodle can match",
-}
 _SUFFIXES = (".ipynb", ".zip", ".py")
 NO_SUBMISSION = "no submission"
 
@@ -184,7 +176,7 @@ def build(results: list[dict[str, Any]], roster: dict[str, dict[str, str]] | Non
     """The gradebook of result rows.
 
     Args:
-        results: GRADING.md's result objects.
+        results: docs/grading-contract.md's result rows.
         roster: :func:`read_roster`'s mapping, or None (students named by file name).
         late: the late policy to apply, or None.
 
@@ -250,35 +242,77 @@ def _text(v: Any) -> str:
     return str(csv_cell(v))
 
 
+@dataclass(frozen=True)
+class Grades:
+    """The grade columns every format writes after its own id columns.
+
+    Attributes:
+        header: ``prefix + exercise`` per exercise, ``prefix + total``, and ``prefix + notes`` when there are notes.
+        with_notes: whether the notes column is written (a late policy, or something to say).
+    """
+
+    header: list[str]
+    with_notes: bool
+
+    def of(self, book: Book, s: dict[str, Any]) -> list[str]:
+        """One student's cells: a score per exercise (blank: the grader's or no time), the total, the note."""
+        return [*[_num(s["scores"][ex]) for ex in book.exercises], _num(s["total"]),
+                *([_text(s["note"])] if self.with_notes else [])]
+
+
+Rows = Callable[[Book, Grades], list[list[str]]]
+
+
+def _canvas(book: Book, grades: Grades) -> list[list[str]]:
+    rows = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *grades.header],
+            ["Points Possible", "", "", "", "", *[_num(book.maxima[ex]) for ex in book.exercises],
+             _num(sum(book.maxima.values())), *([""] if grades.with_notes else [])]]
+    return rows + [[*[_text(v) for v in (s["name"], "", s["student_id"], s["email"] or s["student_id"], s["section"])],
+                    *grades.of(book, s)] for s in book.students]
+
+
+def _moodle(book: Book, grades: Grades) -> list[list[str]]:
+    with_email = any(s["email"] for s in book.students)
+    rows = [["ID number", *(["Email address"] if with_email else []), *grades.header]]
+    return rows + [[_text(s["student_id"]), *([_text(s["email"])] if with_email else []), *grades.of(book, s)]
+                   for s in book.students]
+
+
+@dataclass(frozen=True)
+class Format:
+    """An LMS's gradebook import.
+
+    Attributes:
+        rows: the CSV's rows for a book: its id columns, then :class:`Grades`.
+        no_roster: the warning without ``--roster``: the id columns hold file stems (``alice``), not the LMS's
+            ids, so the import matches nobody.
+    """
+
+    rows: Rows
+    no_roster: str
+
+
+# name -> format; ``tapetrace gradebook --format``'s choices (the first is the default): no other format exists
+FORMATS: dict[str, Format] = {
+    "canvas": Format(_canvas, "warning: no --roster: the SIS User ID and SIS Login ID columns hold file names "
+                              "(alice), not Canvas SIS ids; give --roster ROSTER.csv (columns file, student_id) for "
+                              "ids Canvas can match"),
+    "moodle": Format(_moodle, "warning: no --roster: the ID number column holds file names (alice), not Moodle ID "
+                              "numbers; give --roster ROSTER.csv (columns file, student_id) for ids Moodle can match"),
+}
+
+
 def to_csv(book: Book, fmt: str = "canvas", prefix: str = "tapetrace ") -> str:
-    """The gradebook CSV text for ``fmt`` (one of :data:`FORMATS`).
+    """The gradebook CSV text for ``fmt`` (a key of :data:`FORMATS`), written by that format's ``rows``.
 
     Raises:
         GradebookError: an unknown format.
     """
     if fmt not in FORMATS:
         raise GradebookError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    exercises, students = book.exercises, book.students
-    with_notes = book.late is not None or any(s["note"] for s in students)
+    with_notes = book.late is not None or any(s["note"] for s in book.students)
+    header = [_text(f"{prefix}{ex}") for ex in book.exercises] + [_text(f"{prefix}total")]
+    grades = Grades(header + ([_text(f"{prefix}notes")] if with_notes else []), with_notes)
     buf = io.StringIO()
-    w = csv.writer(buf)
-    cols = [_text(f"{prefix}{ex}") for ex in exercises] + [_text(f"{prefix}total")]
-    notes_col = [_text(f"{prefix}notes")] if with_notes else []
-
-    def grades(s: dict[str, Any]) -> list[str]:
-        return [*[_num(s["scores"][ex]) for ex in exercises], _num(s["total"]),
-                *([_text(s["note"])] if with_notes else [])]
-
-    if fmt == "canvas":
-        w.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *cols, *notes_col])
-        w.writerow(["Points Possible", "", "", "", "", *[_num(book.maxima[ex]) for ex in exercises],
-                    _num(sum(book.maxima.values())), *([""] if with_notes else [])])
-        for s in students:
-            w.writerow([*[_text(v) for v in (s["name"], "", s["student_id"], s["email"] or s["student_id"],
-                                              s["section"])], *grades(s)])
-    else:
-        with_email = any(s["email"] for s in students)
-        w.writerow(["ID number", *(["Email address"] if with_email else []), *cols, *notes_col])
-        for s in students:
-            w.writerow([_text(s["student_id"]), *([_text(s["email"])] if with_email else []), *grades(s)])
+    csv.writer(buf).writerows(FORMATS[fmt].rows(book, grades))
     return buf.getvalue()

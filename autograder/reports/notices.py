@@ -44,7 +44,7 @@ def _holding(path: str) -> str:
 
 def nothing_found(results: list[dict[str, Any]]) -> list[str]:
     """One warning per submission in which no exercise was found at all (an empty folder, files named
-    otherwise): its rows are ``missing`` (GRADING.md: no file), as for a student who did not try, and the
+    otherwise): its rows are ``missing`` (docs/grading-contract.md, "Statuses": no file), as for a student who did not try, and the
     instructor is told which submissions look like a hand-in gone wrong."""
     lines = []
     for res in results:

@@ -1,12 +1,21 @@
-"""The files a ``tapetrace grade`` run leaves, written at its end (also after Ctrl-C).
+"""The files a ``tapetrace grade`` run leaves, declared once (:data:`GRADE_OUTPUTS`) and written at its end.
 
-``--json`` (through the run's :class:`autograder.reports.report.Checkpoint`, whose writer is a shard's part
-writer under ``--shard``; a whole run's JSON gets its receipt beside it, ``OUT.receipt.json``), ``--csv``
-and ``--feedback``. While the run goes, the checkpoint rewrites the JSON; this is the final write.
+Each :class:`Output` says what ``grade`` writes: its option (``--json``, or the path of another output it sits
+beside: the receipt, ``OUT.receipt.json``), its writer, and whether student workers must not read it (the
+default: a new output is classmates' data until declared otherwise). The CLI reads this one list for its
+options and their checks (:func:`add_flags`, :func:`paths`), for what every student worker must not see
+(:func:`hidden`: plain paths, handed to the engine's session) and for its final write (:func:`write_outputs`).
+
+``--json`` is written through the run's :class:`autograder.reports.report.Checkpoint` (whose writer is a
+shard's part writer under ``--shard``; only a whole run's JSON gets its receipt). While the run goes, the
+checkpoint rewrites the JSON; this is the final write, also after Ctrl-C.
 """
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from autograder.reports import feedback as _feedback
@@ -14,15 +23,113 @@ from autograder.reports import receipt as _receipt
 from autograder.reports import report as _report
 
 
-def write_outputs(checkpoint: _report.Checkpoint, *, json_path: str | None, csv_path: str | None,
-                  feedback_dir: str | None, lang: str = "en", feedback_format: str = "md") -> list[dict[str, Any]]:
-    """Writes a run's outputs from its checkpoint: earlier rows (``--resume``), then this run's.
+@dataclass(frozen=True)
+class Written:
+    """What every output's writer is given at the run's end.
+
+    Attributes:
+        checkpoint: the run's checkpoint (its JSON writer; whether an empty part is written).
+        results: every row, in order (earlier ``--resume`` rows, then this run's).
+        lang: the feedback's language.
+        feedback_format: ``md``, ``html`` or ``both``.
+    """
+
+    checkpoint: _report.Checkpoint
+    results: list[dict[str, Any]]
+    lang: str = "en"
+    feedback_format: str = "md"
+
+
+Writer = Callable[[Written, str], None]
+
+
+@dataclass(frozen=True)
+class Output:
+    """One file (or folder) ``tapetrace grade`` writes.
+
+    Attributes:
+        name: its key, and its option's ``dest`` (``json`` for ``--json``).
+        writer: writes it at the run's end: ``writer(written, path)``; it may write nothing (an empty run).
+        flag: its option (``--json``); None for an output derived from another's path.
+        metavar: the option's placeholder (``OUT.json``).
+        help: the option's help.
+        folder: a folder of files (``--feedback``), not one file.
+        derived: ``(name of another output, its path -> this path)``: the receipt beside ``--json``.
+        hidden_from_students: kept from every student worker (classmates' scores, feedback, the resume file).
+    """
+
+    name: str
+    writer: Writer
+    flag: str | None = None
+    metavar: str | None = None
+    help: str | None = None
+    folder: bool = False
+    derived: tuple[str, Callable[[str], str]] | None = None
+    hidden_from_students: bool = True
+
+
+def _write_json(w: Written, path: str) -> None:
+    if w.results or w.checkpoint.write_empty:
+        w.checkpoint.writer(w.results, path)
+
+
+def _write_receipt(w: Written, path: str) -> None:
+    # a whole run's (a shard's part: merge writes the receipt of the whole)
+    if (w.results or w.checkpoint.write_empty) and w.checkpoint.writer is _report.write_json:
+        _receipt.write(_receipt.receipt(w.results), path)
+
+
+def _write_csv(w: Written, path: str) -> None:
+    _report.write_csv(w.results, path)
+
+
+def _write_feedback(w: Written, path: str) -> None:
+    _feedback.write_feedback(w.results, path, lang=w.lang, fmt=w.feedback_format)
+
+
+GRADE_OUTPUTS: tuple[Output, ...] = (
+    Output("json", _write_json, flag="--json", metavar="OUT.json",
+           help="the results, one object per submission (rewritten while grading: --resume continues from it)"),
+    Output("receipt", _write_receipt, derived=("json", _receipt.sidecar)),
+    Output("csv", _write_csv, flag="--csv", metavar="OUT.csv", help="the results, one row per submission"),
+    Output("feedback", _write_feedback, flag="--feedback", metavar="DIR", folder=True,
+           help="write one feedback file per submission into DIR"),
+)
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    """Adds an option for every declared output that has one (``--json OUT.json``...)."""
+    for o in GRADE_OUTPUTS:
+        if o.flag:
+            parser.add_argument(o.flag, dest=o.name, metavar=o.metavar, help=o.help)
+
+
+def paths(args: argparse.Namespace) -> dict[str, str | None]:
+    """Per declared output, its path from the options (None: not asked for), derived ones included."""
+    out: dict[str, str | None] = {}
+    for o in GRADE_OUTPUTS:
+        if o.derived is not None:
+            source, derive = o.derived
+            base = out.get(source) if source in out else getattr(args, source, None)
+            out[o.name] = derive(base) if base else None
+        else:
+            out[o.name] = getattr(args, o.name, None)
+    return out
+
+
+def hidden(args: argparse.Namespace) -> tuple[str | None, ...]:
+    """What no student worker may read: every declared output's path but those declared readable."""
+    where = paths(args)
+    return tuple(where[o.name] for o in GRADE_OUTPUTS if o.hidden_from_students)
+
+
+def write_outputs(checkpoint: _report.Checkpoint, where: dict[str, str | None], *, lang: str = "en",
+                  feedback_format: str = "md") -> list[dict[str, Any]]:
+    """Writes a run's declared outputs from its checkpoint, in their declared order.
 
     Args:
         checkpoint: the run's checkpoint (its rows, its JSON writer, whether an empty part is written).
-        json_path: ``--json`` (None: none).
-        csv_path: ``--csv`` (None: none).
-        feedback_dir: ``--feedback`` (None: none).
+        where: per output's name, its path (:func:`paths`; None or absent: not written).
         lang: the feedback's language.
         feedback_format: ``md``, ``html`` or ``both``.
 
@@ -33,13 +140,9 @@ def write_outputs(checkpoint: _report.Checkpoint, *, json_path: str | None, csv_
         OSError: an output cannot be written.
     """
     checkpoint.close()
-    all_results = checkpoint.results()
-    if json_path and (all_results or checkpoint.write_empty):
-        checkpoint.writer(all_results, json_path)
-        if checkpoint.writer is _report.write_json:  # a whole run (a shard's part: merge writes it)
-            _receipt.write(_receipt.receipt(all_results), _receipt.sidecar(json_path))
-    if csv_path:
-        _report.write_csv(all_results, csv_path)
-    if feedback_dir:
-        _feedback.write_feedback(all_results, feedback_dir, lang=lang, fmt=feedback_format)
-    return all_results
+    written = Written(checkpoint, checkpoint.results(), lang, feedback_format)
+    for o in GRADE_OUTPUTS:
+        path = where.get(o.name)
+        if path:
+            o.writer(written, path)
+    return written.results

@@ -219,7 +219,7 @@ def resolve(ovs: Overrides, results: list[dict[str, Any]],
 
     Args:
         ovs: :func:`read`'s overrides.
-        results: GRADING.md's result rows (only tapetrace's: an otter row has no tests to name).
+        results: docs/grading-contract.md's result rows (only tapetrace's: an otter row has no tests to name).
         roster: a gradebook roster (:func:`autograder.reports.gradebook.read_roster`) or None.
 
     Returns:

@@ -1,6 +1,6 @@
 """Instructor plots of a batch of results (matplotlib, Agg backend, PNG files).
 
-Input is a list of result objects (GRADING.md's JSON; results merged from
+Input is a list of result objects (docs/grading-contract.md's rows; results merged from
 otter have the same shape). Exercises and checks are taken from the data,
 so the plots work for any subset of exercises and for otter assignments
 whose questions are not tapetrace exercises.

@@ -8,7 +8,7 @@ of its catalogued mutants that lose points, shipped with the suite in
 rows that look wrong (a row not graded that scores points, a score other than its tests' sum).
 
 :func:`receipt` builds it from result rows; ``tapetrace grade --json OUT.json`` writes it beside the
-results as ``OUT.receipt.json`` (the results file keeps GRADING.md's shape: one object or a list), and
+results as ``OUT.receipt.json`` (the results file keeps docs/grading-contract.md's shape: one object or a list), and
 ``tapetrace report`` shows it at the top of its page and writes ``receipt.json``. ``tapetrace gradebook``
 writes it beside its CSV with a ``late`` section: the late policy it applied, where the submission times came
 from (and whether they are trustworthy), counts per state and the students not on time.
@@ -79,7 +79,7 @@ def _anomalies(results: list[dict[str, Any]]) -> list[str]:
 
 def receipt(results: list[dict[str, Any]], rates: dict[str, dict[str, Any]] | None = None,
             late: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The receipt of a batch of result rows (GRADING.md's objects).
+    """The receipt of a batch of result rows (docs/grading-contract.md's rows).
 
     Args:
         results: the rows.

@@ -1,6 +1,6 @@
 """Outputs of ``tapetrace grade``: the tables, the summary line, the JSON and CSV files, the checkpoint.
 
-Everything here reads the result objects of GRADING.md (one per submission)
+Everything here reads the result rows of docs/grading-contract.md (one per submission)
 and never grades. The records' text was cleaned where it entered them
 (``autograder/core/text.py``); a submission's path is the instructor's identifier
 and stays as given in the JSON. Each output escapes for its medium: the table
@@ -133,7 +133,7 @@ def summary_line(results: list[dict[str, Any]], seconds: float | None = None) ->
 
 # ------------------------------------------------------------------ JSON, CSV
 def write_json(results: list[dict[str, Any]], path: str) -> None:
-    """One object for one submission, a list for several (GRADING.md)."""
+    """One object for one submission, a list for several (docs/grading-contract.md)."""
     data: Any = results[0] if len(results) == 1 else results
     atomic_write(path, json.dumps(data, indent=2), private=True)  # a class's scores: its owner's only
 
@@ -143,7 +143,7 @@ def _number(value: Any) -> bool:
 
 
 def malformed(row: Any) -> str | None:
-    """Why one result object is not GRADING.md's submission object, in a few words; None when it is.
+    """Why one result object is not docs/grading-contract.md's submission row (``ResultRow``), in a few words; None when it is.
 
     What the after-grading tools read of it is checked (a hand-edited or damaged file, or one written by
     something else): ``submission`` a string, ``total`` and ``max_total`` finite numbers, ``exercises`` an

@@ -25,6 +25,7 @@ the scheduler (connecting, registering the run, admitting workers: ``cluster_wor
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import secrets
@@ -35,9 +36,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.core.paths import EXERCISES
+from autograder.core.records import ExerciseRow, ResultRow
 from autograder.engine import reading as _reading
 from autograder.engine import rows as _rows
+from autograder.engine.assembly import Again, RowAssembly, RunFacts, TaskFacts
 from autograder.engine.reading import read_error
 from autograder.engine.run import schedule
 from autograder.scaleout.cluster_link import POLL, SchedulerLink, _GiveUp
@@ -82,6 +84,7 @@ class _Item:
     attempts: int = 0
     reason: str = ""
     stuck: int = 0
+    again: Again | None = None  # a second attempt (final): why the first one stopped
 
 
 class ClusterRun(SchedulerLink):
@@ -114,63 +117,34 @@ class ClusterRun(SchedulerLink):
         self._rewritten = list(rewritten)
 
     def grade(self, paths: list[str], only: list[str] | None = None, jobs: int = 1,
-              on_result: Callable[[dict[str, Any]], None] | None = None,
+              on_result: Callable[[ResultRow], None] | None = None,
               on_task: Callable[[int, str], None] | None = None,
-              exercises_for: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
+              exercises_for: dict[str, list[str]] | None = None, deadline: float | None = None,
+              resumed: dict[str, ResultRow] | None = None) -> list[ResultRow]:
         """Grades submissions on the cluster; one result object per path, in order, none dropped.
 
-        Same contract as :meth:`GradingRun.grade` (``jobs`` is the cluster's: its admitted workers'
-        threads). Callbacks are called from this thread.
+        Same contract as :meth:`GradingRun.grade` (``session.Backend``; the rows assembled by the same
+        :class:`~autograder.engine.assembly.RowAssembly`): ``jobs`` is the cluster's (its admitted workers'
+        threads); ``deadline`` is refused (``tapetrace grade`` refuses ``--deadline`` with a cluster). An
+        exercise whose first attempt carries ``retry`` is submitted again once every first attempt is done.
+        Callbacks are called from this thread.
         """
-        from autograder.sandbox.isolate import level_at_least
+        if deadline is not None:
+            raise ValueError("a Dask cluster's run has no deadline (--deadline applies to a local run)")
+        rows = RowAssembly(paths, only, seed=self.seed, facts=self.facts, exercises_for=exercises_for,
+                           resumed=resumed, on_result=on_result, on_task=on_task)
+        held: dict[tuple[int, str], _Item] = {}  # first attempts queued to be graded again (rows.again)
 
-        exercises = [e for e in EXERCISES if not only or e in only]
-        wanted = [[e for e in exercises if e in (exercises_for or {}).get(p, exercises)] for p in paths]
-        results: list[dict[str, Any] | None] = [None] * len(paths)
-        pending = {i: len(wanted[i]) for i in range(len(paths))}
-        facts: dict[int, dict[str, Any]] = {}  # per row: the weakest isolation, the device, of its tasks
-        unsent: list[int] = []  # rows complete before any worker told the device
-
-        def finish(i: int) -> None:
-            row = results[i]
-            assert row is not None
-            _rows.finish_row(row, wanted[i], isolation=self.isolation, launcher=self.launcher.kind, envelope=None,
-                             public_only=self.public_only)
-            mine = facts.get(i, {})
-            row["isolation"] = dict(mine.get("isolation") or self.isolation)
-            row["device"] = dict(mine.get("device") or self.device)
-            if on_result:
-                on_result(row)
-
-        def record(i: int, ex: str, res: dict[str, Any], out: dict[str, Any] | None = None) -> None:
-            if results[i] is None:
-                results[i] = _rows.empty_row(paths[i], self.device, self.seed)
-            row = results[i]
-            assert row is not None
-            row["exercises"][ex] = res
-            if out:
-                mine = facts.setdefault(i, {})
-                iso = out.get("isolation") or {}
-                if iso and (not mine.get("isolation") or not level_at_least(
-                        iso, str(mine["isolation"].get("level", "minimal")))):
-                    mine["isolation"] = dict(iso)
-                mine["device"] = dict(out.get("device") or {})
-            pending[i] -= 1
-            if on_task:
-                on_task(i, ex)
-            if pending[i] == 0:
-                if self.device or i in facts:
-                    finish(i)
-                else:
-                    unsent.append(i)
-            if self.device and unsent:
-                for j in unsent:
-                    finish(j)
-                unsent.clear()
+        def record(item: _Item, res: ExerciseRow, out: dict[str, Any] | None = None) -> None:
+            task = TaskFacts(dict(out.get("isolation") or {}), dict(out.get("device") or {})) if out else None
+            if item.again is not None:
+                rows.record_again(item.again, res, task)
+            elif rows.offer(item.i, item.exercise, res, task):
+                held[(item.i, item.exercise)] = item
 
         # no student worker may read any submission (HideRefused: none is graded), nor the run's outputs
         hide = list(dict.fromkeys([*hide_list(paths), *self._outputs]))
-        todo = self._tasks(paths, wanted, record, hide)
+        todo = self._tasks(paths, rows.wanted, record, hide)
         retry: deque[_Item] = deque()
         inflight: dict[Any, _Item] = {}
         exhausted = False
@@ -178,7 +152,8 @@ class ClusterRun(SchedulerLink):
             while not self._cancelled.is_set():
                 try:
                     self._poll()
-                except _GiveUp as err:
+                except _GiveUp as err:  # what waits to be graded again is recorded ungraded with the rest
+                    retry.extend(dataclasses.replace(held.pop((a.i, a.exercise)), again=a) for a in rows.again())
                     self._abandon(str(err), inflight, retry, todo, record)
                     break
                 self._unstick(inflight, retry)
@@ -194,7 +169,11 @@ class ClusterRun(SchedulerLink):
                         break
                     inflight[fut] = item
                 if exhausted and not retry and not inflight:
-                    break
+                    # every first attempt done: those that carried ``retry`` are graded again (a final attempt)
+                    retry.extend(dataclasses.replace(held.pop((a.i, a.exercise)), attempts=0, again=a)
+                                 for a in rows.again())
+                    if not retry:
+                        break
                 if not inflight:
                     time.sleep(POLL / 4)
                     continue
@@ -207,20 +186,20 @@ class ClusterRun(SchedulerLink):
         except BaseException:
             self.cancel()
             raise
-        for j in unsent:
-            finish(j)
-        for i, p in enumerate(paths):
-            if not wanted[i]:
-                results[i] = _rows.empty_row(p, self.device, self.seed)
-                finish(i)
+        out = rows.close()
         self._report()
-        return [r for r in results if r is not None]
+        return out
+
+    def facts(self) -> RunFacts:
+        """What a finished row states of this run (its workers' device, isolation and launcher; no envelope)."""
+        return RunFacts(device=self.device, isolation=self.isolation,
+                        launcher=self.launcher.kind, envelope=None, public_only=self.public_only)
 
     def _graders_row(self, exercise: str, status: str, reason: str) -> dict[str, Any]:
         return _rows.graders_row(exercise, status, reason, lang=self.lang, public_only=self.public_only)
 
     def _submit(self, item: _Item) -> Any:
-        fut = self.client.submit(grade_task, self.plugin_name, self.digest, *item.args,
+        fut = self.client.submit(grade_task, self.plugin_name, self.digest, *item.args, final=item.again is not None,
                                  key=f"tapetrace-{item.exercise}-{item.i}-{secrets.token_hex(4)}", pure=False,
                                  resources={self.plugin_name: 1})
         self._futures.add(fut)
@@ -252,7 +231,7 @@ class ClusterRun(SchedulerLink):
             name = type(err).__name__
             if name == "KilledWorker":
                 why = f"the Dask workers grading it died ({_text(err)})"
-                record(item.i, item.exercise, self._graders_row(item.exercise, "ungraded", why))
+                record(item, self._graders_row(item.exercise, "ungraded", why))
                 return
             item.attempts += 1
             item.reason = _text(err)
@@ -260,7 +239,7 @@ class ClusterRun(SchedulerLink):
                 retry.append(item)
                 return
             why = f"not graded after {item.attempts} tries on the Dask cluster; last: {item.reason}"
-            record(item.i, item.exercise, self._graders_row(item.exercise, "ungraded", why))
+            record(item, self._graders_row(item.exercise, "ungraded", why))
             return
         finally:
             try:
@@ -275,7 +254,7 @@ class ClusterRun(SchedulerLink):
         if iso and (not self.isolation or not level_at_least(iso, str(self.isolation.get("level", "minimal")))):
             self.isolation = dict(iso)
         self.graded_by[str(out.get("worker"))] = self.graded_by.get(str(out.get("worker")), 0) + 1
-        record(item.i, item.exercise, out["result"], out)
+        record(item, out["result"], out)
 
     def _unstick(self, inflight: dict[Any, _Item], retry: deque[_Item]) -> None:
         """Submits again a task that no worker took while admitted workers had room.
@@ -322,7 +301,7 @@ class ClusterRun(SchedulerLink):
                 pass
         for item in [*inflight.values(), *retry, *todo]:
             reason = f"{why}" + (f"; last: {item.reason}" if item.reason else "")
-            record(item.i, item.exercise, self._graders_row(item.exercise, "ungraded", reason))
+            record(item, self._graders_row(item.exercise, "ungraded", reason))
         inflight.clear()
         retry.clear()
 
@@ -361,14 +340,15 @@ class ClusterRun(SchedulerLink):
                     sub = reader.load(p)
                 except _loadguard.ReaderTrouble as err:  # the grader's trouble: those rows are grader_error
                     for ex in order:
-                        record(i, ex, self._graders_row(ex, "grader_error", str(err)))
+                        record(_Item(i, ex, ()), self._graders_row(ex, "grader_error", str(err)))
                     continue
                 except Exception as err:  # noqa: BLE001 - GradingRun.grade does the same
                     error = read_error(err) if isinstance(err, _loader.SubmissionError) \
                         else f"{type(err).__name__}: {err}"
                     for ex in order:
-                        record(i, ex, _rows.unreadable_row(ex, error, lang=self.lang, public_only=self.public_only,
-                                                           status=getattr(err, "status", "unreadable")))
+                        record(_Item(i, ex, ()), _rows.unreadable_row(ex, error, lang=self.lang,
+                                                                      public_only=self.public_only,
+                                                                      status=getattr(err, "status", "unreadable")))
                     continue
                 where = os.path.abspath(p)
                 for ex in order:

@@ -28,6 +28,7 @@ import threading
 import time
 from typing import Any
 
+from autograder.core.records import IsolationRecord
 from autograder.scaleout.cluster_options import PATIENCE_ENV, ClusterError, check_args, parse_cluster, patience_from_env
 from autograder.scaleout.cluster_worker import _plugin_class, _text
 from autograder.workers import fingerprint as _fingerprint
@@ -135,7 +136,7 @@ class SchedulerLink:
         self.timeout = float(run_kwargs.get("timeout", 30.0))  # the reading budget follows it (_loadguard)
         # known here for --device cpu; else from the first admitted worker
         self.device: dict[str, str] = _device.resolve("cpu") if run_kwargs.get("device") == "cpu" else {}
-        self.isolation: dict[str, Any] = {}  # the weakest a student's worker obtained on any worker
+        self.isolation: IsolationRecord = {}  # the weakest a student's worker obtained on any worker
         self.launcher = _Kind(str(run_kwargs.get("launcher", "auto")))
         self.require_isolation = require_isolation
         self.quiet = quiet

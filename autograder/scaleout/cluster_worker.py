@@ -268,7 +268,7 @@ def __getattr__(name: str) -> Any:  # pickles name the plugin class by module at
 
 def grade_task(plugin: str, digest: str, path: str, form: str, exercise: str, source: str | None,
                refused: list[str] | None = None, hide: list[str] | None = None,
-               rewritten: list[str] | None = None) -> dict[str, Any]:
+               rewritten: list[str] | None = None, final: bool = True) -> dict[str, Any]:
     """Runs on a Dask worker: grades one exercise of one submission with the worker's run.
 
     Args:
@@ -284,6 +284,8 @@ def grade_task(plugin: str, digest: str, path: str, form: str, exercise: str, so
             the worker shares the client's filesystem; elsewhere they do not exist).
         rewritten: the client's outputs it rewrites while grading (its ``--json``) where their folder cannot be
             hidden (:meth:`GradingRun.keep_outputs`); those whose folder exists here.
+        final: False for a first attempt (:meth:`GradingRun.grade_exercise`): trouble that may be the grader's
+            stops it with ``retry`` in its row, and the client submits it again once every first attempt is done.
 
     Returns:
         ``{"result": exercise result (GradingRun.grade_exercise's), "isolation", "launcher",
@@ -312,7 +314,7 @@ def grade_task(plugin: str, digest: str, path: str, form: str, exercise: str, so
             here = [p for p in rewritten or () if os.path.isdir(os.path.dirname(p))]
             if here:
                 run.keep_outputs([], here)
-            res = run.grade_exercise(sub, exercise)
+            res = run.grade_exercise(sub, exercise, final=final)
     except Exception as err:  # noqa: BLE001 - nothing lost (GradingRun.grade does the same)
         res = run.graders_row(exercise, "grader_error", f"internal error: {_text(err)}")
     holder.after(worker, run)

@@ -11,7 +11,7 @@ and the seed is recorded in every part (regrade unsharded with ``--seed`` to che
 seed per shard would make the parts incomparable, and requiring ``--seed`` would only move that
 derivation into every instructor's script.
 
-Part file: a JSON object, never produced by an ordinary run (whose JSON stays GRADING.md's)::
+Part file: a JSON object, never produced by an ordinary run (whose JSON stays docs/grading-contract.md's)::
 
     {"tapetrace_part": {"version": 1, "shard": [I, N],
                         "run": {"seed": ..., "exercises": [...], "public_only": ..., "lang": ...,

@@ -22,11 +22,10 @@ objects rendered with Agg), nor the global torch RNG (``torch.random.fork_rng``)
 
 from __future__ import annotations
 
-import importlib
 import sys
 from typing import Any
 
-from autograder.core.registry import module_name, resolve
+from autograder.core.registry import module_name, part, resolve
 from autograder.student import checked as _checked
 from autograder.student import get_language
 from autograder.student import stack as _stack
@@ -56,7 +55,7 @@ def plotting_missing(ex: str, lang: str) -> PlottingMissing | None:
 def _figures_for(ex: str, ns: dict, lang: str) -> list[Any]:
     """The figures of an exercise: its package's ``figure.figures`` (autograder/exercises/<ex>/figure.py)."""
     try:
-        mod = importlib.import_module(module_name(ex, "figure"))
+        mod = part(ex, "figure")
     except ModuleNotFoundError as err:
         if err.name != module_name(ex, "figure"):
             raise

@@ -12,10 +12,8 @@ in the public stub) appears in any hint.
 
 from __future__ import annotations
 
-import importlib
-
 from autograder.core.i18n import render
-from autograder.core.registry import EXERCISES, module_name, resolve
+from autograder.core.registry import EXERCISES, part, resolve
 from autograder.student import LANGS, get_language
 
 
@@ -23,7 +21,7 @@ def _collect() -> dict[str, dict[str, list[str]]]:
     """Every exercise's ``hints.HINTS``, by language then exercise (registry order)."""
     out: dict[str, dict[str, list[str]]] = {lang: {} for lang in LANGS}
     for ex in EXERCISES:
-        table = importlib.import_module(module_name(ex, "hints")).HINTS
+        table = part(ex, "hints").HINTS
         for lang in LANGS:
             out[lang][ex] = list(table[lang])
     return out

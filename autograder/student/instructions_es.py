@@ -26,18 +26,17 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import importlib
 from pathlib import Path
 
 from autograder.core.i18n import section
-from autograder.core.registry import EXERCISES, module_name
+from autograder.core.registry import EXERCISES, part
 
 
 def _collect() -> tuple[dict[str, str], dict[str, dict[str, str]], dict[str, str]]:
     """Every exercise's ``es.py``: its module docstring, its ``DOCSTRINGS`` and its ``SOURCE_SHA``."""
     instructions_es, docstrings_es, source_sha = {}, {}, {}
     for ex in EXERCISES:
-        mod = importlib.import_module(module_name(ex, "es"))
+        mod = part(ex, "es")
         instructions_es[ex], docstrings_es[ex], source_sha[ex] = mod.__doc__, dict(mod.DOCSTRINGS), mod.SOURCE_SHA
     return instructions_es, docstrings_es, source_sha
 

@@ -1,6 +1,6 @@
 """Notebook cells -> one graded module per exercise, with what "Run all" gives it (text only).
 
-GRADING.md (Submissions): a notebook is graded with the meaning "Run all" has for its student.
+docs/grading-contract.md ("Notebook semantics"): a notebook is graded with the meaning "Run all" has for its student.
 This module turns a notebook (or a jupytext "percent" ``.py``) into, per exercise, the text of
 one *graded module*:
 

@@ -1,6 +1,6 @@
 """The one way in: a submission path -> the source text of each exercise.
 
-Supported forms (GRADING.md):
+Supported forms (docs/grading-contract.md, "Submissions"):
 - a directory holding ``exNN_*.py`` files (or one sub-folder that does);
 - a single ``.py``: named like an exercise it is that exercise; any other
   name is taken as the whole submission (every exercise reads the same file);

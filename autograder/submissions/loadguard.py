@@ -5,7 +5,7 @@ splits notebooks into cells and runs IPython's input transformer on them. Its pa
 it reads, but a submission chooses what it holds: tens of thousands of cells, a notebook of nested
 empty lists. So every read runs in a child process (``python -m autograder.submissions.loadguard``) with an
 address-space cap, and the grader waits for it with a deadline: a submission that exceeds either is
-*unreadable* (GRADING.md), with a message saying which, and the rest of the batch is untouched (the
+*unreadable* (docs/grading-contract.md, "Statuses"), with a message saying which, and the rest of the batch is untouched (the
 child is replaced for the next one). The grader's main thread only waits.
 
 One child serves a whole batch (IPython is imported once); :class:`Reader` is its grader side.

@@ -1,4 +1,7 @@
-"""Workers: the processes that run a student's code (and the reference's) beside the probes.
+"""Both sides: the package of the processes that run a student's code (and the reference's) beside the probes.
+
+Grader side and worker side alike: importing it runs no code of either (``__getattr__`` imports a name's module on
+first use); which module runs where is listed in ``autograder/workers/README.md`` ("Two sides").
 
 Owns launching them (``launch``), the environment they start with (``environment``), the grader's handle on a
 started one (``handle``), the zygote that forks them warm (``zygote``) and what it warms (``warmup``), the

@@ -1,4 +1,7 @@
-"""The reference's compiled programs, lent to student workers by key only.
+"""Both sides: the reference's compiled programs, lent to student workers by key only.
+
+Grader side: :class:`Lender`, :func:`refuse` and :func:`is_request` (``handle`` answers with them). Worker side:
+:class:`Borrower` and :func:`borrow` (``worker``'s borrowing stage).
 
 JAX compiles every new program a check runs, on both sides: a lone submission compiles ~190
 programs in its students' workers and ~150 in the reference's, and compiling is most of what

@@ -1,4 +1,6 @@
-"""The kernel's word, after every answer, that the worker's own loop waits for the next command.
+"""Grader side: the kernel's word, after every answer, that the worker's own loop waits for the next command.
+
+Its worker half is in ``autograder.workers.worker``: the calibration reads and the loop of ``worker_main``.
 
 A probe runs in the student's process, so no frame on the result pipe says who wrote it, and the fence
 (``autograder.workers.handle``) proves only that *something* read the grader's next command. Code inside

@@ -1,4 +1,4 @@
-"""The box the grader runs in: the container's memory limit and CPU quota (cgroup v1 or v2), read once.
+"""Grader side: the box the grader runs in: the container's memory limit and CPU quota (cgroup v1 or v2), read once.
 
 A grading run plans from it (``sizing``: how many exercises at once, which zygotes, each student worker's
 cap, whether reference workers stay warm; a box too small is refused there). The grader also asks it, when a

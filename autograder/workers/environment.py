@@ -1,4 +1,7 @@
-"""The environment workers and zygotes start with: one thread each, XLA's compile flags, the planned CPUs.
+"""Both sides: the environment workers and zygotes start with: one thread each, XLA's flags, the planned CPUs.
+
+Grader side: :func:`worker_env`, :func:`worker_pythonpath`, :func:`unseen_libraries`, :func:`unseen_note` and
+:func:`start_notes`. Worker side: :func:`keep_to_planned_cpus` (a zygote's or a spawned worker's first call).
 
 :func:`worker_env` is the environment a launcher (``launch``) or a library check (``fingerprint``) gives
 the processes it starts; :func:`keep_to_planned_cpus` is the first thing a zygote or a spawned worker

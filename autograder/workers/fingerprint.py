@@ -1,4 +1,4 @@
-"""What a grading install is: the fingerprint a Dask worker must share with its client before it grades.
+"""Grader side: what a grading install is: the fingerprint a Dask worker must share with its client to grade.
 
 A verdict depends on the engine, the hidden suites, the reference solutions, the probes, the
 tolerances, the datasets and the versions of the numerical libraries. :func:`fingerprint` names each

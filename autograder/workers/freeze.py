@@ -1,4 +1,4 @@
-"""The probes' global names, frozen into their code before a student's code loads.
+"""Worker side: the probes' global names, frozen into their code before a student's code loads.
 
 A probe calls the student's function, then its own helpers (``_unchanged``, ``jax_to_np``, ``label``...) by their
 module-level names. The guard's snapshot sees a name rebound for good, but not a replacement the student's code

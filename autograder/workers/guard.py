@@ -1,4 +1,4 @@
-"""What a student's worker keeps out of the student's reach: the probes, and the ways into them.
+"""Worker side: what a student's worker keeps out of the student's reach: the probes, and the ways into them.
 
 The probes run in the same process as the student's code (they must call it), so nothing in that
 process is out of reach of code determined enough to write raw memory. This module raises the bar
@@ -324,7 +324,6 @@ class Guard:
         self._getframe = sys._getframe
         self._realpath = os.path.realpath
         self._grader = grader_folder()
-        self._fspath = os.fsdecode
 
     def _refuse(self, what: str, _refused: type = Refused) -> None:
         self.refusals += 1
@@ -385,7 +384,8 @@ class Guard:
              _imports: frozenset[str] = _REFUSED_IMPORTS, _isinstance: Any = isinstance, _len: Any = len,
              _function: type = types.FunctionType, _basename: Any = os.path.basename, _str: type = str,
              _bytes: type = bytes, _refuse: Any = _refuse, _tracer_allowed: Any = _tracer_allowed,
-             _not_students: Any = _not_students, _library_importing: Any = _library_importing) -> None:
+             _not_students: Any = _not_students, _library_importing: Any = _library_importing,
+             _fsenc: str = sys.getfilesystemencoding()) -> None:
         """The audit hook (``sys.addaudithook``): returns, or raises :class:`Refused`."""
         if event in _refused:
             _refuse(self, event)
@@ -405,7 +405,9 @@ class Guard:
         elif event == "open":
             path = args[0] if args else None
             if _isinstance(path, (_str, _bytes)):
-                text = self._fspath(path)
+                # decoded here, not by os.fsdecode: its Python code looks ``isinstance`` up at each call, and a
+                # student's code that rebound it made every later open() fail in this hook (the grader's too)
+                text = path.decode(_fsenc, "surrogateescape") if _isinstance(path, _bytes) else path
                 if text.endswith("mem") and (_proc_mem(self._realpath(text)) or _basename(text) == "mem"):
                     _refuse(self, "opening a process's memory")
         elif event == "import":

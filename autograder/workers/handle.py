@@ -1,4 +1,4 @@
-"""The grader's handle on one worker process: its load status, its probes with a deadline, its death.
+"""Grader side: the grader's handle on one worker process: its load status, its probes with a deadline, its death.
 
 A launcher (``launch``) starts the process; :class:`Worker` then waits for its load status, runs probes
 within working seconds (``watch``), lends it compiled programs (``compile_cache``) and, when it dies,

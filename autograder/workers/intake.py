@@ -1,4 +1,4 @@
-"""Where what a worker sends enters the grader: its shape checked, its text cleaned.
+"""Grader side: where what a worker sends enters the grader: its shape checked, its text cleaned.
 
 A student's worker runs the student's code, which can write anything to the worker's pipes
 (``os.write`` on the result descriptor, a patched ``_wire.send``). :mod:`autograder.core.wire` bounds a

@@ -1,4 +1,4 @@
-"""JAX set-up of the engine's worker processes that changes speed, never a result.
+"""Worker side: JAX set-up of the engine's worker processes that changes speed, never a result.
 
 JAX lowers every new program (an eager op at a new shape, a jitted function at new arguments)
 in an MLIR context of its own: a fresh context loads and registers the dialects again and is torn

@@ -1,4 +1,4 @@
-"""Starting and stopping worker processes (grader side).
+"""Grader side: starting and stopping worker processes.
 
 Launchers with one interface (``spawn(spec, fds) -> Proc``, ``close()``): :class:`ZygoteLauncher` forks
 workers from a warm process (fast), :class:`ZygotePair` runs two of them (JAX-only work starts while

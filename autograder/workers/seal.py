@@ -1,4 +1,4 @@
-"""A probe's observation, frozen the moment the probe returns, and sent while no student code can run.
+"""Worker side: a probe's observation, frozen the moment the probe returns, and sent while no student code runs.
 
 A probe runs in the student's process, and student code can run again after the probe returned and
 before its answer is written: a Python signal handler (between any two bytecodes of the main thread),

@@ -1,4 +1,4 @@
-"""How a grading run is sized to its box (``envelope``): the plan it grades by.
+"""Grader side: how a grading run is sized to its box (``envelope``): the plan it grades by.
 
 From the :class:`~autograder.workers.envelope.Envelope` read at start, :func:`plan` decides how many
 exercises at once (``--jobs``' default and its most), which zygotes (two, one, or none), each student

@@ -1,4 +1,9 @@
-"""What a zygote imports and warms before it forks: paid once per run, never in each worker.
+"""Both sides: what a zygote imports and warms before it forks: paid once per run, never in each worker.
+
+Grader side: :func:`needs_arg` (the launcher's ``--needs``), and the lists (:data:`PRELOAD`) and :func:`failure`
+read by a library check (``fingerprint``). Worker side: everything else, run in a zygote or a worker
+(:func:`parse_needs`, :func:`planned`, :func:`preload`, :func:`warm_torch`, :func:`warm_dynamo_once`,
+:func:`worker_modules`, :func:`settle`...).
 
 The import lists (:data:`PRELOAD`, :data:`JAX_ONLY`, :data:`TORCH_STAGE`, and :func:`planned`: the part of
 them a run's exercises need), the warm-ups that pay a

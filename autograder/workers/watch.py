@@ -1,4 +1,4 @@
-"""Watching workers from the grader's side: time limits load cannot shorten, and each worker's stderr tail.
+"""Grader side: watching workers: time limits load cannot shorten, and each worker's stderr tail.
 
 **Time.** A worker's load and each of its probe calls get a limit in *working seconds*: the CPU time
 of everything the worker started, plus the time it spent asleep with nothing of it running or waiting for a CPU

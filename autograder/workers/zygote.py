@@ -1,4 +1,4 @@
-"""A warm fork server for workers.
+"""Worker side: a warm fork server for workers (no student code runs in it; each worker it forks runs ``worker``).
 
 Importing torch, jax, flax and optax costs ~4 s per process on CPU. The
 zygote imports them once (single-threaded: BLAS pinned to one thread, no

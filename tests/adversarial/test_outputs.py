@@ -126,6 +126,70 @@ def test_the_resume_file_is_kept_from_a_classmate(graded, request, prefix, extra
     assert out.stat().st_mode & 0o077 == 0  # rewritten for its owner only
 
 
+ATTACK_ALL = """
+
+import os as _os
+for _p in {paths!r}:
+    try:
+        _files = [_os.path.join(_p, _n) for _n in _os.listdir(_p)] if _os.path.isdir(_p) else [_p]
+    except OSError:
+        _files = []
+    for _f in _files:
+        try:
+            with open(_f) as _h:
+                _seen = _h.read()
+        except OSError:
+            _seen = ""
+        if "classmate" in _seen:
+            raise RuntimeError("LEAKED " + _f)
+"""
+
+
+def test_every_declared_output_is_kept_from_a_student(graded, request):
+    """Every output ``grade`` declares (autograder/reports/outputs.py: ``--json`` and its receipt, ``--csv``,
+    ``--feedback``, and any added later) is out of a student worker's reach, each where it is hardest to hide:
+    beside the engine, in its checkout. An earlier run's copies hold a classmate's data before any worker starts
+    (nothing is rewritten while the lone submission's worker runs: no timing is involved). Without Landlock
+    (which keeps out of the checkout what no list names), so that only the run's hide list keeps them: an
+    output left off it is read."""
+    extra = ["--sandbox-skip", "landlock"]
+    import argparse
+
+    from autograder.reports import outputs as _outputs
+
+    base, _alice, _first = graded
+    fd, where = tempfile.mkstemp(prefix=".tapetrace-test-results-", dir=ROOT)  # gitignored
+    os.close(fd)
+    stem = Path(where)
+    flags = {o.name: f"{stem}.{o.name}" for o in _outputs.GRADE_OUTPUTS if o.flag}
+    places = _outputs.paths(argparse.Namespace(**flags))
+    request.addfinalizer(lambda: [shutil.rmtree(p, ignore_errors=True) if os.path.isdir(p) else
+                                  Path(p).unlink(missing_ok=True) for p in [str(stem), *filter(None, places.values())]])
+    folders = {o.name for o in _outputs.GRADE_OUTPUTS if o.folder}
+    for name, path in places.items():
+        assert path, name  # every declared output has a path once its options are given
+        target = Path(path) / "alice.md" if name in folders else Path(path)
+        target.parent.mkdir(exist_ok=True)
+        target.write_text('{"submission": "classmate", "score": 10}')
+        target.chmod(0o644)
+    hidden = [places[o.name] for o in _outputs.GRADE_OUTPUTS if o.hidden_from_students]
+    mallory = base / "class" / "mallory-declared"
+    mallory.mkdir()
+    (mallory / f"{EX}.py").write_text((SOLUTIONS / f"{EX}.py").read_text() + ATTACK_ALL.format(paths=hidden))
+    cmd = [sys.executable, "-m", "autograder.cli", "grade", str(mallory), "--only", EX, "--device", "cpu",
+           "--seed", "7", "--jobs", "1", *extra,
+           *[arg for o in _outputs.GRADE_OUTPUTS if o.flag for arg in (o.flag, flags[o.name])]]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env["PYTHONPATH"] = str(ROOT)
+    cp = subprocess.run(cmd, capture_output=True, text=True, timeout=HANG, cwd=ROOT, env=env)
+    assert cp.returncode == 0, cp.stderr[-3000:]
+    row = json.loads(Path(flags["json"]).read_text())
+    row = row[0] if isinstance(row, list) else row
+    ex = row["exercises"][EX]
+    assert "LEAKED" not in json.dumps(ex), ex
+    assert ex["score"] == ex["max_score"] > 0, ex
+
+
 def test_regrade_keeps_the_class_results_from_a_classmate(graded, request):
     """``tapetrace regrade OLD.json``: the class's earlier results lie beside the engine while a submission is
     graded again (once read by the regraded submission's worker)."""

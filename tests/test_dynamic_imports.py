@@ -46,9 +46,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("autograder/workers/warmup.py", "preload"): "optional libraries the zygote imports before forking",
     ("autograder/workers/fingerprint.py", "_check_imports"): "the libraries an admission checks it can import",
     ("autograder/workers/seal.py", "<module>"): "numpy's pickle reconstructor (numpy._core or numpy.core)",
-    # TODO(issue 55 item 5): route through registry.part(exercise) / part(exercise, "probes") once the worker's
-    # stages settle (worker.py was being restructured meanwhile); both edges already respect the layers below.
-    ("autograder/workers/worker.py", "*"): "PENDING: an exercise's META and probes, by name",
 }
 
 # The layer contract of by-name edges: part -> the lowest layer whose modules may load it (pyproject.toml's

@@ -27,6 +27,7 @@ import types
 from typing import Any
 
 from autograder.core import wire as _wire
+from autograder.core.exercise import part as _part  # the one import of an exercise's part by name
 from autograder.submissions import execute as _exec
 from autograder.submissions import standins as _standins
 from autograder.submissions.cells import UnreadableCharacter
@@ -478,8 +479,8 @@ def _stage_devices(res_fd: int, spec: dict[str, Any]) -> tuple[Any, Any] | None:
     from autograder.probing import tools as _probing
 
     _probing.DEVICE.update(spec["device"])
-    meta = importlib.import_module(f"autograder.exercises.{spec['exercise']}").META
-    probes = importlib.import_module(f"autograder.exercises.{spec['exercise']}.probes")
+    meta = _part(spec["exercise"]).META
+    probes = _part(spec["exercise"], "probes")
     from autograder.workers import jaxtune as _jaxtune  # the engine's (a zygote already did this before it forked)
 
     _jaxtune.reuse_mlir_contexts()
@@ -721,7 +722,7 @@ def _freeze_probes(probes: Any, exercise: str) -> None:
     since a student's compiled code may reach them."""
     from autograder.workers import freeze as _freeze  # the engine's: not part of the notebook's runtime
 
-    if getattr(importlib.import_module(f"autograder.exercises.{exercise}").META, "compiles", False):
+    if getattr(_part(exercise).META, "compiles", False):
         _freeze.freeze_module(probes)
         return
     for name, module in list(sys.modules.items()):

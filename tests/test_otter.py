@@ -173,9 +173,9 @@ def test_one_broken_and_one_endless_exercise_cost_only_themselves(habits_run):
     assert fails and scores[broken] == (suite.max_score - lost, suite.max_score)
     assert {n for n, (p, _pts, _m) in cases[broken].items() if not p} == fails
     assert scores[healthy] == (load_suite(healthy).max_score,) * 2
-    assert scores[endless][0] == 0
-    for name, (passed, _pts, message) in cases[endless].items():
-        assert not passed and "did not finish within 15 s" in message, (name, message)
+    # an endless loop below the answer, at the section's top level, is cut at its budget and the exercise graded
+    # on what its section defined before it (issue 57; tests/test_top_level_runs.py): its answer earns full marks
+    assert scores[endless] == (load_suite(endless).max_score,) * 2
     shown = json.dumps(results)
     for check in suite.checks:  # students see messages and the bridge's call, never a check's code
         assert f"def {check.name}(" not in shown

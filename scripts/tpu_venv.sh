@@ -16,7 +16,7 @@ SITE=$("$V/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["pureli
 echo "${PYTHONPATH:-}" | tr ':' '\n' | grep -v '^$' > "$SITE/zz-host-pythonpath.pth" || true
 pwd > "$SITE/tapetrace-checkout.pth"
 PIP_CONFIG_FILE=/dev/null "$V/bin/python" -m pip install -q --isolated --only-binary=:all: "$@" \
-    torch==2.13.0 flax optax matplotlib ipython tqdm pandas scikit-learn nbformat pyyaml
+    torch==2.13.0 flax optax matplotlib ipython tqdm pandas scikit-learn nbformat pyyaml pytest
 # the host's JAX stays the one imported (its libtpu matches it)
 if [ -s "$SITE/zz-host-pythonpath.pth" ]; then "$V/bin/python" -m pip uninstall -q -y jax jaxlib || true; fi
 "$V/bin/python" -c 'import jax, flax, optax, torch; print("jax", jax.__version__, jax.default_backend(), "| torch", torch.__version__)'

@@ -6,6 +6,9 @@ batch replicated instead of split or ``psum`` for ``pmean`` give the right numbe
 checks there. Now the checks run in a separate process on 8 CPU devices (autograder/builders/public_devices.py);
 where they cannot, the report says so and is no pass.
 
+On a TPU host (``TAPETRACE_TEST_HOST_JAX=tpu``) the same test runs with that process's JAX on the one chip,
+as in a Colab TPU runtime (measured: docs/devices-and-tolerances.md).
+
 One Python process, whose JAX starts with ONE CPU device before the notebook's runtime is loaded (the runtime zip
 built from this tree, with the committed template's snapshot), checks: the solution and one mistake end to end
 (``public.run`` as ``check.py`` calls it), then every mistake below in one separate process (batched: one JAX
@@ -15,6 +18,7 @@ start for them all), then the names alone (no code to hand over): not a pass.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -143,12 +147,15 @@ def _runtime_zip(path: Path) -> Path:
     return path
 
 
-# Run with `python -I`: JAX starts with one CPU device first, then the runtime is put on sys.path.
+# Where this test's own JAX starts: the CPU (CI), or a TPU host's one chip (TAPETRACE_TEST_HOST_JAX=tpu).
+HOST_JAX = os.environ.get("TAPETRACE_TEST_HOST_JAX", "cpu")
+
+# Run with `python -I`: JAX starts with one device first (JAX_PLATFORMS=HOST_JAX), then the runtime is put on sys.path.
 SCRIPT = '''
 import json, sys, importlib.util
 import jax, jax.numpy as jnp
 jnp.zeros(1)
-assert jax.device_count() == 1
+assert jax.device_count() == 1, jax.devices()
 sys.path.insert(0, sys.argv[1])
 files = json.loads(sys.argv[2])
 from autograder.builders import public, public_devices
@@ -159,7 +166,7 @@ def load(path):
     spec.loader.exec_module(mod)
     return mod
 
-out = {}
+out = {"platform": jax.devices()[0].platform}
 for name in ("right", "grads_per_shard"):
     res = public.run("ex13", load(files[name]), files=(files[name],), lang="en")
     out[name] = {"status": res.status, "report": res.report}
@@ -183,11 +190,15 @@ def test_data_parallel_mistakes_fail_where_jax_started_with_one_device(tmp_path:
     for name, text in WRONG.items():
         function = text.split("def ", 1)[1].split("(", 1)[0]
         files[name].write_text(_source(**{function: text}), encoding="utf-8")
+    env = {**os.environ, "JAX_PLATFORMS": HOST_JAX}
+    env.pop("XLA_FLAGS", None)
+    env.pop("JAX_NUM_CPU_DEVICES", None)
     proc = subprocess.run([sys.executable, "-I", "-c", SCRIPT, str(runtime),
                            json.dumps({k: str(v) for k, v in files.items()})],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=900)
+                          capture_output=True, text=True, cwd=tmp_path, timeout=900, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.split("RESULT=", 1)[1])
+    assert out["platform"] == HOST_JAX, out["platform"]
 
     # end to end, as check.py calls it: checked apart on 8 CPU devices, and it says so
     right, wrong = out["right"], out["grads_per_shard"]

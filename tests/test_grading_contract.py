@@ -1,10 +1,13 @@
 """docs/grading-contract.md is the code's own contract: its row tables are the row types
 (``autograder/core/records.py``) field for field (required or not), its statuses, exit codes and isolation levels
-are the code's, and the code cites the page, never a contract file the repository lacks."""
+are the code's, and the code cites the page, never a contract file the repository lacks; the code that holds rows
+says so (``ResultRow``..., never a plain ``dict[str, Any]``)."""
 
 from __future__ import annotations
 
+import ast
 import re
+from pathlib import Path
 from typing import get_type_hints
 
 import pytest
@@ -66,3 +69,73 @@ def test_the_code_cites_the_page_not_a_missing_contract_file():
                 cited.append(f"{path.relative_to(ROOT)}:{n}")
     assert not (ROOT / "GRADING.md").exists()
     assert not cited, f"cite docs/grading-contract.md (the repository's own page) instead: {cited}"
+
+
+# Names that hold a submission's row (or a list or map of them) wherever they appear in autograder/: a parameter,
+# a variable or field annotated with one of them, and the return of a function that reads rows from a file.
+ROW_NAMES = frozenset({"results", "rows", "row", "old_rows", "new_rows", "res", "result"})
+ROW_READERS = frozenset({"read_json", "read_inputs", "load_rows", "read_results", "load_results"})
+PLAIN = "dict[str, Any]"
+# Where such a name holds something else, on purpose (file -> names):
+NOT_ROWS = {
+    # a separate process's answer per job (tests, device, note), not rows; and it ships in the notebook's
+    # runtime, which imports nothing of core/records.py (autograder/builders/runtime.py)
+    "autograder/builders/public_devices.py": {"results"},
+    # the engine's row OR its refusal ({"error", "message", ...}) read back from JSON in otter's own process;
+    # the module's top level imports the standard library only (it is loaded by path there)
+    "autograder/builders/otter.py": {"res"},
+}
+
+
+def _probes(rel: str) -> bool:
+    # exercises/*/probes.py: ``res``/``result`` are what a probe measured of the code under test, never rows
+    return rel.startswith("autograder/exercises/") and rel.endswith("/probes.py")
+
+
+def plain_row_annotations(root: Path) -> list[str]:
+    """``file:line name: annotation`` for every row-holding name of ``root/autograder`` annotated as a plain dict."""
+    found = []
+    for path in sorted((root / "autograder").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if _probes(rel):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            named: list[tuple[str, ast.expr | None]] = []
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = node.args
+                named += [(x.arg, x.annotation) for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
+                          if x is not None and x.arg in ROW_NAMES]
+                if node.name in ROW_READERS:
+                    named.append((f"{node.name}()", node.returns))
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id in ROW_NAMES:
+                named.append((node.target.id, node.annotation))
+            for name, ann in named:
+                if ann is None or name in NOT_ROWS.get(rel, ()):
+                    continue
+                text = ast.unparse(ann)
+                if PLAIN in text:
+                    found.append(f"{rel}:{ann.lineno} {name}: {text}")
+    return found
+
+
+def test_code_that_holds_rows_names_their_type():
+    found = plain_row_annotations(ROOT)
+    assert not found, ("annotate a row as autograder.core.records' ResultRow / ReportRow / ExerciseRow / TestRow "
+                       "(docs/grading-contract.md, \"Row schema\"), not a plain dict[str, Any]:\n" + "\n".join(found))
+
+
+def test_the_row_annotation_guard_sees_what_it_must(tmp_path):
+    pkg = tmp_path / "autograder" / "reports"
+    pkg.mkdir(parents=True)
+    (pkg / "x.py").write_text("from typing import Any\n"
+                              "def table(results: list[dict[str, Any]], row: 'dict[str, Any] | None') -> None: ...\n"
+                              "def read_json(path: str) -> list[dict[str, Any]]: ...\n"
+                              "def ok(results: list[ResultRow], meta: dict[str, Any]) -> dict[str, Any]: ...\n"
+                              "class W:\n    rows: list[dict[str, Any]]\n", encoding="utf-8")
+    probes = tmp_path / "autograder" / "exercises" / "ex01_x"
+    probes.mkdir(parents=True)
+    (probes / "probes.py").write_text("def p() -> None:\n    res: dict[str, Any] = {}\n", encoding="utf-8")
+    found = plain_row_annotations(tmp_path)
+    assert [f.split(" ")[0] + " " + f.split(" ")[1] for f in found] == [
+        "autograder/reports/x.py:2 results:", "autograder/reports/x.py:2 row:", "autograder/reports/x.py:3 read_json():",
+        "autograder/reports/x.py:6 rows:"]

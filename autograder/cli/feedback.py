@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import Any
+
+from autograder.core.records import ResultRow
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         skipped: list[str] = []
-        results = [r for path in args.results for r in _report.read_json(path, skipped)]
+        results: Sequence[ResultRow] = [r for path in args.results for r in _report.read_json(path, skipped)]
         roster = _gradebook.read_roster(args.roster)
         rows = []
         if args.overrides:

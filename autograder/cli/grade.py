@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.core.paths import EXERCISES
+from autograder.core.records import ResultRow
 from autograder.core.registry import UnknownExercise, resolve
 
 
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
             print(_shard.note(shard, args.seed is not None), file=sys.stderr)
     paths = shard.paths if shard else list(dict.fromkeys(args.submissions))
     seed = shard.seed if shard else args.seed
-    before: list[dict[str, Any]] = []
+    before: list[ResultRow] = []
     resumed = None
     if args.resume and Path(args.json).exists():
         resumed, reason = _resume(args, paths, only, seed)
@@ -270,7 +271,7 @@ def _plan_jobs(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[dict[str, Any]], interrupted: bool,
+def _finish_grade(args: argparse.Namespace, checkpoint: Any, before: list[ResultRow], interrupted: bool,
                   elapsed: float) -> int:
     """Has the outputs of ``grade`` written (also after Ctrl-C), prints the table, the summary and the notices."""
     from autograder.core import status as _status

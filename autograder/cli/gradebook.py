@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import Any
 
+from autograder.core.records import ResultRow
 
-def _late_rules(args: argparse.Namespace, results: list[dict[str, Any]]) -> Any:
+
+def _late_rules(args: argparse.Namespace, results: list[ResultRow]) -> Any:
     """The late policy the options ask for (None without ``--deadline``)."""
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -59,8 +62,7 @@ def _late_rules(args: argparse.Namespace, results: list[dict[str, Any]]) -> Any:
     return _gradebook.LateRules(policy, times, ext)
 
 
-def _overridden(args: argparse.Namespace, results: list[dict[str, Any]], roster: Any) -> tuple[list[dict[str, Any]],
-                                                                                              Any]:
+def _overridden(args: argparse.Namespace, results: list[ResultRow], roster: Any) -> tuple[Sequence[ResultRow], Any]:
     """The rows with the instructor's ``--overrides`` applied and the overrides' audit (None without the option).
 
     Raises:

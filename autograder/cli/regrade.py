@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from autograder.core.records import ResultRow
+
 
 def _exit_error(msg: str) -> int:
     print(f"tapetrace regrade: {msg}", file=sys.stderr)
@@ -75,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"tapetrace regrade: {the_plan.pairs} (submission, exercise) pair(s) of {len(the_plan.paths)} "
               f"submission(s) to grade again, seed {the_plan.seed}", file=sys.stderr)
-    new_rows: dict[str, dict[str, Any]] = {}
+    new_rows: dict[str, ResultRow] = {}
     if the_plan.paths:
         wanted = sorted({ex for v in the_plan.exercises_for.values() for ex in v})
         # made for the exercises graded again: its zygotes import and warm what those need (as grade --only)

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from autograder.core.records import ReportRow
 from autograder.reports.summary import ReportError, build_report, read_inputs
 
 DESCRIPTION = "Summary report with plots from results JSON (tapetrace grade --json, or otter run's results.json)."
@@ -59,7 +60,7 @@ def main(argv: list[str]) -> int:
     return run(build_parser().parse_args(argv))
 
 
-def _overrides_and_roster(args: argparse.Namespace, results: list[dict[str, Any]]) -> tuple[Any, Any]:
+def _overrides_and_roster(args: argparse.Namespace, results: list[ReportRow]) -> tuple[Any, Any]:
     """The instructor's overrides file (checked against the results) and roster, as the options name them.
 
     Raises:

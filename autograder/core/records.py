@@ -4,6 +4,7 @@ What ``tapetrace grade --json`` writes, the pytest entry and the Dask cluster as
 (docs/grading-contract.md, "Row schema": ``tests/test_grading_contract.py`` keeps that page and these types
 equal, field for field). They are plain JSON objects (``TypedDict``): :func:`to_json` is the identity that
 says so to a type checker. A field marked ``NotRequired`` is absent from some rows (the page says when).
+:class:`ReportRow` is a row as the reports read it (outside the contract: grading never writes its extra fields).
 """
 
 from typing import Any, NotRequired, TypedDict, cast
@@ -85,6 +86,18 @@ class ResultRow(TypedDict):
     isolation: NotRequired[IsolationRecord]
     launcher: NotRequired[str]
     envelope: NotRequired[dict[str, Any]]
+
+
+class ReportRow(ResultRow, total=False):
+    """A row as the after-grading tools read it (``tapetrace report``, ``gradebook``, ``handback``): a
+    :class:`ResultRow`, or otter's ``results.json`` read as one (``source`` ``"otter"``, no ``seed``; ``error``
+    when otter could not grade; autograder/reports/summary.py), with the manual overrides applied where there
+    are any (``override_total``: the autograder's total; autograder/reports/overrides.py). Never written by
+    ``tapetrace grade``."""
+
+    source: str
+    error: str
+    override_total: float
 
 
 def to_json(row: ResultRow) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from autograder.core.records import ExerciseRow
+from autograder.core.records import ExerciseRow, ResultRow, TestRow
 
 STUDENT_STATUSES = ("graded", "missing", "error", "timeout", "crashed", "unreadable")
 GRADER_STATUSES = ("grader_error", "ungraded")
@@ -54,7 +54,7 @@ def grader_row(checks: Iterable[Any], status: str, reason: str, *, lang: str) ->
     key = MESSAGE_KEY[status]
     msg = render(key, lang)
     checks = list(checks)
-    tests = [{"name": c.name, "score": 0.0, "max_score": c.points, "passed": False,
+    tests: list[TestRow] = [{"name": c.name, "score": 0.0, "max_score": c.points, "passed": False,
               "hidden": c.hidden, "message": msg, "code": key} for c in checks]
     return {"score": 0.0, "max_score": float(sum(c.points for c in checks)), "status": status,
             "message": msg, "grader_reason": clean_reason(reason), "seconds": 0.0, "tests": tests}
@@ -67,12 +67,12 @@ def clean_reason(text: str, limit: int = MAX_REASON) -> str:
     return out[:limit]
 
 
-def graders_exercises(result: dict[str, Any]) -> list[str]:
+def graders_exercises(result: ResultRow) -> list[str]:
     """The exercises of one submission's result whose status is the grader's (to grade again)."""
     return [ex for ex, e in result.get("exercises", {}).items() if is_graders(str(e.get("status", "")))]
 
 
-def count_graders(results: Iterable[dict[str, Any]]) -> dict[str, int]:
+def count_graders(results: Iterable[ResultRow]) -> dict[str, int]:
     """How many exercises of ``results`` have each grader status (``{}`` when none)."""
     counts: dict[str, int] = {}
     for res in results:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.core.paths import ROOT, SOLUTIONS
+from autograder.core.records import ResultRow
 
 PKG = ROOT / "autograder"
 
@@ -136,7 +137,7 @@ def make(exercise: str, device: dict[str, Any] | None, seed: Any, public_only: b
     return {"digest": digest(p), "parts": p}
 
 
-def stamp(row: dict[str, Any], public_only: bool = False) -> None:
+def stamp(row: ResultRow, public_only: bool = False) -> None:
     """Adds ``fingerprint`` to each exercise of a result row (its device and seed are the row's)."""
     for ex, e in row.get("exercises", {}).items():
         if isinstance(e, dict):

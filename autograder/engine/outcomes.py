@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from autograder.core.records import TestRow
 from autograder.core.suite import GraderBug
 from autograder.workers import sizing as _sizing
 
@@ -15,7 +16,7 @@ MAX_TIMEOUTS_PER_EXERCISE = 3
 FORGED = "EXERCISE_FORGED"
 
 
-def voided(tests: list[dict[str, Any]], message: str) -> list[dict[str, Any]]:
+def voided(tests: list[TestRow], message: str) -> list[TestRow]:
     """The tests of a forged exercise: each one that passed scores 0 now, with ``message`` (no answer of a worker
     that wrote beside its loop is trusted, those of checks already passed included)."""
     return [t if not t["passed"] else dict(t, score=0.0, passed=False, message=message, code=FORGED) for t in tests]

@@ -27,6 +27,7 @@ from typing import Any, NotRequired, TypedDict
 
 from autograder.core import status as _status
 from autograder.core import verdict_fp as _verdict_fp
+from autograder.core.records import ExerciseRow, ResultRow, TestRow
 from autograder.engine.resume import same_place
 
 
@@ -107,7 +108,7 @@ class Plan:
     paths: list[str] = field(default_factory=list)
     exercises_for: dict[str, list[str]] = field(default_factory=dict)
     reasons: dict[tuple[str, str], list[str]] = field(default_factory=dict)
-    old: dict[str, dict[str, Any]] = field(default_factory=dict)
+    old: dict[str, ResultRow] = field(default_factory=dict)
     definitions: dict[tuple[str, str], list[NamedCheck]] = field(default_factory=dict)
     considered: int = 0
 
@@ -160,7 +161,7 @@ def check_parts(exercise: str) -> dict[str, dict[str, Any]]:
     return {c.name: _check_part(c) for c in hidden.load_suite(exercise).checks}
 
 
-def stamp_checks(row: dict[str, Any]) -> None:
+def stamp_checks(row: ResultRow) -> None:
     """Adds ``checks`` (:func:`check_parts`) to each graded exercise's fingerprint of a result row."""
     for ex, e in (row.get("exercises") or {}).items():
         if isinstance(e, dict) and isinstance(e.get("fingerprint"), dict):
@@ -197,14 +198,14 @@ def changed_checks(before: dict[str, Any] | None, now: dict[str, Any] | None) ->
     return out
 
 
-def _seed(rows: list[dict[str, Any]]) -> int | None:
+def _seed(rows: list[ResultRow]) -> int | None:
     seeds = sorted({int(r["seed"]) for r in rows if r.get("seed") is not None})
     if len(seeds) > 1:
         raise RegradeRefused(f"the file mixes seeds ({', '.join(map(str, seeds))}); regrade each run's file alone")
     return seeds[0] if seeds else None
 
 
-def plan(old_rows: list[dict[str, Any]], submissions: list[str] | None, device: dict[str, Any],
+def plan(old_rows: list[ResultRow], submissions: list[str] | None, device: dict[str, Any],
          public_only: bool = False, everything: bool = False, fingerprint: Any = None,
          checks: Callable[[str], dict[str, Any]] | None = None) -> Plan:
     """Decides which (submission, exercise) pairs to grade again.
@@ -268,11 +269,11 @@ def plan(old_rows: list[dict[str, Any]], submissions: list[str] | None, device: 
     return out
 
 
-def _verdicts(e: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+def _verdicts(e: ExerciseRow | None) -> dict[str, TestRow]:
     return {str(t.get("name")): t for t in (e or {}).get("tests") or []}
 
 
-def _points_moved(ov: dict[str, dict[str, Any]], nv: dict[str, dict[str, Any]]) -> list[NamedCheck]:
+def _points_moved(ov: dict[str, TestRow], nv: dict[str, TestRow]) -> list[NamedCheck]:
     """Checks whose points differ between two rows' test records (rows graded before checks were recorded)."""
     out: list[NamedCheck] = []
     for name in dict.fromkeys([*nv, *ov]):
@@ -285,7 +286,7 @@ def _points_moved(ov: dict[str, dict[str, Any]], nv: dict[str, dict[str, Any]]) 
     return out
 
 
-def diff(the_plan: Plan, new_rows: dict[str, dict[str, Any]]) -> Diff:
+def diff(the_plan: Plan, new_rows: dict[str, ResultRow]) -> Diff:
     """What moved: per (submission, exercise) graded again whose score, maximum, status or any verdict changed.
 
     Args:
@@ -338,7 +339,7 @@ def _merge_named(items: list[NamedCheck]) -> list[NamedCheck]:
     return list(out.values())
 
 
-def _word(t: dict[str, Any], present: bool) -> str:
+def _word(t: TestRow | dict[str, Any], present: bool) -> str:
     if not present:
         return "absent"
     return "passed" if t.get("passed") else "failed"

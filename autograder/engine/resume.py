@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import cast
 
 from autograder.core import status as _status
+from autograder.core.records import ResultRow
 
 
 class ResumeRefused(Exception):
@@ -33,10 +34,10 @@ class Plan:
         kept: how many submissions of this run the earlier results already hold in full.
     """
 
-    before: list[dict[str, Any]]
+    before: list[ResultRow]
     paths: list[str]
     exercises_for: dict[str, list[str]] = field(default_factory=dict)
-    partial: dict[str, dict[str, Any]] = field(default_factory=dict)
+    partial: dict[str, ResultRow] = field(default_factory=dict)
     seed: int | None = None
     kept: int = 0
 
@@ -46,7 +47,7 @@ def same_place(path: str) -> str:
     return os.path.realpath(os.path.abspath(path))
 
 
-def plan(previous: list[dict[str, Any]], paths: list[str], only: list[str], seed: int | None) -> Plan:
+def plan(previous: list[ResultRow], paths: list[str], only: list[str], seed: int | None) -> Plan:
     """Decides what a ``--resume`` run grades.
 
     Args:
@@ -94,7 +95,7 @@ def plan(previous: list[dict[str, Any]], paths: list[str], only: list[str], seed
     return out
 
 
-def merge(old: dict[str, Any], new: dict[str, Any], only: list[str]) -> dict[str, Any]:
+def merge(old: ResultRow, new: ResultRow, only: list[str]) -> ResultRow:
     """The earlier row with the exercises graded again replaced by the new results.
 
     Args:
@@ -105,7 +106,7 @@ def merge(old: dict[str, Any], new: dict[str, Any], only: list[str]) -> dict[str
     Returns:
         One row: totals recomputed, the new run's device/isolation/launcher facts.
     """
-    row = {**old, **{k: v for k, v in new.items() if k not in ("submission", "exercises")}}
+    row = cast(ResultRow, {**old, **{k: v for k, v in new.items() if k not in ("submission", "exercises")}})
     if isinstance(old.get("isolation"), dict) and isinstance(new.get("isolation"), dict):
         from autograder.sandbox.isolate import level_at_least
 
@@ -119,8 +120,8 @@ def merge(old: dict[str, Any], new: dict[str, Any], only: list[str]) -> dict[str
     return row
 
 
-def merging(add: Callable[[dict[str, Any]], None], partial: dict[str, dict[str, Any]],
-            only: list[str]) -> Callable[[dict[str, Any]], None]:
+def merging(add: Callable[[ResultRow], None], partial: dict[str, ResultRow],
+            only: list[str]) -> Callable[[ResultRow], None]:
     """``add`` for a resumed run: a submission graded again in part is merged into its earlier row first.
 
     Args:
@@ -129,7 +130,7 @@ def merging(add: Callable[[dict[str, Any]], None], partial: dict[str, dict[str, 
         only: the exercises of the run.
     """
 
-    def call(res: dict[str, Any]) -> None:
+    def call(res: ResultRow) -> None:
         old = partial.get(res["submission"])
         add(merge(old, res, only) if old is not None else res)
 

@@ -9,8 +9,11 @@ HTML of the sections, keyed by name (``receipt``, ``regrade``, ``mistakes``): wh
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from autograder.core.records import ResultRow
 
 CSS = """
 section{margin:1.2rem 0} table.receipt{width:auto;margin:.4rem 0} table.receipt th{font-weight:600}
@@ -30,7 +33,7 @@ def read_regrade(path: str) -> dict[str, Any]:
     return data
 
 
-def write(results: list[dict[str, Any]], out: Path, regrade: dict[str, Any] | None = None,
+def write(results: Sequence[ResultRow], out: Path, regrade: dict[str, Any] | None = None,
           overrides: dict[str, Any] | None = None) -> dict[str, str]:
     """Writes the sections' files into ``out``; returns ``{"receipt": html, "regrade": html, "mistakes": html,
     "css": css}`` (``regrade`` empty without a diff).

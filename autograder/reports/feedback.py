@@ -13,10 +13,12 @@ from __future__ import annotations
 import hashlib
 import html
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from autograder.core.i18n import section
+from autograder.core.records import ResultRow
 from autograder.core.text import clean, html_name, to_bytes
 from autograder.reports.report import _fmt, atomic_write
 
@@ -93,14 +95,14 @@ def _status_word(status: str, lang: str) -> str:
     return STATUS_WORDS.get(lang, {}).get(status, status)
 
 
-def _override_words(rec: dict[str, Any], lab: dict[str, str]) -> list[str]:
+def _override_words(rec: Mapping[str, Any], lab: dict[str, str]) -> list[str]:
     """A record's manual overrides in words (autograder/reports/overrides.py), the autograder's score kept."""
     from autograder.reports.overrides import words
 
     return words(rec, lab.get("by", "by"), lab.get("autograder", "autograder"))
 
 
-def feedback_markdown(res: dict[str, Any], lang: str = "en", title: str | None = None) -> str:
+def feedback_markdown(res: ResultRow, lang: str = "en", title: str | None = None) -> str:
     """Per-student feedback: each exercise's tests with points and safe messages.
 
     ``title`` names the submission in the heading (default: its file name; :func:`feedback_names`
@@ -161,7 +163,7 @@ def _html_msg(text: str) -> str:
     return "".join(out)
 
 
-def feedback_html(res: dict[str, Any], lang: str = "en", title: str | None = None) -> str:
+def feedback_html(res: ResultRow, lang: str = "en", title: str | None = None) -> str:
     """The same feedback as :func:`feedback_markdown` (``title`` as there), as a standalone HTML page."""
     lab = LABELS.get(lang, LABELS["en"])
     def esc(value: Any) -> str:
@@ -243,7 +245,7 @@ def feedback_names(submissions: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def write_feedback(results: list[dict[str, Any]], folder: str, lang: str = "en", fmt: str = "md") -> list[Path]:
+def write_feedback(results: Sequence[ResultRow], folder: str, lang: str = "en", fmt: str = "md") -> list[Path]:
     """Writes one feedback file per submission: ``<folder>/<name>.md`` and/or ``.html``.
 
     Args:

@@ -24,12 +24,13 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePath
 from typing import Any
 
+from autograder.core.records import ResultRow
 from autograder.core.status import is_graders
 from autograder.core.text import csv_cell
 from autograder.reports import late as _late
@@ -113,7 +114,7 @@ class Book:
     late: dict[str, Any] | None = None
 
 
-def _who(r: dict[str, Any], roster: dict[str, dict[str, str]] | None) -> dict[str, str]:
+def _who(r: ResultRow, roster: dict[str, dict[str, str]] | None) -> dict[str, str]:
     key = student_key(str(r["submission"]))
     who = {"student_id": key, "name": key, "email": "", "section": "", "key": key}
     if roster is not None:
@@ -165,13 +166,13 @@ def _late_section(students: list[dict[str, Any]], rules: LateRules) -> dict[str,
                          for s in students if s.get("late") and s["late"]["state"] != "on time"]}
 
 
-def _override_notes(r: dict[str, Any]) -> list[str]:
+def _override_notes(r: ResultRow) -> list[str]:
     from autograder.reports.overrides import notes_for
 
     return notes_for(r)
 
 
-def build(results: list[dict[str, Any]], roster: dict[str, dict[str, str]] | None = None,
+def build(results: Sequence[ResultRow], roster: dict[str, dict[str, str]] | None = None,
           late: LateRules | None = None) -> Book:
     """The gradebook of result rows.
 

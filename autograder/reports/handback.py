@@ -19,10 +19,11 @@ from __future__ import annotations
 import os
 import re
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from autograder.core.records import ResultRow
 from autograder.core.text import clean
 from autograder.reports.feedback import feedback_html, feedback_markdown, safe_stem
 from autograder.reports.gradebook import GradebookError, roster_key, student_key
@@ -61,8 +62,8 @@ def moodle_folder(fullname: str, pid: str) -> str:
     return f"{name}_{pid}_{MOODLE_PLUGIN}_"
 
 
-def _students(results: list[dict[str, Any]], roster: dict[str, dict[str, str]]) -> list[tuple[str, dict[str, str],
-                                                                                             dict[str, Any]]]:
+def _students(results: Sequence[ResultRow], roster: dict[str, dict[str, str]]) -> list[tuple[str, dict[str, str],
+                                                                                         ResultRow]]:
     """(roster key, roster row, result row) per submission, in the roster's order of ids.
 
     Raises:
@@ -84,7 +85,7 @@ def _students(results: list[dict[str, Any]], roster: dict[str, dict[str, str]]) 
     return sorted(out, key=lambda x: x[1].get("student_id") or x[0])
 
 
-def hand_back(results: list[dict[str, Any]], roster: dict[str, dict[str, str]], out: str | Path,
+def hand_back(results: Sequence[ResultRow], roster: dict[str, dict[str, str]], out: str | Path,
               lang: str = "en", fmt: str = "html", moodle_zip: str | Path | None = None) -> HandBack:
     """Writes one folder per roster student with their feedback page(s), and the Moodle zip when asked.
 

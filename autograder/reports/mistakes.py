@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from typing import Any
 
+from autograder.core.records import ExerciseRow, ResultRow
 from autograder.core.text import clean, csv_cell, html_text
 
 SKIP_CODES = {"NOT_ATTEMPTED"}
 
 
-def _failed(e: dict[str, Any]) -> dict[str, str]:
+def _failed(e: ExerciseRow) -> dict[str, str]:
     """check name -> code of the failed tests of a graded exercise row (not attempted ones left out)."""
     return {str(t.get("name")): str(t.get("code") or "") for t in e.get("tests") or []
             if not t.get("passed") and str(t.get("code") or "") not in SKIP_CODES}
@@ -48,7 +50,7 @@ def _mutants_for(check: str, code: str, mutants: list[dict[str, Any]]) -> list[s
     return exact or [m["name"] for m in mutants if check in (m.get("fails") or []) and check not in (m.get("codes") or {})]
 
 
-def common_mistakes(results: list[dict[str, Any]],
+def common_mistakes(results: Sequence[ResultRow],
                     catalogue: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, dict[str, Any]]:
     """Per exercise: ``{"by_message": [...], "by_mistake": [...]}``, commonest first.
 

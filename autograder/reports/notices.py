@@ -10,13 +10,13 @@ exercises that are the grader's trouble, not the students' (:func:`not_graded`: 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from autograder.core import status as _status
+from autograder.core.records import ResultRow
 from autograder.reports.report import terminal_text
 
 
-def unreadable(results: list[dict[str, Any]]) -> list[str]:
+def unreadable(results: list[ResultRow]) -> list[str]:
     """One warning per submission that could not be read at all (corrupt, not JSON, too big)."""
     lines = []
     for res in results:
@@ -42,7 +42,7 @@ def _holding(path: str) -> str:
     return f"a folder holding no exercise file ({shown}; expected names like ex01_torch_mlp.py or a notebook)"
 
 
-def nothing_found(results: list[dict[str, Any]]) -> list[str]:
+def nothing_found(results: list[ResultRow]) -> list[str]:
     """One warning per submission in which no exercise was found at all (an empty folder, files named
     otherwise): its rows are ``missing`` (docs/grading-contract.md, "Statuses": no file), as for a student who did not try, and the
     instructor is told which submissions look like a hand-in gone wrong."""
@@ -56,7 +56,7 @@ def nothing_found(results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def not_graded(results: list[dict[str, Any]], json_path: str | None) -> list[str]:
+def not_graded(results: list[ResultRow], json_path: str | None) -> list[str]:
     """One line per exercise that is the grader's (``grader_error``, ``ungraded``), then what to do; none
     when every exercise was graded.
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
+from autograder.core.records import ResultRow
 from autograder.reports import feedback as _feedback
 from autograder.reports import receipt as _receipt
 from autograder.reports import report as _report
@@ -35,7 +35,7 @@ class Written:
     """
 
     checkpoint: _report.Checkpoint
-    results: list[dict[str, Any]]
+    results: list[ResultRow]
     lang: str = "en"
     feedback_format: str = "md"
 
@@ -124,7 +124,7 @@ def hidden(args: argparse.Namespace) -> tuple[str | None, ...]:
 
 
 def write_outputs(checkpoint: _report.Checkpoint, where: dict[str, str | None], *, lang: str = "en",
-                  feedback_format: str = "md") -> list[dict[str, Any]]:
+                  feedback_format: str = "md") -> list[ResultRow]:
     """Writes a run's declared outputs from its checkpoint, in their declared order.
 
     Args:

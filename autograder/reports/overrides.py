@@ -28,11 +28,13 @@ import copy
 import csv
 import io
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
+from autograder.core.records import ExerciseRow, ReportRow, ResultRow, TestRow
 from autograder.core.status import is_graders
 from autograder.core.text import clean, csv_cell, html_text, terminal
 from autograder.reports.gradebook import roster_key, student_key
@@ -186,7 +188,7 @@ def _row(path: str, n: int, rec: dict[str, str]) -> Override:
                     basis=rec.get("basis", ""))
 
 
-def names(row: dict[str, Any], roster: dict[str, dict[str, str]] | None = None) -> set[str]:
+def names(row: ResultRow, roster: dict[str, dict[str, str]] | None = None) -> set[str]:
     """The names a result row's student goes by: its path, its key (``alice``), the roster's key and id."""
     sub = str(row["submission"])
     out = {sub, student_key(sub)}
@@ -197,7 +199,7 @@ def names(row: dict[str, Any], roster: dict[str, dict[str, str]] | None = None) 
     return out
 
 
-def refuse_inside_submissions(path: str, results: list[dict[str, Any]]) -> None:
+def refuse_inside_submissions(path: str, results: Sequence[ResultRow]) -> None:
     """Refuses an overrides file that lies inside a submission folder (the student's: data, never authority).
 
     Raises:
@@ -210,10 +212,10 @@ def refuse_inside_submissions(path: str, results: list[dict[str, Any]]) -> None:
             raise _err(path, None, INSIDE_SUBMISSION.format(submission=clean(r["submission"], 120)))
 
 
-Target = tuple[int, dict[str, Any], dict[str, Any] | None]  # (result index, exercise record, test record or None)
+Target = tuple[int, ExerciseRow, TestRow | None]  # (result index, exercise record, test record or None)
 
 
-def resolve(ovs: Overrides, results: list[dict[str, Any]],
+def resolve(ovs: Overrides, results: Sequence[ResultRow],
             roster: dict[str, dict[str, str]] | None = None) -> list[Target]:
     """Finds each override's result row, exercise and test, and checks its points against the maximum.
 
@@ -264,7 +266,7 @@ def resolve(ovs: Overrides, results: list[dict[str, Any]],
     return out
 
 
-def basis(e: dict[str, Any], t: dict[str, Any] | None = None) -> str:
+def basis(e: ExerciseRow, t: TestRow | None = None) -> str:
     """The autograder's score of an exercise or test as an override records it: ``7/10`` or ``0/2@3fa9c1d2``
     (a test's check definition digest, where the row recorded one)."""
     rec = t if t is not None else e
@@ -291,8 +293,8 @@ def _regrade_changed(regrade: dict[str, Any] | None, submission: str, exercise: 
     return ""
 
 
-def apply(results: list[dict[str, Any]], ovs: Overrides | None, roster: dict[str, dict[str, str]] | None = None,
-          regrade: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], list[AuditRow]]:
+def apply(results: Sequence[ResultRow], ovs: Overrides | None, roster: dict[str, dict[str, str]] | None = None,
+          regrade: dict[str, Any] | None = None) -> tuple[list[ReportRow], list[AuditRow]]:
     """Applies the overrides to copies of the result rows.
 
     Test overrides first, then exercise overrides, each in the file's order. An overridden test or exercise
@@ -314,9 +316,9 @@ def apply(results: list[dict[str, Any]], ovs: Overrides | None, roster: dict[str
         OverrideError: as :func:`resolve`.
     """
     if ovs is None or not ovs.rows:
-        return results, []
+        return cast("list[ReportRow]", results), []
     targets = resolve(ovs, results, roster)
-    rows = copy.deepcopy(results)
+    rows = cast("list[ReportRow]", copy.deepcopy(results))
     audit: dict[int, AuditRow] = {}
     order = sorted(range(len(ovs.rows)), key=lambda k: (not ovs.rows[k].test, k))
     for k in order:
@@ -362,7 +364,7 @@ def apply(results: list[dict[str, Any]], ovs: Overrides | None, roster: dict[str
 
 
 # ------------------------------------------------------------------ the words
-def words(rec: dict[str, Any], by_word: str = "by", autograder_word: str = "autograder") -> list[str]:
+def words(rec: Mapping[str, Any], by_word: str = "by", autograder_word: str = "autograder") -> list[str]:
     """What an overridden exercise or test record says (plain text, not escaped): one line for one override,
     ``autograder 7/10 → 9/10 by ana (2026-12-03): partial credit``; for several, that score line and then one
     line per override (``adjust +1 by ana (2026-12-03): ...``)."""
@@ -431,7 +433,7 @@ def flagged_lines(rows: list[AuditRow]) -> list[str]:
                      f": {'; '.join(r['flags'])}", 400) for r in rows if r["flags"]]
 
 
-def notes_for(row: dict[str, Any]) -> list[str]:
+def notes_for(row: ResultRow) -> list[str]:
     """The gradebook's notes for an adjusted row: ``ex01_torch_mlp: autograder 7/10 → 9/10 by ana ...``."""
     out = []
     for ex, e in (row.get("exercises") or {}).items():

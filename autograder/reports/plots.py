@@ -24,6 +24,7 @@ import numpy as np  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 
 from autograder.core.paths import EXERCISES  # noqa: E402
+from autograder.core.records import ExerciseRow, ReportRow  # noqa: E402
 from autograder.core.text import clean, shorten  # noqa: E402, F401 - shorten: the reports' name for it
 
 DPI = 110
@@ -37,7 +38,7 @@ _RC = {"font.size": 9.5, "axes.titlesize": 11, "axes.labelsize": 9.5, "xtick.lab
 GREEN, RED, GREY, AMBER, BLUE = "#2f9e44", "#e03131", "#ced4da", "#f59f00", "#1c7ed6"
 
 
-def exercise_order(results: Iterable[dict[str, Any]]) -> list[str]:
+def exercise_order(results: Iterable[ReportRow]) -> list[str]:
     """Exercises present in the results: tapetrace's order first, then others as found."""
     seen: list[str] = []
     for r in results:
@@ -48,7 +49,7 @@ def exercise_order(results: Iterable[dict[str, Any]]) -> list[str]:
     return known + [ex for ex in seen if ex not in EXERCISES]
 
 
-def check_order(results: list[dict[str, Any]], exercise: str) -> list[str]:
+def check_order(results: list[ReportRow], exercise: str) -> list[str]:
     """Check names of one exercise in the order tests were reported."""
     names: list[str] = []
     for r in results:
@@ -74,13 +75,13 @@ def wrap_name(name: str, width: int, hard: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _not_attempted(e: dict[str, Any]) -> bool:
+def _not_attempted(e: ExerciseRow) -> bool:
     tests = e.get("tests") or []
     return e.get("status") == "missing" or (bool(tests) and all(t.get("code") in ("NOT_ATTEMPTED", "MISSING_FILE")
                                                                 for t in tests))
 
 
-def check_stats(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def check_stats(results: list[ReportRow]) -> list[dict[str, Any]]:
     """Per (exercise, check): submissions, passes, pass rates, hidden flag, commonest failure and message.
 
     ``rate`` is over every submission; ``attempted`` counts the submissions whose checks ran on an
@@ -151,7 +152,7 @@ def most_failed_first(stats: list[dict[str, Any]]) -> tuple[list[dict[str, Any]]
     return failed + untried, passed
 
 
-def _percent(results: list[dict[str, Any]]) -> np.ndarray:
+def _percent(results: list[ReportRow]) -> np.ndarray:
     vals = []
     for r in results:
         m = float(r.get("max_total") or 0)
@@ -168,7 +169,7 @@ def _save(fig: Any, path: Path) -> Path:
     return path
 
 
-def score_histogram(results: list[dict[str, Any]], path: Path) -> Path:
+def score_histogram(results: list[ReportRow], path: Path) -> Path:
     """Histogram of total scores (% of the maximum), one colour per source."""
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     bins = np.linspace(0, 100, 21)
@@ -191,7 +192,7 @@ def score_histogram(results: list[dict[str, Any]], path: Path) -> Path:
     return _save(fig, path)
 
 
-def exercise_means(results: list[dict[str, Any]], path: Path) -> Path:
+def exercise_means(results: list[ReportRow], path: Path) -> Path:
     """Mean score per exercise (as % of its maximum) with the share not attempted."""
     exs = exercise_order(results)
     means, na, maxima = [], [], []
@@ -221,7 +222,7 @@ def exercise_means(results: list[dict[str, Any]], path: Path) -> Path:
     return _save(fig, path)
 
 
-def status_breakdown(results: list[dict[str, Any]], path: Path) -> Path:
+def status_breakdown(results: list[ReportRow], path: Path) -> Path:
     """Per exercise: share of full marks, partial, zero, not attempted, and could-not-run."""
     exs = exercise_order(results)
     cats = [("full marks", GREEN), ("partial", "#94d82d"), ("zero (attempted)", RED),
@@ -277,7 +278,7 @@ def _cells_fit(fig: Any, ax: Any) -> bool:
     return True
 
 
-def pass_rate_heatmap(results: list[dict[str, Any]], path: Path) -> Path:
+def pass_rate_heatmap(results: list[ReportRow], path: Path) -> Path:
     """Pass rate of every check: one row per exercise, one cell per check (named inside).
 
     Names are wrapped to the cell's width as drawn: narrower lines until every label fits its cell
@@ -334,7 +335,7 @@ def _heatmap(stats: list[dict[str, Any]], exs: list[str], width: int, fig_width:
     return fig, ax
 
 
-def student_check_matrix(results: list[dict[str, Any]], path: Path) -> Path:
+def student_check_matrix(results: list[ReportRow], path: Path) -> Path:
     """Submissions (rows, best first) x checks (columns, grouped by exercise): pass/fail/not attempted."""
     exs = exercise_order(results)
     cols = [(ex, name) for ex in exs for name in check_order(results, ex)]
@@ -390,7 +391,7 @@ PLOTS = (
 )
 
 
-def render_all(results: list[dict[str, Any]], out: Path) -> list[tuple[str, str]]:
+def render_all(results: list[ReportRow], out: Path) -> list[tuple[str, str]]:
     """Writes every plot into ``out``; returns (file name, caption) pairs.
 
     Names in the plots come from the results (submissions, otter's questions): matplotlib's mathtext is

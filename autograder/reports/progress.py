@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from autograder.core.records import ResultRow
 from autograder.core.text import terminal
 from autograder.reports.report import _fmt
 
@@ -52,7 +53,7 @@ class Progress:
         self.start = time.monotonic()  # elapsed counts from here (includes starting the workers)
         self.rate_start = self.start  # the ETA's rate counts from begin()
         self.phase = STARTING_PHASE
-        self.finished: list[dict[str, Any]] = []
+        self.finished: list[ResultRow] = []
         self.tasks_total = max(1, total * max(1, tasks_per_item))
         self.tasks_done = 0
         self._lock = threading.Lock()
@@ -88,7 +89,7 @@ class Progress:
         with self._lock:
             self.tasks_done += 1
 
-    def update(self, res: dict[str, Any]) -> None:
+    def update(self, res: ResultRow) -> None:
         with self._lock:
             self.finished.append(res)
             self.phase = ""
@@ -133,11 +134,11 @@ class Progress:
                 self.stream.flush()
 
 
-def merge_callbacks(*fns: Callable[[dict[str, Any]], None] | None) -> Callable[[dict[str, Any]], None]:
+def merge_callbacks(*fns: Callable[[ResultRow], None] | None) -> Callable[[ResultRow], None]:
     """One callback calling several (None entries skipped), in order."""
     real = [f for f in fns if f is not None]
 
-    def call(res: dict[str, Any]) -> None:
+    def call(res: ResultRow) -> None:
         for f in real:
             f(res)
 

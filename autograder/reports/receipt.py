@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from autograder.core.paths import ROOT
+from autograder.core.records import ResultRow
 from autograder.core.status import STATUSES
 from autograder.core.text import html_text
 
@@ -59,7 +61,7 @@ def _isolation_words(iso: Any) -> str:
     return str(iso.get("level", "minimal"))
 
 
-def _anomalies(results: list[dict[str, Any]]) -> list[str]:
+def _anomalies(results: Sequence[ResultRow]) -> list[str]:
     """Rows that look wrong: a status other than graded with points, a score other than its tests' sum."""
     out = []
     for r in results:
@@ -77,7 +79,7 @@ def _anomalies(results: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def receipt(results: list[dict[str, Any]], rates: dict[str, dict[str, Any]] | None = None,
+def receipt(results: Sequence[ResultRow], rates: dict[str, dict[str, Any]] | None = None,
             late: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """The receipt of a batch of result rows (docs/grading-contract.md's rows).
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.core.paths import EXERCISES
+from autograder.core.records import ResultRow
 from autograder.core.text import csv_cell, shorten, terminal
 
 
@@ -68,7 +69,7 @@ def atomic_write(path: str | os.PathLike, text: str, private: bool = False) -> N
 MESSAGE_WIDTH = 110  # the table's message column; a longer message is cut at a word and marked
 
 
-def table(results: list[dict[str, Any]], full_text_in: str = "") -> str:
+def table(results: list[ResultRow], full_text_in: str = "") -> str:
     """A readable table: per submission, exercise, score, max, first failure message.
 
     A message longer than :data:`MESSAGE_WIDTH` is cut at a word and ends with `` …``; a last line then
@@ -95,7 +96,7 @@ def table(results: list[dict[str, Any]], full_text_in: str = "") -> str:
     return "\n".join(lines)
 
 
-def compact_table(results: list[dict[str, Any]]) -> str:
+def compact_table(results: list[ResultRow]) -> str:
     """One line per submission (for large batches): total, then each exercise's score."""
     exercises = [ex for ex in EXERCISES if any(ex in r["exercises"] for r in results)]
     width = max([10, *(len(terminal(r["submission"])) for r in results)])
@@ -115,7 +116,7 @@ def compact_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def summary_line(results: list[dict[str, Any]], seconds: float | None = None) -> str:
+def summary_line(results: list[ResultRow], seconds: float | None = None) -> str:
     """One line for the end of a batch: count, mean total, statuses, time."""
     n = len(results)
     if not n:
@@ -132,7 +133,7 @@ def summary_line(results: list[dict[str, Any]], seconds: float | None = None) ->
 
 
 # ------------------------------------------------------------------ JSON, CSV
-def write_json(results: list[dict[str, Any]], path: str) -> None:
+def write_json(results: list[ResultRow], path: str) -> None:
     """One object for one submission, a list for several (docs/grading-contract.md)."""
     data: Any = results[0] if len(results) == 1 else results
     atomic_write(path, json.dumps(data, indent=2), private=True)  # a class's scores: its owner's only
@@ -172,7 +173,7 @@ def malformed(row: Any) -> str | None:
     return None
 
 
-def read_json(path: str, notes: list[str] | None = None) -> list[dict[str, Any]]:
+def read_json(path: str, notes: list[str] | None = None) -> list[ResultRow]:
     """Reads what :func:`write_json` wrote (an object or a list) as a list.
 
     Args:
@@ -190,7 +191,7 @@ def read_json(path: str, notes: list[str] | None = None) -> list[dict[str, Any]]
     items = data if isinstance(data, list) else [data]
     if not all(isinstance(r, dict) and "submission" in r and "exercises" in r for r in items):
         raise ValueError(f"{path} does not hold tapetrace results")
-    kept = []
+    kept: list[ResultRow] = []
     for k, r in enumerate(items):
         why = malformed(r)
         if why is None:
@@ -203,7 +204,7 @@ def read_json(path: str, notes: list[str] | None = None) -> list[dict[str, Any]]
     return kept
 
 
-def write_csv(results: list[dict[str, Any]], path: str) -> None:
+def write_csv(results: list[ResultRow], path: str) -> None:
     """One row per submission: path, each exercise's score, total (and max_total)."""
     buf = io.StringIO()
     w = csv.writer(buf)
@@ -224,8 +225,8 @@ class Checkpoint:
     the file already holds.
     """
 
-    def __init__(self, path: str | None, before: list[dict[str, Any]], order: list[str],
-                 every: float = 2.0, writer: Callable[[list[dict[str, Any]], str], None] | None = None,
+    def __init__(self, path: str | None, before: list[ResultRow], order: list[str],
+                 every: float = 2.0, writer: Callable[[list[ResultRow], str], None] | None = None,
                  write_empty: bool = False) -> None:
         self.path = path
         self.writer = writer or write_json  # a shard writes its part (autograder/scaleout/shard.py)
@@ -233,14 +234,14 @@ class Checkpoint:
         self.before = list(before)
         self.rank = {p: i for i, p in enumerate(order)}
         self.every = every
-        self.new: list[dict[str, Any]] = []
+        self.new: list[ResultRow] = []
         self._last = 0.0
         self.warned = False
         self._lock = threading.Lock()
         self._dirty = False
         self._timer: threading.Timer | None = None
 
-    def add(self, res: dict[str, Any]) -> None:
+    def add(self, res: ResultRow) -> None:
         with self._lock:
             self.new.append(res)
             if not self.path:
@@ -268,7 +269,7 @@ class Checkpoint:
                 self._timer.cancel()
                 self._timer = None
 
-    def results(self) -> list[dict[str, Any]]:
+    def results(self) -> list[ResultRow]:
         """Earlier results, then the new ones in the order the submissions were given."""
         with self._lock:
             return self.before + sorted(self.new, key=lambda r: self.rank.get(r["submission"], 1 << 30))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.core.paths import EXERCISES
+from autograder.core.records import ReportRow
 from autograder.core.text import clean, csv_cell, html_name, terminal
 from autograder.reports import report as _report
 from autograder.reports.feedback import VIEWPORT
@@ -181,7 +182,7 @@ def _otter_name(path: Path) -> str:
     return path.parent.name if path.name == "results.json" and path.parent.name else path.stem
 
 
-def read_inputs(paths: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+def read_inputs(paths: list[str]) -> tuple[list[ReportRow], list[str]]:
     """Reads every input (files or folders) into result objects; returns (results, notes)."""
     files: list[Path] = []
     for p in paths:
@@ -195,7 +196,7 @@ def read_inputs(paths: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
             files.append(path)
         else:
             raise ReportError(f"no such file or directory: {p}")
-    results: list[dict[str, Any]] = []
+    results: list[ReportRow] = []
     notes: list[str] = []
     for f in files:
         try:
@@ -249,7 +250,7 @@ def _short_exercise(name: str) -> str:
     return name[:4] if name in EXERCISES or re.fullmatch(r"ex\d\d_\w+", name) else name
 
 
-def _stats_cards(results: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def _stats_cards(results: list[ReportRow]) -> list[tuple[str, str]]:
     pct = [100 * float(r["total"]) / float(r["max_total"]) if float(r.get("max_total") or 0) else 0.0
            for r in results]
     top = max(float(r.get("max_total") or 0) for r in results)
@@ -265,11 +266,11 @@ def _stats_cards(results: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return cards
 
 
-def _agreement(results: list[dict[str, Any]]) -> list[tuple[str, float, float]]:
+def _agreement(results: list[ReportRow]) -> list[tuple[str, float, float]]:
     """Submissions graded by both tapetrace and otter: (name, tapetrace %, otter %)."""
     from autograder.reports.feedback import safe_stem
 
-    by: dict[str, dict[str, dict[str, Any]]] = {}
+    by: dict[str, dict[str, ReportRow]] = {}
     for r in results:
         by.setdefault(safe_stem(str(r["submission"])), {})[r.get("source", "tapetrace")] = r
     out = []
@@ -301,7 +302,7 @@ def _esc(value: Any) -> str:
     return html.escape(clean(value, 0))
 
 
-def _summary_section(results: list[dict[str, Any]], plots: list[tuple[str, str]]) -> str:
+def _summary_section(results: list[ReportRow], plots: list[tuple[str, str]]) -> str:
     out = ["<section id=\"summary\"><h2>Class summary</h2><div class=\"cards\">"
            + "".join(f"<div class=\"card\">{_esc(k)}<b>{_esc(v)}</b></div>" for k, v in _stats_cards(results))
            + "</div>"]
@@ -314,7 +315,7 @@ def _figure(name: str, caption: str) -> str:
             "</figcaption></figure>")
 
 
-def _students_section(results: list[dict[str, Any]], feedback_links: dict[int, str] | None) -> str:
+def _students_section(results: list[ReportRow], feedback_links: dict[int, str] | None) -> str:
     from autograder.reports.plots import exercise_order
 
     exs = exercise_order(results)
@@ -344,7 +345,7 @@ def _students_section(results: list[dict[str, Any]], feedback_links: dict[int, s
     return "\n".join(out)
 
 
-def _tests_section(results: list[dict[str, Any]]) -> str:
+def _tests_section(results: list[ReportRow]) -> str:
     from autograder.reports.plots import check_stats, most_failed_first, shorten
 
     shown, passed = most_failed_first(check_stats(results))
@@ -381,7 +382,7 @@ def _tests_section(results: list[dict[str, Any]]) -> str:
     return "\n".join([*out, "</section>"])
 
 
-def _agreement_section(results: list[dict[str, Any]]) -> str:
+def _agreement_section(results: list[ReportRow]) -> str:
     agree = _agreement(results)
     if not agree:
         return ""
@@ -400,7 +401,7 @@ def _plots_section(plots: list[tuple[str, str]]) -> str:
     return "\n".join(["<section id=\"plots\"><h2>Per exercise and per test</h2>", *rest, "</section>"]) if rest else ""
 
 
-def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], title: str,
+def render_html(results: list[ReportRow], plots: list[tuple[str, str]], title: str,
                 notes: list[str], feedback_links: dict[int, str] | None = None,
                 sections: dict[str, str] | None = None) -> str:
     """The report page, for the instructor first (:data:`SECTION_ORDER`): the class summary and score distribution,
@@ -428,7 +429,7 @@ def render_html(results: list[dict[str, Any]], plots: list[tuple[str, str]], tit
     return "\n".join(out)
 
 
-def write_summary_csv(results: list[dict[str, Any]], path: Path) -> None:
+def write_summary_csv(results: list[ReportRow], path: Path) -> None:
     """Pass rate per test as CSV (what the heatmap shows, for spreadsheets)."""
     import csv
 
@@ -445,8 +446,8 @@ def write_summary_csv(results: list[dict[str, Any]], path: Path) -> None:
                                               f"{s['attempted_rate']:.4f}" if s["attempted"] else "")])
 
 
-def _overridden(results: list[dict[str, Any]], overrides: Any, roster: dict[str, dict[str, str]] | None,
-                regrade: dict[str, Any] | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Any]:
+def _overridden(results: list[ReportRow], overrides: Any, roster: dict[str, dict[str, str]] | None,
+                regrade: dict[str, Any] | None) -> tuple[list[ReportRow], list[ReportRow], Any]:
     """(the autograder's rows, the rows with the manual overrides applied, the overrides' audit or None)."""
     if overrides is None:
         return results, results, None
@@ -456,7 +457,7 @@ def _overridden(results: list[dict[str, Any]], overrides: Any, roster: dict[str,
     return results, adjusted, _overrides.audit(rows, overrides.path)
 
 
-def build_report(results: list[dict[str, Any]], out: Path, title: str = "tapetrace grading report",
+def build_report(results: list[ReportRow], out: Path, title: str = "tapetrace grading report",
                  notes: list[str] | None = None, feedback: str | None = None, feedback_format: str = "html",
                  lang: str = "en", regrade: dict[str, Any] | None = None, overrides: Any = None,
                  roster: dict[str, dict[str, str]] | None = None) -> Path:

@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autograder.core.records import ResultRow
+
 PART_KEY = "tapetrace_part"
 PART_VERSION = 1
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -150,7 +152,7 @@ class Shard:
         return {"version": PART_VERSION, "shard": [self.index, self.count], "run": dict(self.run),
                 "submissions": list(self.submissions)}
 
-    def write_json(self, results: list[dict[str, Any]], path: str) -> None:
+    def write_json(self, results: list[ResultRow], path: str) -> None:
         """Writes the part (also with no result yet: an empty slice is still a part)."""
         from autograder.reports import report as _report
 
@@ -254,7 +256,7 @@ def _differs(a: dict[str, Any], b: dict[str, Any]) -> str:
     return ""
 
 
-def merge(paths: Sequence[str]) -> list[dict[str, Any]]:
+def merge(paths: Sequence[str]) -> list[ResultRow]:
     """Joins parts into the results of one run, in the run's order.
 
     Raises:
@@ -273,7 +275,7 @@ def merge(paths: Sequence[str]) -> list[dict[str, Any]]:
     known = set(order)
     count = man0["shard"][1]
     where: dict[str, str] = {}
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, ResultRow] = {}
     for p, data in parts:
         index = data[PART_KEY]["shard"][0]
         mine = set(slice_of(order, index, count)) if isinstance(index, int) and 1 <= index <= count else set()

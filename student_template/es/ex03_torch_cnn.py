@@ -27,6 +27,11 @@ Qué construir, en este orden:
       separado (usa `nn.Dropout`, que lee el
       indicador; `F.dropout(x, p)` sin `training=self.training` siempre está
       activo).
+    - Los gradientes deben fluir también en modo `train()`: ninguna operación
+      in situ sobre la salida de una ReLU (un dropout con `inplace=True` tras
+      la ReLU sobrescribe lo que el backward de la ReLU necesita, y
+      `loss.backward()` falla; el modo `eval()` lo oculta, porque ahí el
+      dropout no hace nada).
 
 Ejemplo:
     >>> model = CNN(num_classes=10, dropout=0.3).eval()

@@ -27,6 +27,11 @@ Qué construir, en este orden:
       separado (usa `nn.Dropout`, que lee el
       indicador; `F.dropout(x, p)` sin `training=self.training` siempre está
       activo).
+    - Los gradientes deben fluir también en modo `train()`: ninguna operación
+      in situ sobre la salida de una ReLU (un dropout con `inplace=True` tras
+      la ReLU sobrescribe lo que el backward de la ReLU necesita, y
+      `loss.backward()` falla; el modo `eval()` lo oculta, porque ahí el
+      dropout no hace nada).
 
 Ejemplo:
     >>> model = CNN(num_classes=10, dropout=0.3).eval()
@@ -51,4 +56,4 @@ Args:
 
 # Fingerprint of the English docstrings these translations follow: tests/test_i18n.py fails when the
 # English changes (`python -m autograder.student.instructions_es` prints the current ones).
-SOURCE_SHA = "fc1565d70ec9"
+SOURCE_SHA = "9b98f4363fd7"

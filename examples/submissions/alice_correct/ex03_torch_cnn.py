@@ -25,6 +25,10 @@ What to build, in this order:
       zeroes hidden units at random, each unit of each example on its own
       (use `nn.Dropout`, which reads the flag;
       `F.dropout(x, p)` without `training=self.training` is always on).
+    - Gradients must flow in `train()` mode too: no in-place operation on a
+      ReLU's output (a dropout with `inplace=True` after the ReLU overwrites
+      what the ReLU's backward needs, and `loss.backward()` fails; `eval()`
+      mode hides it, since dropout does nothing there).
 
 Example:
     >>> model = CNN(num_classes=10, dropout=0.3).eval()

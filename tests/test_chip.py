@@ -103,3 +103,60 @@ def test_tpu_run_takes_turns_on_the_chip(tpu_rows):
     # the reference's turn, then one per student worker of ex04 (solution, stub, mutants); more only for a check that
     # asked the reference something new (a turn each)
     assert log.count("open") >= 2 + len(mutants) + 1 and turns >= 2 + len(mutants) + 1
+
+
+def test_the_run_says_what_the_chip_cost():
+    """``tapetrace grade --device tpu`` ends with the chip's turns for the run (issue 54: the cost per submission),
+    after the progress display closed; a run off a chip says nothing of it."""
+    from autograder.engine import session as _session
+
+    notes: list[str] = []
+
+    class Progress:
+        def begin(self):
+            notes.append("begin")
+
+        def update(self, _res):
+            pass
+
+        def task_done(self, *_args):
+            pass
+
+        def close(self):
+            notes.append("closed")
+
+    def make(turns):
+        class Run:
+            seed = 1
+            chip = None if turns is None else _chip.ChipLease()
+
+            def __init__(self, **_kw):
+                if self.chip is not None:
+                    self.chip.turns = turns
+
+            def grade(self, paths, only=None, jobs=1, on_result=None, **_kw):
+                return []
+
+            def cancel(self):
+                pass
+
+            def close(self):
+                pass
+
+            def keep_outputs(self, places, rewritten):
+                pass
+
+        return Run
+
+    for turns in (9, None, 0):
+        notes.clear()
+        with _session.Interrupts() as interrupts:
+            _session.grade_batch(make(turns), ["a", "b", "c"], ["ex04"], interrupts=interrupts, add=lambda r: None,
+                                 progress=Progress(), on_note=notes.append)
+        said = [n for n in notes if "TPU chip" in n]
+        if turns:
+            assert notes[-2:-1] == ["closed"] and said == [notes[-1]]
+            assert "changed hands 9 times for 3 submission(s), 3.0 a submission" in said[0]
+            assert "--device auto` keeps JAX on the CPU" in said[0]
+        else:
+            assert not said and notes[-1] == "closed"

@@ -104,3 +104,18 @@ class ChipLease:
             self._holder = threading.get_ident()
             self._depth = depth
             self.turns += 1
+
+
+def cost_note(lease: ChipLease | None, submissions: int) -> str:
+    """What a run's turns of the chip cost, said at the end of ``tapetrace grade --device tpu`` ('' off a chip).
+
+    Args:
+        lease: the run's lease (``GradingRun.chip``; None off a TPU).
+        submissions: how many submissions the run graded.
+    """
+    if lease is None or lease.turns <= 0 or submissions <= 0:
+        return ""
+    return (f"the TPU chip changed hands {lease.turns} times for {submissions} submission(s), "
+            f"{lease.turns / submissions:.1f} a submission: each turn opens the chip (7-10 s measured on a TPU v5e), "
+            "one after another, where the CPU grades exercises side by side; `--device auto` keeps JAX on the CPU "
+            "of a TPU host (docs/devices-and-tolerances.md)")

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from autograder.core import device as _device
 from autograder.core.records import ResultRow
+from autograder.engine import chip as _chip
 from autograder.engine import reading as _reading
 from autograder.engine import resume as _resume
 from autograder.engine.reading import HideRefused
@@ -35,7 +36,8 @@ class Backend(Protocol):
     ``grade`` grades the submissions and hands each finished row to ``on_result`` (assembled by
     :class:`autograder.engine.assembly.RowAssembly`: the driver only schedules); ``cancel`` stops it at once
     (Ctrl-C), ``close`` frees what it holds, whatever happened; ``keep_outputs`` keeps the run's own files from
-    every student worker. A run that can measure its isolation beforehand also has ``measure_isolation``.
+    every student worker. A run that can measure its isolation beforehand also has ``measure_isolation``; one
+    that takes turns on a TPU chip has ``chip`` (:class:`autograder.engine.chip.ChipLease`: its turns are reported).
     """
 
     seed: int
@@ -130,7 +132,8 @@ def grade(make_run: Callable[[], Backend], paths: list[str], only: list[str], *,
           deadline: float | None = None, require_isolation: str | None = None,
           errors: tuple[type[Exception], ...] = (), on_ready: Callable[[str], None] | None = None,
           on_done: Callable[[], None] | None = None, outputs: tuple[str | None, ...] = (),
-          checkpoint: str | None = None, resumed: dict[str, ResultRow] | None = None) -> Outcome:
+          checkpoint: str | None = None, resumed: dict[str, ResultRow] | None = None,
+          on_end: Callable[[str], None] | None = None) -> Outcome:
     """Grades ``paths`` in one run; Ctrl-C stops it cleanly.
 
     Args:
@@ -152,12 +155,15 @@ def grade(make_run: Callable[[], Backend], paths: list[str], only: list[str], *,
             (:func:`keep_outputs`).
         checkpoint: the one of ``outputs`` rewritten while grading (``--json``).
         resumed: for a submission graded again in part, its earlier row (the run merges the new exercises in).
+        on_end: called after ``on_done`` with the run's closing note where it has one: on a TPU chip, what the
+            chip's turns cost (:func:`autograder.engine.chip.cost_note`).
 
     Returns:
         The :class:`Outcome`.
     """
     outcome = Outcome()
     run = None
+    end_note = ""
     try:
         try:
             run = make_run()
@@ -171,11 +177,14 @@ def grade(make_run: Callable[[], Backend], paths: list[str], only: list[str], *,
                 extra["resumed"] = resumed
             run.grade(paths, only=only, jobs=jobs, on_result=on_result, on_task=on_task,
                       exercises_for=exercises_for, **extra)
+            end_note = _chip.cost_note(getattr(run, "chip", None), len(paths))
         except (_device.DeviceError, IsolationRefused, HideRefused, *errors) as err:
             outcome.error = str(err)
         finally:
             if on_done is not None:
                 on_done()
+        if end_note and on_end is not None:
+            on_end(end_note)
     except KeyboardInterrupt:
         outcome.interrupted = True
         interrupts.hold()
@@ -239,7 +248,8 @@ def grade_batch(make_run: Callable[..., Backend], paths: list[str], only: list[s
         deadline: see :func:`grade`.
         require_isolation: see :func:`grade`.
         errors: see :func:`grade`.
-        on_note: called with each note of the run (the device's, :func:`check_isolation`'s) that is not empty.
+        on_note: called with each note of the run (the device's, :func:`check_isolation`'s, and at the end the
+            chip's cost on a TPU) that is not empty.
         outputs: see :func:`grade`.
         checkpoint: see :func:`grade`.
         **run_options: ``make_run``'s keyword arguments.
@@ -261,7 +271,8 @@ def grade_batch(make_run: Callable[..., Backend], paths: list[str], only: list[s
                  on_result=on_result, on_task=progress.task_done,
                  exercises_for=resumed.exercises_for if resumed is not None else None, deadline=deadline,
                  require_isolation=require_isolation, errors=errors, on_ready=ready, on_done=progress.close,
-                 outputs=outputs, checkpoint=checkpoint, resumed=resumed.partial if resumed is not None else None)
+                 outputs=outputs, checkpoint=checkpoint, resumed=resumed.partial if resumed is not None else None,
+                 on_end=on_note)
 
 
 def threads_left(wait: float = 2.0) -> bool:

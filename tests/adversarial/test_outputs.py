@@ -32,17 +32,24 @@ EX = "ex01_torch_mlp"
 HANG = 600  # seconds: a hang guard, never a speed requirement
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None or not sys.platform.startswith(
     "linux"), reason="needs root and setpriv (to drop CAP_SYS_ADMIN as Docker's default does)")
+# A student's answer, then code that reads each of ``paths`` (a file, or every file of a folder) and fails loudly
+# where it finds ``marker``: what the run wrote about other students.
 ATTACK = """
 
 import os as _os
 for _p in {paths!r}:
     try:
-        with open(_p) as _f:
-            _seen = _f.read()
+        _files = [_os.path.join(_p, _n) for _n in _os.listdir(_p)] if _os.path.isdir(_p) else [_p]
     except OSError:
-        _seen = ""
-    if "submission" in _seen:
-        raise RuntimeError("LEAKED the run's results")
+        _files = []
+    for _f in _files:
+        try:
+            with open(_f) as _h:
+                _seen = _h.read()
+        except OSError:
+            _seen = ""
+        if {marker!r} in _seen:
+            raise RuntimeError("LEAKED " + _f)
 """
 
 
@@ -111,7 +118,7 @@ def test_the_resume_file_is_kept_from_a_classmate(graded, request, prefix, extra
     paths = [str(out)] if "landlock" in extra else [str(out), str(earlier)]
     mallory = base / "class" / f"mallory-{name}"
     mallory.mkdir()
-    (mallory / f"{EX}.py").write_text((SOLUTIONS / f"{EX}.py").read_text() + ATTACK.format(paths=paths))
+    (mallory / f"{EX}.py").write_text((SOLUTIONS / f"{EX}.py").read_text() + ATTACK.format(paths=paths, marker="submission"))
     cp = _grade([alice, mallory], out, "--resume", *extra, prefix=prefix)
     assert cp.returncode == 0, cp.stderr[-3000:]
     rows = {r["submission"]: r for r in json.loads(out.read_text())}
@@ -126,23 +133,6 @@ def test_the_resume_file_is_kept_from_a_classmate(graded, request, prefix, extra
     assert out.stat().st_mode & 0o077 == 0  # rewritten for its owner only
 
 
-ATTACK_ALL = """
-
-import os as _os
-for _p in {paths!r}:
-    try:
-        _files = [_os.path.join(_p, _n) for _n in _os.listdir(_p)] if _os.path.isdir(_p) else [_p]
-    except OSError:
-        _files = []
-    for _f in _files:
-        try:
-            with open(_f) as _h:
-                _seen = _h.read()
-        except OSError:
-            _seen = ""
-        if "classmate" in _seen:
-            raise RuntimeError("LEAKED " + _f)
-"""
 
 
 def test_every_declared_output_is_kept_from_a_student(graded, request):
@@ -175,7 +165,7 @@ def test_every_declared_output_is_kept_from_a_student(graded, request):
     hidden = [places[o.name] for o in _outputs.GRADE_OUTPUTS if o.hidden_from_students]
     mallory = base / "class" / "mallory-declared"
     mallory.mkdir()
-    (mallory / f"{EX}.py").write_text((SOLUTIONS / f"{EX}.py").read_text() + ATTACK_ALL.format(paths=hidden))
+    (mallory / f"{EX}.py").write_text((SOLUTIONS / f"{EX}.py").read_text() + ATTACK.format(paths=hidden, marker="classmate"))
     cmd = [sys.executable, "-m", "autograder.cli", "grade", str(mallory), "--only", EX, "--device", "cpu",
            "--seed", "7", "--jobs", "1", *extra,
            *[arg for o in _outputs.GRADE_OUTPUTS if o.flag for arg in (o.flag, flags[o.name])]]
@@ -200,7 +190,7 @@ def test_regrade_keeps_the_class_results_from_a_classmate(graded, request):
     request.addfinalizer(lambda: old.unlink(missing_ok=True))
     mallory = base / "class" / "mallory-regrade"
     mallory.mkdir()
-    (mallory / f"{EX}.py").write_text((SOLUTIONS / f"{EX}.py").read_text() + ATTACK.format(paths=[str(old)]))
+    (mallory / f"{EX}.py").write_text((SOLUTIONS / f"{EX}.py").read_text() + ATTACK.format(paths=[str(old)], marker="submission"))
     row = json.loads(first.read_text())
     old.write_text(json.dumps([row, {**row, "submission": str(mallory)}]))
     new = base / "regraded" / "r.json"

@@ -97,19 +97,19 @@ class Pass:
         self.save = save
         self.results: dict[str, dict[str, Any]] = {}
         self.seconds = 0.0
-        self.turns = self.turns0 = 0
+        self.opens = self.opens0 = 0  # processes that opened the chip (engine.chip.ChipLease.opens)
 
     def resume(self) -> None:
         """Takes the results ``save`` already holds (a pass cut short by a device's time limit)."""
         if self.save is not None and self.save.exists():
             doc = json.loads(self.save.read_text(encoding="utf-8"))
             self.results, self.seconds = doc["results"], doc["seconds"]
-            self.turns = self.turns0 = doc["chip_turns"]
+            self.opens = self.opens0 = doc.get("chip_opens", 0)
 
     def write(self) -> None:
         if self.save is None:
             return
-        doc = {"device": self.device, "seconds": round(self.seconds, 1), "chip_turns": self.turns,
+        doc = {"device": self.device, "seconds": round(self.seconds, 1), "chip_opens": self.opens,
                "results": self.results}
         tmp = self.save.with_suffix(".part")
         tmp.write_text(json.dumps(doc), encoding="utf-8")
@@ -136,7 +136,7 @@ class Pass:
                 results = run.grade([subs[n][0] for n in names], only=list(only), jobs=jobs)
                 self.results.update(zip(names, results, strict=True))
                 self.seconds = time.monotonic() - t0
-                self.turns = self.turns0 + (run.chip.turns if run.chip is not None else 0)
+                self.opens = self.opens0 + (run.chip.opens if run.chip is not None else 0)
                 self.write()
         finally:
             run.close()
@@ -168,7 +168,7 @@ def report(dev: dict[str, Any], cpu: dict[str, Any], seed: int | None = None) ->
     named = [f"  {sub}: on {name}: {why}" for sub, res in dev["results"].items() if (why := as_named(sub, res))]
     only_one = sorted(set(dev["results"]) ^ set(cpu["results"]))
     print(f"graded {len(both)} submissions on both: {name} {dev['seconds']:.0f} s, cpu {cpu['seconds']:.0f} s"
-          + (f"; the chip changed hands {dev['chip_turns']} times" if dev.get("chip_turns") else ""))
+          + (f"; the chip opened {dev['chip_opens']} times" if dev.get("chip_opens") else ""))
     if only_one:
         print(f"graded by one pass only (not compared): {len(only_one)}: {', '.join(only_one)}")
     print(f"verdicts that differ from the CPU run: {len(diffs)}")
@@ -209,11 +209,11 @@ def main() -> int:
         dev.grade(subs, args.jobs, args.timeout, args.seed)
         if args.save is not None:
             print(f"{args.device}: {len(dev.results)} submissions graded in {dev.seconds:.0f} s"
-                  + (f", the chip changing hands {dev.turns} times" if dev.turns else "") + f"; saved to {args.save}")
+                  + (f", the chip opened {dev.opens} times" if dev.opens else "") + f"; saved to {args.save}")
             return 0
         cpu = Pass("cpu", None)
         cpu.grade(subs, args.jobs, args.timeout, args.seed)
-    as_doc = {p.device: {"device": p.device, "seconds": p.seconds, "chip_turns": p.turns, "results": p.results}
+    as_doc = {p.device: {"device": p.device, "seconds": p.seconds, "chip_opens": p.opens, "results": p.results}
               for p in (dev, cpu)}
     return report(as_doc[dev.device], as_doc["cpu"], args.seed)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from autograder.core import device as _device
@@ -75,16 +76,16 @@ def tpu_rows(tmp_path_factory):
     try:
         assert run.device == {"torch": "cpu", "jax": "tpu"} and run.chip is not None
         rows = run.grade(subs, only=[JAX_EX, TORCH_EX, MESH_EX], jobs=2)
-        turns = run.chip.turns
+        turns, opens = run.chip.turns, run.chip.opens
     finally:
         run.close()
         mp.undo()
     log = (Path(str(chip) + ".log").read_text().split() if Path(str(chip) + ".log").exists() else [])
-    return rows, mutants, log[1::2], turns
+    return rows, mutants, log[1::2], turns, opens
 
 
 def test_tpu_run_grades_as_the_contract_says(tpu_rows):
-    rows, mutants, _log, _turns = tpu_rows
+    rows, mutants, _log, _turns, _opens = tpu_rows
     solution, stub, *graded = rows
     for ex in (JAX_EX, TORCH_EX, MESH_EX):
         assert solution["exercises"][ex]["score"] == solution["exercises"][ex]["max_score"] > 0, ex
@@ -98,11 +99,15 @@ def test_tpu_run_grades_as_the_contract_says(tpu_rows):
 def test_tpu_run_takes_turns_on_the_chip(tpu_rows):
     """Every chip worker took the chip at its first try (no two at once), the reference's turn came first, and the
     torch-only and mesh exercises never asked for it."""
-    _rows, mutants, log, turns = tpu_rows
+    _rows, mutants, log, turns, opens = tpu_rows
     assert "refused" not in log, log
     # the reference's turn, then one per student worker of ex04 (solution, stub, mutants); more only for a check that
     # asked the reference something new (a turn each)
-    assert log.count("open") >= 2 + len(mutants) + 1 and turns >= 2 + len(mutants) + 1
+    assert log.count("open") >= 2 + len(mutants) + 1
+    # the run counts every process that opened the chip (what it reports: cost_note), and a turn only where the chip
+    # changed hands: these gradings asked the reference nothing new, so each turn was one open (no turn taken by a
+    # grading whose exercise the reference had answered already)
+    assert opens == log.count("open") and turns == opens, (turns, opens, log)
 
 
 def test_the_run_says_what_the_chip_cost():
@@ -125,14 +130,15 @@ def test_the_run_says_what_the_chip_cost():
         def close(self):
             notes.append("closed")
 
-    def make(turns):
+    def make(opens):
         class Run:
             seed = 1
-            chip = None if turns is None else _chip.ChipLease()
+            chip = None if opens is None else _chip.ChipLease()
 
             def __init__(self, **_kw):
                 if self.chip is not None:
-                    self.chip.turns = turns
+                    for _ in range(opens):
+                        self.chip.opened()
 
             def grade(self, paths, only=None, jobs=1, on_result=None, **_kw):
                 return []
@@ -148,15 +154,69 @@ def test_the_run_says_what_the_chip_cost():
 
         return Run
 
-    for turns in (9, None, 0):
+    for opens in (9, None, 0):
         notes.clear()
         with _session.Interrupts() as interrupts:
-            _session.grade_batch(make(turns), ["a", "b", "c"], ["ex04"], interrupts=interrupts, add=lambda r: None,
+            _session.grade_batch(make(opens), ["a", "b", "c"], ["ex04"], interrupts=interrupts, add=lambda r: None,
                                  progress=Progress(), on_note=notes.append)
         said = [n for n in notes if "TPU chip" in n]
-        if turns:
+        if opens:
             assert notes[-2:-1] == ["closed"] and said == [notes[-1]]
-            assert "changed hands 9 times for 3 submission(s), 3.0 a submission" in said[0]
+            assert "opened 9 times for 3 submission(s), 3.0 a submission" in said[0]
             assert "--device auto` keeps JAX on the CPU" in said[0]
         else:
             assert not said and notes[-1] == "closed"
+
+
+def test_unlike_changes_every_float_and_nothing_else():
+    from collections import namedtuple
+
+    pair = namedtuple("pair", "a b")
+    answer = {"losses": [0.5, np.float32(2.0)], "params": {"w": np.ones((2, 3), np.float32)},
+              "out": (4, 10), "ids": np.arange(3), "name": "step", "both": pair(1.0, 2), "ok": True}
+    changed = _chip.unlike(answer)
+    assert changed["losses"][0] != 0.5 and changed["losses"][1] != 2.0
+    assert type(changed["losses"][1]) is np.float32
+    w = changed["params"]["w"]
+    assert w.shape == (2, 3) and w.dtype == np.float32 and not np.any(w == 1.0)
+    assert changed["out"] == (4, 10) and changed["name"] == "step" and changed["ok"] is True
+    assert np.array_equal(changed["ids"], np.arange(3)) and changed["both"] == pair(1.75, 2)
+    changed["ids"][0] = 7  # a copy: what a check does to a stand-in's answer never reaches the bank's
+    assert answer["ids"][0] == 0 and answer["params"]["w"][0, 0] == 1.0
+
+
+def test_the_reference_answers_first_what_a_wrong_answer_asks(monkeypatch):
+    """The preparation's turn also asks what a check asks only once the student's answer differs (a diagnosis), so
+    that the first wrong student does not pay two more chip opens for it; and a second grading of the exercise
+    takes no turn for it."""
+    from contextlib import contextmanager
+    from types import SimpleNamespace
+
+    from autograder.engine import run as _run
+
+    asked: list[str] = []
+    turns: list[str] = []
+
+    class Bank:
+        @contextmanager
+        def preparing(self, exercise):
+            turns.append(exercise)
+            yield
+
+        def call(self, exercise, probe, kwargs):
+            asked.append(probe)
+            return {"losses": np.array([1.0, 2.0], np.float32), "n": kwargs["n"]}
+
+    def check_fn(ctx):
+        got, want = ctx.both("train", call="step(params, x)", n=3)
+        if ctx.difference(got["losses"], want["losses"], kind="step", framework="jax") is not None:
+            ctx.reference("loss_after_update", n=3)
+
+    monkeypatch.setattr(_run._rows, "exercise_checks",
+                        lambda exercise, public_only: [SimpleNamespace(name="steps", fn=check_fn)])
+    run = SimpleNamespace(_preparing=threading.Lock(), _prepared=set(), reference=Bank(), public_only=False,
+                          seed=1, device_for=lambda exercise: {"torch": "cpu", "jax": "tpu"})
+    _run.GradingRun._prepare_chip(run, JAX_EX)
+    _run.GradingRun._prepare_chip(run, JAX_EX)
+    assert turns == [JAX_EX]
+    assert set(asked) == {"train", "loss_after_update"}, asked

@@ -6,8 +6,9 @@ host). A run that compares each submission with the reference in processes of th
 turns, and the turns are the grader's to give, never a student's to take:
 
 - the reference's answers first: before the first student worker of an exercise opens the chip, the bank's
-  worker answers every call the exercise's checks make with the reference standing in for the student
-  (:meth:`autograder.engine.reference.ReferenceBank.prepare`), then ends, freeing the chip;
+  worker answers every call the exercise's checks make with the reference standing in for the student, and
+  again with a stand-in whose every number differs from the reference's (:func:`unlike`: the paths a wrong
+  answer takes, e.g. a diagnosis asked for only once the losses differ), then ends, freeing the chip;
 - then each student worker in turn: a grading of an exercise holds the lease from its load to its close, so the
   worker it starts again after a crash opens the chip the last one freed;
 - a reference answer not yet known while a student's worker holds the chip (a check's path the reference never
@@ -22,10 +23,13 @@ or JAX on host CPU devices: :func:`autograder.core.device.on_chip`) never wait f
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+import numpy as np
 
 # a worker whose chip was still held by the process before it (ending) is started again, at most this often
 OPEN_ATTEMPTS = 4
@@ -61,11 +65,20 @@ class ChipLease:
         self._lock = threading.RLock()
         self._holder: int | None = None
         self._depth = 0
-        self.turns = 0  # how many times the chip changed hands (each a chip open: the run's cost, reported)
+        self.turns = 0  # how many times the chip changed hands between the run's threads
+        # how many processes opened the chip (a student's worker, the reference's, one judging a check again; each
+        # open costs 7-10 s on a TPU v5e): the run's cost, reported (cost_note)
+        self.opens = 0
+        self._counting = threading.Lock()
 
     def held_here(self) -> bool:
         """Whether the calling thread holds the chip."""
         return self._holder == threading.get_ident()
+
+    def opened(self) -> None:
+        """Counts one process that opened the chip."""
+        with self._counting:
+            self.opens += 1
 
     @contextmanager
     def hold(self) -> Iterator[None]:
@@ -106,16 +119,33 @@ class ChipLease:
             self.turns += 1
 
 
+def unlike(answer: Any) -> Any:
+    """The reference's answer with every float changed (arrays, scalars, inside dicts, lists and tuples; shapes,
+    dtypes, ints and strings kept): a stand-in for a wrong student whose checks ask, while the reference holds
+    the chip, what wrong answers lead them to ask."""
+    if isinstance(answer, dict):
+        return {k: unlike(v) for k, v in answer.items()}
+    if isinstance(answer, tuple) and hasattr(answer, "_fields"):
+        return type(answer)(*(unlike(v) for v in answer))
+    if isinstance(answer, (list, tuple)):
+        return type(answer)(unlike(v) for v in answer)
+    if isinstance(answer, np.ndarray) and np.issubdtype(answer.dtype, np.floating):
+        return (answer * 1.5 + 0.25).astype(answer.dtype)
+    if isinstance(answer, (float, np.floating)):
+        return type(answer)(answer * 1.5 + 0.25)
+    return copy.deepcopy(answer)  # never the bank's own object: a check may change what the student returned
+
+
 def cost_note(lease: ChipLease | None, submissions: int) -> str:
-    """What a run's turns of the chip cost, said at the end of ``tapetrace grade --device tpu`` ('' off a chip).
+    """What a run's chip opens cost, said at the end of ``tapetrace grade --device tpu`` ('' off a chip).
 
     Args:
         lease: the run's lease (``GradingRun.chip``; None off a TPU).
         submissions: how many submissions the run graded.
     """
-    if lease is None or lease.turns <= 0 or submissions <= 0:
+    if lease is None or lease.opens <= 0 or submissions <= 0:
         return ""
-    return (f"the TPU chip changed hands {lease.turns} times for {submissions} submission(s), "
-            f"{lease.turns / submissions:.1f} a submission: each turn opens the chip (7-10 s measured on a TPU v5e), "
-            "one after another, where the CPU grades exercises side by side; `--device auto` keeps JAX on the CPU "
+    return (f"the TPU chip was opened {lease.opens} times for {submissions} submission(s), "
+            f"{lease.opens / submissions:.1f} a submission (7-10 s each, measured on a TPU v5e), by one process "
+            "after another, where the CPU grades exercises side by side; `--device auto` keeps JAX on the CPU "
             "of a TPU host (docs/devices-and-tolerances.md)")

@@ -113,6 +113,7 @@ class GradingRun(RunWorkers):
         self.reference = ReferenceBank(self)
         self.chip = self.reference.chip  # --device tpu: the chip's lease (engine.chip), else None
         self._prepared: set[str] = set()  # chip exercises whose reference answered first (_prepare_chip)
+        self._preparing = threading.Lock()
         self.libraries = libraries.LibraryCheck(cpu_jax=self._cpu_jax)  # asked only after a load failed
         self.watch = _quota.ScratchWatch()  # students' workers' disk use, at every isolation level
         self.isolation: IsolationRecord = {}
@@ -207,21 +208,27 @@ class GradingRun(RunWorkers):
                                         "answers it had not given before, one turn of the chip each"))
 
     def _prepare_chip(self, exercise: str) -> None:
-        """The reference's answers first (``--device tpu``): every check of ``exercise`` run once with the
-        reference answering for the student and for itself, in one turn of the chip, so the students' turns ask
-        it nothing more (what a student's wrong answers lead a check to ask, the check asks later:
+        """The reference's answers first (``--device tpu``): every check of ``exercise`` run with the reference
+        answering for itself and standing in for the student, once as itself and once with every number changed
+        (:func:`~autograder.engine.chip.unlike`: the paths wrong answers take), in one turn of the chip, so the
+        students' turns ask it nothing more (what a wrong answer still leads a check to ask, the check asks later:
         :meth:`_run_check`). Once per exercise and run; whatever the checks raise here is not a verdict."""
-        with self.reference.preparing(exercise):
+        # one preparation at a time, before any hold of the chip: a grading of an exercise already answered (or
+        # being answered in another thread) takes no turn of the chip for it (the turns are what the run reports)
+        with self._preparing:
             if exercise in self._prepared:
                 return
             self._prepared.add(exercise)
-            device = self.device_for(exercise)
-            for check in _rows.exercise_checks(exercise, self.public_only):
-                ctx = Ctx(rng=check_rng(self.seed, exercise, check.name), seed=self.seed, device=device,
-                          student=lambda p, _c, _s, kw, _e=exercise: copy.deepcopy(self.reference.call(_e, p, kw)),
-                          reference=lambda p, kw, _e=exercise: self.reference.call(_e, p, kw))
-                with contextlib.suppress(Exception):
-                    check.fn(ctx)
+            with self.reference.preparing(exercise):
+                device = self.device_for(exercise)
+                for check in _rows.exercise_checks(exercise, self.public_only):
+                    for stand_in in (copy.deepcopy, _chip.unlike):  # a right answer, then a wrong one
+                        ctx = Ctx(rng=check_rng(self.seed, exercise, check.name), seed=self.seed, device=device,
+                                  student=lambda p, _c, _s, kw, _e=exercise, _as=stand_in: _as(
+                                      self.reference.call(_e, p, kw)),
+                                  reference=lambda p, kw, _e=exercise: self.reference.call(_e, p, kw))
+                        with contextlib.suppress(Exception):
+                            check.fn(ctx)
 
     def host(self, exercise: str | None = None) -> ExerciseHost:
         """What grading one exercise needs of this run (:class:`ExerciseGrading`'s only view of it); with

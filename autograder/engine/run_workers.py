@@ -70,7 +70,9 @@ class TrackedLauncher:
 class RunWorkers:
     """The workers side of a :class:`autograder.engine.run.GradingRun` (a mixin: the run's ``__init__`` sets
     the attributes used here: ``device``, ``plan``, ``tmp``, ``jax_cache``, ``lender``, ``launcher``,
-    ``launch_prefix``, ``sandbox``, ``sandbox_skip``, ``mem_bytes``, ``isolation``, the locks and events)."""
+    ``launch_prefix``, ``sandbox``, ``sandbox_skip``, ``mem_bytes``, ``isolation``, ``chip``, the locks and events)."""
+
+    chip: _chip.ChipLease | None  # --device tpu: the chip's lease, counting the workers that open it
 
     @property
     def _cpu_jax(self) -> bool:
@@ -106,7 +108,10 @@ class RunWorkers:
         chip = role in ("student", "reference") and _device.on_chip(device, _registry.worker_needs(exercise))
         for attempt in range(1, _chip.OPEN_ATTEMPTS + 1):
             worker = self._start_worker(exercise, source_path, role, hide_extra, device, chip)
-            if worker.status.get("status") != "chip_unavailable" or attempt == _chip.OPEN_ATTEMPTS:
+            opened = worker.status.get("status") != "chip_unavailable"
+            if chip and opened and self.chip is not None:
+                self.chip.opened()  # the run's cost (engine.chip.cost_note)
+            if opened or attempt == _chip.OPEN_ATTEMPTS:
                 return worker
             time.sleep(_chip.OPEN_PAUSE)  # the last holder may still be ending: the grader's turn to wait
         return worker

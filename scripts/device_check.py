@@ -39,14 +39,16 @@ WHAT = ("solutions", "stubs", "mutants", "valid")
 def submissions(tmp: Path, only: list[str], mutants: int | None,
                 what: tuple[str, ...] = WHAT, interleave: bool = False) -> dict[str, tuple[str, list[str]]]:
     """name -> (path, exercises to grade): solutions, stubs, one folder per mutant (the first ``mutants`` of each
-    exercise in name order; None: all) and per other valid answer (``# VALID:``), as ``what`` asks."""
+    exercise in name order; None: all) and per other valid answer (``# VALID:``), as ``what`` asks; the
+    exercises in the order of ``only`` (a pass cut short has graded the ones named first)."""
     subs: dict[str, tuple[str, list[str]]] = {}
     if "solutions" in what:
         subs["solutions"] = (str(SOLUTIONS), list(only))
     if "stubs" in what:
         subs["stubs"] = (str(EXERCISES_DIR), list(only))
     taken: dict[str, int] = {}
-    for path in sorted(MUTANTS_DIR.glob("ex*/*.py")):
+    for path in sorted(MUTANTS_DIR.glob("ex*/*.py"), key=lambda f: (only.index(f.parent.name)
+                                                                    if f.parent.name in only else -1, f.name)):
         ex = path.parent.name
         kind = "mutant" if read_headers(path) is not None else "valid"
         if ex not in only or (kind + ("s" if kind == "mutant" else "")) not in what:
@@ -185,7 +187,7 @@ def main() -> int:
     p.add_argument("--jobs", type=int, default=4)
     p.add_argument("--timeout", type=float, default=60.0)
     p.add_argument("--seed", type=int, default=2026)
-    p.add_argument("--only", default="", help="exercises, comma-separated (default: all)")
+    p.add_argument("--only", default="", help="exercises, comma-separated, graded in this order (default: all)")
     p.add_argument("--mutants", type=int, default=None, help="the first N mutants of each exercise (default: all)")
     p.add_argument("--what", default=",".join(WHAT), help="solutions, stubs, mutants, valid (comma-separated)")
     p.add_argument("--save", type=Path, help="grade on --device alone, saving each verdict to this JSON file")

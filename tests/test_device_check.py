@@ -24,6 +24,9 @@ def test_interleaved_order_takes_one_of_each_exercise_first(tmp_path: Path) -> N
     subs = device_check.submissions(tmp_path, [EX, "ex08_jax_transforms"], 2, ("mutants",), interleave=True)
     exercises = [name.split(" ", 1)[1].split("/")[0] for name in subs]
     assert exercises == [EX, "ex08_jax_transforms", EX, "ex08_jax_transforms"]
+    (tmp_path / "order").mkdir()
+    in_order = device_check.submissions(tmp_path / "order", ["ex08_jax_transforms", EX], 2, ("mutants",))
+    assert [name.split(" ", 1)[1].split("/")[0] for name in in_order] == ["ex08_jax_transforms"] * 2 + [EX] * 2
     assert all((Path(path) / f"{only[0]}.py").is_file() for path, only in subs.values())
 
 

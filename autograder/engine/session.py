@@ -37,7 +37,7 @@ class Backend(Protocol):
     :class:`autograder.engine.assembly.RowAssembly`: the driver only schedules); ``cancel`` stops it at once
     (Ctrl-C), ``close`` frees what it holds, whatever happened; ``keep_outputs`` keeps the run's own files from
     every student worker. A run that can measure its isolation beforehand also has ``measure_isolation``; one
-    that takes turns on a TPU chip has ``chip`` (:class:`autograder.engine.chip.ChipLease`: its turns are reported).
+    that takes turns on a TPU chip has ``chip`` (:class:`autograder.engine.chip.ChipLease`: its opens are reported).
     """
 
     seed: int
@@ -156,7 +156,7 @@ def grade(make_run: Callable[[], Backend], paths: list[str], only: list[str], *,
         checkpoint: the one of ``outputs`` rewritten while grading (``--json``).
         resumed: for a submission graded again in part, its earlier row (the run merges the new exercises in).
         on_end: called after ``on_done`` with the run's closing note where it has one: on a TPU chip, what the
-            chip's turns cost (:func:`autograder.engine.chip.cost_note`).
+            chip's opens cost (:func:`autograder.engine.chip.cost_note`).
 
     Returns:
         The :class:`Outcome`.

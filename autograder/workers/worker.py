@@ -56,6 +56,10 @@ def _setup_threads_and_precision(device: dict[str, str], jax_cache: str | None) 
             jax.config.update("jax_threefry_partitionable", True)
         if device.get("jax") == "cpu":
             jax.config.update("jax_platforms", "cpu")
+        elif (platforms := jax.config.jax_platforms) and "cpu" not in platforms.split(","):
+            # the host's CPU beside the accelerator, after it (still JAX's default): checks of host memory run
+            # there (ex10's copies); JAX_PLATFORMS=tpu alone would leave no CPU device
+            jax.config.update("jax_platforms", f"{platforms},cpu")
         if jax_cache:
             # path-independent keys, so entries written by the reference's workers hit in students' ones
             jax.config.update("jax_persistent_cache_enable_xla_caches", "none")

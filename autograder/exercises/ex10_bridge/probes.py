@@ -6,10 +6,18 @@ relu between layers), a Flax ``Conv``, and the reference training loops of
 ex02 (PyTorch: Adam, stable BCE with logits, full batch) and ex05 (JAX:
 ``optax.adam``, jitted step). Nothing here imports the student's other
 exercises or the reference solutions, so ex10's points depend on ex10 alone.
+
+The two memory probes (``to_jax_then_train``, ``to_torch_leaves``) run torch and JAX on the host's CPU
+whatever the run's devices: only there can a JAX array and a torch tensor share one buffer, so only there
+is a bridge that shares them seen to (on a TPU or GPU, ``jax.device_put`` of a numpy view is a copy to the
+chip, and ``.cpu()`` of a CUDA tensor a copy to the host, so the same code would pass there and fail on a
+CPU runtime).
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import jax
@@ -46,6 +54,7 @@ _jnp_asarray = jax_converter()
 _j_relu = jax.nn.relu
 _j_log1p, _j_exp, _j_abs, _j_mean = jnp.log1p, jnp.exp, jnp.abs, jnp.mean
 _jit, _value_and_grad = jax.jit, jax.value_and_grad
+_default_device, _jax_devices = jax.default_device, jax.devices
 _adam, _apply_updates = optax.adam, optax.apply_updates
 _JaxArray = jax.Array
 _np_array = np.array
@@ -54,13 +63,15 @@ _MOONS = _data.load("moons")
 
 
 # ---------------------------------------------------------------- models built here
-def torch_mlp(dims: list[int], weights: list[np.ndarray] | None = None, seed: int = 0) -> torch.nn.Module:
+def torch_mlp(dims: list[int], weights: list[np.ndarray] | None = None, seed: int = 0,
+              device: str | None = None) -> torch.nn.Module:
     """``nn.Sequential(Linear, ReLU, ..., Linear)`` on the grading device.
 
     Args:
         dims: ``[d_0, ..., d_L]``.
         weights: ``[W_0 (d_1, d_0), b_0, ...]`` in torch layout; None fills from ``seed``.
         seed: seed of the filler values when ``weights`` is None.
+        device: torch's device for it; None: the run's (``DEVICE["torch"]``).
     """
     layers: list[torch.nn.Module] = []
     for i, (a, b) in enumerate(zip(dims[:-1], dims[1:])):
@@ -68,20 +79,20 @@ def torch_mlp(dims: list[int], weights: list[np.ndarray] | None = None, seed: in
         if i < len(dims) - 2:
             layers.append(_ReLU())
     model = _Sequential(*layers)
-    return _filled(model, weights, seed)
+    return _filled(model, weights, seed, device)
 
 
 
-def _filled(model: torch.nn.Module, weights: list | None, seed: int) -> torch.nn.Module:
+def _filled(model: torch.nn.Module, weights: list | None, seed: int, device: str | None = None) -> torch.nn.Module:
     """``model`` with its parameters (in ``parameters()`` order) set to ``weights``, or drawn from ``seed``
-    (0.3 x a standard normal) when None; on the grading device."""
+    (0.3 x a standard normal) when None; on ``device`` (None: the grading device)."""
     gen = _Generator().manual_seed(int(seed))
     with _no_grad():
         for k, p in enumerate(model.parameters()):
             src = _from_numpy(_np_array(weights[k], dtype=np.float32)) if weights is not None \
                 else 0.3 * _randn(p.shape, generator=gen)
             p.copy_(src)
-    return model.to(DEVICE["torch"])
+    return model.to(device or DEVICE["torch"])
 
 class _NamedMLP(torch.nn.Module):
     """An MLP whose Linear layers are attributes ``fc0, fc1, ...`` (not iterable, not indexable)."""
@@ -150,8 +161,17 @@ def jax_params(params: dict) -> dict:
             "b": [_jnp_asarray(_np_array(b, dtype=np.float32)) for b in params["b"]]}
 
 
-def _torch_x(x: np.ndarray) -> torch.Tensor:
-    return _from_numpy(_np_array(x, dtype=np.float32)).to(DEVICE["torch"])
+def _torch_x(x: np.ndarray, device: str | None = None) -> torch.Tensor:
+    return _from_numpy(_np_array(x, dtype=np.float32)).to(device or DEVICE["torch"])
+
+
+@contextlib.contextmanager
+def _on_host() -> Iterator[str]:
+    """Torch's and JAX's arrays made inside on the host's CPU (JAX's first CPU device as the default one);
+    yields torch's device, ``"cpu"``. The worker keeps a CPU device beside any accelerator
+    (``autograder.workers.worker``)."""
+    with _default_device(_jax_devices("cpu")[0]):
+        yield "cpu"
 
 
 def _student_tree(value: Any, call: str) -> dict:
@@ -185,10 +205,12 @@ def bce_torch(z: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return (_t_clamp(z, min=0) - z * y + _t_log1p(_t_exp(-_t_abs(z)))).mean()
 
 
-def fit_torch(model: torch.nn.Module, x: np.ndarray, y: np.ndarray, epochs: int, lr: float) -> list[float]:
-    """ex02's ``fit``: Adam, full batch, one ``train_step`` per epoch; per-epoch losses."""
+def fit_torch(model: torch.nn.Module, x: np.ndarray, y: np.ndarray, epochs: int, lr: float,
+              device: str | None = None) -> list[float]:
+    """ex02's ``fit``: Adam, full batch, one ``train_step`` per epoch, data on ``device`` (None: the grading
+    device); per-epoch losses."""
     opt = _Adam(model.parameters(), lr=lr)
-    xt, yt = _torch_x(x), _torch_x(y)
+    xt, yt = _torch_x(x, device), _torch_x(y, device)
     if yt.ndim == 1:
         yt = yt.reshape(-1, 1)
     losses = []
@@ -272,15 +294,17 @@ def probe_to_jax(mod: Any, dims: list[int], weights: list[np.ndarray], x: np.nda
 
 def probe_to_jax_then_train(mod: Any, dims: list[int], weights: list[np.ndarray], x: np.ndarray,
                             y: np.ndarray, steps: int) -> dict[str, Any]:
-    """Converts, then trains the torch model in place: how much each JAX array changed meanwhile."""
-    model = torch_mlp(dims, weights)
-    params = _student_tree(get(mod, "torch_mlp_to_jax")(model), "torch_mlp_to_jax(model)")
-    leaves = [*params["W"], *params["b"]]
-    before = [_fresh_copy(a) for a in leaves]
-    torch_before = [torch_to_np(p, "p") for p in model.parameters()]
-    fit_torch(model, x, y, steps, 0.05)
-    after = [_fresh_copy(a) for a in leaves]
-    torch_after = [torch_to_np(p, "p") for p in model.parameters()]
+    """Converts, then trains the torch model in place: how much each JAX array changed meanwhile. On the
+    host's CPU (:func:`_on_host`)."""
+    with _on_host() as host:
+        model = torch_mlp(dims, weights, device=host)
+        params = _student_tree(get(mod, "torch_mlp_to_jax")(model), "torch_mlp_to_jax(model)")
+        leaves = [*params["W"], *params["b"]]
+        before = [_fresh_copy(a) for a in leaves]
+        torch_before = [torch_to_np(p, "p") for p in model.parameters()]
+        fit_torch(model, x, y, steps, 0.05, host)
+        after = [_fresh_copy(a) for a in leaves]
+        torch_after = [torch_to_np(p, "p") for p in model.parameters()]
     return {"jax_changed": [float(np.max(np.abs(a - b))) if a.shape == b.shape and a.size else 0.0
                             for a, b in zip(after, before, strict=True)],
             "torch_changed": float(max(np.max(np.abs(a - b)) for a, b in zip(torch_after, torch_before,
@@ -305,34 +329,36 @@ def probe_to_torch(mod: Any, dims: list[int], params: dict, seed: int, x: np.nda
 
 
 def probe_to_torch_leaves(mod: Any, dims: list[int], params: dict, seed: int, x: np.ndarray) -> dict[str, Any]:
-    """After ``jax_to_torch_mlp``: are the parameters the same objects, leaves, trainable, without grad?"""
-    model = torch_mlp(dims, seed=seed)
-    before = tuple(model.parameters())  # by identity, in a tuple: the student's code can reach the probe's locals
-    opt = _Adam(model.parameters(), lr=0.01)  # an optimizer built before the copy
-    jp = jax_params(params)
-    given = (*jp["W"], *jp["b"])  # the JAX arrays handed over, held here (the student's code gets the dict)
-    given_before = tuple(sealed(_fresh_copy(a)) for a in given)
-    get(mod, "jax_to_torch_mlp")(jp, model)
-    # Everything is read into immutable locals, and the answer built only once no student code can run again:
-    # hooks the copy left on the model run during the step below, and can reach the probe's locals (its frame).
-    ps = tuple(model.parameters())
-    same = len(ps) == len(before) and all(p is q for p, q in zip(ps, before))
-    leaf = tuple(bool(p.is_leaf) for p in ps)
-    requires = tuple(bool(p.requires_grad) for p in ps)
-    fn_none = tuple(p.grad_fn is None for p in ps)
-    grad_none = tuple(p.grad is None for p in ps)
-    # one training step: does the optimizer built earlier still move the model's weights, by their gradients?
-    snap = tuple(sealed(torch_to_np(p, "p")) for p in ps)
-    try:
-        _Adam.zero_grad(opt)  # the class's methods: the instance's own could be replaced
-        model(_torch_x(x)).sum().backward()
-        grads = tuple(p.grad is not None and bool(np.any(torch_to_np(p.grad, "p.grad"))) for p in ps)
-        _Adam.step(opt)
-        trains = all(grads) and all(not np.array_equal(torch_to_np(p, "p"), s) for p, s in zip(ps, snap, strict=True))
-    except RuntimeError:
-        trains = False
-    # the step wrote the model's parameters in place: did it write the JAX arrays too (memory shared with them)?
-    jax_moved = tuple(not np.array_equal(_fresh_copy(a), b) for a, b in zip(given, given_before, strict=True))
+    """After ``jax_to_torch_mlp``: are the parameters the same objects, leaves, trainable, without grad? On the
+    host's CPU (:func:`_on_host`)."""
+    with _on_host() as host:
+        model = torch_mlp(dims, seed=seed, device=host)
+        before = tuple(model.parameters())  # by identity, in a tuple: the student's code can reach the probe's locals
+        opt = _Adam(model.parameters(), lr=0.01)  # an optimizer built before the copy
+        jp = jax_params(params)
+        given = (*jp["W"], *jp["b"])  # the JAX arrays handed over, held here (the student's code gets the dict)
+        given_before = tuple(sealed(_fresh_copy(a)) for a in given)
+        get(mod, "jax_to_torch_mlp")(jp, model)
+        # Everything is read into immutable locals, and the answer built only once no student code can run again:
+        # hooks the copy left on the model run during the step below, and can reach the probe's locals (its frame).
+        ps = tuple(model.parameters())
+        same = len(ps) == len(before) and all(p is q for p, q in zip(ps, before))
+        leaf = tuple(bool(p.is_leaf) for p in ps)
+        requires = tuple(bool(p.requires_grad) for p in ps)
+        fn_none = tuple(p.grad_fn is None for p in ps)
+        grad_none = tuple(p.grad is None for p in ps)
+        # one training step: does the optimizer built earlier still move the model's weights, by their gradients?
+        snap = tuple(sealed(torch_to_np(p, "p")) for p in ps)
+        try:
+            _Adam.zero_grad(opt)  # the class's methods: the instance's own could be replaced
+            model(_torch_x(x, host)).sum().backward()
+            grads = tuple(p.grad is not None and bool(np.any(torch_to_np(p.grad, "p.grad"))) for p in ps)
+            _Adam.step(opt)
+            trains = all(grads) and all(not np.array_equal(torch_to_np(p, "p"), s) for p, s in zip(ps, snap, strict=True))
+        except RuntimeError:
+            trains = False
+        # the step wrote the model's parameters in place: did it write the JAX arrays too (memory shared with them)?
+        jax_moved = tuple(not np.array_equal(_fresh_copy(a), b) for a, b in zip(given, given_before, strict=True))
     return {"same_objects": same, "is_leaf": list(leaf), "requires_grad": list(requires),
             "grad_fn_none": list(fn_none), "grad_none": list(grad_none), "trains": bool(trains),
             "jax_changed": list(jax_moved)}

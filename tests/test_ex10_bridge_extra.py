@@ -134,6 +134,9 @@ def test_memory_probes_share_on_the_host_whatever_the_run_devices(tmp_path):
         files[name] = str(ROOT / "tests" / "mutants" / "ex10_bridge" / f"{name}.py")
     files["solution"] = str(ROOT / "solutions" / "ex10_bridge.py")
     host_jax = os.environ.get("TAPETRACE_TEST_HOST_JAX", "cpu")
+    # one program holds a TPU's chip: this file's other tests must not have opened it in pytest's own process
+    assert host_jax == "cpu" or os.environ.get("JAX_PLATFORMS") == "cpu", (
+        "run pytest itself with JAX_PLATFORMS=cpu beside TAPETRACE_TEST_HOST_JAX: the probes' process opens the chip")
     env = {**os.environ, "JAX_PLATFORMS": f"{host_jax},cpu" if host_jax != "cpu" else "cpu",
            "XLA_FLAGS": "--xla_force_host_platform_device_count=2", "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, json.dumps(files)], capture_output=True, text=True,

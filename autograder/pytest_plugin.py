@@ -337,7 +337,7 @@ class TapetraceSession:
         if self._run is None:
             from autograder.core import device as _device
             from autograder.engine import run as _engine
-            from autograder.submissions import loader as _loader
+            from autograder.engine.reading import read_one
             from autograder.submissions import loadguard as _loadguard
 
             opt = self.config.getoption
@@ -352,12 +352,8 @@ class TapetraceSession:
             if run.chip is not None:  # the chip's turns are `tapetrace grade`'s check loop's (engine.chip)
                 run.close()
                 pytest.exit(f"tapetrace: {TPU_REFUSED}", returncode=pytest.ExitCode.USAGE_ERROR)
-            try:  # in a child process, under the reading budget (as `tapetrace grade` reads)
-                self._sub = _loadguard.load_bounded(self.path, run.timeout)
-            except (_loader.SubmissionError, _loadguard.ReaderTrouble) as err:
-                self._sub = err
-            except Exception as err:  # noqa: BLE001 - as `tapetrace grade`: the submission is unreadable
-                self._sub = _loader.SubmissionError(f"{type(err).__name__}: {err}")
+            with _loadguard.Reader(_loadguard.read_seconds(run.timeout)) as reader:  # as `tapetrace grade` reads
+                self._sub = read_one(reader, self.path)
             run.hide(_engine.hide_places([self.path], run.tmp))  # its classmates' folders too
             if run.sandbox and not run.isolation:
                 run.measure_isolation()
@@ -375,15 +371,12 @@ class TapetraceSession:
         if exercise in self._open:
             return self._open[exercise], None
         from autograder.engine.exercise import ExerciseGrading
-        from autograder.submissions.loadguard import ReaderTrouble
 
         run = self.grading_run()
-        if isinstance(self._sub, ReaderTrouble):  # the reading child did not start: the grader's trouble
-            early: ExerciseRow | None = run.graders_row(exercise, "grader_error", str(self._sub))
-        elif isinstance(self._sub, Exception):
-            from autograder.engine.run import read_error
+        if isinstance(self._sub, Exception):  # unreadable, or the reading child did not start: one rule
+            from autograder.engine.rows import early_row
 
-            early = run.unreadable_row(exercise, read_error(self._sub), status=getattr(self._sub, "status", "missing"))
+            early: ExerciseRow | None = early_row(exercise, self._sub, lang=run.lang, public_only=run.public_only)
         else:
             grading = ExerciseGrading(run.host(exercise), self._sub, exercise)
             try:

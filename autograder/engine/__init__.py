@@ -21,12 +21,14 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "GradingRun": "run",
     "HideRefused": "reading",
     "ResumeRefused": "resume",
+    "early_row": "rows",
     "exercise_checks": "rows",
     "hide_places": "reading",
     "jax_cache_dir": "jaxcache",
     "merge": "resume",
     "plan": "resume",
     "read_error": "reading",
+    "read_one": "reading",
     "schedule": "run",
 }
 __all__ = sorted(_PUBLIC)

@@ -14,20 +14,36 @@ from autograder.core.paths import ROOT
 from autograder.submissions import loader as _loader
 from autograder.submissions import loadguard as _loadguard
 
+ReadOutcome = _loader.Submission | _loader.SubmissionError | _loadguard.ReaderTrouble
+"""What reading one submission gave: the submission, why it cannot be read (the student's), or why the reading
+child could not start (the grader's). Every driver reads through :func:`read_one` and decides the rows of an
+outcome that is not a submission with :func:`autograder.engine.rows.early_row`."""
 
-def read_all(paths: list[str], timeout: float) -> list[_loader.Submission | Exception]:
+
+def read_one(reader: _loadguard.Reader, path: str) -> ReadOutcome:
+    """One submission read by ``reader`` (a child process under the reading budget); never raises.
+
+    Args:
+        reader: an open :class:`~autograder.submissions.loadguard.Reader`.
+        path: the submission, as given.
+
+    Returns:
+        The submission; else the loader's :class:`~autograder.submissions.loader.SubmissionError` (any other
+        exception of the reading becomes one, naming its type), or the reader's ``ReaderTrouble``.
+    """
+    try:
+        return reader.load(path)
+    except (_loader.SubmissionError, _loadguard.ReaderTrouble) as err:
+        return err
+    except Exception as err:  # noqa: BLE001 - the submission is unreadable, whatever the reader met
+        return _loader.SubmissionError(f"{type(err).__name__}: {err}")
+
+
+def read_all(paths: list[str], timeout: float) -> list[ReadOutcome]:
     """Every submission read in a child process under the reading budget (``_loadguard``), in order; a
     submission that cannot be read is its exception (its rows say why), never the end of the batch."""
-    subs: list[_loader.Submission | Exception] = []
     with _loadguard.Reader(_loadguard.read_seconds(timeout)) as reader:
-        for p in paths:
-            try:
-                subs.append(reader.load(p))
-            except (_loader.SubmissionError, _loadguard.ReaderTrouble) as err:
-                subs.append(err)
-            except Exception as err:  # noqa: BLE001
-                subs.append(_loader.SubmissionError(f"{type(err).__name__}: {err}"))
-    return subs
+        return [read_one(reader, p) for p in paths]
 
 
 def read_error(err: Exception) -> str | dict[str, Any]:

@@ -19,6 +19,8 @@ from autograder.core.i18n import render
 from autograder.core.records import ExerciseRow, IsolationRecord, ResultRow
 from autograder.core.suite import Check
 from autograder.core.text import clean
+from autograder.engine.reading import read_error
+from autograder.submissions.loadguard import ReaderTrouble
 
 
 def exercise_checks(exercise: str, public_only: bool = False) -> list[Check]:
@@ -83,6 +85,28 @@ def unreadable_row(exercise: str, error: str | dict[str, Any], *, lang: str, pub
             "message": msg, "seconds": 0.0,
             "tests": [{"name": c.name, "score": 0.0, "max_score": c.points, "passed": False,
                        "hidden": c.hidden, "message": msg, "code": key} for c in checks]}
+
+
+def early_row(exercise: str, err: Exception, *, lang: str, public_only: bool) -> ExerciseRow:
+    """The row of an exercise whose submission could not be read: decided before any of its code is loaded.
+
+    The one rule for every driver (``tapetrace grade``, ``--cluster``, the pytest entry, ``regrade``, the otter
+    path), applied to what :func:`autograder.engine.reading.read_one` gave where it is not a submission: a
+    reading child that could not start is the grader's trouble (``grader_error``); any other error is
+    ``unreadable`` (or the status the error names, e.g. over the reading budget) with the loader's words, every
+    check 0.
+
+    Args:
+        exercise: the exercise.
+        err: why the submission could not be read.
+        lang: the messages' language.
+        public_only: whether the run grades the public checks only.
+    """
+    if isinstance(err, ReaderTrouble):
+        return graders_row(exercise, "grader_error", str(err), lang=lang, public_only=public_only)
+    status = getattr(err, "status", None)
+    return unreadable_row(exercise, read_error(err), lang=lang, public_only=public_only,
+                          status=status if isinstance(status, str) else "unreadable")
 
 
 def finish_row(row: ResultRow, exercises: list[str], *, isolation: IsolationRecord, launcher: str,

@@ -35,12 +35,11 @@ from autograder.engine.assembly import RowAssembly, RunFacts
 from autograder.engine.exercise import ExerciseGrading, ExerciseHost
 from autograder.engine.jaxcache import jax_cache_dir
 from autograder.engine.outcomes import DEADLINE_MARGIN, DeadlineReached
-from autograder.engine.reading import hide_places, read_all, read_error
+from autograder.engine.reading import hide_places, read_all
 from autograder.engine.reference import ReferenceBank
 from autograder.engine.run_workers import RunWorkers, TrackedLauncher
 from autograder.sandbox import quota as _quota
 from autograder.submissions import loader as _loader
-from autograder.submissions import loadguard as _loadguard
 from autograder.workers import compile_cache as _compile_cache
 from autograder.workers import envelope as _envelope
 from autograder.workers import sizing as _sizing
@@ -310,10 +309,8 @@ class GradingRun(RunWorkers):
             try:
                 if self._expired.is_set():
                     return self._deadline_row(ex)
-                if isinstance(sub, _loadguard.ReaderTrouble):
-                    return self.graders_row(ex, "grader_error", str(sub))
                 if isinstance(sub, Exception):
-                    return self.unreadable_row(ex, read_error(sub), status=getattr(sub, "status", "unreadable"))
+                    return _rows.early_row(ex, sub, lang=self.lang, public_only=self.public_only)
                 self._attempts.final = final  # (read by grade_exercise in this thread)
                 return self.grade_exercise(sub, ex)
             except Exception as err:  # noqa: BLE001 - nothing lost; the grader's trouble, not the student's

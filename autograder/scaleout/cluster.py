@@ -40,11 +40,9 @@ from autograder.core.records import ExerciseRow, ResultRow
 from autograder.engine import reading as _reading
 from autograder.engine import rows as _rows
 from autograder.engine.assembly import Again, RowAssembly, RunFacts, TaskFacts
-from autograder.engine.reading import read_error
 from autograder.engine.run import schedule
 from autograder.scaleout.cluster_link import POLL, SchedulerLink, _GiveUp
 from autograder.scaleout.cluster_worker import GradingPlugin, WorkerRefused, _text, grade_task
-from autograder.submissions import loader as _loader
 from autograder.submissions import loadguard as _loadguard
 
 __all__ = ["ClusterRun", "GradingPlugin", "WorkerRefused", "factory", "grade_task", "hide_list"]
@@ -336,19 +334,11 @@ class ClusterRun(SchedulerLink):
                 order = schedule(wanted[i])
                 if not order:
                     continue
-                try:
-                    sub = reader.load(p)
-                except _loadguard.ReaderTrouble as err:  # the grader's trouble: those rows are grader_error
+                sub = _reading.read_one(reader, p)
+                if isinstance(sub, Exception):  # as GradingRun.grade: one rule (rows.early_row)
                     for ex in order:
-                        record(_Item(i, ex, ()), self._graders_row(ex, "grader_error", str(err)))
-                    continue
-                except Exception as err:  # noqa: BLE001 - GradingRun.grade does the same
-                    error = read_error(err) if isinstance(err, _loader.SubmissionError) \
-                        else f"{type(err).__name__}: {err}"
-                    for ex in order:
-                        record(_Item(i, ex, ()), _rows.unreadable_row(ex, error, lang=self.lang,
-                                                                      public_only=self.public_only,
-                                                                      status=getattr(err, "status", "unreadable")))
+                        record(_Item(i, ex, ()), _rows.early_row(ex, sub, lang=self.lang,
+                                                                 public_only=self.public_only))
                     continue
                 where = os.path.abspath(p)
                 for ex in order:

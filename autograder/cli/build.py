@@ -144,6 +144,15 @@ def main(argv: list[str]) -> int:
 def run(args: argparse.Namespace) -> int:
     """``tapetrace build``: the template(s) and/or the otter zip; 2 with a one-line reason on a bad request."""
     lang = args.lang or "en"
+    from autograder.cli.app import missing_libraries_line
+
+    zips = not (args.check or args.self_study or args.only == "template")
+    verifies = not (args.check or args.self_study or args.no_verify)
+    needs = (["otter"] if zips else []) + (["nbformat", "nbclient", "ipykernel"] if verifies else [])
+    missing = missing_libraries_line("build", needs)
+    if missing is not None:  # said before anything is written (the template alone takes a minute)
+        print(f"tapetrace build: {missing}", file=sys.stderr)
+        return 2
     try:
         if args.check:
             return _check(args)

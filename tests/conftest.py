@@ -13,6 +13,10 @@ from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
 from autograder.engine.run import GradingRun
 
 SEED = int(os.environ.get("TAPETRACE_TEST_SEED", "20261129"))
+# The reference's answers are kept on disk by default (autograder/engine/refstore.py); the suite asks the
+# reference's workers every time (what it counts and measures: worker starts, the chip's turns) and keeps nothing
+# between runs of the suite. The store's own tests (tests/test_refstore.py) name a folder of their own.
+os.environ.setdefault("TAPETRACE_REFERENCE_CACHE", "off")
 MUTANTS = ROOT / "tests" / "mutants"
 
 

@@ -1,5 +1,6 @@
 """The JAX compilation cache of a grading run: where it lives (``TAPETRACE_JAX_CACHE``: per run, shared,
-or off) and keeping a shared one under its size.
+or off) and keeping a shared one under its size; and the grader's caches folder every student worker is kept
+from (:func:`cache_places`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,33 @@ def jax_cache_dir(tmp: str) -> tuple[str | None, bool]:
         return tempfile.mkdtemp(prefix="jax-", dir=base), True
     except OSError:
         return os.path.join(tmp, "jax-cache"), True
+
+
+def caches_root() -> str:
+    """``~/.cache/tapetrace``: the grader's own caches (compiled programs, the reference's kept answers, each
+    run's compile cache), whatever this run is configured to use."""
+    return os.path.join(os.path.expanduser("~"), ".cache", "tapetrace")
+
+
+def cache_places(needed: list[str]) -> list[str]:
+    """What of :func:`caches_root` a student's worker must not see: the folder whole, or, where something a worker
+    needs lies beneath it (a Python installed there, ``needed``: absolute real paths), each of its entries that
+    holds none of those. Empty when the folder does not exist.
+
+    A run configured with another store or cache still keeps these from its workers: the defaults hold answers
+    and programs of earlier runs.
+    """
+    root = os.path.realpath(caches_root())
+    if not os.path.isdir(root):
+        return []
+    inside = [n for n in needed if n == root or n.startswith(root + os.sep)]
+    if not inside:
+        return [root]
+    try:
+        entries = sorted(os.path.join(root, e) for e in os.listdir(root))
+    except OSError:
+        return []
+    return [e for e in entries if not any(n == e or n.startswith(e + os.sep) for n in inside)]
 
 
 def _prune(path: str) -> None:

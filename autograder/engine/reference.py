@@ -35,16 +35,17 @@ class WorkerSource(Protocol):
 
 
 class ReferenceBank:
-    """Reference workers (one per exercise, never touched by student code) + cache (+ the disk's, if any:
-    ``TAPETRACE_REFERENCE_CACHE``, read once when the bank is made)."""
+    """Reference workers (one per exercise, never touched by student code) + cache (+ the disk's: ``refstore``,
+    on unless ``TAPETRACE_REFERENCE_CACHE=off``, opened once when the bank is made)."""
 
     def __init__(self, run: WorkerSource) -> None:
         self._run = run
         self._workers: dict[str, _handle.Worker] = {}
         self._locks = {ex: threading.Lock() for ex in EXERCISES}
         self._cache: dict[str, Any] = {}
-        folder = _refstore.folder_from_env()
-        self._store = _refstore.ReferenceStore(folder, run.device) if folder is not None else None
+        self._store = _refstore.open_store(run.device)
+        # where the answers are kept: every student worker is kept from it (GradingRun's sandbox spec)
+        self.store_folder: str | None = str(self._store.folder) if self._store is not None else None
         # --device tpu: the chip's lease (engine.chip); None on every other run
         self.chip: _chip.ChipLease | None = _chip.ChipLease() if run.device.get("jax") == "tpu" else None
         self._preparing = threading.local()  # .exercise: the exercise whose answers this thread asks for first

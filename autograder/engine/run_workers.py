@@ -19,7 +19,9 @@ from autograder.core import device as _device
 from autograder.core import registry as _registry
 from autograder.core.paths import private_dirs
 from autograder.engine import chip as _chip
+from autograder.engine.jaxcache import cache_places
 from autograder.engine.outcomes import DeadlineReached, GradingCancelled
+from autograder.engine.reading import needed_places
 from autograder.sandbox import quota as _quota
 from autograder.workers import handle as _handle
 from autograder.workers import launch as _launch
@@ -69,7 +71,7 @@ class TrackedLauncher:
 
 class RunWorkers:
     """The workers side of a :class:`autograder.engine.run.GradingRun` (a mixin: the run's ``__init__`` sets
-    the attributes used here: ``device``, ``plan``, ``tmp``, ``jax_cache``, ``lender``, ``launcher``,
+    the attributes used here: ``device``, ``plan``, ``tmp``, ``jax_cache``, ``reference``, ``lender``, ``launcher``,
     ``launch_prefix``, ``sandbox``, ``sandbox_skip``, ``mem_bytes``, ``isolation``, ``chip``, the locks and events)."""
 
     chip: _chip.ChipLease | None  # --device tpu: the chip's lease, counting the workers that open it
@@ -187,8 +189,10 @@ class RunWorkers:
     def _sandbox_spec(self, scratch: str, hide_extra: list[str] | None) -> dict[str, Any]:
         """A student worker's sandbox: its scratch, limits, what it must not read, what it may."""
         with self._lock:
-            # the compile cache too: its programs are lent by key only (_compile_cache), never read
-            cache = [self.jax_cache] if self.jax_cache else []
+            # the compile cache too: its programs are lent by key only (_compile_cache), never read; and the
+            # reference's kept answers (engine.refstore): expected values
+            cache = [c for c in (self.jax_cache, self.reference.store_folder) if c]
+            cache += cache_places(needed_places(self.tmp))  # the defaults too, whatever this run uses
             hide = [*private_dirs(), self.tmp, *cache, *self._hide, *(hide_extra or [])]
             rewritten = list(self._rewritten)
         return {"scratch": scratch, "mem_bytes": self.mem_bytes, "fsize_bytes": _quota.FILE_BYTES,

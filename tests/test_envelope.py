@@ -138,6 +138,16 @@ def test_a_cpu_quota_sets_the_jobs_default_not_the_cpus_the_machine_has():
     assert _sizing.plan(_env(None, None, cpus=64)).jobs == _sizing.MAX_JOBS
 
 
+def test_a_many_core_box_grades_as_many_exercises_at_once_as_asked():
+    """Issue 66: the 13-core TPU host lowered `--jobs 12` to 4 (a fixed cap), 4.5x for "12 workers"; the CPUs and
+    the memory are the only bounds now."""
+    plan = _sizing.plan(_env(None, None, cpus=13))
+    assert plan.jobs == 13 and plan.jobs_for(12) == 12 and plan.jobs_for(1) == 1
+    small = _sizing.plan(_env(2 * GIB, None, cpus=13))  # the memory still bounds it
+    assert small.jobs_for(12) == small.max_jobs == (2 * GIB - _sizing.BASE_BYTES) // (
+        _sizing.REFERENCE_BYTES + _sizing.MIN_WORKER_BYTES)
+
+
 def test_a_big_box_keeps_everything_warm_and_the_default_cap():
     plan = _sizing.plan(_env(None, None, cpus=4))
     assert (plan.launcher, plan.keep_references, plan.worker_memory) == ("pair", True, _sizing.DEFAULT_WORKER_BYTES)

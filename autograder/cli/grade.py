@@ -329,7 +329,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     g.add_argument("--public-only", action="store_true", help="run only the public checks")
     g.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="(submission, exercise) pairs graded at once, one CPU thread each (default: the CPUs this "
-                        "process gets, a container's CPU quota included, at most 4, and no more than its memory "
+                        "process gets, a container's CPU quota included, and no more than its memory "
                         "limit allows)")
     g.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
                    help="finish within SECONDS of starting: what is not graded by then is marked ungraded "

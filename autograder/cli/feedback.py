@@ -8,10 +8,12 @@ with the instructor's manual overrides applied (the autograder's score kept besi
 ``--moodle-zip`` the zip Moodle's "Upload multiple feedback files in a zip" takes (roster column
 ``participant_id``; autograder/reports/handback.py). Exit status: 0; 2 when it cannot be written (one line: a
 roster or overrides file that cannot be used, a submission the roster does not name); 3 when a student was
-left out of the Moodle zip (no ``participant_id``).
+left out (no ``student_id``, a folder name that would be another's id, no ``participant_id`` or one shared with
+another student for the Moodle zip) or an override was not applied (listed).
 
 Authority (docs/security.md#authority-map): ids, names and overrides come only from the instructor's roster
-and overrides files; nothing inside a submission is read.
+and overrides files; an override's ``student`` is a roster ``student_id``, never a file or folder name; nothing
+inside a submission is read.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"tapetrace feedback: {terminal(n)}", file=sys.stderr)
     zipped = f" and {args.moodle_zip} ({len(done.zip_entries)} file(s))" if args.moodle_zip else ""
     print(terminal(f"wrote {len(done.pages)} page(s) into {args.out}{zipped}"))
-    return _status.EXIT_NOT_ALL_GRADED if done.left_out else 0
+    return _status.EXIT_NOT_ALL_GRADED if done.left_out or _overrides.not_applied(rows) else 0
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:

@@ -10,7 +10,9 @@ applied and its counts). Exit status: 0; 2 when it cannot be written (one line: 
 is refused as a whole, a roster, times or extensions CSV that cannot be read, a path that is not there); 3
 when some cell was left blank for the instructor to resolve (the grader could not grade it: ``tapetrace
 grade --resume`` first; or the submission's time is unknown under a late policy, a malformed Gradescope
-``submission_metadata.yml`` included: its notes say which part).
+``submission_metadata.yml`` included: its notes say which part), or an override was not applied (a roster
+student without a submission, or with two: listed). ``--overrides`` names students by roster ``student_id``
+(with ``--roster``) or else by the submission's path as the results hold it, never by a file or folder name.
 
 Authority (docs/security.md#authority-map): times, extensions and ids come only from the command line, the
 instructor's CSVs and the Gradescope export's top-level yml; nothing inside a submission folder is read.
@@ -112,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
         counts = ", ".join(f"{k} {v}" for k, v in book.late["counts"].items() if v)
         print(terminal(f"late policy: {book.late['policy']}; times: {book.late['times']}; {counts}"))
     print(f"wrote {args.out} ({len(book.students)} students, {args.format}) and {_receipt.sidecar(args.out)}")
-    return _status.EXIT_NOT_ALL_GRADED if book.blanks else 0
+    unapplied = _overrides.not_applied(audit["rows"]) if audit is not None else 0
+    return _status.EXIT_NOT_ALL_GRADED if book.blanks or unapplied else 0
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -133,7 +136,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                         "(alice/work.ipynb); roster students without a submission get a blank row")
     g.add_argument("--overrides", metavar="OVERRIDES.csv",
                    help="manual overrides (student,exercise,test,action,points,comment,by,at): applied to the "
-                        "grades; the autograder's score is kept in the notes column and the receipt's audit")
+                        "grades; the autograder's score is kept in the notes column and the receipt's audit; "
+                        "student is a roster student_id (with --roster), else the submission's path")
     g.add_argument("--prefix", default="tapetrace ", help="prefix of the grade columns' names (default 'tapetrace ')")
     late = g.add_argument_group("late policy (all but --deadline optional)")
     late.add_argument("--deadline", metavar="TIME", help="the deadline, ISO 8601 with a UTC offset "

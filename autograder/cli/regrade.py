@@ -6,8 +6,10 @@ Writes the new results (the earlier rows with the pairs graded again merged in),
 diff beside NEW.json: ``NEW.diff.json`` (for ``tapetrace report --regrade``), ``NEW.diff.csv`` and
 ``NEW.diff.md``. With ``--overrides FILE`` (the instructor's manual overrides, autograder/reports/overrides.py)
 the new results stay the autograder's; the overrides are checked against them and those whose check changed
-are flagged (and still applied) in ``NEW.diff.json``'s ``overrides`` and the receipt. Exit status as
-``grade``'s: 0, 2 (could not run, one line), 3 (some row the grader's).
+are flagged (and still applied) in ``NEW.diff.json``'s ``overrides`` and the receipt. Their ``student`` is a
+roster ``student_id`` with ``--roster ROSTER.csv``, else the submission's path as OLD.json holds it (never a
+file or folder name alone). Exit status as ``grade``'s: 0, 2 (could not run, one line), 3 (some row the
+grader's, or an override not applied: a student without a submission, or with two; listed).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from autograder.core.records import ResultRow
+
+ROSTER_ALONE = "--roster names the students of --overrides; give --overrides FILE with it, or leave --roster out"
 
 
 def _exit_error(msg: str) -> int:
@@ -55,16 +59,20 @@ def run(args: argparse.Namespace) -> int:
         reason = _check_output(path, flag)
         if reason:
             return _exit_error(reason)
-    ovs = None
-    if getattr(args, "overrides", None):  # the instructor's file, checked before anything is graded
+    ovs, roster = None, None
+    if getattr(args, "overrides", None):  # the instructor's files, checked before anything is graded
+        from autograder.reports import gradebook as _gradebook
         from autograder.reports import overrides as _overrides
 
         try:
+            roster = _gradebook.read_roster(args.roster) if getattr(args, "roster", None) else None
             _overrides.refuse_inside_submissions(args.overrides, old_rows)
             ovs = _overrides.read(args.overrides)
-            _overrides.resolve(ovs, old_rows)
-        except _overrides.OverrideError as err:
-            return _exit_error(str(err))
+            _overrides.resolve(ovs, old_rows, roster)
+        except (OSError, UnicodeDecodeError, _gradebook.GradebookError, _overrides.OverrideError) as err:
+            return _exit_error(str(err).splitlines()[0])
+    elif getattr(args, "roster", None):
+        return _exit_error(ROSTER_ALONE)
     try:
         device = _device.resolve(args.device)
         the_plan = _regrade.plan(old_rows, args.submissions or None, device, public_only=args.public_only,
@@ -99,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     audit = None
     if ovs is not None:  # kept across the regrade: applied to the new rows, flagged where their check changed
         try:
-            _adjusted, rows = _overrides.apply(results, ovs, regrade=d)
+            _adjusted, rows = _overrides.apply(results, ovs, roster, regrade=d)
         except _overrides.OverrideError as err:
             return _exit_error(str(err))
         audit = _overrides.audit(rows, args.overrides)
@@ -126,7 +134,8 @@ def run(args: argparse.Namespace) -> int:
             old_max = m.get("old_max_score", m["max_score"])
             print(f"  {_report.terminal_text(m['submission'])} {m['exercise']}: {m['old_score']:g}/{old_max:g} -> "
                   f"{m['new_score']:g}/{m['max_score']:g} ({'; '.join(m['reasons'])})")
-    return _status.EXIT_NOT_ALL_GRADED if _status.count_graders(results) else 0
+    unapplied = _overrides.not_applied(audit["rows"]) if audit else 0
+    return _status.EXIT_NOT_ALL_GRADED if _status.count_graders(results) or unapplied else 0
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -139,7 +148,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     g.add_argument("--csv", metavar="NEW.csv")
     g.add_argument("--overrides", metavar="OVERRIDES.csv",
                    help="manual overrides kept across the regrade: checked first, then those whose check changed "
-                        "are flagged (still applied) in NEW.diff.json and the receipt")
+                        "are flagged (still applied) in NEW.diff.json and the receipt; student is a roster "
+                        "student_id (with --roster), else the submission's path as OLD.json holds it")
+    g.add_argument("--roster", metavar="ROSTER.csv",
+                   help="as gradebook's: --overrides then names students by their roster student_id")
     g.add_argument("--all", action="store_true", help="grade every pair again, whatever its fingerprint")
     g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "tpu"])
     g.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS")

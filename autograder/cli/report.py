@@ -8,7 +8,10 @@ format, as ``otter run -o DIR`` writes), so instructors who graded with otter
 get the same plots. A directory is searched for ``results.json`` files
 (otter output folders) and tapetrace ``*.json`` files. The output folder gets
 one PNG per plot, ``index.html`` that embeds them, ``summary.csv`` and, with
-``--feedback``, one feedback file per submission.
+``--feedback``, one feedback file per submission. With ``--overrides`` the instructor's manual overrides are
+applied, the students named by roster ``student_id`` (``--roster``) or else by the submission's path as the
+results hold it, never by a file or folder name alone. Exit status: 0; 2 when it cannot be written (one line);
+3 when an override was not applied (a student without a submission, or with two; listed), the report written.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.core.records import ReportRow
+from autograder.core.status import EXIT_NOT_ALL_GRADED
 from autograder.reports.summary import ReportError, build_report, read_inputs
 
 DESCRIPTION = "Summary report with plots from results JSON (tapetrace grade --json, or otter run's results.json)."
@@ -51,7 +55,8 @@ def _add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="manual overrides (student,exercise,test,action,points,comment,by,at): applied to the scores "
                         "shown and the feedback, the autograder's kept beside them, listed in the receipt's audit")
     p.add_argument("--roster", metavar="ROSTER.csv",
-                   help="as gradebook's: lets --overrides name students by their roster student_id")
+                   help="as gradebook's: --overrides then names students by their roster student_id (without it, "
+                        "by the submission's path as the results hold it)")
     return p
 
 
@@ -60,8 +65,9 @@ def main(argv: list[str]) -> int:
     return run(build_parser().parse_args(argv))
 
 
-def _overrides_and_roster(args: argparse.Namespace, results: list[ReportRow]) -> tuple[Any, Any]:
-    """The instructor's overrides file (checked against the results) and roster, as the options name them.
+def _overrides_and_roster(args: argparse.Namespace, results: list[ReportRow]) -> tuple[Any, Any, list[str]]:
+    """The instructor's overrides file (checked against the results), roster, and the overrides not applied
+    (one terminal line each: a student's problem, listed; exit 3), as the options name them.
 
     Raises:
         ReportError: either cannot be used (one line naming the file and the row).
@@ -72,13 +78,13 @@ def _overrides_and_roster(args: argparse.Namespace, results: list[ReportRow]) ->
     try:
         roster = _gradebook.read_roster(args.roster) if getattr(args, "roster", None) else None
         if not getattr(args, "overrides", None):
-            return None, roster
+            return None, roster, []
         _overrides.refuse_inside_submissions(args.overrides, results)
         ovs = _overrides.read(args.overrides)
-        _overrides.resolve(ovs, results, roster)
+        _adjusted, rows = _overrides.apply(results, ovs, roster)
     except (OSError, UnicodeDecodeError, _gradebook.GradebookError, _overrides.OverrideError) as err:
         raise ReportError(str(err).splitlines()[0]) from None
-    return ovs, roster
+    return ovs, roster, _overrides.flagged_lines([r for r in rows if not r["applied"]])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
                 regrade = read_regrade(args.regrade)
             except (OSError, ValueError) as err:
                 raise ReportError(f"--regrade: {str(err).splitlines()[0]}") from None
-        overrides, roster = _overrides_and_roster(args, results)
+        overrides, roster, listed = _overrides_and_roster(args, results)
         page = build_report(results, out, args.title, notes, args.feedback, args.feedback_format, args.lang,
                             regrade=regrade, overrides=overrides, roster=roster)
     except ReportError as err:
@@ -106,5 +112,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as err:
         print(f"tapetrace report: cannot write the report: {err}", file=sys.stderr)
         return 2
+    for line in listed:
+        print(f"tapetrace report: {line}", file=sys.stderr)
     print(f"wrote {page} ({len(results)} submissions)")
-    return 0
+    return EXIT_NOT_ALL_GRADED if listed else 0

@@ -12,20 +12,30 @@ numeric id (the assignment's participant id, as in its "Download all submissions
 worksheet's ``Participant 12345``), and files the rest of the path as that participant's feedback file. The id
 comes from the roster's ``participant_id`` column (the instructor's), never from a submission; a full name with
 ``_`` or ``/`` would shift the fields, so those become spaces (Moodle matches by id, not by name).
+
+Identity: a page goes to a roster ``student_id`` only (a roster row without one gets no page, listed: its file
+name is what the student chose). Folder names are injective on every file system and never another student's
+id (:func:`folders`): an id made of harmless characters is its own folder, any other id those characters and
+its hash; ids that would share a folder ignoring case (``Ana``/``ana``) each get their exact id's hash
+(``ana-<8 hex>``), never a counter that may be a classmate's real id (``ana-2``); a name that would still be
+another's id is not used (that student listed, no page). A ``participant_id`` two roster rows share puts
+neither page in the zip (listed).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import zipfile
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.core.records import ResultRow
-from autograder.core.text import clean
-from autograder.reports.feedback import feedback_html, feedback_markdown, safe_stem
+from autograder.core.text import clean, to_bytes
+from autograder.reports.feedback import feedback_html, feedback_markdown
 from autograder.reports.gradebook import GradebookError, roster_key, student_key
 from autograder.reports.report import atomic_write
 
@@ -38,6 +48,15 @@ TWO_SUBMISSIONS = "{a} and {b} are both student {sid}: fix the roster or keep on
 NO_SUBMISSION = "{sid}: no submission; no page"
 NO_PARTICIPANT = ("{sid}: no participant_id in the roster; left out of the Moodle zip (add the number Moodle shows "
                   "as 'Participant N' in its grading worksheet)")
+SHARED_PARTICIPANT = ("{sid}: participant_id {pid} is also another roster student's; left out of the Moodle zip "
+                      "(Moodle would file both pages as one participant's): fix the roster's participant_id column")
+NO_STUDENT_ID = ("{submission}: its roster row ({key}) has no student_id; no page (a file name is no identity): add "
+                 "the student's id to the roster")
+HASHED_FOLDER = ("{sid}: its id and {others} would share one folder name (case aside, as many file systems do); "
+                 "its page is in {folder}")
+TAKEN_FOLDER = ("{sid}: no folder name for this id is free of another student's id ({folder}); no page: give the "
+                "students ids that differ by more than case")
+FOLDER_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 @dataclass
@@ -62,9 +81,55 @@ def moodle_folder(fullname: str, pid: str) -> str:
     return f"{name}_{pid}_{MOODLE_PLUGIN}_"
 
 
-def _students(results: Sequence[ResultRow], roster: dict[str, dict[str, str]]) -> list[tuple[str, dict[str, str],
-                                                                                         ResultRow]]:
-    """(roster key, roster row, result row) per submission, in the roster's order of ids.
+def id_folder(sid: str) -> str:
+    """A roster id's own folder name: the id where it is made of ``A-Za-z0-9._-`` (starting with a letter or a
+    digit, at most 100 characters); otherwise those characters of it and a hash of the exact id
+    (``"s 1001"`` -> ``s_1001-3c1a…``), so two ids never share it by what was replaced."""
+    stem = FOLDER_CHARS.sub("_", sid).strip("._-")
+    if stem == sid and len(stem) <= 100:
+        return stem
+    return f"{stem[:100] or 'student'}-{_digest(sid)}"
+
+
+def _digest(sid: str) -> str:
+    return hashlib.sha256(to_bytes(sid)).hexdigest()[:8]
+
+
+def folders(ids: Sequence[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Each roster id's hand-back folder, injective ignoring case and never another id's name.
+
+    Args:
+        ids: every roster ``student_id`` (with a submission or not: a folder name never takes a real id).
+
+    Returns:
+        (id -> folder, id -> note): the note of an id whose folder was hashed (:data:`HASHED_FOLDER`), or of one
+        left without a folder (:data:`TAKEN_FOLDER`; it has no entry in the mapping).
+    """
+    ids = list(dict.fromkeys(ids))
+    plain = {sid: id_folder(sid) for sid in ids}
+    shared = Counter(f.lower() for f in plain.values())
+    chosen = {sid: f if shared[f.lower()] == 1 else f"{f}-{_digest(sid)}" for sid, f in plain.items()}
+    owners = Counter(f.lower() for f in chosen.values())
+    spelled = Counter(sid.lower() for sid in ids)
+    out: dict[str, str] = {}
+    notes: dict[str, str] = {}
+    for sid, f in chosen.items():
+        others_named = spelled[f.lower()] - (sid.lower() == f.lower())
+        if owners[f.lower()] > 1 or others_named:
+            notes[sid] = TAKEN_FOLDER.format(sid=clean(sid, 80), folder=clean(f, 120))
+            continue
+        out[sid] = f
+        if shared[plain[sid].lower()] > 1:
+            twins = [o for o in ids if o != sid and plain[o].lower() == plain[sid].lower()]
+            notes[sid] = HASHED_FOLDER.format(sid=clean(sid, 80), others=", ".join(clean(o, 80) for o in twins),
+                                              folder=f)
+    return out, notes
+
+
+def _students(results: Sequence[ResultRow], roster: dict[str, dict[str, str]],
+              listed: list[str]) -> list[tuple[str, dict[str, str], ResultRow]]:
+    """(roster key, roster row, result row) per submission with a roster ``student_id``, in the order of ids; a
+    roster row without an id is added to ``listed`` (no page).
 
     Raises:
         GradebookError: a submission the roster does not name, two submissions of one student.
@@ -76,13 +141,16 @@ def _students(results: Sequence[ResultRow], roster: dict[str, dict[str, str]]) -
         if rk is None:
             raise GradebookError(NOT_IN_ROSTER.format(submission=clean(r["submission"], 120),
                                                       key=student_key(str(r["submission"]))))
-        sid = roster[rk].get("student_id") or rk
+        sid = roster[rk].get("student_id") or ""
+        if not sid:
+            listed.append(NO_STUDENT_ID.format(submission=clean(r["submission"], 120), key=clean(rk, 80)))
+            continue
         if sid in seen:
             raise GradebookError(TWO_SUBMISSIONS.format(a=clean(r["submission"], 120), b=clean(seen[sid], 120),
                                                         sid=clean(sid, 80)))
         seen[sid] = str(r["submission"])
         out.append((rk, roster[rk], r))
-    return sorted(out, key=lambda x: x[1].get("student_id") or x[0])
+    return sorted(out, key=lambda x: x[1]["student_id"])
 
 
 def hand_back(results: Sequence[ResultRow], roster: dict[str, dict[str, str]], out: str | Path,
@@ -92,7 +160,7 @@ def hand_back(results: Sequence[ResultRow], roster: dict[str, dict[str, str]], o
     Args:
         results: the result rows (tapetrace's; with the overrides already applied where there are any).
         roster: :func:`autograder.reports.gradebook.read_roster`'s mapping.
-        out: the folder to write into (``OUT/<student_id>/feedback.html``).
+        out: the folder to write into (``OUT/<student_id>/feedback.html``; :func:`folders`).
         lang: ``en`` or ``es`` for the pages' words.
         fmt: ``html``, ``md`` or ``both``.
         moodle_zip: where to write the zip for Moodle's "Upload multiple feedback files in a zip", or None.
@@ -101,20 +169,23 @@ def hand_back(results: Sequence[ResultRow], roster: dict[str, dict[str, str]], o
         GradebookError: a submission the roster does not name, two submissions of one student.
     """
     done = HandBack()
-    students = _students([r for r in results if r.get("source", "tapetrace") == "tapetrace"], roster)
+    students = _students([r for r in results if r.get("source", "tapetrace") == "tapetrace"], roster, done.left_out)
     found = {rk for rk, _row, _r in students}
     for rk, row in roster.items():
-        if rk not in found:
-            done.notes.append(NO_SUBMISSION.format(sid=clean(row.get("student_id") or rk, 80)))
+        if rk not in found and row.get("student_id"):
+            done.notes.append(NO_SUBMISSION.format(sid=clean(row["student_id"], 80)))
+    where, folder_notes = folders([row["student_id"] for row in roster.values() if row.get("student_id")])
+    with_page = {row["student_id"] for _rk, row, _r in students}
+    for sid, note in folder_notes.items():
+        if sid in with_page:
+            (done.notes if sid in where else done.left_out).append(note)
+    pids = Counter(p for p in (participant_id(row) for row in roster.values()) if p is not None)
     entries: list[tuple[str, str]] = []  # the Moodle zip's (name, text)
-    used: set[str] = set()
-    for rk, row, r in students:
-        sid = row.get("student_id") or rk
-        folder = safe_stem(sid)
-        k = 2
-        while folder.lower() in used:  # two ids that make one folder name (safe_stem hashes changed names)
-            folder, k = f"{safe_stem(sid)}-{k}", k + 1
-        used.add(folder.lower())
+    for _rk, row, r in students:
+        sid = row["student_id"]
+        if sid not in where:
+            continue
+        folder = where[sid]
         title = row.get("name") or sid
         pages = []
         if fmt in ("html", "both"):
@@ -130,6 +201,9 @@ def hand_back(results: Sequence[ResultRow], roster: dict[str, dict[str, str]], o
             pid = participant_id(row)
             if pid is None:
                 done.left_out.append(NO_PARTICIPANT.format(sid=clean(sid, 80)))
+                continue
+            if pids[pid] > 1:
+                done.left_out.append(SHARED_PARTICIPANT.format(sid=clean(sid, 80), pid=pid))
                 continue
             entries += [(f"{moodle_folder(title, pid)}/{name}", text) for name, text in pages]
     if moodle_zip is not None:

@@ -4,8 +4,10 @@ The overrides file is the instructor's input, given on the command line (``--ove
 report``, ``gradebook``, ``regrade`` and ``feedback``); nothing inside a submission is ever read as one. One
 row per decision, columns (:data:`COLUMNS`):
 
-``student``  the student as the gradebook names them: a roster ``student_id``, the submission's key
-             (``alice`` for ``subs/alice.ipynb``) or its path as the results hold it;
+``student``  an identity key (:func:`identities`): with a roster, the student's roster ``student_id`` and
+             nothing else; without one, the submission's path as the results hold it (``subs/alice.ipynb``;
+             a path without a folder written ``./alice.ipynb``). A file or folder name alone is never a key:
+             the student chose it, and it may be a classmate's id;
 ``exercise`` an exercise of that student's results; ``test`` (optional) one of its tests;
 ``action``   ``set`` (the points become ``points``) or ``adjust`` (``points`` are added; negative takes away);
 ``points``   a number: ``set`` within 0..max, ``adjust`` within -max..max (the result is kept within 0..max);
@@ -20,6 +22,9 @@ the row; the CLI exits 2), :func:`apply` returns adjusted copies of the result r
 touched) with each change recorded beside the score it changed, and :func:`audit` the JSON-able audit that
 the receipt, ``overrides.csv`` and the report show (:func:`audit_html`, :func:`audit_csv`). A row the
 grader could not grade (``grader_error``, ``ungraded``) is not overridden: grade it again first (flagged).
+A key that names a student the results hold no single submission of (a roster student without a
+submission, or with two) is that student's problem: the override is not applied, its audit row says why and
+the CLI exits 3, the class still written; never another student's row, never the class's run.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import copy
 import csv
 import io
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,7 +43,7 @@ from typing import Any, TypedDict, cast
 from autograder.core.records import ExerciseRow, ReportRow, ResultRow, TestRow
 from autograder.core.status import is_graders
 from autograder.core.text import clean, csv_cell, html_text, terminal
-from autograder.reports.gradebook import roster_key, student_key
+from autograder.reports.gradebook import roster_key
 
 COLUMNS = ("student", "exercise", "test", "action", "points", "comment", "by", "at", "basis")
 REQUIRED = ("student", "exercise", "action", "points", "by", "at")
@@ -45,14 +51,24 @@ ACTIONS = ("set", "adjust")
 
 # messages: the bug and the fix, never an expected value
 NOT_CSV = "cannot be read as a UTF-8 CSV ({why}); save it from the spreadsheet as CSV UTF-8"
+UNTERMINATED = ("is not a well-formed CSV: an unterminated quote (a quoted cell of the row starting on line {line} "
+                "never closes); close the quote, double a quote inside a cell (\"\"), or save it again as CSV UTF-8")
+STRAY_QUOTE = ("is not a well-formed CSV from line {line} ({why}): a quote inside a cell must be doubled (\"\") or "
+               "a quoted cell was never closed; fix the quotes or save it again as CSV UTF-8")
 MISSING_COLUMNS = "has no column(s) {cols}; the header is student,exercise,test,action,points,comment,by,at"
 UNKNOWN_COLUMNS = "has unknown column(s) {cols}; the columns are " + ",".join(COLUMNS)
 EMPTY_CELL = "{col} is empty; every row needs student, exercise, action, points, by and at"
 BAD_ACTION = "action {value!r} is neither set nor adjust"
 BAD_POINTS = "points {value!r} is not a number"
 BAD_TIME = "at {value!r} is not an ISO 8601 time (2026-12-03T10:00:00+01:00)"
-UNKNOWN_STUDENT = "student {value!r} is in none of the results (a roster student_id, a submission's key or path)"
-TWO_STUDENTS = "student {value!r} names two submissions ({a}, {b}); name one by its path or roster student_id"
+UNKNOWN_ID = ("student {value!r} is no student_id of the roster: with --roster a student is named by their roster "
+              "student_id only (a file or folder name is never one: the student chose it)")
+UNKNOWN_PATH = ("student {value!r} is no submission's path in the results: without --roster a student is named by "
+                "the path the results hold (subs/alice.ipynb, ./alice.ipynb); give --roster to name them by "
+                "student_id (a file or folder name alone is never one: the student chose it)")
+NO_SUBMISSION = "not applied: student {value} has no submission in the results; grade it, then apply the override"
+TWO_SUBMISSIONS = ("not applied: student {value} has {n} submissions in the results ({subs}); keep one (or fix "
+                   "the roster's file column), then apply the override")
 UNKNOWN_EXERCISE = "exercise {value!r} is not in {student}'s results"
 UNKNOWN_TEST = "test {value!r} is not a test of {exercise} in {student}'s results"
 BEYOND_MAX = "points {points:g} with action {action} is beyond the maximum {maximum:g} of {target}"
@@ -143,11 +159,7 @@ def read(path: str) -> Overrides:
         text = Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as err:
         raise _err(path, None, NOT_CSV.format(why=clean(str(err).splitlines()[0] if str(err) else err, 120))) from None
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        lines = list(reader)
-    except csv.Error as err:
-        raise _err(path, reader.line_num, NOT_CSV.format(why=clean(str(err), 120))) from None
+    lines = _records(path, text)
     if not lines:
         raise _err(path, None, MISSING_COLUMNS.format(cols=", ".join(REQUIRED)))
     header = [h.strip().lower() for h in lines[0]]
@@ -164,6 +176,28 @@ def read(path: str) -> Overrides:
         rec = {h: (cells[i].strip() if i < len(cells) else "") for i, h in enumerate(header) if h}
         out.rows.append(_row(path, n, rec))
     return out
+
+
+def _records(path: str, text: str) -> list[list[str]]:
+    """The CSV's records, read strictly: a quote left open or a stray quote is the file's error, named by its
+    row and the line the row starts on (never a later check's words about a row the quote swallowed).
+
+    Raises:
+        OverrideError: the text is not a well-formed CSV.
+    """
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    out: list[list[str]] = []
+    while True:
+        start = reader.line_num + 1
+        try:
+            out.append(next(reader))
+        except StopIteration:
+            return out
+        except csv.Error as err:
+            why = str(err)
+            words = (UNTERMINATED.format(line=start) if "unexpected end of data" in why else
+                     STRAY_QUOTE.format(line=start, why=clean(why, 80)))
+            raise _err(path, len(out) + 1, words) from None
 
 
 def _row(path: str, n: int, rec: dict[str, str]) -> Override:
@@ -188,15 +222,47 @@ def _row(path: str, n: int, rec: dict[str, str]) -> Override:
                     basis=rec.get("basis", ""))
 
 
-def names(row: ResultRow, roster: dict[str, dict[str, str]] | None = None) -> set[str]:
-    """The names a result row's student goes by: its path, its key (``alice``), the roster's key and id."""
+_SEPARATORS = "".join(dict.fromkeys(["/", os.sep, os.altsep or "/"]))  # this system's: a POSIX name may hold "\\"
+
+
+def path_key(text: str, bare: bool = False) -> str | None:
+    """A submission path as an identity key without a roster: trailing separators and leading ``./`` dropped
+    (this system's separators only: on POSIX a ``\\`` is part of a name a student chose, never a separator).
+
+    Args:
+        text: an override's ``student`` cell, or (``bare=True``) a results row's ``submission``.
+        bare: accept a path without a folder part (the results' own ``alice.ipynb``); a key needs one, since a
+            bare name may be a roster id or a name a student chose (``./alice.ipynb`` names that path).
+
+    Returns:
+        The key, or None for a bare name when ``bare`` is false.
+    """
+    if not bare and not any(sep in text for sep in _SEPARATORS):
+        return None
+    key = text.rstrip(_SEPARATORS)
+    while len(key) > 2 and key[0] == "." and key[1] in _SEPARATORS:
+        key = key[2:]
+    return key
+
+
+def identities(row: ResultRow, roster: dict[str, dict[str, str]] | None = None) -> set[str]:
+    """The identity keys an override may name a result row's student by (docs/security.md#authority-map).
+
+    With a roster, the ``student_id`` of the roster row whose ``file`` the submission's path ends with (none
+    when the roster does not name it or gives no id); without one, the submission's path as the results hold it
+    (:func:`path_key`). A file or folder name alone is never a key: the student chose it.
+    """
     sub = str(row["submission"])
-    out = {sub, student_key(sub)}
-    if roster is not None:
-        rk = roster_key(roster, sub)
-        if rk is not None:
-            out |= {rk, roster[rk].get("student_id") or rk}
-    return out
+    if roster is None:
+        return {path_key(sub, bare=True) or sub}
+    rk = roster_key(roster, sub)
+    sid = (roster[rk].get("student_id") or "").strip() if rk is not None else ""
+    return {sid} if sid else set()
+
+
+def _key(student: str, roster: dict[str, dict[str, str]] | None) -> str | None:
+    """The identity key an override's ``student`` cell is (None: it can name nobody)."""
+    return student if roster is not None else path_key(student)
 
 
 def refuse_inside_submissions(path: str, results: Sequence[ResultRow]) -> None:
@@ -212,7 +278,15 @@ def refuse_inside_submissions(path: str, results: Sequence[ResultRow]) -> None:
             raise _err(path, None, INSIDE_SUBMISSION.format(submission=clean(r["submission"], 120)))
 
 
-Target = tuple[int, ExerciseRow, TestRow | None]  # (result index, exercise record, test record or None)
+@dataclass(frozen=True)
+class Target:
+    """Where an override lands: the result row's index, its exercise record and test record (None for the
+    exercise); or ``problem``, why it lands nowhere (the student's: not applied, listed)."""
+
+    index: int | None
+    exercise: ExerciseRow | None = None
+    test: TestRow | None = None
+    problem: str = ""
 
 
 def resolve(ovs: Overrides, results: Sequence[ResultRow],
@@ -222,32 +296,39 @@ def resolve(ovs: Overrides, results: Sequence[ResultRow],
     Args:
         ovs: :func:`read`'s overrides.
         results: docs/grading-contract.md's result rows (only tapetrace's: an otter row has no tests to name).
-        roster: a gradebook roster (:func:`autograder.reports.gradebook.read_roster`) or None.
+        roster: a gradebook roster (:func:`autograder.reports.gradebook.read_roster`) or None: the keys are
+            its ``student_id`` values, or without it the submissions' paths (:func:`identities`).
 
     Returns:
-        Per override, in order: (index into ``results``, the exercise record, the test record or None).
+        Per override, in order, its :class:`Target`; a roster student with no submission or with two in the
+        results gets a target with a ``problem`` (not applied, listed), never another student's row.
 
     Raises:
-        OverrideError: an unknown student, exercise or test, a student naming two submissions, points beyond
-            the maximum (naming the file and the row).
+        OverrideError: a key that names nobody (no roster id, no submission's path), an unknown exercise or
+            test, points beyond the maximum (naming the file and the row).
     """
-    by_name: dict[str, list[int]] = {}
+    by_key: dict[str, list[int]] = {}
     for i, r in enumerate(results):
         if r.get("source", "tapetrace") != "tapetrace":
             continue
-        for name in names(r, roster):
-            by_name.setdefault(name, []).append(i)
+        for key in identities(r, roster):
+            by_key.setdefault(key, []).append(i)
+    ids = {(row.get("student_id") or "").strip() for row in (roster or {}).values()} - {""}
     out: list[Target] = []
     for o in ovs.rows:
-        hits = sorted(set(by_name.get(o.student, [])))
-        if not hits:
-            raise _err(ovs.path, o.row, UNKNOWN_STUDENT.format(value=clean(o.student, 80)))
-        if len(hits) > 1:
-            raise _err(ovs.path, o.row, TWO_STUDENTS.format(value=clean(o.student, 80),
-                                                            a=clean(results[hits[0]]["submission"], 80),
-                                                            b=clean(results[hits[1]]["submission"], 80)))
-        i = hits[0]
+        key = _key(o.student, roster)
+        hits = sorted(set(by_key.get(key, []))) if key is not None else []
         who = clean(o.student, 80)
+        if not hits and key in ids:
+            out.append(Target(None, problem=NO_SUBMISSION.format(value=who)))
+            continue
+        if not hits:
+            raise _err(ovs.path, o.row, (UNKNOWN_ID if roster is not None else UNKNOWN_PATH).format(value=who))
+        if len(hits) > 1:
+            subs = ", ".join(clean(results[i]["submission"], 80) for i in hits[:3])
+            out.append(Target(None, problem=TWO_SUBMISSIONS.format(value=who, n=len(hits), subs=subs)))
+            continue
+        i = hits[0]
         e = (results[i].get("exercises") or {}).get(o.exercise)
         if not isinstance(e, dict):
             raise _err(ovs.path, o.row, UNKNOWN_EXERCISE.format(value=clean(o.exercise, 80), student=who))
@@ -262,7 +343,7 @@ def resolve(ovs: Overrides, results: Sequence[ResultRow],
         if not low - 1e-9 <= o.points <= maximum + 1e-9:
             raise _err(ovs.path, o.row, BEYOND_MAX.format(points=o.points, action=o.action, maximum=maximum,
                                                           target=clean(o.target, 120)))
-        out.append((i, e, t))
+        out.append(Target(i, e, t))
     return out
 
 
@@ -322,7 +403,14 @@ def apply(results: Sequence[ResultRow], ovs: Overrides | None, roster: dict[str,
     audit: dict[int, AuditRow] = {}
     order = sorted(range(len(ovs.rows)), key=lambda k: (not ovs.rows[k].test, k))
     for k in order:
-        o, (i, e0, t0) = ovs.rows[k], targets[k]
+        o, target = ovs.rows[k], targets[k]
+        i, e0, t0 = target.index, target.exercise, target.test
+        if i is None or e0 is None:  # the student's problem (no submission, two): listed, nobody's row touched
+            audit[k] = {"row": o.row, "student": o.student, "submission": "", "exercise": o.exercise, "test": o.test,
+                        "action": o.action, "points": o.points, "autograder": 0.0, "before": 0.0, "after": 0.0,
+                        "max_score": 0.0, "comment": o.comment, "by": o.by, "at": o.at, "applied": False,
+                        "flags": [target.problem]}
+            continue
         r = rows[i]
         e = r["exercises"][o.exercise]
         t = next(x for x in e["tests"] if x.get("name") == o.test) if o.test else None
@@ -417,14 +505,22 @@ def audit_html(aud: dict[str, Any]) -> str:
         for r in rows:
             target = f"{r['exercise']}/{r['test']}" if r["test"] else r["exercise"]
             cls = " class=\"low\"" if r["flags"] else ""
+            nowhere = not r["applied"] and not r["submission"]  # a student's problem: no row to show scores of
+            scores = ("—", "—") if nowhere else (f"{float(r['autograder']):g}/{float(r['max_score']):g}",
+                                                 f"{float(r['after']):g}/{float(r['max_score']):g}")
             out.append(f"<tr><td class=n>{int(r['row'])}</td><td>{html_text(r['student'])}</td>"
                        f"<td><code>{html_text(target)}</code></td>"
-                       f"<td class=n>{float(r['autograder']):g}/{float(r['max_score']):g}</td>"
-                       f"<td class=n>{float(r['after']):g}/{float(r['max_score']):g}</td>"
+                       f"<td class=n>{scores[0]}</td><td class=n>{scores[1]}</td>"
                        f"<td>{html_text(r['by'])}</td><td>{html_text(r['at'])}</td><td>{html_text(r['comment'])}</td>"
                        f"<td{cls}>{html_text('; '.join(r['flags']))}</td></tr>")
         out.append("</table>")
     return "\n".join(out)
+
+
+def not_applied(rows: Sequence[AuditRow]) -> int:
+    """How many overrides were not applied (a student's problem, or a row the grader could not grade): the CLIs
+    exit 3 when any was, the class still written."""
+    return sum(not r["applied"] for r in rows)
 
 
 def flagged_lines(rows: list[AuditRow]) -> list[str]:

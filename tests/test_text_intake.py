@@ -11,11 +11,18 @@ from __future__ import annotations
 
 import codecs
 import csv
+import encodings
+import encodings.aliases
 import json
+import pkgutil
 import random
+import time
 from pathlib import Path
 
 import pytest
+from fuzzing import budget
+from hypothesis import given
+from hypothesis import strategies as st
 
 from autograder.builders import notebook as _nbm
 from autograder.core.paths import EXERCISES, ROOT, SOLUTIONS
@@ -103,6 +110,44 @@ def test_any_input_gives_safe_deterministic_idempotent_text():
         again = normalise_source(got.text)
         assert again.text == got.text and again.faults == ()
         assert len(got.faults) <= 16
+
+
+# every codec name Python knows: the aliases, the names they stand for, every module of the encodings package (idna,
+# punycode, unicode_escape, undefined, rot_13, base64_codec...: some no text encoding, some raising UnicodeError or
+# LookupError rather than UnicodeDecodeError)
+CODECS = sorted(set(encodings.aliases.aliases) | set(encodings.aliases.aliases.values())
+                | {m.name for m in pkgutil.iter_modules(encodings.__path__)})
+CODING_LINES = ["# coding: {}\n", "# -*- coding: {} -*-\n", "#!/usr/bin/env python\n# vim: set fileencoding={} :\n",
+                "\ufeff# coding: {}\n"]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # unicode_escape's, on an unknown escape: the codec's
+@budget(40)
+@given(st.binary(max_size=96) | st.sampled_from([b"a.xn--zz.b\n", b"x = 'caf\xc3\xa9'\n", b"\\N{nope}\n", b"+AGE-\n"]),
+       st.sampled_from(CODING_LINES))
+def test_any_coding_line_of_any_codec_over_any_bytes_gives_text(body: bytes, line: str) -> None:
+    """Every codec name in a coding line, over random bytes: text and an encoding, never an exception; the declared
+    codec is what the text was read as only where it reads the bytes; the same result twice."""
+    for name in CODECS:
+        data = line.format(name).encode("utf-8") + body
+        got, encoding = decode_source(data)
+        assert isinstance(got, str) and decode_source(data) == (got, encoding), name
+        if encoding not in ("utf-8", "utf-8-sig", "cp1252", "latin-1"):
+            assert data.decode(encoding) == got, (name, encoding)
+        safe = normalise_source(data)
+        safe.text.encode("utf-8")
+        assert "\x00" not in safe.text
+
+
+def test_a_rejected_idna_coding_line_is_ignored_and_costs_no_time():
+    """idna raises a plain UnicodeError on a label that is no punycode, and its decoder is quadratic in a label's
+    length: the line is ignored, the file read as UTF-8 at once."""
+    assert decode_source(b"# coding: idna\nx = 1  # see download.xn--zz.org\n") == (
+        "# coding: idna\nx = 1  # see download.xn--zz.org\n", "utf-8")
+    huge = b"# coding: idna\nx = 1  # a.xn--" + b"ab" * 800_000 + b"\n"
+    start = time.perf_counter()
+    assert decode_source(huge)[1] == "utf-8"
+    assert time.perf_counter() - start < 5
 
 
 def test_a_huge_text_is_read_in_linear_time_and_its_faults_are_capped():

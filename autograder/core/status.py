@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from autograder.core.records import ExerciseRow, ResultRow, TestRow
+from autograder.core.text import hidden
 
 STUDENT_STATUSES = ("graded", "missing", "error", "timeout", "crashed", "unreadable")
 GRADER_STATUSES = ("grader_error", "ungraded")
@@ -63,7 +64,7 @@ def grader_row(checks: Iterable[Any], status: str, reason: str, *, lang: str) ->
 def clean_reason(text: str, limit: int = MAX_REASON) -> str:
     """An instructor-facing reason: printable, one paragraph, capped at ``limit`` characters (it may quote a
     worker's output)."""
-    out = "".join(ch if ch.isprintable() or ch == "\n" else "?" for ch in str(text))
+    out = "".join("?" if hidden(ch) and ch != "\n" else ch for ch in str(text))
     return out[:limit]
 
 

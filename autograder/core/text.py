@@ -8,10 +8,13 @@ printable, one line and bounded:
 
 - bytes, and names that are not UTF-8 (a file name's undecodable bytes reach Python as lone
   surrogates), are shown as ``\\xNN``;
-- control characters (ESC and every other C0/C1 code, DEL: terminal escapes, OSC clipboard writes,
-  carriage returns) and the invisible characters that reorder or hide text (bidirectional overrides
-  and isolates, line and paragraph separators) are shown as ``\\xNN``/``\\uNNNN``; tabs and newlines
-  become spaces, runs of whitespace one space;
+- every code point that is not drawn as itself is shown as ``\\xNN``/``\\uNNNN``/``\\UNNNNNNNN``: one
+  table (:func:`hidden`) from Unicode's own data -- control characters (ESC and every other C0/C1 code,
+  DEL: terminal escapes, OSC clipboard writes, carriage returns), format characters (bidirectional
+  overrides and isolates, zero-width spaces and joiners, the soft hyphen, word joiners, tags), line and
+  paragraph separators, spaces other than the ASCII one, private-use and unassigned code points, and the
+  rest of Unicode's default-ignorable ones (variation selectors, Hangul fillers); first, tabs, newlines
+  and every other whitespace become spaces, runs of them one space;
 - the length is capped (an ellipsis marks the cut).
 
 Each output then escapes what its own medium gives meaning to: :func:`terminal` (the table, the
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from typing import Any
 
 MESSAGE_CHARS = 300  # an exception's message, a worker's free text
@@ -33,15 +37,44 @@ NAME_CHARS = 120  # a type name, a function or file name
 RECORD_CHARS = 590  # a whole message as a result records it (its fields are capped first)
 ELLIPSIS = "…"
 
-# C0 controls but tab/newline/CR-like whitespace handled below, DEL, C1; bidi embeddings, overrides and
-# isolates; LRM/RLM/ALM; line and paragraph separators; the BOM / zero-width no-break space
-_INVISIBLE = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ufff9-\ufffb]")
+# What is shown as an escape, never as itself, on every medium: one table, from Unicode's own data (this Python's
+# unicodedata). The general categories of code points not drawn as themselves -- those str.isprintable() refuses:
+# Cc (controls: terminal escapes, carriage returns, DEL, C1), Cf (format: bidirectional controls, zero-width spaces
+# and joiners, the soft hyphen, word joiners and invisible operators, the BOM, tags), Zl and Zp (line and paragraph
+# separators), Zs but the ASCII space (a no-break, thin or ideographic space looks like " " and is not one), Co
+# (private use: no agreed glyph, a font draws it as anything or nothing), Cn (unassigned in this Unicode: no known
+# glyph; its reserved default-ignorable ranges are drawn as nothing), Cs (half a surrogate pair). A line first makes
+# every run of whitespace one space; a code block keeps its tabs and newlines.
+HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Zs", "Co", "Cn", "Cs"})
+# The rest of Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt: drawn as nothing), whose category is
+# a mark or a letter: the variation selectors (by their Unicode names) and the assigned members of
+# Other_Default_Ignorable_Code_Point (PropList.txt): the combining grapheme joiner, the Hangul fillers, the Khmer
+# inherent vowels
+_IGNORABLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0")
+_MAYBE_HIDDEN = re.compile(r"[^\x20-\x7e]+")  # printable ASCII is drawn as itself: the rest is looked up
 _SPACES = re.compile(r"[\s\u2028\u2029]+")
 
 
-def _escape(m: re.Match[str]) -> str:
-    code = ord(m.group(0))
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+def hidden(char: str) -> bool:
+    """Whether a code point is shown as an escape rather than as itself (the module's one table).
+
+    >>> hidden("\\u200b"), hidden("\\x1b"), hidden("\\ufe0f"), hidden("\\xa0"), hidden("é"), hidden(" ")
+    (True, True, True, True, False, False)
+    """
+    category = unicodedata.category(char)
+    return char != " " and (category in HIDDEN_CATEGORIES or char in _IGNORABLE
+                            or (category == "Mn" and "VARIATION SELECTOR" in unicodedata.name(char, "")))
+
+
+def _escape_char(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _escaped(text: str, keep: str = "") -> str:
+    """``text`` with every :func:`hidden` code point but those in ``keep`` shown as its escape."""
+    return _MAYBE_HIDDEN.sub(lambda m: "".join(_escape_char(c) if c not in keep and hidden(c) else c
+                                               for c in m.group(0)), text)
 
 
 def _printable(value: Any) -> str:
@@ -86,7 +119,7 @@ def clean(value: Any, limit: int = MESSAGE_CHARS, strip: bool = True) -> str:
     text = _printable(value)
     if limit and len(text) > 4 * limit + 64:  # never scan a huge string: cut first (escapes only lengthen it)
         text = text[: 4 * limit + 64]
-    text = _INVISIBLE.sub(_escape, _SPACES.sub(" ", text))
+    text = _escaped(_SPACES.sub(" ", text))
     text = text.strip() if strip else text
     if limit and len(text) > limit:
         text = text[: limit - 1].rstrip() + ELLIPSIS
@@ -175,13 +208,10 @@ def html_name(value: Any, limit: int = 0) -> str:
     return re.sub(r"([_/.-])(?=\S)", r"\1<wbr>", html_text(value, limit))
 
 
-_CODE_CONTROLS = re.compile("[\x0b\x0c\r\x85\u2028\u2029]")
-
-
 def html_code(value: Any) -> str:
-    """A student's code for an HTML ``<pre>``, its lines and indentation kept: every control and invisible
-    character shown as an escape (a bidirectional override cannot reorder what the instructor reads, a
-    carriage return cannot hide a line), then ``& < > " '`` escaped."""
+    """A student's code for an HTML ``<pre>``, its lines and indentation kept: every :func:`hidden` code point but
+    tab and newline shown as an escape (a bidirectional override cannot reorder what the instructor reads, a
+    carriage return cannot hide a line, a zero-width space cannot make ``"ok"`` of what is not), then
+    ``& < > " '`` escaped."""
     text = _printable(value).replace("\r\n", "\n")
-    text = _INVISIBLE.sub(_escape, _CODE_CONTROLS.sub(_escape, text))
-    return html.escape(text, quote=True)
+    return html.escape(_escaped(text, keep="\t\n"), quote=True)

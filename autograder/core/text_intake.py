@@ -9,10 +9,12 @@ holds no NUL.
 The rule (docs/how-it-works.md, "A submission's text"):
 
 - **bytes** (a ``.py`` file) are decoded as Python reads a source file: a UTF-8, UTF-16 or UTF-32 byte order
-  mark, else a PEP 263 ``coding:`` line (one the bytes do not match is ignored), else UTF-8. A file that is not valid UTF-8 and says nothing
-  (an editor's Latin-1 / Windows-1252 "ANSI" file) is read as Windows-1252 (Latin-1 where that fails) when
-  none of it is UTF-8, else as UTF-8 with U+FFFD for the bytes that are not; the grader reads what the
-  student wrote, it does not judge the file's encoding (``python file.py`` would refuse such a file).
+  mark, else a PEP 263 ``coding:`` line (one the bytes do not match is ignored, whatever its codec raises; a
+  domain-name encoding, ``idna`` or ``punycode``, is no file's encoding and is ignored too), else UTF-8. A file
+  that is not valid UTF-8 and says nothing (an editor's Latin-1 / Windows-1252 "ANSI" file) is read as
+  Windows-1252 (Latin-1 where that fails) when none of it is UTF-8, else as UTF-8 with U+FFFD for the bytes
+  that are not; the grader reads what the student wrote, it does not judge the file's encoding (``python
+  file.py`` would refuse such a file).
 - **characters Python cannot read** -- a lone surrogate (half of a character: a notebook's JSON can hold
   ``"\\ud83d"``, half an emoji a paste left) and NUL -- become U+FFFD and are recorded as
   :class:`TextFault`\\ s. IPython cannot run a cell that holds one (``run_cell`` fails it before any of its
@@ -42,6 +44,9 @@ _LINE_END = re.compile(r"\r\n|\r|\n")  # Python's line ends (its tokenizer's lin
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
 _UTF8 = frozenset({"utf-8", "utf-8-sig"})
+# codecs of domain names (RFC 3490, RFC 3492), not of files: no editor saves a file in them, and Python's decoder of
+# them is quadratic in a label's length (a 1.6 MB file: 90 s of the grader's time before it fails)
+_NOT_FILE_ENCODINGS = frozenset({"idna", "punycode"})
 
 
 @dataclass(frozen=True)
@@ -81,13 +86,14 @@ class SourceText:
 
 def _declared(data: bytes) -> str | None:
     """The codec a PEP 263 ``coding:`` line names, where Python could read a file with it; else None (no line, an
-    unknown codec, one that is not ASCII-compatible such as UTF-16, a UTF-8 BOM against it)."""
+    unknown codec, one that is no text encoding such as rot13, one that is not ASCII-compatible such as UTF-16, a
+    domain-name encoding, a UTF-8 BOM against it)."""
     try:
         name, _lines = tokenize.detect_encoding(io.BytesIO(data).readline)
         name = codecs.lookup(name).name
-        if b"# coding".decode(name) != "# coding":
+        if name in _NOT_FILE_ENCODINGS or b"# coding".decode(name) != "# coding":
             return None
-    except (SyntaxError, LookupError, ValueError):
+    except Exception:  # noqa: BLE001 - SyntaxError, LookupError (no such codec, no text encoding), ValueError...
         return None
     return name
 
@@ -109,7 +115,7 @@ def decode_source(data: bytes) -> tuple[str, str]:
     if declared is not None and declared not in _UTF8:
         try:
             return data.decode(declared), declared
-        except UnicodeDecodeError:
+        except Exception:  # noqa: BLE001 - the codec refuses the bytes, however it says so: the line lies
             pass
     codec = "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"
     try:

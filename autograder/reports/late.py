@@ -2,7 +2,8 @@
 days, per-student extensions, from submission times the instructor can trust.
 
 Times come only from what the platform or the instructor wrote: a Gradescope export's own top-level
-``submission_metadata.yml`` (``submission_N:`` blocks, ``:created_at:``, ``:submitters:``' ``:sid:``), a CSV
+``submission_metadata.yml`` (``submission_N:`` blocks, ``:created_at:``, ``:submitters:``' ``:sid:``; read by a
+YAML parser, then its shape checked), a CSV
 the instructor gives (an LMS export's timestamps with the columns ``file`` or ``student_id`` and
 ``submitted_at``), or, only when asked, the files' modification times (recorded as such: an mtime is
 whatever the last copy or unzip left). Nothing inside a submission folder is read: a
@@ -22,10 +23,15 @@ import math
 import os
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
+
+import yaml
+
+from autograder.core.text import MESSAGE_CHARS, NAME_CHARS, clean
 
 UNITS = {"day": timedelta(days=1), "hour": timedelta(hours=1)}
 STATES = ("on time", "late", "too late", "time unknown")
@@ -260,10 +266,136 @@ GS_UNREADABLE = "{path}: cannot be read ({err}); every Gradescope time is unknow
 GS_NO_BLOCKS = ("{path}: no submission_N: block with :created_at: (not the export's submission_metadata.yml?); "
                 "every Gradescope time is unknown")
 GS_BAD_LINE = "{path} line {n}: not the export's shape ({why}); every Gradescope time is unknown"
+GS_BAD_SHAPE = "{path}: not the export's shape ({why}); every Gradescope time is unknown"
 GS_BAD_BLOCK = "{path} {key}: {why}; the times of this submission and its submitters are unknown"
 GS_TWO_SUBMISSIONS = "{path}: sid {sid} is a submitter of {keys}: looked up by id, the latest of their times counts"
 GS_WHY = "Gradescope's metadata for {what} is malformed ({why})"
 GS_WHOLE = "Gradescope's {path} is malformed ({why})"
+# what makes the whole yml not the export's
+GS_TOO_LARGE = ("larger than {mib:g} MiB, more than an export's metadata holds (a class of thousands: a few MiB); "
+                "give the times as a --times CSV")
+GS_TOO_DEEP = "nested deeper than {depth} levels"
+GS_TOO_MANY = "more than {nodes:,} nodes, its aliases expanded"
+GS_ALIAS_LOOP = "an alias inside the node it names"
+GS_NOT_MAPPING = "not a mapping of submission_N: blocks but {kind}"
+GS_NOT_BLOCK = "{key} is not a submission_N: block"
+# what makes one block not the export's
+GS_BLOCK_NOT_MAPPING = "not a mapping of the submission's keys but {kind}"
+GS_TWICE = "{key} twice"
+GS_SUBMITTERS_NOT_LIST = ":submitters: is not a list of submitters"
+GS_SUBMITTER_NOT_MAPPING = "a submitter that is not a mapping"
+GS_SID_NOT_TEXT = "a submitter's :sid: is {kind}, not text"
+GS_CREATED_NOT_TIME = ":created_at: is {kind}, not a time"
+
+# A platform file is read by a maintained parser of its format, and bounded: the export is a few MiB for a class of
+# thousands (2,000 submissions of 10 tests: 3.2 MiB, 244,000 nodes); its YAML is Ruby's (Psych), which writes an
+# object met twice as an anchor and an alias, so aliases are read, but never expanded past a bound (a "billion
+# laughs", merge keys included) nor inside themselves
+GS_MAX_BYTES = 16 * 2**20
+GS_MAX_NODES = 4_000_000  # the document's nodes with every alias expanded
+GS_MAX_DEPTH = 64  # Gradescope's blocks nest a few levels
+_SUBMISSION_KEY = re.compile(r"submission_\d+")
+
+
+class _Refused(yaml.YAMLError):
+    """A platform yml the bounded loader does not read (too deep, aliases past the bound or in a loop)."""
+
+
+class _Mapping(dict):  # type: ignore[type-arg]
+    """A YAML mapping as loaded, with the keys the file repeats and every value each one had (YAML forbids a key
+    twice; PyYAML keeps the last silently)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.repeated: dict[Any, list[Any]] = {}
+
+    def values_of(self, key: Any) -> list[Any]:
+        """Every value ``key`` had in the file, in order (empty: not there)."""
+        return self.repeated.get(key, [self[key]]) if key in self else []
+
+
+class _PlatformLoader(yaml.SafeLoader):
+    """PyYAML's safe loader (no tag ever runs code), bounded for a file a student's display name shapes: nesting
+    (:data:`GS_MAX_DEPTH`), nodes with aliases expanded (:data:`GS_MAX_NODES`), no alias inside its own node. Times
+    are kept as written (:func:`parse_time` reads them); a tag it does not know (Psych's ``!ruby/...``) is read as the
+    plain mapping, list or text it tags; a repeated key is recorded (:class:`_Mapping`)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._open: list[str | None] = []  # the anchors of the nodes being composed, outermost first
+        self._sizes: dict[int, int] = {}  # id(node) -> its nodes, aliases expanded
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        """One node, refused when it nests too deep, names a node it is inside, or expands past the bound."""
+        if self.check_event(yaml.AliasEvent):
+            if self.peek_event().anchor in self._open:
+                raise _Refused(GS_ALIAS_LOOP)
+            return super().compose_node(parent, index)  # a node composed whole before: sized
+        if len(self._open) >= GS_MAX_DEPTH:
+            raise _Refused(GS_TOO_DEEP.format(depth=GS_MAX_DEPTH))
+        self._open.append(self.peek_event().anchor)
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._open.pop()
+        if isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        else:
+            children = node.value if isinstance(node, yaml.SequenceNode) else []
+        size = 1 + sum(self._sizes[id(n)] for n in children)
+        if size > GS_MAX_NODES:
+            raise _Refused(GS_TOO_MANY.format(nodes=GS_MAX_NODES))
+        self._sizes[id(node)] = size
+        return node
+
+
+def _construct_mapping(loader: _PlatformLoader, node: yaml.MappingNode) -> Iterator[_Mapping]:
+    data = _Mapping()
+    yield data
+    loader.flatten_mapping(node)
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node)
+        try:
+            hash(key)
+        except TypeError as err:
+            raise yaml.constructor.ConstructorError(None, None, "a key that is not a scalar",
+                                                    key_node.start_mark) from err
+        value = loader.construct_object(value_node)
+        if key in data:
+            data.repeated.setdefault(key, [data[key]]).append(value)
+        data[key] = value
+
+
+def _construct_plain(loader: _PlatformLoader, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        return _construct_mapping(loader, node)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_yaml_seq(node)
+    return loader.construct_scalar(node)
+
+
+_PlatformLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+_PlatformLoader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
+_PlatformLoader.add_constructor(None, _construct_plain)
+
+
+def _kind(value: Any) -> str:
+    return ("nothing" if value is None else "a mapping" if isinstance(value, dict) else "a list"
+            if isinstance(value, list) else f"a {type(value).__name__} ({clean(value, 40)!r})")
+
+
+def _load_yml(text: str) -> Any:
+    """The yml's one document, as :class:`_PlatformLoader` reads it.
+
+    Raises:
+        yaml.YAMLError: not YAML, more than one document, or past a bound.
+        ValueError: a value its constructor refuses (an integer of thousands of digits).
+    """
+    loader = _PlatformLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
 
 
 @dataclass
@@ -272,102 +404,108 @@ class _Block:
     what is wrong with it (empty: nothing)."""
 
     key: str
-    created: list[str] = field(default_factory=list)
+    created: list[Any] = field(default_factory=list)
     sids: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
 
-def _scalar(text: str) -> str:
-    """A yml scalar as written: quotes taken off, ``~``/``null`` empty."""
-    t = text.strip()
-    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
-        t = t[1:-1]
-    return "" if t in ("~", "null", "Null", "NULL") else t
+def _block(key: str, value: Any) -> _Block:
+    """A block as Gradescope writes it (Ruby's YAML: ``:created_at:`` and ``:submitters:`` one level in, each
+    submitter a mapping with ``:sid:``); a nested ``:created_at:`` (a ``:history:`` entry's) is not the submission's."""
+    b = _Block(key)
+    if value is None:
+        return b
+    if not isinstance(value, _Mapping):
+        b.problems.append(GS_BLOCK_NOT_MAPPING.format(kind=_kind(value)))
+        return b
+    b.created = value.values_of(":created_at")
+    everyone = value.values_of(":submitters")
+    if len(everyone) > 1:
+        b.problems.append(GS_TWICE.format(key=":submitters:"))
+    submitters = everyone[0] if everyone else None
+    if submitters is not None and not isinstance(submitters, list):
+        b.problems.append(GS_SUBMITTERS_NOT_LIST)
+        submitters = None
+    for person in submitters or []:
+        if not isinstance(person, _Mapping):
+            b.problems.append(GS_SUBMITTER_NOT_MAPPING)
+            continue
+        sids = person.values_of(":sid")
+        if len(sids) > 1:
+            b.problems.append(GS_TWICE.format(key=":sid:"))
+        sid = sids[0] if sids else None
+        if sid is None or (isinstance(sid, str) and not sid.strip()):
+            continue  # a submitter without an id: not looked up by id
+        if isinstance(sid, bool) or not isinstance(sid, (str, int)):
+            b.problems.append(GS_SID_NOT_TEXT.format(kind=_kind(sid)))
+            continue
+        b.sids.append(str(sid))
+    return b
 
 
-_YML_KEY = re.compile(r"^(\s*)(-\s+)?(:?[A-Za-z_][\w.-]*|'[^']*'|\"[^\"]*\"):(?:\s+(.*?))?\s*$")
+def _yml_blocks(data: Any) -> tuple[list[_Block], str]:
+    """The export's blocks from its loaded yml, and what makes the whole of it not the export's (empty: nothing).
 
-
-def _yml_blocks(text: str) -> tuple[list[_Block], tuple[int, str] | None]:
-    """The export's blocks, read for the shape Gradescope writes (Ruby's YAML: ``submission_N:`` at the
-    margin; ``:created_at:`` and ``:submitters:`` one level in; each submitter a ``- :name:``/``:sid:``
-    item); a nested ``:created_at:`` (a ``:history:`` entry's) is not the submission's.
-
-    Returns:
-        The blocks, and the first problem outside any block, ``(line, why)`` (None: the file is the export's).
+    The top level is a mapping of ``submission_N`` to blocks; a key it repeats is a block of its own each time.
     """
+    if not isinstance(data, _Mapping):
+        return [], GS_NOT_MAPPING.format(kind=_kind(data))
     blocks: list[_Block] = []
-    b: _Block | None = None
-    child = -1  # the indentation of the block's own keys
-    region = ""  # the block key whose nested lines follow (":submitters" ...)
-    item = -1  # the indentation of the current submitter's keys
-    for n, raw in enumerate(text.splitlines(), 1):
-        line = raw.rstrip()
-        if not line.strip() or line.lstrip().startswith("#") or line in ("---", "..."):
-            continue
-        body = line.lstrip(" ")
-        indent = len(line) - len(body)
-        if body.startswith("\t"):
-            if b is None:
-                return blocks, (n, "a tab in the indentation")
-            b.problems.append(f"line {n}: a tab in the indentation")
-            continue
-        m = _YML_KEY.match(line)
-        if indent == 0:
-            if not m or m.group(2) or m.group(4) or m.group(3).startswith(":"):
-                return blocks, (n, "not a submission_N: block")
-            b = _Block(_scalar(m.group(3)))
-            blocks.append(b)
-            child, region, item = -1, "", -1
-            continue
-        if b is None:
-            return blocks, (n, "indented before any submission_N: block")
-        child = indent if child < 0 else child
-        dash = body == "-" or body.startswith("- ")
-        if indent < child:
-            b.problems.append(f"line {n}: indented less than the block's keys")
-        elif indent == child and not dash:
-            if not m:
-                b.problems.append(f"line {n}: not a key")
-                continue
-            region, item = m.group(3), -1
-            if region == ":created_at":
-                b.created.append(_scalar(m.group(4) or ""))
-            elif region == ":submitters" and (m.group(4) or "") not in ("", "[]"):
-                b.problems.append(f"line {n}: :submitters: is not a list of submitters")
-        elif region != ":submitters":
-            continue  # a nested value of another key (:results:, :history:...): not read
-        elif dash:  # "- :name: ..." (or "-" alone) starts a submitter
-            item = indent + 2 if body == "-" else indent + len(m.group(2)) if m else -1
-            if item < 0:
-                b.problems.append(f"line {n}: a submitter that is not a mapping")
-            elif m and m.group(3) == ":sid" and _scalar(m.group(4) or ""):
-                b.sids.append(_scalar(m.group(4) or ""))
-        elif item < 0 or indent < item or (indent == item and not m):
-            b.problems.append(f"line {n}: not a submitter's key")
-        elif indent == item and m and m.group(3) == ":sid" and _scalar(m.group(4) or ""):
-            b.sids.append(_scalar(m.group(4) or ""))  # deeper: a value of the submitter's, not read
-    return blocks, None
+    for key in data:
+        if not isinstance(key, str) or not _SUBMISSION_KEY.fullmatch(key):
+            return blocks, GS_NOT_BLOCK.format(key=repr(clean(key, NAME_CHARS)))
+        blocks += [_block(key, value) for value in data.values_of(key)]
+    return blocks, ""
+
+
+def _created_at(value: Any, tz: tzinfo | None) -> datetime:
+    """A block's ``:created_at:`` as a time: text as written (:func:`parse_time`), or a YAML timestamp.
+
+    Raises:
+        LateError: not a time, or no offset and no ``tz``.
+    """
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else parse_time(value.isoformat(" "), tz)
+    if value is None or isinstance(value, (str, int, float)):
+        return parse_time("" if value is None else value, tz)
+    raise LateError(GS_CREATED_NOT_TIME.format(kind=_kind(value)))
+
+
+def _whole(times: Times, note: str, why: str, path: Path) -> None:
+    times.notes.append(note)
+    times.missing = GS_WHOLE.format(path=path.name, why=why)
 
 
 def _gradescope_yml(path: Path, tz: tzinfo | None, times: Times) -> None:
     """Fills ``times`` from the export's ``submission_metadata.yml``; what it cannot read goes to
     ``times.unknown`` and ``times.notes``, never an exception."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        with path.open("rb") as fh:
+            raw = fh.read(GS_MAX_BYTES + 1)
+        if len(raw) > GS_MAX_BYTES:
+            why = GS_TOO_LARGE.format(mib=GS_MAX_BYTES / 2**20)
+            return _whole(times, GS_BAD_SHAPE.format(path=path, why=why), why, path)
+        text = raw.decode("utf-8-sig")
     except (OSError, UnicodeError) as err:
-        times.notes.append(GS_UNREADABLE.format(path=path, err=err))
-        times.missing = GS_WHOLE.format(path=path.name, why="unreadable")
-        return
-    blocks, problem = _yml_blocks(text)
+        return _whole(times, GS_UNREADABLE.format(path=path, err=err), "unreadable", path)
+    try:
+        data = _load_yml(text)
+    except yaml.MarkedYAMLError as err:  # where one block ends is uncertain: none is believed
+        why = clean(", ".join(w for w in (err.context, err.problem) if w), MESSAGE_CHARS)
+        mark = err.problem_mark or err.context_mark
+        if mark is not None:
+            n = mark.line + 1
+            return _whole(times, GS_BAD_LINE.format(path=path, n=n, why=why), f"line {n}: {why}", path)
+        return _whole(times, GS_BAD_SHAPE.format(path=path, why=why), why, path)
+    except Exception as err:  # noqa: BLE001 - past a bound (_Refused), a character YAML refuses, a constructor's
+        # refusal (ValueError: an integer of thousands of digits): what the yml is, never the gradebook's stop
+        why = clean(str(err) if isinstance(err, yaml.YAMLError) else f"{type(err).__name__}: {err}", MESSAGE_CHARS)
+        return _whole(times, GS_BAD_SHAPE.format(path=path, why=why), why, path)
+    blocks, problem = _yml_blocks(data)
     if problem:
-        times.notes.append(GS_BAD_LINE.format(path=path, n=problem[0], why=problem[1]))
-        times.missing = GS_WHOLE.format(path=path.name, why=f"line {problem[0]}: {problem[1]}")
-        return  # where one block ends is uncertain: none is believed
+        return _whole(times, GS_BAD_SHAPE.format(path=path, why=problem), problem, path)
     if not any(b.created for b in blocks):
-        times.notes.append(GS_NO_BLOCKS.format(path=path))
-        times.missing = GS_WHOLE.format(path=path.name, why="no submission block")
-        return
+        return _whole(times, GS_NO_BLOCKS.format(path=path), "no submission block", path)
     keys = Counter(b.key for b in blocks)
     good: dict[str, datetime] = {}
     bad: dict[str, str] = {}
@@ -376,7 +514,7 @@ def _gradescope_yml(path: Path, tz: tzinfo | None, times: Times) -> None:
                "no :created_at:" if not b.created else "two :created_at:" if len(b.created) > 1 else "")
         if not why:
             try:
-                good[b.key] = parse_time(b.created[0], tz)
+                good[b.key] = _created_at(b.created[0], tz)
             except LateError as err:
                 why = f":created_at: {err}"
         if why:
@@ -403,8 +541,10 @@ def read_gradescope(path: str, tz: tzinfo | None = None) -> Times:
     """Gradescope's submission times from an export: its top-level ``submission_metadata.yml`` (give the
     export's folder or that file). Nothing inside a ``submission_N/`` folder is read: the student put it there.
 
-    A yml malformed in part leaves those submissions (and their submitters) unknown, in whole every one;
-    ``Times.notes`` says why.
+    The yml is read by PyYAML's safe loader, bounded (:class:`_PlatformLoader`: a size cap, nesting, aliases),
+    never line by line: a display name as the platform writes it (a U+2028, a quote, ``- :sid:`` inside it) stays
+    a name. Its shape is then checked: a yml malformed in part leaves those submissions (and their submitters)
+    unknown, in whole every one; ``Times.notes`` says why.
 
     Raises:
         LateError: no such path, or a folder without the yml at its top (the command line's mistake).

@@ -27,7 +27,7 @@ from typing import Any
 
 from autograder.core.paths import EXERCISES
 from autograder.core.records import ResultRow
-from autograder.core.text import csv_cell, shorten, terminal
+from autograder.core.text import csv_cell, hidden, shorten, terminal
 
 
 def _fmt(x: Any) -> str:
@@ -38,8 +38,9 @@ def _fmt(x: Any) -> str:
 
 
 def terminal_text(text: Any) -> str:
-    """``text`` safe to print on a terminal: every control or unprintable character becomes ``?``."""
-    return "".join(ch if ch.isprintable() else "?" for ch in str(text))
+    """``text`` safe to print on a terminal: every control or other character not drawn as itself
+    (:func:`autograder.core.text.hidden`) becomes ``?``."""
+    return "".join("?" if hidden(ch) else ch for ch in str(text))
 
 
 def atomic_write(path: str | os.PathLike, text: str, private: bool = False) -> None:

@@ -18,7 +18,8 @@ OWN_OPTIONS = {"grade": ["--json", "--shard", "--require-isolation", "--cluster"
                "regrade": ["OLD.json", "--json", "--all", "SUBMISSION"],
                "gradebook": ["--out", "--format", "--roster", "--deadline", "--penalty", "--extensions", "--times"],
                "similarity": ["--out", "--threshold", "--top", "SUBMISSION"],
-               "feedback": ["--roster", "--out", "--overrides", "--moodle-zip", "RESULTS.json"]}
+               "feedback": ["--roster", "--out", "--overrides", "--moodle-zip", "RESULTS.json"],
+               "review": ["GRADES.json", "--overrides", "--roster", "--port"]}
 
 
 def test_every_command_is_a_module_with_add_parser_and_run():
@@ -26,7 +27,7 @@ def test_every_command_is_a_module_with_add_parser_and_run():
     for name in cli.COMMANDS:
         mod = importlib.import_module(f"autograder.cli.{name}")
         assert callable(mod.add_parser) and callable(mod.run), name
-        args = cli.build_parser().parse_args([name, *(["x"] if name in ("grade", "report", "new", "similarity")
+        args = cli.build_parser().parse_args([name, *(["x"] if name in ("grade", "report", "new", "similarity", "review")
                                                       else []),
                                               *(["x", "--json", "o.json"] if name in ("merge", "regrade") else []),
                                               *(["x", "--out", "o.csv"] if name == "gradebook" else []),

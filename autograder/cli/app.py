@@ -16,7 +16,7 @@ import sys
 
 # Subcommands in the order `tapetrace --help` lists them: autograder/cli/<name>.py each.
 COMMANDS: tuple[str, ...] = ("grade", "merge", "stubs", "build", "report", "figures", "new", "regrade",
-                             "gradebook", "similarity", "feedback")
+                             "gradebook", "similarity", "feedback", "review")
 
 
 def _exit_error(msg: str) -> int:
@@ -26,11 +26,12 @@ def _exit_error(msg: str) -> int:
 
 INSTALL_FIX = "run `make setup` in the checkout, or `pip install -c constraints.txt -e '.[{extra}]'`"
 # the optional libraries a command may need (module -> its distribution, the extra that installs it): a fresh
-# `make demo` installs what grading needs only, so `build`, `similarity`, `--cluster` name theirs in one line
+# `make demo` installs what grading needs only, so `build`, `similarity`, `review`, `--cluster` name theirs in one line
 OPTIONAL: dict[str, tuple[str, str]] = {
     "otter": ("otter-grader", "build"), "nbclient": ("nbclient", "build"), "nbformat": ("nbformat", "build"),
     "ipykernel": ("ipykernel", "build"), "jupyter_client": ("jupyter-client", "build"),
     "copydetect": ("copydetect", "similarity"), "dask": ("dask", "cluster"), "distributed": ("distributed", "cluster"),
+    "flask": ("flask", "review"), "werkzeug": ("werkzeug", "review"),
 }
 MISSING_LIBRARY = "{what} not installed (needed by `tapetrace {command}`): " + INSTALL_FIX
 

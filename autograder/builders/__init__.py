@@ -6,7 +6,8 @@ notebook; ``instructions``: each exercise's instructions as Markdown), the noteb
 with ``public_snapshot``, ``public_student`` and ``public_graded``; ``snapshot``: the reference's results they
 compare with), the otter autograder zip (``otter_zip``: building it; ``otter``: the bridge its plugin and test
 files load; ``otter_folder``: the submission folder before otter reads it; ``otter_grade``: the engine's run
-in it), the stubs (``stubs``) and the file templates (``templates``). Imports the engine, the workers, the
+in it), the stubs (``stubs``), the privacy of the build's reference material wherever it lands (``private``) and the file
+templates (``templates``). Imports the engine, the workers, the
 sandbox, the submissions, the content packages, probing and the core; imported by the CLI only. Names are
 imported on first use (PEP 562).
 """

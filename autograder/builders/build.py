@@ -221,14 +221,18 @@ def _reusable_snapshot(folders: list[Path], exercises: list[str], seed: int) -> 
     return None
 
 
+def template_folder(template: Path | str | None, lang: str, self_study: bool) -> Path:
+    """Where a template build writes: ``template``, else the committed template of ``lang`` (:data:`TEMPLATES`), or
+    the self-study edition's folder (:data:`SELF_STUDY`: the reference solutions inside)."""
+    return Path(template) if template is not None else (SELF_STUDY if self_study else TEMPLATES)[lang]
+
+
 def build_template(template: Path | None = None, seed: int = PUBLIC_SEED, refresh: bool = False,
                    log: Any = print, lang: str = "en", self_study: bool = False) -> list[Path]:
     """Writes a student template (default: student_template/ for English, student_template/es/ for Spanish,
     dist/self-study/[es/] for a self-study build); recomputes the snapshot only when its inputs changed
     (a snapshot is reused from the other language's template when it is current)."""
-    if template is None:
-        template = (SELF_STUDY if self_study else TEMPLATES)[lang]
-    template = Path(template)
+    template = template_folder(template, lang, self_study)
     exercises = present()
     if not exercises:
         raise BuildError("no exercise has both a solution and public checks")

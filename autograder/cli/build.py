@@ -8,12 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from autograder.builders import private as _private
 from autograder.builders.build import (
     DIST,
     TEMPLATES,
     build_template,
     present,
     stale,
+    template_folder,
     write_solution_notebook,
     zip_name,
 )
@@ -61,7 +63,10 @@ def _add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    "public self-check passes on the solution notebook in a fresh kernel")
     p.add_argument("--template", default=None, metavar="DIR",
                    help="student template folder (default: see --lang and --self-study)")
-    p.add_argument("--out", default=str(DIST), metavar="DIR", help="where the autograder zip goes (default dist/)")
+    p.add_argument("--out", default=str(DIST), metavar="DIR",
+                   help="where the autograder zip and OUT/solutions/ go (default dist/); written owner-only and "
+                   "recorded, so that grading keeps them from student workers wherever they are; a folder workers "
+                   "read (/usr, /etc, Python's, the engine's package) is refused")
     p.add_argument("--public-seed", type=int, default=PUBLIC_SEED, help="seed of the public checks' inputs")
     p.add_argument("--refresh-snapshot", action="store_true", help="recompute the reference snapshot anyway")
     g = p.add_argument_group("autograder zip (grading settings, as for `tapetrace grade`)")
@@ -115,7 +120,8 @@ def _verify(args: argparse.Namespace, lang: str, exercises: list[str], zip_path:
     from autograder.builders import verify as _verify_mod
 
     template = Path(args.template) if args.template else TEMPLATES[lang]
-    path, nb, filled = write_solution_notebook(template, Path(args.out), lang)
+    with _private.owner_only(_private.places(Path(args.out), lang, notebook=True, zipped=False)):
+        path, nb, filled = write_solution_notebook(template, Path(args.out), lang)
     print(f"wrote {path} (the reference solutions: never hand it out)")
     if args.no_verify:
         return 0
@@ -160,11 +166,17 @@ def run(args: argparse.Namespace) -> int:
             raise BuildError("--jobs must be >= 1 and --timeout positive")
         if args.self_study and args.only == "otter":
             raise BuildError("--self-study builds a notebook only (no autograder zip): drop --only otter")
+        # the reference material it writes: refused where workers read, recorded elsewhere, owner-only
+        study = template_folder(args.template, lang, True) if args.self_study else None
+        zipped = args.only != "template" and not args.self_study
+        private = _private.places(Path(args.out), lang, notebook=not args.self_study, zipped=zipped, self_study=study)
+        _private.check_places(private)
         if args.only != "otter":
             template = Path(args.template) if args.template else None
-            for path in build_template(template, args.public_seed, args.refresh_snapshot, lang=lang,
-                                       self_study=args.self_study):
-                print(f"wrote {path}")
+            with _private.owner_only([study] if study else []):
+                for path in build_template(template, args.public_seed, args.refresh_snapshot, lang=lang,
+                                           self_study=args.self_study):
+                    print(f"wrote {path}")
         exercises = present()
         out = None
         if args.only != "template" and not args.self_study:
@@ -176,11 +188,12 @@ def run(args: argparse.Namespace) -> int:
                     exercises = [e for e in exercises if e in wanted]
                 except UnknownExercise as err:
                     raise BuildError(f"--exercises: {err}") from None
-            out = _otter_zip.build_zip(Path(args.out) / zip_name(lang), exercises, timeout=args.timeout,
-                                       device=args.device, jobs=args.jobs, lang=lang, seed=args.seed,
-                                       gpu_torch=args.gpu_torch, python_version=args.python_version,
-                                       show_hidden=not args.hide_results,
-                                       require_isolation=args.require_isolation)
+            with _private.owner_only(_private.places(Path(args.out), lang, notebook=False, zipped=True)):
+                out = _otter_zip.build_zip(Path(args.out) / zip_name(lang), exercises, timeout=args.timeout,
+                                           device=args.device, jobs=args.jobs, lang=lang, seed=args.seed,
+                                           gpu_torch=args.gpu_torch, python_version=args.python_version,
+                                           show_hidden=not args.hide_results,
+                                           require_isolation=args.require_isolation)
             print(f"wrote {out} ({len(exercises)} exercise(s); grade with: otter run -a {out} NOTEBOOK.ipynb)")
         if not args.self_study:
             return _verify(args, lang, exercises, out)

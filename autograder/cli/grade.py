@@ -167,6 +167,12 @@ def _check_options(args: argparse.Namespace) -> str | None:
             return f"no such file or directory: {p}"
         if not os.access(p, os.R_OK) or (Path(p).is_dir() and not os.access(p, os.X_OK)):
             return f"cannot read {p}: permission denied"
+    from autograder.core import build_record as _build_record
+
+    try:  # where builds wrote reference material: unknown, no worker could be kept from it (fail closed)
+        _build_record.places()
+    except _build_record.BuildRecordError as err:
+        return str(err)
     return _check_outputs(args)
 
 

@@ -19,8 +19,8 @@ Layers, each tried and recorded (the JSON's ``isolation`` says what was obtained
   * an unprivileged uid/gid of its own, where Python's files are readable by such a user
     (:func:`autograder.sandbox.privileges._uid_feasible`; Docker's default keeps CAP_SETUID/CAP_SETGID),
     with its own process limit; private files are then unreadable only where their modes say so;
-  * Landlock (:mod:`autograder.sandbox.landlock`): reads beneath the system, Python and the engine's
-    package only, with the private paths carved out; writes beneath the scratch only; no TCP;
+  * Landlock (:mod:`autograder.sandbox.landlock`): reads beneath the system, Python, the engine's package and the
+    loader's folders only (:func:`worker_read_roots`), with the private paths carved out; writes beneath the scratch only; no TCP;
     signals, abstract sockets and tracing confined to the worker itself;
   * every capability dropped; the process non-dumpable (no tracing, no /proc/PID/mem) unless it has a uid
     of its own: then it stays dumpable, so that the grader may read its threads as that user without
@@ -44,6 +44,7 @@ import os
 import resource
 import sys
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from autograder.sandbox.libc import c_library
@@ -280,6 +281,73 @@ def _checkout(engine: str, readable: list[str]) -> list[str]:
     return [home]
 
 
+LIBRARY_VARS = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH")
+"""The grader's variables naming folders the dynamic loader reads after the sandbox (CUDA's libraries)."""
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def library_dirs(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The loader's folders the grader's environment names (:data:`LIBRARY_VARS`), which a worker reads.
+
+    Args:
+        environ: the environment (default ``os.environ``: a worker's is the grader's).
+
+    Returns:
+        Real paths of absolute, existing folders other than ``/`` that neither are, hold nor lie in the engine's
+        checkout (its solutions, hidden suites and tests stay out of reach), in order.
+    """
+    env = os.environ if environ is None else environ
+    root = str(Path(__file__).resolve().parents[2])
+    out: list[str] = []
+    for entry in (e for var in LIBRARY_VARS for e in env.get(var, "").split(os.pathsep)):
+        real = os.path.realpath(entry) if entry and os.path.isabs(entry) else ""
+        if real not in ("", "/") and os.path.isdir(real) and not (_inside(real, root) or _inside(root, real)):
+            out.append(real)
+    return list(dict.fromkeys(out))
+
+
+def worker_read_roots(extra: Iterable[str] = ()) -> list[str]:
+    """Where a student's worker may read beneath (Landlock's roots, before the private places are carved out).
+
+    The least it needs: the system's libraries and settings (:data:`autograder.sandbox.landlock.SYSTEM_ROOTS`,
+    ``/dev``), Python's own folders (its prefixes, the standard library, site-packages), the engine's package and
+    the loader's folders (:func:`library_dirs`). The engine's checkout itself is listed, never read (``_checkout``).
+
+    Args:
+        extra: the rest of a worker's ``sys.path`` (``TAPETRACE_WORKER_PYTHONPATH``'s folders).
+
+    Returns:
+        Real paths, in order, without duplicates.
+    """
+    import site
+    import sysconfig
+
+    from autograder.sandbox.landlock import SYSTEM_ROOTS
+
+    python = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.__file__),
+              *sysconfig.get_paths().values(), *site.getsitepackages()]
+    if site.ENABLE_USER_SITE:
+        python.append(site.getusersitepackages())
+    engine = str(Path(__file__).resolve().parents[1])
+    roots = [*SYSTEM_ROOTS, "/dev", *python, engine, *library_dirs(), *extra]
+    return list(dict.fromkeys(os.path.realpath(r) for r in roots if r and os.path.isabs(r)))
+
+
+def worker_reads(path: str | os.PathLike[str], extra: Iterable[str] = ()) -> str | None:
+    """The root of :func:`worker_read_roots` beneath which a student's worker reads ``path`` (None: none), e.g. to
+    refuse a build's output there (only what a private place covers is carved out of those roots).
+
+    Args:
+        path: a place (it need not exist; its real path is judged).
+        extra: see :func:`worker_read_roots`.
+    """
+    real = os.path.realpath(path)
+    return next((root for root in worker_read_roots(extra) if _inside(real, root)), None)
+
+
 def _folder_identity(path: str) -> tuple[int, int] | None:
     """The device and inode of the folder holding ``path`` (None: it cannot be looked at from here)."""
     try:
@@ -298,7 +366,7 @@ def _landlock_layer(scratch: str, hide: list[str], read: list[str], got: dict[st
     if abi:
         engine = str(Path(__file__).resolve().parents[1])
         writable = [scratch, "/dev/shm"] if private_shm and os.path.isdir("/dev/shm") else [scratch]
-        readable = [*_python_dirs(), engine, *read]
+        readable = [*_python_dirs(), engine, *library_dirs(), *read]
         home = _checkout(engine, readable)
         rules = _landlock.plan(scratch=writable, read=[d for d in readable if os.path.realpath(d) not in home],
                                denied=hide, listed=home)

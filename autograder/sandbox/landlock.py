@@ -7,8 +7,10 @@ restriction holds for its children and cannot be lifted.
 
 The allow-list is built from three sets of paths:
 
-- read (and execute) beneath: the system (``/usr``, ``/lib*``, ``/bin``, ``/sbin``, ``/etc``,
-  ``/opt``), Python's own directories and ``sys.path``, the engine's package, ``/proc``, ``/sys``;
+- read (and execute) beneath: the system (``/usr``, ``/lib*``, ``/bin``, ``/sbin``, ``/etc``), Python's own
+  directories and ``sys.path``, the engine's package, the dynamic loader's folders the grader names
+  (``LD_LIBRARY_PATH``, ``CUDA_HOME``), ``/proc``, ``/sys``; never ``/opt``, ``/srv``, ``/var`` or a home folder
+  whole (a course's folder, where ``tapetrace build --out`` may have written the solutions, lies there);
   the engine's checkout, on ``sys.path`` only for the engine's sake, is listed but not read (an
   instructor's results, notes or earlier runs kept there stay out of reach);
   ``/dev`` also for writing existing files (``/dev/null``) and their ioctls, never creating;
@@ -45,7 +47,9 @@ SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1
 READ = EXECUTE | READ_FILE | READ_DIR
 DEVICES = READ | WRITE_FILE | TRUNCATE | IOCTL_DEV
 ALL = _ABI_FS[5]
-SYSTEM_ROOTS = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys")
+# What a worker reads of the system, the least it needs: its libraries and settings, /proc and /sys (not /opt: a
+# course's folder lies there as often as a vendor's tree; Python's folders and the loader's are read roots of their own)
+SYSTEM_ROOTS = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/proc", "/sys")
 # Never readable, wherever they sit under a read root.
 SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/ssh", "/etc/sudoers",
            "/etc/sudoers.d", "/etc/security/opasswd")

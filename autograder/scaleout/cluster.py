@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.core import build_record as _build_record
 from autograder.core.records import ExerciseRow, ResultRow
 from autograder.engine import reading as _reading
 from autograder.engine import rows as _rows
@@ -140,8 +141,10 @@ class ClusterRun(SchedulerLink):
             elif rows.offer(item.i, item.exercise, res, task):
                 held[(item.i, item.exercise)] = item
 
-        # no student worker may read any submission (HideRefused: none is graded), nor the run's outputs
-        hide = list(dict.fromkeys([*hide_list(paths), *self._outputs]))
+        # no student worker may read any submission (HideRefused: none is graded), nor the run's outputs, nor where
+        # the client's builds wrote reference material (a Dask worker's own record may not know of them)
+        hide = list(dict.fromkeys([*hide_list(paths), *self._outputs,
+                                   *(p for p in _build_record.places() if os.path.lexists(p))]))
         todo = self._tasks(paths, rows.wanted, record, hide)
         retry: deque[_Item] = deque()
         inflight: dict[Any, _Item] = {}

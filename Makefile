@@ -48,7 +48,8 @@ fuzz: $(STAMP)
 	@echo "make fuzz: seed $(FUZZ_SEED) (replay: make fuzz FUZZ_SEED=$(FUZZ_SEED))"
 	TAPETRACE_FUZZ=1 TAPETRACE_FUZZ_FACTOR=$(FUZZ_FACTOR) OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider \
 		-n 0 --hypothesis-seed=$(FUZZ_SEED) tests/test_fuzz_loader.py tests/test_fuzz_cells.py tests/test_fuzz_outputs.py \
-		tests/test_fuzz_grading.py
+		tests/test_fuzz_grading.py tests/test_text_intake.py tests/adversarial/test_round6_platform.py \
+		tests/adversarial/test_round6_identity.py
 
 # grading needs no development extras: a fresh machine installs only the package (and the CPU torch)
 demo: $(BASE_STAMP)

@@ -31,7 +31,8 @@ Used by the worker (``_worker._load``, in the sandbox) and by the notebook's sel
    also runs what they read from above (an import the section itself never needed).
 
 Context cells are compiled under their own file names (``<notebook cell 7: ex04_jax_mlp>``), so
-line numbers in messages about the section stay the section's.
+line numbers in messages about the section stay the section's. :func:`run_order` lists the statements of 2-4 in
+this order without running or compiling any (``tapetrace similarity`` compares what they leave).
 """
 
 from __future__ import annotations
@@ -456,13 +457,64 @@ def prepare(text: str, filename: str, contract: tuple[str, ...] = ()) -> Prepare
     tree = parse_source(section, filename)  # Python 3.12's f-strings too, on an older grader
     code = compile(tree, filename, "exec", dont_inherit=True)
     statements, doc = _statements(tree, section, filename)
-    roots = None
-    if context:
-        reads = section_reads(tree, section)
-        needs = {name for cell, index, _kind in select(later, set(contract))
-                 for i, _k, _binds, names in cell["stmts"] if i == index for name in names}
-        roots = None if reads is None else reads | set(contract) | needs
+    roots = _context_roots(tree, section, context, later, contract)
     return Prepared(section, code, context, roots, later, set(contract), written_files(text), statements, doc)
+
+
+def _context_roots(tree: ast.Module, section: str, context: list[dict[str, Any]], later: list[dict[str, Any]],
+                   contract: tuple[str, ...]) -> set[str] | None:
+    """The names the context is run for (:func:`select`): what the section, the contract and the later
+    redefinitions read; None (every kept statement) where the section looks names up dynamically, or there is no
+    context."""
+    if not context:
+        return None
+    reads = section_reads(tree, section)
+    needs = {name for cell, index, _kind in select(later, set(contract))
+             for i, _k, _binds, names in cell["stmts"] if i == index for name in names}
+    return None if reads is None else reads | set(contract) | needs
+
+
+@dataclass(frozen=True)
+class Step:
+    """One top-level statement :func:`run` runs for a graded module.
+
+    Attributes:
+        part: ``"context"``, ``"section"`` or ``"later"`` (a redefinition below the section, or what it reads).
+        file: the name its code is compiled under (a cell's label; the section's file name).
+        source: the text it is a statement of (its cell's transformed source; the section's).
+        index: its place among that text's top-level statements.
+    """
+
+    part: str
+    file: str
+    source: str
+    index: int
+
+
+def run_order(text: str, filename: str = "<section>", contract: tuple[str, ...] = ()) -> list[Step]:
+    """The statements :func:`run` runs for a graded module, in its order: the context's chosen ones, the section's,
+    the later redefinitions' chosen ones ("Run all" leaves the last definition of each name).
+
+    Text only: nothing is compiled or run, and a section with a character Python cannot read is read as it is.
+    What a statement does when it runs (``exec`` of a string, ``%run``) is not followed here, and the time budgets
+    (which may skip a context statement, or cut the section short, on a slow run) are not applied.
+
+    Args:
+        text: the graded module (a section with its context trailer, or a plain ``.py``).
+        filename: the section's file name.
+        contract: the exercise's contract names (as :func:`prepare` is given them).
+
+    Raises:
+        SyntaxError, ValueError: the section does not parse (the exercise's load error: nothing of it runs).
+    """
+    section, context = split_graded(text)
+    later = later_cells(text) if contract else []
+    tree = parse_source(section, filename)
+    roots = _context_roots(tree, section, context, later, contract)
+    steps = [Step("context", str(c["file"]), str(c["source"]), i) for c, i, _kind in select(context, roots)]
+    steps += [Step("section", filename, section, i) for i in range(len(tree.body))]
+    steps += [Step("later", str(c["file"]), str(c["source"]), i) for c, i, _kind in select(later, set(contract))]
+    return steps
 
 
 def _cut(statements: list[Statement], n: int, budget: float) -> Cut:

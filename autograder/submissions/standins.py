@@ -18,6 +18,7 @@ import importlib.machinery
 import importlib.util
 import sys
 import types
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -74,7 +75,7 @@ class _Shell(_Anything):
         if name.startswith("%"):  # `%%time` below a cell's first line: IPython stops the cell there
             raise UsageError(f"Line magic function `%{name}` not found.")
         if name == "run":
-            script = next((w.strip("'\"") for w in line.split() if w.strip("'\"") in self.files), None)
+            script = run_script(line, self.files)
             if script is not None:
                 code = compile(self.files[script], file_label(script), "exec", dont_inherit=True)
                 exec(code, self.user_ns)  # noqa: S102 - the student's own file, in their sandbox
@@ -94,6 +95,11 @@ class _Shell(_Anything):
 
     def run_cell(self, *args: Any, **kwargs: Any) -> None:
         return None
+
+
+def run_script(line: str, files: Mapping[str, str]) -> str | None:
+    """The file of ``files`` (the notebook's ``%%writefile`` ones) that ``%run LINE`` runs; None: none of them."""
+    return next((w.strip("'\"") for w in line.split() if w.strip("'\"") in files), None)
 
 
 def _nothing(*args: Any, **kwargs: Any) -> None:

@@ -57,9 +57,13 @@ def _target_roots(node: ast.AST) -> set[str]:
     return roots
 
 
-def statement_names(node: ast.stmt) -> tuple[list[str], list[str]]:
-    """``(names it binds or modifies at module level, global names it reads)``; ``"*"``: a star import."""
-    source = ast.unparse(node)
+def statement_names(node: ast.stmt, source: str | None = None) -> tuple[list[str], list[str]]:
+    """``(names it binds or modifies at module level, global names it reads)``; ``"*"``: a star import.
+
+    ``source``: the statement's own text at column 0, where the caller has it (else it is unparsed from ``node``).
+    """
+    if source is None:
+        source = ast.unparse(node)
     binds: set[str] = set()
     table = symtable.symtable(source, "<stmt>", "exec")
     for sym in table.get_symbols():

@@ -487,3 +487,18 @@ def test_a_later_redefinition_written_with_312_f_strings_wins_on_an_older_grader
     contracts = _registry.contracts(EX)
     ns, _ = _load(_graded(cells, contracts)[EX[0]], contract=contracts[EX[0]])
     assert ns["MLP"].v == "net!"
+
+
+def test_a_line_separator_python_does_not_split_on_stays_in_its_string():
+    """U+2028, U+0085, a form feed inside a cell: IPython keeps them and the cell runs (Colab); the cells layer
+    split on them (``str.splitlines``) and joined with newlines, so ``NOTE = 'a\\u2028b'`` became a SyntaxError
+    (an answer cell: a load error; a later cell: its redefinition silently lost). Found by issue 64's similarity
+    work."""
+    from autograder.submissions.ipython_cells import transform_cell
+
+    src = "NOTE = 'a\u2028b'\x0c\nX = '\x85'\ndef f():\n    return 1\n%time y = 2\n"
+    out = transform_cell(src)
+    assert out is not None and out.count("\n") == src.count("\n")  # line numbers kept
+    ns: dict = {"get_ipython": lambda: type("Shell", (), {"run_line_magic": lambda *a: None})()}
+    exec(compile(out, "cell", "exec"), ns)  # noqa: S102 - the test's own source
+    assert ns["NOTE"] == "a\u2028b" and ns["X"] == "\x85" and ns["f"]() == 1

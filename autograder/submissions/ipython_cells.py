@@ -32,9 +32,27 @@ def _transformer() -> Any:
     return TransformerManager()
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(src: str) -> list[str]:
+    """``src``'s lines as Python counts them (``\\n``, ``\\r\\n``, ``\\r``; as ``str.splitlines`` without its other
+    separators: a U+2028, U+0085 or form feed inside a string literal stays in its line, as IPython keeps it)."""
+    lines = _LINE_END.split(src)
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def _keep_ends(text: str) -> list[str]:
+    """:func:`split_lines` with each line's end kept (``"".join`` gives ``text`` back)."""
+    return _LINE.findall(text)
+
+
 def _plain_fallback(src: str) -> str:
     lines = []
-    for line in src.splitlines():
+    for line in split_lines(src):
         stripped = line.lstrip()
         if stripped.startswith(("%", "!")):
             lines.append(line[: len(line) - len(stripped)] + "pass" if line[:1].isspace() else "")
@@ -141,7 +159,7 @@ def transform_cell(src: str) -> str | None:
     ``__name__ == "__main__"`` is true, as in a notebook (a graded module has its own name);
     any other cell magic (``%%bash``, ``%%html``, ``%%writefile``, ...) gives None.
     """
-    lines = src.splitlines()
+    lines = split_lines(src)
     first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
     if first is None:
         return ""
@@ -154,7 +172,7 @@ def transform_cell(src: str) -> str | None:
         if body is None:
             return None
         if name == "timeit":  # IPython times the body inside a function: it binds nothing in the notebook
-            inner = "".join(f"    {ln}\n" if ln.strip() else "\n" for ln in body.splitlines())
+            inner = "".join(f"    {ln}\n" if ln.strip() else "\n" for ln in split_lines(body))
             return "\n" * first + f"def {TIMEIT_FUNCTION}():\n{inner}    pass\n{TIMEIT_FUNCTION}()\n"
         return "\n" * (first + 1) + body
     text = "\n".join(_join_magic_continuations(lines[first:])) + "\n"
@@ -163,7 +181,7 @@ def transform_cell(src: str) -> str | None:
         out = _ipython(tm, text) if tm is not None else _plain_fallback(text)
     except Exception:  # noqa: BLE001 - IPython could not read it: Python will say what is wrong
         out = text
-    out_lines = out.splitlines()
+    out_lines = split_lines(out)
     if len(out_lines) == 1:  # IPython's prefilter, for one-line cells only
         out_lines = [_automagic(out_lines[0])]
     out_lines = [_as_main(_unwrap_time(ln)) for ln in out_lines]
@@ -203,7 +221,7 @@ def _ipython(tm: Any, text: str) -> str:
     """
     from IPython.core.inputtransformer2 import TRANSFORM_LOOP_LIMIT, make_tokens_by_line
 
-    lines = text.splitlines(keepends=True)
+    lines = _keep_ends(text)
     for transform in tm.cleanup_transforms + tm.line_transforms:
         lines = transform(lines)
     if not _IPYTHON_SYNTAX.search("".join(lines)):

@@ -16,7 +16,7 @@ import re
 import shutil
 
 import pytest
-from conftest import MUTANTS, SEED
+from conftest import MUTANTS, SEED, make_submission
 
 from autograder import cli
 from autograder.core import verdict_fp as _verdict_fp
@@ -357,3 +357,90 @@ def test_the_engine_part_leaves_out_what_never_moves_a_verdict():
     assert {"engine/run.py", "engine/exercise.py", "core/compare.py", "workers/intake.py"} <= files
     assert not {f for f in files if f.split("/")[0] in ("reports", "cli", "builders")}
     assert "engine/regrade.py" not in files and "core/verdict_fp.py" not in files
+
+
+# ------------------------------------------------------------------ regrade grades as grade does (issue 65, 67 defect 3)
+EX1 = EXS[0]
+KEPT = {"score": 1.0, "max_score": 5.0}  # each student's earlier ex09 row: kept (its fingerprint is this install's)
+
+
+def _earlier(tmp) -> tuple[str, list[str]]:
+    """Two solved ex01 submissions and their earlier rows: ex01 without a fingerprint (graded again), ex09 with
+    this install's (kept as it was, 1/5). No grading: the rows are written here."""
+    subs = [str(make_submission(tmp / name, only=[EX1])) for name in ("ann", "ben")]
+    rows = []
+    for sub in subs:
+        exs = {EX1: {"score": 0.0, "max_score": 10.0, "status": "graded", "message": "", "seconds": 0.0, "tests": []},
+               EXS[1]: {**KEPT, "status": "graded", "message": "", "seconds": 0.0, "tests": [],
+                        "fingerprint": _verdict_fp.make(EXS[1], CPU, SEED)}}
+        rows.append({"submission": sub, "device": CPU, "seed": SEED, "total": 1.0, "max_total": 15.0,
+                     "exercises": exs})
+    old = tmp / "old.json"
+    old.write_text(json.dumps(rows))
+    return str(old), subs
+
+
+def test_regrade_shows_grades_progress_and_the_rows_merged_by_the_assembly(tmp_path, capsys):
+    """Issue 67 defect 3 (``regrade`` printed nothing while it graded): the first line at once, then a line per
+    submission, as ``grade`` prints; each line shows the row merged with the earlier one (RowAssembly's
+    ``resumed``), the kept ex09 included."""
+    from autograder.core.text import terminal
+    from autograder.reports import progress as _progress
+    from autograder.reports.report import _fmt
+
+    old, subs = _earlier(tmp_path)
+    new = tmp_path / "new.json"
+    assert cli.main(["regrade", old, "--json", str(new), "--device", "cpu", "--jobs", "2"]) == 0
+    err = capsys.readouterr().err
+    rows = json.loads(new.read_text())
+    for r in rows:
+        ex = r["exercises"][EX1]
+        assert ex["status"] == "graded" and ex["score"] == ex["max_score"] > 0, ex
+        assert {k: r["exercises"][EXS[1]][k] for k in KEPT} == KEPT
+        assert r["total"] == ex["score"] + KEPT["score"] and r["max_total"] == ex["max_score"] + KEPT["max_score"]
+    assert _progress.STARTING.format(n=2, k=1) in err
+    assert "tapetrace: workers ready after" in err
+    lines = [ln for ln in err.splitlines() if ln.startswith("graded ")]
+    assert len(lines) == 2 and lines[0].startswith("graded 1/2: ") and lines[1].startswith("graded 2/2: "), err
+    for r in rows:
+        assert any(f"{terminal(r['submission'])} {_fmt(r['total'])}/{_fmt(r['max_total'])}" in ln for ln in lines)
+    assert err.index(_progress.STARTING.format(n=2, k=1)) < err.index("graded 1/2") < err.index("; diff in ")
+
+
+def test_ctrl_c_stops_a_regrade_cleanly_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    """Ctrl-C (or SIGTERM) while regrading: the run is cancelled and closed, exit 130, one line; NEW.json and its
+    diff are not written (half a regrade would read as a whole one). Before: a traceback."""
+    old, _subs = _earlier(tmp_path)
+    closed: list[bool] = []
+    real_close = GradingRun.close
+
+    def close(self):
+        closed.append(self.cancelled)
+        real_close(self)
+
+    def interrupted(self, *a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(GradingRun, "measure_isolation", lambda self: {"level": "full"})
+    monkeypatch.setattr(GradingRun, "grade", interrupted)
+    monkeypatch.setattr(GradingRun, "close", close)
+    new = tmp_path / "new.json"
+    assert cli.main(["regrade", old, "--json", str(new), "--device", "cpu"]) == 130
+    err = capsys.readouterr().err
+    assert closed == [True] and "interrupted" in err and "Traceback" not in err
+    assert not new.exists() and not (tmp_path / "new.diff.json").exists()
+
+
+def test_regrade_refuses_below_the_required_isolation_before_grading(tmp_path, monkeypatch, capsys):
+    """The session's isolation check (``--require-isolation``, as ``grade``'s): below it nothing is graded, exit 2."""
+    old, _subs = _earlier(tmp_path)
+    monkeypatch.setattr(GradingRun, "measure_isolation", lambda self: {"level": "minimal"})
+    monkeypatch.setattr(GradingRun, "grade", lambda *a, **k: pytest.fail("a refused regrade graded"))
+    new = tmp_path / "new.json"
+    try:
+        code = cli.main(["regrade", old, "--json", str(new), "--device", "cpu", "--require-isolation", "container"])
+    except SystemExit as err:  # (before: no such option)
+        code = -1 if err.code == 2 else int(err.code or 0)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--require-isolation container" in err and not new.exists()

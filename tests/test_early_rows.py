@@ -3,10 +3,10 @@
 
 Every early case (a corrupt zip, a truncated or empty notebook, a path that is not there, a notebook over the
 size limit, a name that is not UTF-8, the reading child failing to start) goes through ``tapetrace grade``'s run
-(``GradingRun.grade``: also what ``regrade`` and the otter zip's ``otter_grade`` call), the Dask client's loop
-(``ClusterRun.grade``: its reading happens on the client) and the pytest entry; the exercise rows are compared
-field by field (the run's facts -- seconds, isolation, launcher -- aside). Before the rule was one function, the
-pytest entry said ``missing`` where ``tapetrace grade`` said ``unreadable``.
+(``GradingRun.grade``: also what the otter zip's ``otter_grade`` calls), ``tapetrace regrade --all``, the Dask
+client's loop (``ClusterRun.grade``: its reading happens on the client) and the pytest entry; the exercise rows are
+compared field by field (the run's facts -- seconds, isolation, launcher -- aside). Before the rule was one
+function, the pytest entry said ``missing`` where ``tapetrace grade`` said ``unreadable``.
 """
 
 from __future__ import annotations
@@ -91,8 +91,8 @@ def cases(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def local_rows(cases) -> dict[str, dict]:
-    """``GradingRun.grade`` over every case at once (the rows of ``grade``, ``regrade`` and the otter path)."""
+def local_results(cases) -> dict[str, dict]:
+    """``GradingRun.grade`` over every case at once (the rows of ``grade`` and the otter path): whole rows."""
     from autograder.engine.run import GradingRun
 
     mp = pytest.MonkeyPatch()
@@ -103,7 +103,13 @@ def local_rows(cases) -> dict[str, dict]:
     finally:
         run.close()
         mp.undo()
-    return {case: _exercise_row(r) for case, r in zip(cases, rows)}
+    return dict(zip(cases, rows))
+
+
+@pytest.fixture(scope="module")
+def local_rows(local_results) -> dict[str, dict]:
+    """Each case's exercise row, the run's facts aside."""
+    return {case: _exercise_row(r) for case, r in local_results.items()}
 
 
 def test_each_early_case_has_the_status_its_rule_gives(local_rows):
@@ -123,6 +129,22 @@ def test_the_cluster_gives_the_same_early_rows(cases, local_rows, monkeypatch):
     run.seed = SEED  # the rows' fingerprint names the seed
     rows = run.grade([str(p) for p in cases.values()], only=[EX])
     for case, row in zip(cases, rows):
+        assert _exercise_row(row) == local_rows[case], case
+
+
+def test_regrade_gives_the_same_early_rows(cases, local_results, local_rows, tmp_path, monkeypatch):
+    """``tapetrace regrade --all`` over those rows grades each case again through the session (its own driver
+    since issue 65): the same early rows. A path no longer there is regrade's refusal, not a row."""
+    from autograder import cli
+
+    monkeypatch.setattr(_loadguard.Reader, "load", _troubled_load(_loadguard.Reader.load))
+    here = [case for case in cases if case != "missing"]
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps([local_results[case] for case in here]))
+    assert cli.main(["regrade", str(old), "--all", "--json", str(new), "--device", "cpu", "--quiet"]) == 3
+    rows = json.loads(new.read_text())
+    assert [r["submission"] for r in rows] == [local_results[case]["submission"] for case in here]
+    for case, row in zip(here, rows):
         assert _exercise_row(row) == local_rows[case], case
 
 

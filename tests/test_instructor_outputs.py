@@ -110,3 +110,62 @@ def _help(capsys) -> str:
     with pytest.raises(SystemExit):
         cli.main(["grade", "--help"])
     return capsys.readouterr().out
+
+
+def _part(tmp_path, rows: list[dict]) -> str:
+    """One shard part (1/1) holding ``rows``, as ``grade --shard 1/1`` writes it."""
+    from autograder.scaleout import shard as _shard
+
+    subs = [r["submission"] for r in rows]
+    part = _shard.Shard(index=1, count=1, submissions=subs, paths=subs,
+                        run={"seed": 7, "exercises": list(rows[0]["exercises"]), "public_only": False, "lang": "en",
+                             "timeout": 30.0, "device": "cpu"})
+    path = str(tmp_path / "part-1.json")
+    part.write_json(rows, path)
+    return path
+
+
+@pytest.mark.parametrize("command", ["merge", "regrade"])
+def test_merge_and_regrade_write_the_declared_outputs(command, tmp_path, monkeypatch):
+    """``merge`` and ``regrade`` write their results through ``GRADE_OUTPUTS`` (issue 65): an output declared there
+    (here one beside ``--json``) is written by them too, with every row; their JSON, CSV and receipt as before,
+    their folders made as ``grade`` makes them (``merge`` refused a missing one)."""
+    from test_report import fake_results
+
+    from autograder.engine import regrade as _regrade
+    from autograder.reports import outputs as _outputs
+
+    written: list[tuple[str, int]] = []
+    added = _outputs.Output("marks", lambda w, path: written.append((path, len(w.results))),
+                            derived=("json", lambda p: p + ".marks"))
+    monkeypatch.setattr(_outputs, "GRADE_OUTPUTS", (*_outputs.GRADE_OUTPUTS, added))
+    rows = fake_results(3, seed=5)
+    out, table = tmp_path / "out" / "all.json", tmp_path / "out" / "all.csv"
+    if command == "merge":
+        argv = ["merge", _part(tmp_path, rows)]
+    else:  # nothing to grade again: the earlier rows are written anew
+        monkeypatch.setattr(_regrade, "plan", lambda old, *a, **k: _regrade.Plan(seed=7, exercises=list(old[0]["exercises"])))
+        (tmp_path / "old.json").write_text(json.dumps(rows))
+        argv = ["regrade", str(tmp_path / "old.json"), "--device", "cpu"]
+    assert cli.main([*argv, "--json", str(out), "--csv", str(table), "--quiet"]) == 0
+    assert written == [(str(out) + ".marks", 3)]
+    assert json.loads(out.read_text()) == rows and table.read_text().startswith("submission")
+    rec = json.loads((tmp_path / "out" / "all.receipt.json").read_text())["receipt"]
+    assert rec["submissions"] == 3
+
+
+def test_the_commands_writing_outputs_borrow_no_private_helper():
+    """What ``grade``, ``regrade`` and ``merge`` share about their outputs lives with the outputs, public
+    (``regrade`` imported ``grade``'s ``_check_output``; the checks are :mod:`autograder.reports.outputs`')."""
+    import ast
+    from pathlib import Path
+
+    from autograder.core.paths import ROOT
+
+    borrowed = []
+    for name in ("grade", "regrade", "merge"):
+        path = ROOT / "autograder" / "cli" / f"{name}.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("autograder.cli."):
+                borrowed += [f"{Path(path).name}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    assert borrowed == []

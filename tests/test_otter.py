@@ -424,6 +424,84 @@ def test_a_refusal_tells_the_student_in_the_zips_language_and_the_log_says_why(w
     assert "no por tu código" in str(failed.value)
 
 
+def _engine_settings(monkeypatch, require: str = "full") -> None:
+    settings = {"seed": 1, "salt": "s", "device": "cpu", "timeout": 30, "lang": "es", "jobs": 1,
+                "exercises": ["ex01_torch_mlp"], "require_isolation": require}
+    monkeypatch.setattr(_otter, "_read_settings", lambda base: (settings, b""))
+    monkeypatch.setattr(_otter_grade, "_lock_private", lambda base: None)
+
+
+def _fake_grade(graded: list):
+    """``GradingRun.grade`` handing one row of the contract to ``on_result`` (as a run does), none computed."""
+    from test_report import fake_results
+
+    def grade(self, paths, only=None, jobs=1, on_result=None, **kwargs):
+        row = {**fake_results(1, seed=1)[0], "submission": paths[0]}
+        graded.append(paths)
+        if on_result is not None:
+            on_result(row)
+        return [row]
+
+    return grade
+
+
+def test_the_otter_result_is_the_contracts_row_and_nothing_else(tmp_path, monkeypatch):
+    """What the zip's test files read is the engine's row (docs/grading-contract.md, ``ResultRow``): no field of its
+    own (``engine_root``, which nothing read, was added by the engine's run and again by the plugin)."""
+    from types import SimpleNamespace
+
+    from autograder.core.records import ResultRow
+    from autograder.engine import GradingRun
+
+    fields = set(ResultRow.__required_keys__ | ResultRow.__optional_keys__)
+    _engine_settings(monkeypatch)
+    graded: list = []
+    monkeypatch.setattr(GradingRun, "measure_isolation", lambda self: {"level": "full"})
+    monkeypatch.setattr(GradingRun, "grade", _fake_grade(graded))
+    sub = tmp_path / "work" / "submission.ipynb"
+    sub.parent.mkdir()
+    sub.write_text(_notebook.dumps(_template()), encoding="utf-8")
+    out = tmp_path / "result.json"
+    assert _otter_grade.grade_main(str(sub), str(out)) == 0
+    res = json.loads(out.read_text())
+    assert len(graded) == 1 and res["submission"] == str(sub)
+    assert set(res) <= fields, set(res) - fields
+    # the plugin's hook, in otter's process: what it hands the test files is the engine's result as it came
+    monkeypatch.setenv(_otter.RESULT_ENV, "")
+    monkeypatch.setattr(_otter, "_grade_in_subprocess", lambda base, submission, settings: dict(res))
+    plugin = SimpleNamespace(submission_path=str(sub))
+    _otter.plugin_before_execution(plugin, None)
+    assert json.loads(Path(plugin.tapetrace_result).read_text()) == res
+
+
+def test_the_otter_path_is_admitted_by_the_sessions_isolation_check(tmp_path, monkeypatch):
+    """One isolation rule for every driver (engine/session.py's ``check_isolation``): a change there reaches the
+    otter path, which refuses as it always did (the student's message in the zip's language, the record)."""
+    from autograder.core.i18n import render
+    from autograder.engine import GradingRun
+    from autograder.engine import session as _session
+
+    asked: list = []
+
+    def check(run, wanted):
+        asked.append(wanted)
+        raise _session.IsolationRefused("refused by the session's rule (a test's)", isolation={"level": "container"},
+                                        wanted=wanted)
+
+    _engine_settings(monkeypatch)
+    monkeypatch.setattr(_session, "check_isolation", check)
+    monkeypatch.setattr(GradingRun, "measure_isolation", lambda self: {"level": "full"})
+    monkeypatch.setattr(GradingRun, "grade", lambda *a, **k: pytest.fail("a refused run graded"))
+    sub = tmp_path / "submission.ipynb"
+    sub.write_text(_notebook.dumps(_template()), encoding="utf-8")
+    out = tmp_path / "result.json"
+    assert _otter_grade.grade_main(str(sub), str(out)) == 0
+    res = json.loads(out.read_text())
+    assert asked == ["full"] and "exercises" not in res and res["isolation"] == {"level": "container"}
+    assert "--require-isolation" in res["error"]
+    assert res["message"] == render("ISOLATION_TOO_LOW", "es", level="container", wanted="full")
+
+
 def test_a_forged_answer_is_the_students_in_gradescopes_results(runner):
     """A forged answer written on the result pipe (tests/adversarial/attacks/forged_value_crashes_check.py): the
     student's 0 in a graded exercise (the grader's fence found it), never grader_error, nothing in extra_data's

@@ -156,8 +156,7 @@ def plugin_before_execution(plugin: Any, notebook: Any) -> Any:
     folder.quarantine(submission, work)
     base = _base()
     settings, _raw = _read_settings(base)
-    res = _grade_in_subprocess(base, submission, settings)
-    res["engine_root"] = base
+    res = _grade_in_subprocess(base, submission, settings)  # the engine's row (the contract's), or its refusal
     path = os.path.join(work, "result.json")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:

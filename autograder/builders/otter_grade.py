@@ -2,9 +2,11 @@
 
 The plugin (:func:`autograder.builders.otter.plugin_before_execution`) starts it in a fresh process with
 the zip's ``files/`` as ``PYTHONPATH`` and a time limit: it grades the submission file with the zip's
-settings (seed, device, timeout, jobs, required isolation; the same sandboxed workers and verdicts as
-``tapetrace grade``) and writes the result JSON the zip's test files read. Unlike the bridge, it is
-imported as a module of the zip's package.
+settings (seed, device, timeout, jobs, required isolation) in one session of the engine
+(:func:`autograder.engine.session.grade`: the same isolation check, sandboxed workers, row assembly and verdicts
+as ``tapetrace grade``; SIGTERM stops it cleanly) and writes the result JSON the zip's test files read: the
+submission's row (docs/grading-contract.md), or the refusal's ``error``, ``message`` and ``isolation``. Unlike
+the bridge, it is imported as a module of the zip's package.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from autograder.builders import otter as _bridge
+from autograder.core.records import ResultRow
 
 
 def _without_outputs(submission: str) -> str:
@@ -69,10 +73,16 @@ OTTER_DEADLINE = 540.0
 
 
 def grade_main(submission: str, out: str) -> int:
-    """``python -m autograder.builders.otter_grade SUBMISSION --out JSON``: the engine over the submission."""
+    """``python -m autograder.builders.otter_grade SUBMISSION --out JSON``: the engine over the submission.
+
+    Returns:
+        0 once the result is written (a refusal too); 143 when SIGTERM stopped it (nothing written).
+    """
+    import time
+
     from autograder.core.i18n import render
-    from autograder.core.paths import ROOT
     from autograder.engine import GradingRun
+    from autograder.engine import session as _session
     from autograder.sandbox import isolate as _sandbox
     from autograder.workers import envelope as _envelope
 
@@ -89,40 +99,60 @@ def grade_main(submission: str, out: str) -> int:
     def _terminate(_signum: int, _frame: Any) -> None:
         raise SystemExit(143)
 
-    signal.signal(signal.SIGTERM, _terminate)
-    import time
-
+    signal.signal(signal.SIGTERM, _terminate)  # while grading, the session's own handling (Ctrl-C) applies
     started = time.monotonic()
+    exercises = list(settings["exercises"])
     run = GradingRun(device=settings["device"], timeout=float(settings["timeout"]), seed=seed,
-                     lang=settings["lang"], exercises=list(settings["exercises"]))
-    path = submission
-    try:
-        iso = run.measure_isolation()
-        wanted = settings.get("require_isolation", "container")
+                     lang=settings["lang"], exercises=exercises)
+    print(f"tapetrace: {run.envelope.describe()}", file=sys.stderr)
+    if run.plan.refuse:  # the container cannot hold one exercise at a time: say so, grade nothing
+        try:
+            iso = run.measure_isolation()
+        finally:
+            run.close()
         print(f"tapetrace: {_sandbox.describe(iso)}", file=sys.stderr)
-        print(f"tapetrace: {run.envelope.describe()}", file=sys.stderr)
-        if run.plan.refuse:  # the container cannot hold one exercise at a time: say so, grade nothing
-            res = {"error": run.plan.refuse, "message": render("MACHINE_TOO_SMALL", settings["lang"]),
-                   "envelope": _envelope.as_record(run.envelope), "isolation": iso}
-            print(f"tapetrace: {run.plan.refuse}", file=sys.stderr)
-        elif wanted != "minimal" and not _sandbox.level_at_least(iso, wanted):
-            res = {"error": f"student code would run with {iso.get('level')} isolation here, below the {wanted} "
-                            "level this autograder requires (`tapetrace build --require-isolation`)",
-                   "message": render("ISOLATION_TOO_LOW", settings["lang"], level=iso.get("level"), wanted=wanted),
-                   "isolation": iso}
-        else:
-            path = _without_outputs(submission)
+        print(f"tapetrace: {run.plan.refuse}", file=sys.stderr)
+        return _write(out, {"error": run.plan.refuse, "message": render("MACHINE_TOO_SMALL", settings["lang"]),
+                            "envelope": _envelope.as_record(run.envelope), "isolation": iso})
+    wanted = settings.get("require_isolation", "container")
+
+    def ready(notes: str) -> None:  # the autograder's log (instructors): the isolation obtained, the run's notes
+        print(f"tapetrace: {_sandbox.describe(dict(run.isolation))}", file=sys.stderr)
+        for note in notes.splitlines():
+            print(f"tapetrace: note: {note}", file=sys.stderr)
+
+    path = _without_outputs(submission)
+    rows: list[ResultRow] = []
+    try:
+        with _session.Interrupts() as interrupts:
             # the run ends before Gradescope's limit (otter then needs its share): what is not graded by
             # then is `ungraded` and shows as such, instead of a global timeout that shows nothing
-            deadline = float(settings.get("deadline") or OTTER_DEADLINE)
-            res = run.grade([path], only=list(settings["exercises"]), jobs=int(settings["jobs"]),
-                            deadline=started + deadline)[0]
+            outcome = _session.grade(
+                lambda: run, [path], exercises, interrupts=interrupts, jobs=int(settings["jobs"]),
+                on_result=rows.append, deadline=started + float(settings.get("deadline") or OTTER_DEADLINE),
+                require_isolation=None if wanted == "minimal" else wanted, on_ready=ready)
     finally:
-        run.close()
         if path != submission:
             os.unlink(path)
+    if outcome.interrupted:
+        return 143
+    refused = outcome.refused
+    if refused is not None:  # below the zip's require_isolation: the student is told it is not their code
+        iso = refused.isolation
+        return _write(out, {
+            "error": f"student code would run with {iso.get('level')} isolation here, below the {refused.wanted} "
+                     "level this autograder requires (`tapetrace build --require-isolation`)",
+            "message": render("ISOLATION_TOO_LOW", settings["lang"], level=iso.get("level"), wanted=refused.wanted),
+            "isolation": iso})
+    if outcome.error or not rows:
+        raise RuntimeError(f"the engine did not grade {submission}: {outcome.error or 'no row'}")
+    res = rows[0]
     res["submission"] = submission
-    res["engine_root"] = str(ROOT)
+    return _write(out, res)
+
+
+def _write(out: str, res: Mapping[str, object]) -> int:
+    """Writes the result the zip's test files read (atomically); 0."""
     tmp = f"{out}.tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(res, fh)

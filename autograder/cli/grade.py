@@ -39,28 +39,6 @@ def _parse_only(text: str | None) -> list[str] | None:
         raise ValueError(f"--only: {err}") from None
 
 
-def _check_output(path: str | None, flag: str) -> str | None:
-    """A reason why ``path`` cannot be written, or None; its folder is created when missing.
-
-    ``--json`` and ``--csv`` create their folder as ``--feedback`` (and ``tapetrace report --out``)
-    create theirs: before grading starts, so a folder that cannot be made is refused at once.
-    """
-    if not path:
-        return None
-    target = Path(path)
-    parent = target.parent if str(target.parent) else Path(".")
-    if target.is_dir():
-        return f"{flag} {path}: is a directory"
-    if not parent.is_dir():
-        try:
-            parent.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            return f"{flag} {path}: cannot create folder {parent}: {err.strerror or err}"
-    if not os.access(parent, os.W_OK):
-        return f"{flag} {path}: folder {parent} is not writable"
-    return None
-
-
 def _run_extra(args: argparse.Namespace, only: list[str]) -> dict[str, Any]:
     """The run's optional keyword arguments: layers not to try, and (a local run) the exercises its zygotes import."""
     extra: dict[str, Any] = {"sandbox_skip": [x for x in args.sandbox_skip.split(",") if x]} \
@@ -173,23 +151,9 @@ def _check_options(args: argparse.Namespace) -> str | None:
         _build_record.places()
     except _build_record.BuildRecordError as err:
         return str(err)
-    return _check_outputs(args)
-
-
-def _check_outputs(args: argparse.Namespace) -> str | None:
-    """Why a declared output's option (``--json``, ``--csv``, ``--feedback``...) cannot be written, or None."""
     from autograder.reports import outputs as _outputs
 
-    for o in _outputs.GRADE_OUTPUTS:
-        path = getattr(args, o.name, None) if o.flag else None
-        if not path:
-            continue
-        if o.folder and Path(path).exists() and not Path(path).is_dir():
-            return f"{o.flag} {path}: exists and is not a directory"
-        reason = None if o.folder else _check_output(path, o.flag)
-        if reason:
-            return reason
-    return None
+    return _outputs.check_outputs(args)  # each declared output's option (autograder/reports/outputs.py)
 
 
 def _make_run(args: argparse.Namespace) -> tuple[Any, str | None]:

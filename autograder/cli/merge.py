@@ -10,22 +10,21 @@ from autograder.scaleout import shard as _shard
 
 
 def run(args: argparse.Namespace) -> int:
-    """``tapetrace merge PART.json... --json OUT.json [--csv OUT.csv]``."""
-    from autograder.reports import report as _report
+    """``tapetrace merge PART.json... --json OUT.json [--csv OUT.csv]``: the whole run's outputs, receipt included
+    (the parts write none), written as ``grade`` writes its own (:data:`autograder.reports.outputs.GRADE_OUTPUTS`)."""
+    from autograder.reports import outputs as _outputs
 
+    reason = _outputs.check_outputs(args)
+    if reason:
+        print(f"tapetrace: {reason}", file=sys.stderr)
+        return 2
     try:
         results = _shard.merge(args.parts)
     except _shard.ShardError as err:
         print(f"tapetrace: {err}", file=sys.stderr)
         return 2
     try:
-        if results:
-            _report.write_json(results, args.json)
-            from autograder.reports import receipt as _receipt  # the whole run's receipt (the parts write none)
-
-            _receipt.write(_receipt.receipt(results), _receipt.sidecar(args.json))
-        if args.csv:
-            _report.write_csv(results, args.csv)
+        _outputs.write_results(_outputs.Written(results), _outputs.paths(args))
     except OSError as err:
         print(f"tapetrace: cannot write the results: {err}", file=sys.stderr)
         return 2

@@ -9,17 +9,28 @@ the new results stay the autograder's; the overrides are checked against them an
 are flagged (and still applied) in ``NEW.diff.json``'s ``overrides`` and the receipt. Their ``student`` is a
 roster ``student_id`` with ``--roster ROSTER.csv``, else the submission's path as OLD.json holds it (never a
 file or folder name alone). Exit status as ``grade``'s: 0, 2 (could not run, one line), 3 (some row the
-grader's, or an override not applied: a student without a submission, or with two; listed).
+grader's, or an override not applied: a student without a submission, or with two; listed), 130 (interrupted:
+nothing written).
+
+It grades as ``grade`` does, in one session (:func:`autograder.engine.session.grade_batch`): the same progress
+on stderr, Ctrl-C and SIGTERM stopping it cleanly, the isolation checked first (``--require-isolation``), the
+earlier rows merged by the run's :class:`autograder.engine.assembly.RowAssembly` (``resumed``); it writes
+NEW.json, its receipt and ``--csv`` through :data:`autograder.reports.outputs.GRADE_OUTPUTS`.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autograder.core.records import ResultRow
+
+if TYPE_CHECKING:
+    from autograder.engine.regrade import Plan
+    from autograder.engine.session import Interrupts, Outcome
 
 ROSTER_ALONE = "--roster names the students of --overrides; give --overrides FILE with it, or leave --roster out"
 
@@ -40,14 +51,12 @@ def run(args: argparse.Namespace) -> int:
     """``tapetrace regrade``: plan, grade the pairs that moved, merge, write results and diff."""
     import json
 
-    from autograder.cli.grade import _check_output
     from autograder.core import device as _device
     from autograder.core import status as _status
-    from autograder.engine import GradingRun
     from autograder.engine import regrade as _regrade
     from autograder.engine import resume as _resume
     from autograder.engine import session as _session
-    from autograder.reports import receipt as _receipt
+    from autograder.reports import outputs as _outputs
     from autograder.reports import regrade_render as _render
     from autograder.reports import report as _report
 
@@ -55,10 +64,9 @@ def run(args: argparse.Namespace) -> int:
         old_rows = _report.read_json(args.old)
     except (OSError, ValueError) as err:
         return _exit_error(f"cannot read {args.old}: {str(err).splitlines()[0]}")
-    for path, flag in ((args.json, "--json"), (args.csv, "--csv")):
-        reason = _check_output(path, flag)
-        if reason:
-            return _exit_error(reason)
+    reason = _outputs.check_outputs(args)  # --json, --csv: the declared outputs regrade has options for
+    if reason:
+        return _exit_error(reason)
     ovs, roster = None, None
     if getattr(args, "overrides", None):  # the instructor's files, checked before anything is graded
         from autograder.reports import gradebook as _gradebook
@@ -87,20 +95,19 @@ def run(args: argparse.Namespace) -> int:
               f"submission(s) to grade again, seed {the_plan.seed}", file=sys.stderr)
     new_rows: dict[str, ResultRow] = {}
     if the_plan.paths:
-        wanted = sorted({ex for v in the_plan.exercises_for.values() for ex in v})
-        # made for the exercises graded again: its zygotes import and warm what those need (as grade --only)
-        run_ = GradingRun(device=args.device, timeout=args.timeout, seed=the_plan.seed, lang=args.lang,
-                          public_only=args.public_only, exercises=wanted)
-        # the class's earlier results (and what this writes at the end) are kept from its students' workers
-        _session.keep_outputs(run_, (args.old, args.json, _receipt.sidecar(args.json), args.csv,
-                                     *diff_paths(args.json).values()), checkpoint=None)
-        try:
-            graded = run_.grade(the_plan.paths, only=wanted, jobs=run_.plan.jobs_for(args.jobs),
-                                exercises_for=the_plan.exercises_for)
-        finally:
-            run_.close()
-        for p, res in zip(the_plan.paths, graded):
-            new_rows[p] = _resume.merge(the_plan.old[p], res, the_plan.exercises)
+        with _session.Interrupts() as interrupts:
+            outcome = grade_again(args, the_plan, interrupts, new_rows)
+            if outcome.interrupted:
+                print(f"tapetrace regrade: interrupted: nothing written ({args.old} is as it was); run the same "
+                      "command again to regrade", file=sys.stderr)
+                if interrupts.main_thread and _session.threads_left():
+                    # every worker is killed; a grading thread still unwinding must not hold the exit (as grade)
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    os._exit(130)
+                return 130
+        if outcome.error:
+            return _exit_error(outcome.error)
     by_place = {_resume.same_place(p): row for p, row in new_rows.items()}
     results = [by_place.get(_resume.same_place(str(r["submission"])), r) for r in old_rows]
     d = _regrade.diff(the_plan, new_rows)
@@ -113,11 +120,8 @@ def run(args: argparse.Namespace) -> int:
         audit = _overrides.audit(rows, args.overrides)
         d["overrides"] = audit
     out = diff_paths(args.json)
-    try:
-        _report.write_json(results, args.json)
-        if args.csv:
-            _report.write_csv(results, args.csv)
-        _receipt.write(_receipt.receipt(results, overrides=audit), _receipt.sidecar(args.json))
+    try:  # NEW.json, its receipt (with the overrides' audit) and --csv: as grade writes them
+        _outputs.write_results(_outputs.Written(results, lang=args.lang, overrides=audit), _outputs.paths(args))
         _report.atomic_write(out["json"], json.dumps(d, indent=1) + "\n")
         _report.atomic_write(out["csv"], _render.diff_csv(d))
         _report.atomic_write(out["md"], _render.diff_markdown(d))
@@ -136,6 +140,53 @@ def run(args: argparse.Namespace) -> int:
                   f"{m['new_score']:g}/{m['max_score']:g} ({'; '.join(m['reasons'])})")
     unapplied = _overrides.not_applied(audit["rows"]) if audit else 0
     return _status.EXIT_NOT_ALL_GRADED if _status.count_graders(results) or unapplied else 0
+
+
+def grade_again(args: argparse.Namespace, the_plan: Plan, interrupts: Interrupts,
+                new_rows: dict[str, ResultRow]) -> Outcome:
+    """Grades the plan's pairs again in one session, as ``grade`` grades (its progress, Ctrl-C, isolation check).
+
+    The run is made for the exercises graded again (its zygotes import what those need, as ``grade --only``); each
+    submission's earlier row is the ``resumed`` row its new exercises are merged into, so the progress and
+    ``new_rows`` see the merged row; the class's earlier results and what this command writes are kept from the
+    students' workers.
+
+    Args:
+        args: ``regrade``'s options.
+        the_plan: what to grade again (:func:`autograder.engine.regrade.plan`).
+        interrupts: the entered :class:`autograder.engine.session.Interrupts`.
+        new_rows: filled with each graded submission's merged row, by its path in the plan.
+
+    Returns:
+        The session's :class:`autograder.engine.session.Outcome`.
+    """
+    from autograder.engine import resume as _resume
+    from autograder.engine import session as _session
+    from autograder.engine.run import GradingRun
+    from autograder.reports import outputs as _outputs
+    from autograder.reports import progress as _progress
+
+    paths = list(the_plan.paths)
+    wanted = sorted({ex for v in the_plan.exercises_for.values() for ex in v})
+    earlier = _resume.Plan(before=[], paths=paths, exercises_for=dict(the_plan.exercises_for),
+                           partial={p: the_plan.old[p] for p in paths}, seed=the_plan.seed)
+    path_of = {str(the_plan.old[p]["submission"]): p for p in paths}  # a merged row keeps the earlier spelling
+
+    def add(row: ResultRow) -> None:
+        new_rows[path_of.get(str(row["submission"]), str(row["submission"]))] = row
+
+    progress = _progress.Progress(len(paths), tasks_per_item=len(wanted),
+                                  enabled=not args.quiet and (len(paths) > 1 or sys.stderr.isatty()))
+    kept = (args.old, *_outputs.hidden(args), *diff_paths(args.json).values())
+    return _session.grade_batch(
+        GradingRun, paths, the_plan.exercises, interrupts=interrupts, add=add, progress=progress, resumed=earlier,
+        jobs=args.jobs, require_isolation=args.require_isolation, on_note=None if args.quiet else _note,
+        outputs=kept, checkpoint=None, device=args.device, timeout=args.timeout, seed=the_plan.seed,
+        lang=args.lang, public_only=args.public_only, exercises=wanted)
+
+
+def _note(note: str) -> None:
+    print(f"tapetrace: note: {note}", file=sys.stderr)
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -158,6 +209,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     g.add_argument("--jobs", type=int, default=None, metavar="N", help="exercises graded at once (default: as grade)")
     g.add_argument("--public-only", action="store_true")
     g.add_argument("--lang", default="en", choices=["en", "es"])
-    g.add_argument("--quiet", action="store_true")
+    g.add_argument("--require-isolation", choices=["full", "container"], default=None,
+                   help="as grade's: refuse to regrade (exit 2) unless student code gets at least this isolation")
+    g.add_argument("--quiet", action="store_true", help="no progress, no summary")
     g.set_defaults(func=run)
     return g

@@ -3,7 +3,8 @@ again, when a submission's row is finished, and a ``--resume``'s earlier row mer
 
 The local run (:meth:`autograder.engine.run.GradingRun.grade`), the Dask client
 (:meth:`autograder.scaleout.cluster.ClusterRun.grade`) and the pytest entry (``autograder/pytest_plugin.py``)
-each make one :class:`RowAssembly` and only schedule: threads, Dask futures, pytest items. The rules
+each make one :class:`RowAssembly` and only schedule: threads, Dask futures, pytest items (``tapetrace regrade``,
+its earlier rows as ``resumed``, and the otter zip grade through the local run). The rules
 (docs/grading-contract.md, "Assembling a submission's row"):
 
 - a submission grades the run's exercises (``--only``), narrowed by ``exercises_for`` (``--resume``);

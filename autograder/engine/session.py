@@ -5,8 +5,10 @@ the isolation the instructor requires (:func:`check_isolation`), grades, and clo
 Ctrl-C (or SIGTERM, which :class:`Interrupts` turns into Ctrl-C) cancels the run, kills its workers and
 returns with ``interrupted`` set, a second one is ignored while what was graded is written. The caller
 gets the rows through its callbacks (the reports' checkpoint and progress) and writes the outputs; this
-module prints nothing. :func:`grade_batch` is the wiring ``tapetrace grade`` uses: a ``--resume`` plan's
-merging, the checkpoint and the progress display (made by the CLI: the reports sit above the engine).
+module prints nothing. :func:`grade_batch` is the wiring ``tapetrace grade`` and ``tapetrace regrade`` use: a
+``--resume`` plan's merging (a regrade's earlier rows are one), the checkpoint and the progress display (made by
+the CLI: the reports sit above the engine). The otter zip's run (``autograder/builders/otter_grade.py``) goes
+through :func:`grade` too.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from autograder.core import device as _device
-from autograder.core.records import ResultRow
+from autograder.core.records import IsolationRecord, ResultRow
 from autograder.engine import chip as _chip
 from autograder.engine import reading as _reading
 from autograder.engine import resume as _resume
@@ -56,11 +58,23 @@ class Backend(Protocol):
 
 
 class IsolationRefused(Exception):
-    """The machine cannot isolate student code at the level ``--require-isolation`` asks for."""
+    """The machine cannot isolate student code at the level ``--require-isolation`` asks for.
+
+    Attributes:
+        isolation: what a student's worker obtains here (its isolation record).
+        wanted: the level asked for.
+    """
+
+    def __init__(self, message: str, isolation: IsolationRecord | dict[str, Any] | None = None,
+                 wanted: str = "") -> None:
+        super().__init__(message)
+        self.isolation: dict[str, Any] = dict(isolation or {})
+        self.wanted = wanted
 
 
 def check_isolation(run: Backend, wanted: str | None) -> str:
-    """Measures what a student's worker obtains here; refuses below the required level.
+    """Measures what a student's worker obtains here; refuses below the required level. The one isolation check of
+    every driver that can measure beforehand: ``grade``, ``regrade`` (through :func:`grade`) and the otter zip.
 
     Args:
         run: the grading run (a cluster's has no ``measure_isolation``: its workers record the level they
@@ -71,7 +85,7 @@ def check_isolation(run: Backend, wanted: str | None) -> str:
         A note for the instructor when student code gets less than full isolation, else ``""``.
 
     Raises:
-        IsolationRefused: below ``wanted`` (nothing is graded).
+        IsolationRefused: below ``wanted`` (nothing is graded); it carries the record measured and ``wanted``.
     """
     from autograder.sandbox import isolate as _sandbox
 
@@ -81,7 +95,7 @@ def check_isolation(run: Backend, wanted: str | None) -> str:
     iso = measure()
     if wanted and not _sandbox.level_at_least(iso, wanted):
         raise IsolationRefused(f"--require-isolation {wanted}: student code would run with {_sandbox.describe(iso)}"
-                               + (f" ({iso['error']})" if iso.get("error") else ""))
+                               + (f" ({iso['error']})" if iso.get("error") else ""), isolation=iso, wanted=wanted)
     if iso.get("level") != "full":
         return f"{_sandbox.describe(iso)}; see README, \"Sandbox\""
     return ""
@@ -120,10 +134,11 @@ def _raise_interrupt(_signum: int, _frame: Any) -> None:
 class Outcome:
     """How a session ended: ``interrupted`` (Ctrl-C), or ``error`` (the run could not start or go on: a
     device, the isolation, submissions that cannot be hidden from each other, the cluster; nothing more was
-    graded)."""
+    graded); ``refused``: the isolation's refusal itself (its record, the level asked), where that was the error."""
 
     interrupted: bool = False
     error: str = ""
+    refused: IsolationRefused | None = None
 
 
 def grade(make_run: Callable[[], Backend], paths: list[str], only: list[str], *, interrupts: Interrupts,
@@ -164,6 +179,7 @@ def grade(make_run: Callable[[], Backend], paths: list[str], only: list[str], *,
     outcome = Outcome()
     run = None
     end_note = ""
+    stopping: tuple[type[Exception], ...] = (_device.DeviceError, HideRefused, *errors)  # the run cannot go on
     try:
         try:
             run = make_run()
@@ -178,7 +194,9 @@ def grade(make_run: Callable[[], Backend], paths: list[str], only: list[str], *,
             run.grade(paths, only=only, jobs=jobs, on_result=on_result, on_task=on_task,
                       exercises_for=exercises_for, **extra)
             end_note = _chip.cost_note(getattr(run, "chip", None), len(paths))
-        except (_device.DeviceError, IsolationRefused, HideRefused, *errors) as err:
+        except IsolationRefused as err:
+            outcome.error, outcome.refused = str(err), err
+        except stopping as err:
             outcome.error = str(err)
         finally:
             if on_done is not None:

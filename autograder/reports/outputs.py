@@ -3,8 +3,10 @@
 Each :class:`Output` says what ``grade`` writes: its option (``--json``, or the path of another output it sits
 beside: the receipt, ``OUT.receipt.json``), its writer, and whether student workers must not read it (the
 default: a new output is classmates' data until declared otherwise). The CLI reads this one list for its
-options and their checks (:func:`add_flags`, :func:`paths`), for what every student worker must not see
-(:func:`hidden`: plain paths, handed to the engine's session) and for its final write (:func:`write_outputs`).
+options and their checks (:func:`add_flags`, :func:`paths`, :func:`check_outputs`), for what every student
+worker must not see (:func:`hidden`: plain paths, handed to the engine's session) and for its final write
+(:func:`write_outputs`). Every command that writes grading results writes them here: ``grade``
+(:func:`write_outputs`), ``regrade`` and ``merge`` (:func:`write_results`), each with the options it has.
 
 ``--json`` is written through the run's :class:`autograder.reports.report.Checkpoint` (whose writer is a
 shard's part writer under ``--shard``; only a whole run's JSON gets its receipt). While the run goes, the
@@ -14,13 +16,18 @@ checkpoint rewrites the JSON; this is the final write, also after Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from autograder.core.records import ResultRow
 from autograder.reports import feedback as _feedback
 from autograder.reports import receipt as _receipt
 from autograder.reports import report as _report
+
+JsonWriter = Callable[[list[ResultRow], str], None]
 
 
 @dataclass(frozen=True)
@@ -28,16 +35,20 @@ class Written:
     """What every output's writer is given at the run's end.
 
     Attributes:
-        checkpoint: the run's checkpoint (its JSON writer; whether an empty part is written).
         results: every row, in order (earlier ``--resume`` rows, then this run's).
+        json_writer: writes the rows as ``--json`` (a shard's part writer under ``--shard``: no receipt then).
+        write_empty: whether the JSON is written without rows (a shard's empty part).
         lang: the feedback's language.
         feedback_format: ``md``, ``html`` or ``both``.
+        overrides: the manual overrides' audit the receipt lists (``regrade --overrides``), or None.
     """
 
-    checkpoint: _report.Checkpoint
     results: list[ResultRow]
+    json_writer: JsonWriter = _report.write_json
+    write_empty: bool = False
     lang: str = "en"
     feedback_format: str = "md"
+    overrides: dict[str, Any] | None = None
 
 
 Writer = Callable[[Written, str], None]
@@ -69,14 +80,14 @@ class Output:
 
 
 def _write_json(w: Written, path: str) -> None:
-    if w.results or w.checkpoint.write_empty:
-        w.checkpoint.writer(w.results, path)
+    if w.results or w.write_empty:
+        w.json_writer(w.results, path)
 
 
 def _write_receipt(w: Written, path: str) -> None:
     # a whole run's (a shard's part: merge writes the receipt of the whole)
-    if (w.results or w.checkpoint.write_empty) and w.checkpoint.writer is _report.write_json:
-        _receipt.write(_receipt.receipt(w.results), path)
+    if (w.results or w.write_empty) and w.json_writer is _report.write_json:
+        _receipt.write(_receipt.receipt(w.results, overrides=w.overrides), path)
 
 
 def _write_csv(w: Written, path: str) -> None:
@@ -123,6 +134,72 @@ def hidden(args: argparse.Namespace) -> tuple[str | None, ...]:
     return tuple(where[o.name] for o in GRADE_OUTPUTS if o.hidden_from_students)
 
 
+def check_output(path: str | None, flag: str) -> str | None:
+    """Why one output file cannot be written, or None; its folder is created when missing.
+
+    Every output option creates its folder as ``--feedback`` (and ``tapetrace report --out``) create theirs:
+    before grading starts, so a folder that cannot be made is refused at once.
+
+    Args:
+        path: the file (None or empty: not asked for).
+        flag: its option, named in the reason (``--json``).
+
+    Returns:
+        The one-line reason (``--json out/r.json: is a directory``), or None.
+    """
+    if not path:
+        return None
+    target = Path(path)
+    parent = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        return f"{flag} {path}: is a directory"
+    if not parent.is_dir():
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            return f"{flag} {path}: cannot create folder {parent}: {err.strerror or err}"
+    if not os.access(parent, os.W_OK):
+        return f"{flag} {path}: folder {parent} is not writable"
+    return None
+
+
+def check_outputs(args: argparse.Namespace) -> str | None:
+    """Why a declared output's option (``--json``, ``--csv``, ``--feedback``...) cannot be written, or None.
+
+    Args:
+        args: the command's options (an output it has no option for is not asked for).
+
+    Returns:
+        The first one-line reason, or None.
+    """
+    for o in GRADE_OUTPUTS:
+        path = getattr(args, o.name, None) if o.flag is not None else None
+        if o.flag is None or not path:
+            continue
+        if o.folder and Path(path).exists() and not Path(path).is_dir():
+            return f"{o.flag} {path}: exists and is not a directory"
+        reason = None if o.folder else check_output(path, o.flag)
+        if reason:
+            return reason
+    return None
+
+
+def write_results(written: Written, where: dict[str, str | None]) -> None:
+    """Writes the declared outputs of some rows, in their declared order (``regrade``, ``merge``).
+
+    Args:
+        written: the rows and what the writers need (:class:`Written`).
+        where: per output's name, its path (:func:`paths`; None or absent: not written).
+
+    Raises:
+        OSError: an output cannot be written.
+    """
+    for o in GRADE_OUTPUTS:
+        path = where.get(o.name)
+        if path:
+            o.writer(written, path)
+
+
 def write_outputs(checkpoint: _report.Checkpoint, where: dict[str, str | None], *, lang: str = "en",
                   feedback_format: str = "md") -> list[ResultRow]:
     """Writes a run's declared outputs from its checkpoint, in their declared order.
@@ -140,9 +217,6 @@ def write_outputs(checkpoint: _report.Checkpoint, where: dict[str, str | None], 
         OSError: an output cannot be written.
     """
     checkpoint.close()
-    written = Written(checkpoint, checkpoint.results(), lang, feedback_format)
-    for o in GRADE_OUTPUTS:
-        path = where.get(o.name)
-        if path:
-            o.writer(written, path)
+    written = Written(checkpoint.results(), checkpoint.writer, checkpoint.write_empty, lang, feedback_format)
+    write_results(written, where)
     return written.results

@@ -1,8 +1,8 @@
-"""A check may only draw what the stub's words promise (issue 37; CURRICULUM.md, ex13's meshes).
+"""A check may only draw what the stub's words promise (issue 37; docs/curriculum.md, ex13's meshes).
 
 Every family of inputs a hidden check draws from (autograder.probing.promises.FAMILIES: optimizers that
 need the params, torch optimizers other than SGD, gradients already present, class counts, model
-kinds, mesh kinds) is named in that exercise's stub text, in English and in Spanish.
+kinds, mesh kinds, output widths) is named in that exercise's stub text, in English and in Spanish.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ def test_expected_draws_are_detected() -> None:
     assert "optax_needing_params" in names["ex05"] and "optax_needing_params" in names["ex07"]
     assert {"torch_optimizers", "gradients_present"} <= names["ex02"] & names["ex11"]
     assert "model_kinds" in names["ex10"] and "class_counts" in names["ex03"] & names["ex07"]
+    assert "output_widths" in names["ex04"]  # bce_loss/accuracy on several outputs: the first logit (issue 67)
 
 
 def test_a_draw_the_text_does_not_name_fails() -> None:

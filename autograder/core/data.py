@@ -1,7 +1,7 @@
 """The seeds' datasets, cached as one small .npz so no worker imports sklearn.
 
 make_moons(n_samples=500, noise=0.25, random_state=42) and load_digits()/16,
-each split 80/20 with ``np.random.RandomState(42).permutation`` (CURRICULUM.md).
+each split 80/20 with ``np.random.RandomState(42).permutation`` (docs/curriculum.md).
 ``tapetrace-data`` regenerates the file from scikit-learn (a dev dependency);
 a test checks the committed file against it.
 """

@@ -2,7 +2,8 @@
 
 Here tapetrace checks *how* the JAX code is written, not only its values:
 the forward must survive jit/grad/vmap and leave its inputs alone, the loss
-must be stable and differentiable at huge logits, and the initialiser is
+must be stable and differentiable at huge logits, the loss and the accuracy
+read the first logit of a model with several outputs, and the initialiser is
 judged by statistics (valid inits differ in bits), with each statistical
 band's false-fail probability stated next to it.
 """
@@ -10,6 +11,8 @@ band's false-fail probability stated next to it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -86,20 +89,76 @@ def forward_is_pure(ctx: Ctx) -> None:
 
 
 # ----------------------------------------------------------------------------- loss, accuracy
+def several_outputs(ctx: Ctx, n_hidden: int) -> list[int]:
+    """Layer widths whose output layer has several outputs (the run's shared widths, the output 2..11 wide).
+
+    `bce_loss` and `accuracy` read the first logit only (the stub's `[:, 0]`): on one output, code that takes
+    every column (`jnp.squeeze(logits)`, `reshape(-1)`) gives the same numbers, so these checks draw several.
+    """
+    return shared_dims(ctx, n_hidden=n_hidden)  # widths from 2..11: never one output
+
+
+def first_output(p: dict[str, list[np.ndarray]]) -> dict[str, list[np.ndarray]]:
+    """The same params cut to the first output (the last layer's first column): the same first logit."""
+    return {"W": [*p["W"][:-1], np.ascontiguousarray(p["W"][-1][:, :1])], "b": [*p["b"][:-1], p["b"][-1][:1].copy()]}
+
+
+def first_logit_only(ctx: Ctx, probe: str, call: str, case: dict[str, Any], detail: str,
+                     differs: Callable[[Any, Any], str | None], **options: Any) -> None:
+    """Fails with `EX04_FIRST_LOGIT` when the student's function, wrong on a model with several outputs, is right on
+    the same model cut to its first output (whose logit is the same): it reads more than the first logit.
+
+    Args:
+        ctx: the check's context.
+        probe: the probe that ran the wide case.
+        call: the call, as messages show it.
+        case: the wide case's inputs (``params``, ``x``, ``y``).
+        detail: what went wrong on the wide case (the error raised, or the comparison's sentence).
+        differs: the check's own comparison of a student's and the reference's results (None: they match).
+        **options: the probe's other arguments.
+    """
+    narrow = {**case, "params": first_output(case["params"])}
+    try:
+        got, want = ctx.both(probe, call=call, **options, **narrow)
+    except StudentProblem:
+        return  # wrong on one output too: the wide case's own failure says more
+    if differs(got, want) is None:
+        raise Fail("EX04_FIRST_LOGIT", call=call, outputs=int(case["params"]["W"][-1].shape[1]), detail=detail) from None
+
+
+def _call_error(err: StudentProblem) -> str | None:
+    """The error a student's call raised (None for any other problem: a wrong type, a trace error, a timeout)."""
+    return str(err.fields.get("error", "")) if err.key == "CALL_EXCEPTION" else None
+
+
 @suite.check(points=1)
 def bce_loss_stable(ctx: Ctx) -> None:
-    """`bce_loss` and its gradient match the reference with logits of size 1e3..1e4."""
-    d = shared_dims(ctx, n_hidden=int(ctx.rng.integers(1, 3)), d_out=1)
+    """`bce_loss` and its gradient match the reference with logits of size 1e3..1e4, on a model with several
+    outputs (the loss reads the first logit only)."""
+    d = several_outputs(ctx, n_hidden=int(ctx.rng.integers(1, 3)))
     n = shared_batch(ctx)
     p = params(ctx.rng, d)
     x = inputs(ctx.rng, n, d[0])
     y = labels(ctx.rng, n)
     y[:2] = [0.0, 1.0]  # both classes present
-    p = scale_logits(p, x, float(ctx.rng.uniform(2e3, 1e4)))  # largest |logit| in 2e3..1e4
-    got, want = ctx.both("bce", call="bce_loss(params, x, y)", with_grad=True, params=p, x=x, y=y)
+    p = scale_logits(p, x, float(ctx.rng.uniform(2e3, 1e4)))  # largest first |logit| in 2e3..1e4
+    call = "bce_loss(params, x, y)"
+    case = {"params": p, "x": x, "y": y}
+
+    def differs(got: dict[str, Any], want: dict[str, Any]) -> str | None:
+        return _close(ctx, got["loss"], want["loss"], "forward") or _close(ctx, got["grad"], want["grad"], "step")
+
+    try:
+        got, want = ctx.both("bce", call=call, with_grad=True, **case)
+    except StudentProblem as err:
+        error = _call_error(err)
+        if error is not None:
+            first_logit_only(ctx, "bce", call, case, error, differs, with_grad=True)
+        raise
     detail = _close(ctx, got["loss"], want["loss"], "forward")
     if detail:
-        raise Fail("EX04_BCE_UNSTABLE", call="bce_loss(params, x, y)", detail=detail)
+        first_logit_only(ctx, "bce", call, case, detail, differs, with_grad=True)
+        raise Fail("EX04_BCE_UNSTABLE", call=call, detail=detail)
     detail = _close(ctx, got["grad"], want["grad"], "step")
     if detail:
         raise Fail("EX04_BCE_GRAD", detail=detail)
@@ -107,8 +166,9 @@ def bce_loss_stable(ctx: Ctx) -> None:
 
 @suite.check(points=1)
 def accuracy_matches(ctx: Ctx) -> None:
-    """`accuracy` is a Python float: the fraction of rows with (logit >= 0) == (y == 1), ties included."""
-    d = shared_dims(ctx, n_hidden=int(ctx.rng.integers(1, 3)), d_out=1)
+    """`accuracy` is a Python float: the fraction of rows with (logit >= 0) == (y == 1), ties included, on a model
+    with several outputs (the first logit only)."""
+    d = several_outputs(ctx, n_hidden=int(ctx.rng.integers(1, 3)))
     n = shared_batch(ctx)
     p = params(ctx.rng, d, bias=0.0)  # zero biases: a zero input row gives a logit of exactly 0
     x = inputs(ctx.rng, n, d[0], scale=1.0)
@@ -116,8 +176,23 @@ def accuracy_matches(ctx: Ctx) -> None:
     ties = ctx.rng.choice(n, size=6, replace=False)
     x[ties] = 0.0
     y[ties] = 1.0  # logit 0 counts as class 1
-    got, want = ctx.both("accuracy", call="accuracy(params, x, y)", params=p, x=x, y=y)
-    ctx.assert_close(got, want, kind="exact", what="accuracy(params, x, y)", framework="jax")
+    call = "accuracy(params, x, y)"
+    case = {"params": p, "x": x, "y": y}
+
+    def differs(got: float, want: float) -> str | None:
+        return _close(ctx, got, want, "exact")
+
+    try:
+        got, want = ctx.both("accuracy", call=call, **case)
+    except StudentProblem as err:
+        error = _call_error(err)
+        if error is not None:
+            first_logit_only(ctx, "accuracy", call, case, error, differs)
+        raise
+    detail = differs(got, want)
+    if detail:
+        first_logit_only(ctx, "accuracy", call, case, detail, differs)
+    ctx.assert_close(got, want, kind="exact", what=call, framework="jax")
 
 
 # ----------------------------------------------------------------------------- init_params

@@ -1,6 +1,6 @@
 """What a hidden check may draw: each family of inputs it draws from, and the words that promise it.
 
-A check may only draw what the stub's words promise (CURRICULUM.md, ex13's meshes): where a hidden
+A check may only draw what the stub's words promise (docs/curriculum.md, ex13's meshes): where a hidden
 check calls the student's code with optimizers that need the params, meshes with Auto axes, models
 that are not an ``nn.Sequential`` or gradients already on the parameters, the stub says so, in every
 language the stub is shown in. Each :class:`Family` names the identifiers whose use in a hidden suite
@@ -56,6 +56,9 @@ FAMILIES: tuple[Family, ...] = (
     Family("mesh_kinds", "meshes with Auto axes and with Explicit axes",
            ("AUTO_MESH",),
            {"en": (r"\bAuto\b", r"\bExplicit\b"), "es": (r"\bAuto\b", r"\bExplicit\b")}),
+    Family("output_widths", "models with several outputs, of which the loss and accuracy read the first logit ([:, 0])",
+           ("several_outputs",),
+           {"en": (r"first logit", r"\[:, 0\]"), "es": (r"primer logit", r"\[:, 0\]")}),
 )
 
 

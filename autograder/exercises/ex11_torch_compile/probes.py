@@ -76,6 +76,7 @@ _sin = torch.sin
 _cos = torch.cos
 _SGD = torch.optim.SGD
 _Adam = torch.optim.Adam
+_vars = vars
 
 
 def _tensor(a: np.ndarray, grad: bool = False) -> torch.Tensor:
@@ -236,11 +237,22 @@ def _mlp(params: list[np.ndarray], norm: bool = False) -> nn.Module:
     return model.to(DEVICE["torch"])
 
 
+def _compiled_in_place(model: nn.Module) -> bool:
+    """Whether ``model.compile(...)`` (``nn.Module.compile``, in place) was called on ``model``: it then holds its
+    compiled ``_call_impl``. Only a message is chosen by it (why no graph was captured), never a verdict."""
+    try:
+        return _vars(model).get("_compiled_call_impl") is not None
+    except Exception:  # noqa: BLE001 - a model whose attributes were replaced: no such fact
+        return False
+
+
 def probe_any_batch(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], backend: str) -> dict[str, Any]:
-    """The compiled model on each batch: its outputs, and the graphs captured after each call."""
+    """The compiled model on each batch: its outputs, the graphs captured after each call, and whether the student
+    compiled the model in place (``model.compile(...)``)."""
     model = _mlp(params)
     _fresh()
     compiled = get(mod, "compile_for_any_batch")(model, backend)
+    in_place = _compiled_in_place(model)
     if not callable(compiled):
         raise ProbeFail("WRONG_TYPE", call="compile_for_any_batch(model, backend)", got=type_name(compiled),
                         expected=label("ex11.value.compiled_model"))
@@ -252,7 +264,7 @@ def probe_any_batch(mod: Any, params: list[np.ndarray], xs: list[np.ndarray], ba
             raise ProbeFail("WRONG_TYPE", call=call, got=type_name(out), expected=instance_of("torch.Tensor"))
         outs.append(torch_to_np(out, call))
         graphs.append(_graphs())
-    return {"outs": outs, "graphs": graphs}
+    return {"outs": outs, "graphs": graphs, "module_compile": in_place}
 
 
 # ----------------------------------------------------------------------------- compiled_train_step

@@ -1,4 +1,4 @@
-# VALID: on a different number of layers, any ValueError giving both counts is right (CURRICULUM.md), without a
+# VALID: on a different number of layers, any ValueError giving both counts is right (docs/curriculum.md), without a
 #   layer index
 # (expected: full marks; was a case of tests/test_ex07_ex10_variants.py)
 """Exercise 10 — the same model in both frameworks.

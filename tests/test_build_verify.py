@@ -14,7 +14,8 @@ from autograder.builders import build as build_module
 from autograder.builders import notebook as _notebook
 from autograder.builders import verify as _verify
 from autograder.cli import build as cli_build
-from autograder.core.paths import ROOT, SOLUTIONS, private_dirs
+from autograder.core.build_record import private_dirs
+from autograder.core.paths import ROOT, SOLUTIONS
 from autograder.hidden import load_suite
 from autograder.submissions import loader as _loader
 

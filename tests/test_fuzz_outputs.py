@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from autograder.core import text
-from autograder.reports.feedback import feedback_names, safe_stem, write_feedback
+from autograder.reports.feedback import feedback_names, md_code_span, safe_stem, write_feedback
 from autograder.reports.gradebook import student_key
 
 VALUES = st.one_of(ANY_TEXT, st.binary(max_size=32), st.integers(), st.floats(), st.none(), st.booleans())
@@ -83,6 +83,29 @@ def test_markdown_shows_the_text_as_written(value: object) -> None:
     out = text.markdown(value)
     assert "\n" not in out and not _active(out)
     assert _unescape_markdown(out) == text.clean(value)  # readable: only the escapes were added
+
+
+@budget(150)
+@given(VALUES, st.booleans())
+def test_a_markdown_code_span_shows_the_text_as_written(value: object, cell: bool) -> None:
+    """Issue 67: Markdown feedback marks code one way, a code span, never a ``<code>`` tag; any text (backticks,
+    pipes, tags, spaces at its ends) is one code span showing it exactly, in a paragraph and in a table cell."""
+    import pytest
+
+    markdown_it = pytest.importorskip("markdown_it")
+    span = md_code_span(value, cell)
+    shown = text.clean(value, 0)
+    assert "\n" not in span and not _active(span)
+    if not shown:
+        assert span == ""
+        return
+    md = f"| a |\n|---|\n| {span} |\n" if cell else f"x {span} y\n"
+    page = markdown_it.MarkdownIt("commonmark").enable("table").render(md)
+    codes = re.findall(r"<code>(.*?)</code>", page, re.S)
+    assert len(codes) == 1 and html.unescape(codes[0]) == shown, (span, page)
+    outside = re.sub(r"<code>.*?</code>", "", page, flags=re.S)
+    assert set(re.findall(r"<([a-z0-9]+)", outside)) <= ({"table", "thead", "tbody", "tr", "th", "td"} if cell
+                                                         else {"p"}), page  # nothing leaks out as markup
 
 
 @budget(150)

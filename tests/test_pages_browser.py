@@ -121,3 +121,80 @@ def test_the_page_reads_at_the_width(pages, kind, width, tmp_path):
     if kind == "feedback":  # the student's messages: whole on the screen, nothing to scroll to
         assert seen["msgs"] and all(0 <= left and right <= seen["width"] and not inner
                                     for left, right, inner in seen["msgs"]), seen["msgs"]
+
+
+# ------------------------------------------------------------------------- issue 67, defects 7 and 9 (tests/cdp.py)
+MEASURE = """(() => {
+  const lines = el => { const r = document.createRange(); r.selectNodeContents(el);
+    return new Set([...r.getClientRects()].filter(b => b.width > 0).map(b => Math.round(b.bottom))).size; };
+  const shown = sel => [...document.querySelectorAll(sel)].filter(el => el.getClientRects().length);
+  return {width: innerWidth, doc: document.documentElement.scrollWidth,
+    scrolled: shown('#tests .wide').map(box => box.scrollWidth - box.clientWidth),
+    names: shown('#tests td:nth-child(-n+2)').map(el => [el.textContent, lines(el)]),
+    msgs: shown('#tests td.msg, #mistakes td.msg').map(el => {
+      const b = el.getBoundingClientRect(); return [Math.round(b.left), Math.round(b.right), el.textContent.length]; })};
+})()"""
+NAME_WORD = 32  # a test or exercise name up to this long stays on one line (a longer one wraps between its parts)
+CHECK_NAMES = ("forward_matches_reference", "parameter_shapes_in_order", "train_step_matches_reference",
+               "bce_loss_matches_reference", "per_example_grads_match_reference", "param_tree_names_and_shapes",
+               "clip_and_average_matches_reference", "nth_derivative_matches_reference", "coin_net_branch_agreement",
+               "torch_per_example_grads_match_reference", "graph_of_an_expression", "step_matches_reference")
+
+
+@pytest.fixture(scope="module")
+def realistic(tmp_path_factory) -> dict[str, Path]:
+    """A report with the exercises' and checks' own names and whole-length messages; the feedback page of a
+    student who lost points only in ex05 and ex09 of thirteen exercises."""
+    from test_newcomer_semester import LONG_MESSAGE, _lost_in_ex05
+    from test_report import fake_results
+
+    from autograder.core.paths import EXERCISES
+    from autograder.reports.feedback import write_feedback
+    from autograder.reports.summary import build_report
+
+    tmp = tmp_path_factory.mktemp("realistic")
+    checks = {ex: [(name, 1.0, k % 2 == 1) for k, name in enumerate(CHECK_NAMES[i % 3::3])]
+              for i, ex in enumerate(EXERCISES)}
+    results = fake_results(20, seed=6, exercises=checks)
+    for r in results:
+        for e in r["exercises"].values():
+            for t in e["tests"]:
+                if not t["passed"] and t["code"] == "MISMATCH":
+                    t["message"] = LONG_MESSAGE
+    (page,) = write_feedback([_lost_in_ex05()], str(tmp / "fb"), fmt="html")
+    return {"report": build_report(results, tmp / "report"), "feedback": page}
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    from cdp import Chromium
+
+    with Chromium(CHROMIUM, tmp_path_factory.mktemp("cdp") / "profile") as chromium:
+        yield chromium
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_the_reports_test_names_stay_whole_and_its_messages_on_the_screen(realistic, browser, width):
+    """Issue 67, defect 9: at 1280 px the tests table squeezed ``forward_matches_reference`` to three lines; at 390 px
+    its message column lay off the screen, in a box to scroll sideways. Now a name stays on one line at both widths
+    and every message (whole) is on the screen."""
+    page = browser.page()
+    page.size(*WIDTHS[width])
+    page.goto(realistic["report"].as_uri())
+    seen = page.eval(MEASURE)
+    assert seen["doc"] <= seen["width"], seen["doc"]
+    assert seen["scrolled"] and max(seen["scrolled"]) <= 0, f"the tests table scrolls in its box: {seen['scrolled']}"
+    squeezed = [(name, n) for name, n in seen["names"] if len(name) <= NAME_WORD and n > 1]
+    assert seen["names"] and not squeezed, squeezed[:10]
+    off = [m for m in seen["msgs"] if m[0] < 0 or m[1] > seen["width"]]
+    assert seen["msgs"] and not off, f"messages off a {seen['width']} px screen: {off[:5]}"
+
+
+def test_a_feedback_page_shows_what_lost_points_on_a_phones_first_screen(realistic, browser):
+    """Issue 67, defect 7: on a phone, ex05's lost points were 3,000 px down the page."""
+    page = browser.page()
+    page.size(*WIDTHS["phone"])
+    page.goto(realistic["feedback"].as_uri())
+    bottom = page.eval("(() => { const a = document.querySelector('a[href=\"#ex05_jit_train_step\"]');"
+                       " return a && a.getBoundingClientRect().bottom; })()")
+    assert bottom is not None and 0 < bottom <= WIDTHS["phone"][1], bottom  # on the first screen

@@ -189,17 +189,23 @@ def test_report_escapes_submission_text(tmp_path):
 
 
 def test_markdown_feedback_quotes_a_students_code_line_as_text():
-    """The line of the student's code a message quotes sits in a ``<code>`` element, whose text Markdown still
-    parses: a ``[click](https://...)`` there was a live link, ``*b*`` emphasis; a bare URL beside it is no link."""
+    """The line of the student's code a message quotes is a code span (backticks, issue 67: never a ``<code>`` tag,
+    whose text Markdown still parses): a ``[click](https://...)`` there is no link, ``*b*`` no emphasis, ``|`` no
+    cell break; a bare URL beside it is no link."""
+    markdown_it = pytest.importorskip("markdown_it")
     res = fake_results(1, seed=3)[0]
     test = res["exercises"]["ex01_torch_mlp"]["tests"][0]
+    code = 'raise X("[click](https://evil.example) *b* | c")'
     test.update(passed=False, score=0.0, code="CALL_EXCEPTION",
-                message='`MLP.forward` raised RuntimeError: see https://evil.example/x at line 3 of your code: '
-                        '`raise X("[click](https://evil.example) *b* | c")`')
+                message=f"`MLP.forward` raised RuntimeError: see https://evil.example/x at line 3 of your code: `{code}`")
     md = _feedback.feedback_markdown(res)
-    line = next(ln for ln in md.splitlines() if "raised RuntimeError" in ln)
-    assert "[click](" not in line and "*b*" not in line and "https://" not in line, line
-    assert '<code>raise X("[click\\](https\\://evil.example) \\*b\\* \\| c")</code>' in line, line
+    line = next(ln for ln in md.splitlines() if ln.startswith("|") and "raised RuntimeError" in ln)
+    assert "https\\://evil.example/x" in line and "<code>" not in line, line
+    assert f"`{code.replace('|', chr(92) + '|')}`" in line, line
+    page = markdown_it.MarkdownIt("commonmark").enable("table").render(md)
+    cell = next(c for c in re.findall(r"<td>(.*?)</td>", page) if "raised RuntimeError" in c)
+    assert "<a " not in cell and "<em>" not in cell and "<img" not in cell, cell
+    assert html.unescape(re.findall(r"<code>(.*?)</code>", cell)[-1]) == code, cell
 
 
 def test_markdown_feedback_is_readable_as_text():

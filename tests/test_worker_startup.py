@@ -1,5 +1,5 @@
 """What a worker does before its first probe, paid once where it can be: the zygote imports what every worker
-imports (autograder.workers.warmup.worker_modules), and the student worker's snapshot of the libraries' callables
+imports (autograder.workers.zygote.worker_modules), and the student worker's snapshot of the libraries' callables
 (autograder.workers.guard) is taken at C speed, keeping exactly what ``_kept`` keeps, in the dict's order, asking
 each value the same questions in the same order."""
 
@@ -23,8 +23,8 @@ def test_a_zygote_holds_what_every_worker_imports_with_its_tally_bound():
     """Every worker imports these before its first probe; a zygote's ``worker_modules`` has them, and the probes'
     tally is bound to the result pipe its environment names (as in a worker that imported it itself)."""
     code = ("import json, sys\n"
-            "from autograder.workers import warmup\n"
-            "warmup.worker_modules()\n"
+            "from autograder.workers import zygote\n"
+            "zygote.worker_modules()\n"
             "from autograder.probing import tools\n"
             "print(json.dumps({'held': [m for m in sys.argv[1:] if m in sys.modules],"
             " 'fd': tools.tally.__defaults__[0], 'big': [m for m in ('torch', 'jax') if m in sys.modules]}))\n")

@@ -50,7 +50,7 @@ SELF_STUDY = {"en": DIST / "self-study", "es": DIST / "self-study" / "es"}
 
 
 # the notebook filled with the reference solutions, beside the zip (dist/solutions/): as secret as solutions/
-# (dist/ is among the places a student's worker never reads, autograder/core/paths.py private_dirs)
+# (dist/ is among the places a student's worker never reads, autograder/core/build_record.py private_dirs)
 SOLUTION_DIR = "solutions"
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -204,7 +205,7 @@ def _report(res: CheckResult, lang: str, reminder: bool = True) -> str:
 
 
 def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-        files: tuple[str, ...] = (), graded: bool = False) -> CheckResult:
+        files: tuple[str, ...] = (), graded: bool = False, loaded: GradedView | None = None) -> CheckResult:
     """Runs one exercise's public checks against ``namespace`` (a module or a globals dict).
 
     Args:
@@ -216,6 +217,7 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
         graded: check the exercise as the grader sees it: read the running notebook's cells and load
             the exercise's graded module (:func:`graded_view`); ``namespace`` (the notebook's
             globals) is used, with a note saying so, only where the notebook cannot be read.
+        loaded: the student's code as loaded already, or why it does not load (:func:`run_file`).
 
     Returns:
         A :class:`CheckResult` (also kept in ``RESULTS``).
@@ -239,7 +241,10 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
                                    float(info["total_points"]), device), lang)
     meta = _registry.part(ex).META
     names = list(meta.names)
-    view = graded_view(ex, namespace, tuple(names), lang) if graded else GradedView(module=as_module(namespace))
+    if loaded is not None:
+        view = loaded
+    else:
+        view = graded_view(ex, namespace, tuple(names), lang) if graded else GradedView(module=as_module(namespace))
     mod = view.module
     notes, one_device = [view.note], ""
     if view.problem:
@@ -270,6 +275,43 @@ def run(exercise: str | int, namespace: Any, *, lang: str | None = None, timeout
     _finish(res, lang)
     _checked.record(ex, sum(1 for t in tests if not t["passed"]), len(tests))
     return res
+
+
+def run_file(exercise: str | int, path: str, *, lang: str | None = None,
+             timeout: float = DEFAULT_TIMEOUT) -> CheckResult:
+    """``python check.py``'s check of one exercise file: the file loaded as a module here, then :func:`run`.
+
+    A file that does not load (a syntax error, an exception at its top level) is INCORRECT, every check failing
+    with Python's words and the line, and the advice names the file, as the notebook's check reports code that
+    does not load: never a traceback without an outcome.
+    """
+    lang = _i18n.get_language(lang)
+    ex = _registry.resolve(exercise, list(snapshot()["exercises"]), lang)
+    spec = importlib.util.spec_from_file_location(ex, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[ex] = module
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - whatever the student's file raises while it loads
+        code, message = _file_problem(err, path, lang)
+        return run(ex, module, lang=lang, timeout=timeout, files=(path,), loaded=GradedView(problem=message, code=code))
+    return run(ex, module, lang=lang, timeout=timeout, files=(path,))
+
+
+def _file_problem(err: BaseException, path: str, lang: str) -> tuple[str, str]:
+    """Why an exercise file does not load: its catalogue key and message (as the grader words it, the line named)."""
+    from autograder.workers.worker import load_error
+
+    st = load_error(err, os.path.abspath(path))
+    fields = dict(st["fields"])
+    if "error" in fields:  # Python's own words, as code
+        fields["error"] = f"`{fields['error']}`"
+    if "older" in fields:  # the student's own Python runs the file: no older grader to blame
+        fields["older"] = ""
+    message = render(st["code"], lang, **fields).rstrip(".")
+    return st["code"], _text(lang, "file_load", file=_file_name((path,)), message=message)
 
 
 def _check_here(ex: str, checks: list[Check], probes: Any, mod: Any, files: tuple[str, ...], timeout: float,
@@ -326,6 +368,35 @@ def judge_apart(job: _apart.Job, *, lang: str, timeout: float) -> dict[str, Any]
     else:
         tests = _check_here(ex, checks, probes, view.module, view.files, timeout, snap, device, lang)
     return {"tests": tests, "device": device, "note": view.note}
+
+
+def serve_apart(payload: dict[str, Any]) -> None:
+    """The separate process of :func:`public_devices.run_apart`: checks each job of ``payload`` (:func:`judge_apart`)
+    and writes one ``public_devices.MARK`` line of JSON on stdout.
+
+    What the student's code prints goes to stderr (the caller keeps stdout for the answer).
+    """
+    out = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        from autograder.student import compat
+        from autograder.student.devices import ensure_host_devices
+
+        need = int(payload["need"])
+        ensure_host_devices(need)
+        compat.add_missing()  # as the set-up cell does: the APIs a supported older version lacks
+        import jax
+
+        if jax.device_count() < need:
+            raise RuntimeError(f"JAX started with {jax.device_count()} CPU device(s), not {need}")
+        set_language(payload["lang"])
+        results = [judge_apart(_apart.Job(**job), lang=payload["lang"], timeout=float(payload["timeout"]))
+                   for job in payload["jobs"]]
+        said: dict[str, Any] = {"results": results}
+    except BaseException as err:  # noqa: BLE001 - the caller checks in its own process instead
+        said = {"why": f"{type(err).__name__}: {err}"[:300]}
+    out.write(_apart.MARK + json.dumps(said) + "\n")
+    out.flush()
 
 
 def _finish(res: CheckResult, lang: str) -> CheckResult:

@@ -10,7 +10,9 @@ device, and such code would PASS there (issue 54). So where JAX here has fewer d
 text: the exercise's graded module read from the notebook, or the ``.py`` file ``check.py`` checks
 (:class:`Job`). It answers one JSON line (``MARK``); what the student's code prints there is not shown. Where it
 cannot run (no source: the names were handed over; no interpreter; it failed), the caller checks here and must
-not call the result a pass (``public.one_device``). Ships in the notebook's runtime.
+not call the result a pass (``public.one_device``). The separate process itself is
+:func:`autograder.builders.public.serve_apart` (it checks there, as here): this module imports nothing of
+``public``, which imports it. Ships in the notebook's runtime.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ _DEVICE_FLAG = "--xla_force_host_platform_device_count"
 _BOOT = ("import json, sys\n"
          "payload = json.loads(sys.stdin.read())\n"
          "sys.path[:] = payload['path']\n"
-         "from autograder.builders.public_devices import serve\n"
-         "serve(payload)\n")
+         "from autograder.builders.public import serve_apart\n"
+         "serve_apart(payload)\n")
 
 
 @dataclass(frozen=True)
@@ -125,33 +127,3 @@ def run_apart(jobs: list[Job], *, need: int, lang: str, timeout: float, wall: fl
             return Apart(why=str(said.get("why") or "no result"))
     last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
     return Apart(why=last[:300])
-
-
-def serve(payload: dict[str, Any]) -> None:
-    """The separate process: checks each job of ``payload`` and writes one ``MARK`` line of JSON on stdout.
-
-    What the student's code prints goes to stderr (the caller keeps stdout for the answer).
-    """
-    out = sys.stdout
-    sys.stdout = sys.stderr
-    try:
-        from autograder.student import compat
-        from autograder.student.devices import ensure_host_devices
-
-        need = int(payload["need"])
-        ensure_host_devices(need)
-        compat.add_missing()  # as the set-up cell does: the APIs a supported older version lacks
-        import jax
-
-        if jax.device_count() < need:
-            raise RuntimeError(f"JAX started with {jax.device_count()} CPU device(s), not {need}")
-        from autograder.builders import public
-
-        public.set_language(payload["lang"])
-        results = [public.judge_apart(Job(**job), lang=payload["lang"], timeout=float(payload["timeout"]))
-                   for job in payload["jobs"]]
-        said: dict[str, Any] = {"results": results}
-    except BaseException as err:  # noqa: BLE001 - the caller checks in its own process instead
-        said = {"why": f"{type(err).__name__}: {err}"[:300]}
-    out.write(MARK + json.dumps(said) + "\n")
-    out.flush()

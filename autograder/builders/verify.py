@@ -247,6 +247,23 @@ def _session_notebook(filled_nb: dict[str, Any], exercises: list[str]) -> dict[s
     return dict(filled_nb, cells=[code[0], *cells, code[1]])
 
 
+# a Unix socket's path holds at most 104 bytes (macOS; 108 on Linux): the kernel's IPC sockets are <folder>/k-<n>
+SOCKET_PATH_MAX = 100
+
+
+def kernel_manager(folder: Path) -> Any:
+    """The verification kernel's manager: its channels on IPC sockets in ``folder`` (the build's owner-only
+    temporary folder), which only this user can reach, as ipykernel itself advises; TCP on 127.0.0.1 (jupyter_client's
+    default, which has ipykernel print ``Kernel is running over TCP without encryption`` mid-output) only where the
+    system has no Unix sockets or ``folder``'s path is too long for one."""
+    from jupyter_client.manager import KernelManager
+
+    base = folder / "k"
+    if os.name == "posix" and len(os.fsencode(base)) + 8 <= SOCKET_PATH_MAX:
+        return KernelManager(kernel_name="python3", transport="ipc", ip=str(base))
+    return KernelManager(kernel_name="python3")
+
+
 def notebook_self_check(filled_nb: dict[str, Any], exercises: list[str], work: Path,
                         cell_timeout: int = 900) -> SelfCheckRun:
     """Runs the filled notebook's set-up, answer and check cells in a fresh Jupyter kernel (nbclient), alone in
@@ -267,7 +284,7 @@ def notebook_self_check(filled_nb: dict[str, Any], exercises: list[str], work: P
     env.update(HOME=str(home), TMPDIR=str(tmp), IPYTHONDIR=str(work / "ipython"), MPLCONFIGDIR=str(work / "mpl"),
                TORCHINDUCTOR_CACHE_DIR=str(work / "torchinductor"), PYTHONDONTWRITEBYTECODE="1",
                PYTHONNOUSERSITE="1", JPY_SESSION_NAME=str(saved))
-    client = nbclient.NotebookClient(nb, timeout=cell_timeout, kernel_name="python3", allow_errors=True,
+    client = nbclient.NotebookClient(nb, km=kernel_manager(work), timeout=cell_timeout, allow_errors=True,
                                      resources={"metadata": {"path": str(folder)}})
     try:
         client.execute(env=env)

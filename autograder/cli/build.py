@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from autograder.builders.build import (
     TEMPLATES,
     build_template,
     present,
+    solution_notebook_path,
     stale,
     template_folder,
     write_solution_notebook,
@@ -90,6 +92,38 @@ def _add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="Gradescope: keep per-exercise results hidden from students even after publishing")
     g.add_argument("--exercises", default=None, help=argparse.SUPPRESS)
     return p
+
+
+# the build's closing lines (the build's CLI is English, as its other lines)
+HAND_OUT = ("hand out: {notebook} (the student notebook; students who work locally also get the .py stubs and "
+            "check.py beside it in {folder})")
+KEEP_PRIVATE_ZIP = ("keep private: {zip} and {solutions}: the zip holds the hidden tests and the reference solutions, "
+                    "as secret as the solution notebook; give it only to Gradescope or `otter grade`, never to students")
+KEEP_PRIVATE = "keep private: {solutions} (the reference solutions)"
+
+
+def _shown(path: Path) -> str:
+    """``path`` as the instructor types it: relative to the working folder when inside it, else absolute."""
+    path = Path(os.path.abspath(path))
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def closing_lines(template: Path, solutions: Path, zip_path: Path | None) -> list[str]:
+    """What a build that succeeded ends with: the one file to hand out, and what to keep private.
+
+    Args:
+        template: the student template folder written (or checked) by this build.
+        solutions: the solution notebook written.
+        zip_path: the autograder zip written, or None (``--only template``).
+    """
+    from autograder.builders.notebook import NOTEBOOK
+
+    keep = (KEEP_PRIVATE_ZIP.format(zip=_shown(zip_path), solutions=_shown(solutions)) if zip_path is not None
+            else KEEP_PRIVATE.format(solutions=_shown(solutions)))
+    return [HAND_OUT.format(notebook=_shown(template / NOTEBOOK), folder=_shown(template)), keep]
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -196,7 +230,12 @@ def run(args: argparse.Namespace) -> int:
                                            require_isolation=args.require_isolation)
             print(f"wrote {out} ({len(exercises)} exercise(s); grade with: otter run -a {out} NOTEBOOK.ipynb)")
         if not args.self_study:
-            return _verify(args, lang, exercises, out)
+            status = _verify(args, lang, exercises, out)
+            if status == 0:
+                template = Path(args.template) if args.template else TEMPLATES[lang]
+                for line in closing_lines(template, solution_notebook_path(Path(args.out), lang), out):
+                    print(line)
+            return status
     except BuildError as err:
         print(f"tapetrace build: {err}", file=sys.stderr)
         return 2

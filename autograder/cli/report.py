@@ -7,10 +7,10 @@ Inputs are read by content: tapetrace JSON (one object or a list, as
 format, as ``otter run -o DIR`` writes), so instructors who graded with otter
 get the same plots. A directory is searched for ``results.json`` files
 (otter output folders) and tapetrace ``*.json`` files. The output folder gets
-one PNG per plot, ``index.html`` that embeds them, ``summary.csv`` and, with
-``--feedback``, one feedback file per submission. With ``--overrides`` the instructor's manual overrides are
-applied, the students named by roster ``student_id`` (``--roster``) or else by the submission's path as the
-results hold it, never by a file or folder name alone. Exit status: 0; 2 when it cannot be written (one line);
+one PNG per plot, ``index.html`` that embeds them, ``summary.csv`` and one feedback page per tapetrace
+submission, linked from the grid (in ``OUT/feedback/``, or ``--feedback DIR``; none with ``--no-feedback``).
+With ``--overrides`` the instructor's manual overrides are applied, the students named by roster ``student_id``
+(``--roster``) or else by the submission's path as the results hold it, never by a file or folder name alone. Exit status: 0; 2 when it cannot be written (one line);
 3 when an override was not applied (a student without a submission, or with two; listed), the report written.
 """
 
@@ -26,6 +26,7 @@ from autograder.core.status import EXIT_NOT_ALL_GRADED
 from autograder.reports.summary import ReportError, build_report, read_inputs
 
 DESCRIPTION = "Summary report with plots from results JSON (tapetrace grade --json, or otter run's results.json)."
+FEEDBACK_FOLDER = "feedback"  # the feedback pages' folder inside --out, by default
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -47,7 +48,9 @@ def _add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="tapetrace JSON, otter results.json, or folders holding them")
     p.add_argument("--out", default="report", metavar="DIR", help="output folder (default: report/)")
     p.add_argument("--title", default="tapetrace grading report")
-    p.add_argument("--feedback", metavar="DIR", help="also write per-student feedback files into DIR")
+    p.add_argument("--feedback", metavar="DIR", help="where the per-student feedback pages go, each linked from the "
+                   "report's grid (default: OUT/feedback/)")
+    p.add_argument("--no-feedback", action="store_true", help="write no feedback pages (the grid links to none)")
     p.add_argument("--feedback-format", default="html", choices=["md", "html", "both"])
     p.add_argument("--lang", default="en", choices=["en", "es"])
     p.add_argument("--regrade", metavar="DIFF.json", help="show a regrade's diff (tapetrace regrade's NEW.diff.json)")
@@ -87,6 +90,14 @@ def _overrides_and_roster(args: argparse.Namespace, results: list[ReportRow]) ->
     return ovs, roster, _overrides.flagged_lines([r for r in rows if not r["applied"]])
 
 
+def feedback_folder(args: argparse.Namespace) -> str | None:
+    """Where the report writes the feedback pages its grid links to: ``--feedback DIR``, else ``OUT/feedback/``;
+    None with ``--no-feedback``."""
+    if getattr(args, "no_feedback", False):
+        return None
+    return args.feedback or str(Path(args.out) / FEEDBACK_FOLDER)
+
+
 def run(args: argparse.Namespace) -> int:
     """``tapetrace report``: writes the report; returns the exit status."""
     out = Path(args.out)
@@ -104,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
             except (OSError, ValueError) as err:
                 raise ReportError(f"--regrade: {str(err).splitlines()[0]}") from None
         overrides, roster, listed = _overrides_and_roster(args, results)
-        page = build_report(results, out, args.title, notes, args.feedback, args.feedback_format, args.lang,
+        page = build_report(results, out, args.title, notes, feedback_folder(args), args.feedback_format, args.lang,
                             regrade=regrade, overrides=overrides, roster=roster)
     except ReportError as err:
         print(f"tapetrace report: {err}", file=sys.stderr)

@@ -73,7 +73,7 @@ _PUBLIC: dict[str, str] = {  # name -> its module (imported on first use)
     "module_name": "registry",
     "package_names": "exercise",
     "placeholders": "i18n",
-    "private_dirs": "paths",
+    "private_dirs": "build_record",
     "probe_error": "protocol",
     "recv": "wire",
     "reference_key": "protocol",

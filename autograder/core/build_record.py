@@ -2,7 +2,7 @@
 
 The build may write the solution notebook, the otter zip (hidden suites, reference solutions) and a self-study
 edition wherever ``--out``/``--template`` say (``/opt/course``, a home folder). Only the checkout's own private
-folders are known to every grading path by name (:func:`autograder.core.paths.private_dirs`); this record names the
+folders are known to every grading path by name (:func:`autograder.core.paths.checkout_private`); this record names the
 rest, so that each path keeps them from student workers too (covered by an empty mount, carved out of Landlock's
 allow-list, counted among the files a worker's own uid must not read), wherever they landed.
 
@@ -23,7 +23,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from autograder.core.paths import ROOT
+from autograder.core.paths import ROOT, checkout_private
 
 RECORD = ROOT / ".tapetrace-builds" / "places.json"
 """The record (its folder, mode 0700, holds it and the writers' lock)."""
@@ -79,6 +79,19 @@ def _read() -> list[str]:
         if not isinstance(place, str) or not os.path.isabs(place) or "\0" in place:
             raise _damaged(f"a place that is not an absolute path: {place!r}")
     return list(places)
+
+
+def private_dirs() -> list[str]:
+    """Paths a student's worker must not read: the checkout's own private places
+    (:func:`autograder.core.paths.checkout_private`), this record's folder and every place it names (the solution
+    notebook, the otter zip, a self-study edition wherever ``tapetrace build`` wrote them).
+    Covered by an empty tmpfs (files: /dev/null) or carved out of Landlock's allow-list.
+
+    Raises:
+        BuildRecordError: the record cannot be read (fail closed: no worker starts).
+    """
+    out = [str(p) for p in [*checkout_private(), RECORD.parent] if p.exists()]
+    return list(dict.fromkeys([*out, *(p for p in places() if os.path.lexists(p))]))
 
 
 def places() -> list[str]:

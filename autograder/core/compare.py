@@ -179,7 +179,7 @@ _DETAIL_ES: list[tuple[str, str]] = [
 ]
 
 
-def _detail_fields(m: re.Match) -> dict[str, str]:
+def _detail_fields(m: re.Match[str]) -> dict[str, str]:
     fields = {k: (v or "") for k, v in m.groupdict().items()}
     if "shape" in fields:
         fields["shape"] = f"forma {fields['shape']}, " if fields["shape"] else ""

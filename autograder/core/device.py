@@ -19,9 +19,10 @@ import glob
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-PRECISION = {"torch_tf32": False, "torch_matmul_precision": "highest", "jax_matmul_precision": "highest"}
+PRECISION: dict[str, str | bool] = {"torch_tf32": False, "torch_matmul_precision": "highest", "jax_matmul_precision": "highest"}
 CHOICES = ("auto", "cpu", "cuda", "tpu")
 # tests only (CI has no TPU): a file a `--device tpu` worker locks (flock, exclusive, not waiting) instead of opening a
 # chip, so that two workers holding "the chip" at once fail as libtpu's lock makes them fail; set by the grader's own
@@ -43,7 +44,8 @@ def _detect() -> dict[str, str]:
     try:
         code = (Path(__file__).resolve().parent / "detect_devices.py").read_text(encoding="utf-8")
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-        return json.loads(done.stdout.strip().splitlines()[-1])
+        seen: dict[str, str] = json.loads(done.stdout.strip().splitlines()[-1])  # what detect_devices.py prints
+        return seen
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         return {"torch": "cpu", "jax": "cpu"}
 
@@ -52,7 +54,8 @@ def _accelerator_present() -> bool:
     return bool(glob.glob("/dev/nvidia[0-9]*") or glob.glob("/dev/accel*") or glob.glob("/dev/vfio/[0-9]*"))
 
 
-def resolve(requested: str, detect=None, notes: list[str] | None = None) -> dict[str, str]:
+def resolve(requested: str, detect: Callable[[], dict[str, str]] | None = None,
+            notes: list[str] | None = None) -> dict[str, str]:
     """Maps ``--device`` to the devices used by torch and JAX.
 
     Args:
@@ -86,7 +89,7 @@ def resolve(requested: str, detect=None, notes: list[str] | None = None) -> dict
     if requested == "cuda":
         if seen.get("torch") != "cuda":
             raise DeviceError("--device cuda: torch sees no CUDA device here (torch.cuda.is_available() is False)")
-        return {"torch": "cuda", "jax": seen.get("jax") if seen.get("jax") == "gpu" else "cpu"}
+        return {"torch": "cuda", "jax": "gpu" if seen.get("jax") == "gpu" else "cpu"}
     if seen.get("jax") != "tpu":
         raise DeviceError("--device tpu: JAX sees no TPU here (jax.default_backend() is not 'tpu')")
     return {"torch": "cpu", "jax": "tpu"}

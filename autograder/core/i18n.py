@@ -130,10 +130,11 @@ def render(key: str, lang: str = "en", _depth: int = 0, **fields: object) -> str
             # a label where the template shows code (`{call}`) stands for the whole code span: its own
             # text marks its code ("`step(x, y)` with `torch.optim.AdamW(...)`"), never prose in backticks
             template = template.replace(f"`{{{name}}}`", f"{{{name}}}")
-    if lang != "en" and isinstance(fields.get("detail"), str):
+    detail = fields.get("detail")
+    if lang != "en" and isinstance(detail, str):
         from autograder.core.compare import localize_detail  # its comparison sentences, in this language
 
-        fields["detail"] = localize_detail(fields["detail"], lang)
+        fields["detail"] = localize_detail(detail, lang)
     try:
         return template.format(**fields)
     except (KeyError, IndexError, ValueError):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -23,21 +22,7 @@ END = re.compile(r"^\s*# END SOLUTION\s*$")
 def checkout_private() -> list[Path]:
     """The checkout's own private places (existing or not): the reference solutions, the hidden suites, our tests,
     the repository's history and builds (``dist/``), the sample submissions, the otter zip's grading settings (its
-    seed salt)."""
+    seed salt). With the places recorded outside it: :func:`autograder.core.build_record.private_dirs`."""
     return [SOLUTIONS, HIDDEN, TESTS, ROOT / ".git", ROOT / "dist", ROOT / "examples",
             ROOT / "autograder" / "_otter_settings.json"]
 
-
-def private_dirs() -> list[str]:
-    """Paths a student's worker must not read: :func:`checkout_private`, the instructor's record of builds written
-    outside it and every place it names (:mod:`autograder.core.build_record`: the solution notebook, the otter zip,
-    a self-study edition wherever ``tapetrace build`` wrote them).
-    Covered by an empty tmpfs (files: /dev/null) or carved out of Landlock's allow-list.
-
-    Raises:
-        autograder.core.build_record.BuildRecordError: the record cannot be read (fail closed: no worker starts).
-    """
-    from autograder.core import build_record
-
-    out = [str(p) for p in [*checkout_private(), build_record.RECORD.parent] if p.exists()]
-    return list(dict.fromkeys([*out, *(p for p in build_record.places() if os.path.lexists(p))]))

@@ -46,12 +46,12 @@ def memory_words(n: int) -> str:
     return f"{n / 1024**2:.0f} MiB"
 
 
-def probe_error(resp: dict[str, Any], call: str, mem_bytes: int) -> StudentProblem:
+def probe_error(resp: dict[str, Any], call: str | dict[str, Any], mem_bytes: int) -> StudentProblem:
     """Turns a worker's failed probe response into the student-facing problem.
 
     Args:
         resp: the response of ``_worker.run_probe`` (``ok`` is False).
-        call: the human-readable call, for messages.
+        call: the human-readable call, for messages: code, or a catalogued label (``core.i18n.label``).
         mem_bytes: the memory cap, for the out-of-memory message.
 
     Returns:

@@ -7,7 +7,28 @@ says so to a type checker. A field marked ``NotRequired`` is absent from some ro
 :class:`ReportRow` is a row as the reports read it (outside the contract: grading never writes its extra fields).
 """
 
+from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict, cast
+
+
+class OverrideEntry(TypedDict):
+    """One manual override as recorded beside the score it changed (autograder/reports/overrides.py)."""
+
+    row: int
+    action: str
+    points: float
+    comment: str
+    by: str
+    at: str
+    flags: list[str]
+
+
+class OverrideRecord(TypedDict):
+    """A test's or an exercise's manual overrides (``override``): the autograder's own score and each override, in
+    the order applied. Written by the after-grading tools only (``--overrides``), never by ``tapetrace grade``."""
+
+    autograder: float
+    entries: list[OverrideEntry]
 
 
 class TestRow(TypedDict):
@@ -20,6 +41,7 @@ class TestRow(TypedDict):
     hidden: bool
     message: str
     code: str
+    override: NotRequired[OverrideRecord]
 
 
 class ExerciseRow(TypedDict):
@@ -35,6 +57,7 @@ class ExerciseRow(TypedDict):
     instructor_log: NotRequired[list[str]]
     retry: NotRequired[str]
     fingerprint: NotRequired[dict[str, Any]]
+    override: NotRequired[OverrideRecord]
 
 
 class IsolationRecord(TypedDict, total=False):
@@ -82,7 +105,7 @@ class ResultRow(TypedDict):
     total: float
     max_total: float
     exercises: dict[str, ExerciseRow]
-    precision: NotRequired[dict[str, str]]
+    precision: NotRequired[dict[str, str | bool]]
     isolation: NotRequired[IsolationRecord]
     launcher: NotRequired[str]
     envelope: NotRequired[dict[str, Any]]
@@ -98,6 +121,14 @@ class ReportRow(ResultRow, total=False):
     source: str
     error: str
     override_total: float
+
+
+def as_test_row(result: Mapping[str, Any]) -> TestRow:
+    """A check's result as :func:`autograder.core.suite.result_of` gives it, as the row's :class:`TestRow`: the same
+    fields, in the same order, in a new dict (``suite`` ships in the notebook's runtime, which has no records, so
+    it returns a plain ``dict``)."""
+    return {"name": result["name"], "score": result["score"], "max_score": result["max_score"],
+            "passed": result["passed"], "hidden": result["hidden"], "message": result["message"], "code": result["code"]}
 
 
 def to_json(row: ResultRow) -> dict[str, Any]:

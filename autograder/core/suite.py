@@ -237,7 +237,8 @@ def result_of(check: Check, error: BaseException | None, *, lang: str,
         test row): a :class:`CheckFailure` gives its own key and message, a :class:`GraderBug` or any
         other exception ``INTERNAL_ERROR``.
     """
-    code, fields, message = "", {}, ""
+    code, message = "", ""
+    fields: dict[str, Any] = {}
     if skip is not None:
         code, fields = skip
     elif isinstance(error, CheckFailure):

@@ -22,6 +22,7 @@ import re
 import select
 import struct
 import time
+from collections.abc import Callable, Iterable, Sequence, Sized
 from typing import Any
 
 import numpy as np
@@ -51,16 +52,20 @@ class WireError(Exception):
 # they run while no student code may (``autograder.workers.seal``), with references taken before any did
 # (the student's code can rebind ``numpy.integer`` or ``json.dumps``, not a function's defaults).
 _B64 = binascii.b2a_base64
-_JSON = json.encoder.c_make_encoder(None, None, json.encoder.encode_basestring_ascii, None, ":", ",", False, False,
-                                    True)
+_JSON = json.encoder.c_make_encoder(  # type: ignore[attr-defined]  # typeshed omits it: json's C encoder, _json's
+    None, None, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
 _INF = (float("inf"), float("-inf"))
 
 
-def encode(obj: Any, _isinstance: Any = isinstance, _int: type = int, _float: type = float, _bool: type = bool,
-           _str: type = str, _list: type = list, _tuple: type = tuple, _dict: type = dict, _repr: Any = repr,
-           _np_integer: type = np.integer, _np_floating: type = np.floating, _np_bool: type = np.bool_,
-           _ndarray: type = np.ndarray, _contiguous: Any = np.ascontiguousarray, _b64: Any = _B64,
-           _dtypes: frozenset[str] = frozenset(_DTYPES), _inf: tuple[float, float] = _INF, _type: type = type,
+def encode(obj: Any, _isinstance: Callable[[object, Any], bool] = isinstance, _int: type[int] = int,
+           _float: type[float] = float, _bool: type[bool] = bool, _str: type[str] = str,
+           _list: type[list[Any]] = list, _tuple: type[tuple[Any, ...]] = tuple, _dict: type[dict[Any, Any]] = dict,
+           _repr: Callable[[object], str] = repr, _np_integer: type[np.integer[Any]] = np.integer,
+           _np_floating: type[np.floating[Any]] = np.floating, _np_bool: type[np.bool_] = np.bool_,
+           _ndarray: type[np.ndarray[Any, Any]] = np.ndarray,
+           _contiguous: Callable[[Any], np.ndarray[Any, Any]] = np.ascontiguousarray,
+           _b64: Callable[..., bytes] = _B64, _dtypes: frozenset[str] = frozenset(_DTYPES),
+           _inf: tuple[float, float] = _INF, _type: Callable[[object], type] = type,
            _encode: Any = None) -> Any:
     """Turns a tree of numbers, strings, lists, dicts and ndarrays into JSON-able data.
 
@@ -103,12 +108,14 @@ def encode(obj: Any, _isinstance: Any = isinstance, _int: type = int, _float: ty
     raise TypeError(f"cannot send {_type(obj).__name__}")
 
 
-# its recursion too goes through a default argument, not through the module's name ``encode``
-encode.__defaults__ = (*encode.__defaults__[:-1], encode)
+# its recursion too goes through a default argument, not through the module's name ``encode`` (``_encode``, typed
+# Any above: None until this line)
+encode.__defaults__ = (*(encode.__defaults__ or ())[:-1], encode)
 
 
-def frame(obj: Any, _encode: Any = encode, _json: Any = _JSON, _join: Any = "".join,
-          _pack: Any = struct.Struct(">Q").pack, _len: Any = len) -> bytes:
+def frame(obj: Any, _encode: Callable[[Any], Any] = encode, _json: Callable[[Any, int], Iterable[str]] = _JSON,
+          _join: Callable[[Iterable[str]], str] = "".join,
+          _pack: Callable[[int], bytes] = struct.Struct(">Q").pack, _len: Callable[[Sized], int] = len) -> bytes:
     """One framed message: an 8-byte big-endian length, then ``obj`` (:func:`encode`) as compact JSON."""
     payload = _join(_json(_encode(obj), 0)).encode("utf-8")
     return _pack(_len(payload)) + payload
@@ -134,12 +141,13 @@ class _ScanContext:
 # each command with them between two probes, where no student code may run (``autograder.workers.worker``); the
 # student's code can rebind ``os.readv``, ``json.loads`` or ``numpy.frombuffer``, not a function's defaults. The
 # scanner is json's C one (read-only), not ``json.loads``, whose decoder is a Python class a student could patch.
-_SCAN = json.scanner.c_make_scanner(_ScanContext()) if json.scanner.c_make_scanner else json.scanner.make_scanner(
-    _ScanContext())
+_SCAN = json.scanner.c_make_scanner(_ScanContext()) if json.scanner.c_make_scanner else (  # type: ignore[attr-defined]  # typeshed omits it (json's C scanner)
+    json.scanner.make_scanner(_ScanContext()))  # type: ignore[arg-type]  # typeshed types the context as a scanner (its TODO: the duck type _ScanContext is)
 _B64_OK = re.compile(rb"[A-Za-z0-9+/]*={0,2}").fullmatch  # base64.b64decode(validate=True)'s rule
 
 
-def loads(payload: bytes | bytearray, _scan: Any = _SCAN, _str: type = str, _len: type = len) -> Any:
+def loads(payload: bytes | bytearray, _scan: Callable[[str, int], tuple[Any, int]] = _SCAN, _str: type[str] = str,
+          _len: Callable[[Sized], int] = len) -> Any:
     """One JSON text (UTF-8) as Python data, as ``json.loads`` reads it, through bound C code only.
 
     Raises:
@@ -155,10 +163,13 @@ def loads(payload: bytes | bytearray, _scan: Any = _SCAN, _str: type = str, _len
     return obj
 
 
-def decode(obj: Any, _frombuffer: Any = np.frombuffer, _dtype: type = np.dtype, _a2b: Any = binascii.a2b_base64,
-           _b64_ok: Any = _B64_OK, _b64_error: type = binascii.Error, _dtypes: frozenset[str] = frozenset(_DTYPES),
-           _isinstance: Any = isinstance, _bool: type = bool, _int: type = int, _float: type = float,
-           _str: type = str, _list: type = list, _dict: type = dict, _tuple: type = tuple, _set: type = set,
+def decode(obj: Any, _frombuffer: Callable[..., np.ndarray[Any, Any]] = np.frombuffer,
+           _dtype: type[np.dtype[Any]] = np.dtype, _a2b: Callable[[bytes], bytes] = binascii.a2b_base64,
+           _b64_ok: Callable[[bytes], re.Match[bytes] | None] = _B64_OK,
+           _b64_error: type[Exception] = binascii.Error, _dtypes: frozenset[str] = frozenset(_DTYPES),
+           _isinstance: Callable[[object, Any], bool] = isinstance, _bool: type[bool] = bool, _int: type[int] = int,
+           _float: type[float] = float, _str: type[str] = str, _list: type[list[Any]] = list,
+           _dict: type[dict[Any, Any]] = dict, _tuple: type[tuple[Any, ...]] = tuple, _set: type[set[Any]] = set,
            _decode: Any = None) -> Any:
     """Inverse of :func:`encode`; raises :class:`WireError` on anything unexpected."""
     if obj is None or _isinstance(obj, (_bool, _int, _float, _str)):
@@ -195,7 +206,7 @@ def decode(obj: Any, _frombuffer: Any = np.frombuffer, _dtype: type = np.dtype, 
     raise WireError(f"unexpected {type(obj).__name__}")
 
 
-decode.__defaults__ = (*decode.__defaults__[:-1], decode)
+decode.__defaults__ = (*(decode.__defaults__ or ())[:-1], decode)  # (as encode's: ``_decode`` is None until here)
 
 
 def send(fd: int, obj: Any, deadline: float | None = None) -> None:
@@ -214,8 +225,10 @@ def send(fd: int, obj: Any, deadline: float | None = None) -> None:
     send_frame(fd, frame(obj), deadline)
 
 
-def send_frame(fd: int, data: bytes, deadline: float | None = None, _write: Any = os.write,
-               _select: Any = select.select, _monotonic: Any = time.monotonic, _memoryview: type = memoryview) -> None:
+def send_frame(fd: int, data: bytes, deadline: float | None = None, _write: Callable[[int, memoryview], int] = os.write,
+               _select: Callable[..., tuple[list[Any], list[Any], list[Any]]] = select.select,
+               _monotonic: Callable[[], float] = time.monotonic,
+               _memoryview: type[memoryview] = memoryview) -> None:
     """Writes a frame :func:`frame` made (see :func:`send`). Its system calls are bound (see :func:`loads`):
     a worker's loop sends every answer with it, after the probe, where no student code may run."""
     view = _memoryview(data)
@@ -232,9 +245,11 @@ def send_frame(fd: int, data: bytes, deadline: float | None = None, _write: Any 
         view = view[n:]
 
 
-def _read_exact(fd: int, n: int, deadline: float | None = None, _readv: Any = os.readv, _select: Any = select.select,
-                _monotonic: Any = time.monotonic, _bytearray: type = bytearray,
-                _memoryview: type = memoryview) -> bytearray:
+def _read_exact(fd: int, n: int, deadline: float | None = None,
+                _readv: Callable[[int, Sequence[memoryview]], int] = os.readv,
+                _select: Callable[..., tuple[list[Any], list[Any], list[Any]]] = select.select,
+                _monotonic: Callable[[], float] = time.monotonic, _bytearray: type[bytearray] = bytearray,
+                _memoryview: type[memoryview] = memoryview) -> bytearray:
     """Exactly ``n`` bytes, read into one buffer (a frame costs its size once, not twice)."""
     buf = _bytearray(n)
     view = _memoryview(buf)
@@ -267,7 +282,7 @@ def recv(fd: int, deadline: float | None = None) -> Any:
     return _rest(fd, bytes(_read_exact(fd, 8, deadline)), deadline)
 
 
-def recv_rest(fd: int, head: bytes | bytearray, _bytes: type = bytes, _len: Any = len) -> Any:
+def recv_rest(fd: int, head: bytes | bytearray, _bytes: type[bytes] = bytes, _len: Callable[[Sized], int] = len) -> Any:
     """Reads the rest of a frame whose first bytes (``head``: 1 to 8 of them) the caller read itself.
 
     A worker's loop waits for its commands in its own ``os.readv`` (``autograder.workers.worker``): a C call
@@ -282,8 +297,9 @@ def recv_rest(fd: int, head: bytes | bytearray, _bytes: type = bytes, _len: Any 
     return _rest(fd, head, None)
 
 
-def _rest(fd: int, header: bytes, deadline: float | None, _unpack: Any = struct.Struct(">Q").unpack,
-          _loads: Any = loads, _decode: Any = decode) -> Any:
+def _rest(fd: int, header: bytes, deadline: float | None,
+          _unpack: Callable[[bytes], tuple[Any, ...]] = struct.Struct(">Q").unpack,
+          _loads: Callable[[bytes | bytearray], Any] = loads, _decode: Callable[[Any], Any] = decode) -> Any:
     (size,) = _unpack(header)
     if size > MAX_FRAME:
         raise WireError(f"frame of {size} bytes exceeds the cap of {MAX_FRAME}")
@@ -295,9 +311,11 @@ def _rest(fd: int, header: bytes, deadline: float | None, _unpack: Any = struct.
         raise WireError(f"undecodable frame: {str(err)[:200]}") from None
 
 
-def check_shape(payload: bytes | bytearray, _frombuffer: Any = np.frombuffer, _uint8: type = np.uint8,
-                _int32: type = np.int32, _accumulate: Any = np.add.accumulate, _len: Any = len, _int: type = int,
-                _max: Any = max) -> None:
+def check_shape(payload: bytes | bytearray, _frombuffer: Callable[..., np.ndarray[Any, Any]] = np.frombuffer,
+                _uint8: type[np.uint8] = np.uint8, _int32: type[np.int32] = np.int32,
+                _accumulate: Callable[..., np.ndarray[Any, Any]] = np.add.accumulate,
+                _len: Callable[[Sized], int] = len, _int: type[int] = int,
+                _max: Callable[[int, int], int] = max) -> None:
     """Refuses a JSON text whose nesting or number of values exceeds the bounds, without parsing it.
 
     Linear in the payload's size, with at most two copies of its non-string bytes: strings are cut out

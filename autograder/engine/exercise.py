@@ -13,7 +13,7 @@ from autograder.core import status as _status
 from autograder.core.i18n import label, render
 from autograder.core.protocol import check_rng, memory_words
 from autograder.core.protocol import probe_error as _probe_error
-from autograder.core.records import ExerciseRow, TestRow
+from autograder.core.records import ExerciseRow, TestRow, as_test_row
 from autograder.core.suite import (
     INTERNAL_ERROR,
     Check,
@@ -339,7 +339,8 @@ class ExerciseGrading:
                skip: tuple[str, dict[str, Any]] | None = None) -> TestRow:
         """Keeps the result of a check that ended with ``error`` (None: it passed; judged first,
         :meth:`judged`) or was refused (``skip``)."""
-        test = result_of(check, self.judged(check, error) if error is not None else None, lang=self.lang, skip=skip)
+        test = as_test_row(result_of(check, self.judged(check, error) if error is not None else None, lang=self.lang,
+                                     skip=skip))
         self.tests.append(test)
         return test
 
@@ -348,7 +349,7 @@ class ExerciseGrading:
         skip = self.refusal(check)
         if skip is not None:
             return self.record(check, None, skip)
-        test = run_check(check, self.ctx(check), lang=self.lang, judge=self.judged)
+        test = as_test_row(run_check(check, self.ctx(check), lang=self.lang, judge=self.judged))
         self.tests.append(test)
         if test["code"] == INTERNAL_ERROR and not self.final:  # maybe the grader's trouble: again, alone
             self.retry = self.trouble or f"{check.name}: {_GRADER_SIDE}"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import functools
 import threading
+from typing import Any
 
 from autograder.core import syntax as _syntax
 from autograder.core.paths import SOLUTIONS
@@ -24,7 +25,7 @@ from autograder.core.paths import SOLUTIONS
 _IMPORT_ERRORS = ("ModuleNotFoundError", "ImportError")
 
 
-def may_be_missing_library(status: dict) -> bool:
+def may_be_missing_library(status: dict[str, Any]) -> bool:
     """Whether a student's failed load status could come from a library missing in the grader's environment.
 
     Args:

@@ -19,7 +19,8 @@ FORGED = "EXERCISE_FORGED"
 def voided(tests: list[TestRow], message: str) -> list[TestRow]:
     """The tests of a forged exercise: each one that passed scores 0 now, with ``message`` (no answer of a worker
     that wrote beside its loop is trusted, those of checks already passed included)."""
-    return [t if not t["passed"] else dict(t, score=0.0, passed=False, message=message, code=FORGED) for t in tests]
+    return [t if not t["passed"] else {**t, "score": 0.0, "passed": False, "message": message, "code": FORGED}
+            for t in tests]
 
 
 DEFAULT_MEM_BYTES = _sizing.DEFAULT_WORKER_BYTES  # a student worker's address-space cap with room to spare
@@ -32,7 +33,7 @@ DEADLINE_MARGIN = 5.0
 
 def _with_death(err: GraderBug, death: dict[str, Any] | None) -> GraderBug:
     """``err`` carrying how the reference's worker died (its stderr tail goes to the instructor's log)."""
-    err.death = death  # type: ignore[attr-defined]
+    err.death = death  # type: ignore[attr-defined]  # this one exception's, read back with getattr (ExerciseGrading)
     return err
 
 

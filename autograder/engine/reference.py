@@ -18,6 +18,7 @@ from autograder.engine import chip as _chip
 from autograder.engine import refstore as _refstore
 from autograder.engine.outcomes import _oom_words, _with_death
 from autograder.workers import handle as _handle
+from autograder.workers.records import Role
 
 
 class WorkerSource(Protocol):
@@ -26,7 +27,7 @@ class WorkerSource(Protocol):
     timeout: float
     device: dict[str, Any]
 
-    def start_worker(self, exercise: str, source_path: str, role: str,
+    def start_worker(self, exercise: str, source_path: str, role: Role,
                      hide_extra: list[str] | None = None) -> _handle.Worker: ...
 
     def chip_exercise(self, exercise: str) -> bool:

@@ -21,13 +21,13 @@ import hashlib
 import inspect
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict
 
 from autograder.core import status as _status
 from autograder.core import verdict_fp as _verdict_fp
-from autograder.core.records import ExerciseRow, ResultRow, TestRow
+from autograder.core.records import ResultRow, TestRow
 from autograder.engine.resume import same_place
 
 
@@ -183,8 +183,8 @@ def changed_checks(before: dict[str, Any] | None, now: dict[str, Any] | None) ->
     out: list[NamedCheck] = []
     for name in dict.fromkeys([*now, *before]):
         a, b = before.get(name), now.get(name)
-        if not isinstance(a, dict):
-            out.append({"name": name, "what": f"added ({float(b['points']):g} points)"})
+        if not isinstance(a, dict):  # a check the row did not have: ``now`` (check_parts) has it
+            out.append({"name": name, "what": f"added ({float(now[name]['points']):g} points)"})
             continue
         if not isinstance(b, dict):
             out.append({"name": name, "what": "removed"})
@@ -269,8 +269,9 @@ def plan(old_rows: list[ResultRow], submissions: list[str] | None, device: dict[
     return out
 
 
-def _verdicts(e: ExerciseRow | None) -> dict[str, TestRow]:
-    return {str(t.get("name")): t for t in (e or {}).get("tests") or []}
+def _verdicts(e: Mapping[str, Any] | None) -> dict[str, TestRow]:
+    """An exercise's row (or what an older row holds for it) -> its test records by name."""
+    return {str(t.get("name")): t for t in (e.get("tests") if e else None) or []}
 
 
 def _points_moved(ov: dict[str, TestRow], nv: dict[str, TestRow]) -> list[NamedCheck]:
@@ -304,13 +305,15 @@ def diff(the_plan: Plan, new_rows: dict[str, ResultRow]) -> Diff:
         if new_row is None:
             continue
         for ex in exs:
-            o, n = old_row["exercises"].get(ex) or {}, new_row["exercises"].get(ex) or {}
+            o: Mapping[str, Any] = old_row["exercises"].get(ex) or {}
+            n: Mapping[str, Any] = new_row["exercises"].get(ex) or {}
             ov, nv = _verdicts(o), _verdicts(n)
             for c in [*the_plan.definitions.get((p, ex), []), *(_points_moved(ov, nv) if ov and nv else [])]:
                 named.setdefault(ex, {}).setdefault((c["name"], c["what"].split(" (")[0]), c)
             checks: list[CheckMove] = []
             for name in dict.fromkeys([*ov, *nv]):
-                a, b = ov.get(name, {}), nv.get(name, {})
+                a: Mapping[str, Any] = ov.get(name, {})
+                b: Mapping[str, Any] = nv.get(name, {})
                 if bool(a.get("passed")) != bool(b.get("passed")) or (name in ov) != (name in nv):
                     checks.append({"name": name, "old": _word(a, name in ov), "new": _word(b, name in nv),
                                    "old_code": a.get("code", ""), "new_code": b.get("code", ""),
@@ -339,7 +342,7 @@ def _merge_named(items: list[NamedCheck]) -> list[NamedCheck]:
     return list(out.values())
 
 
-def _word(t: TestRow | dict[str, Any], present: bool) -> str:
+def _word(t: Mapping[str, Any], present: bool) -> str:
     if not present:
         return "absent"
     return "passed" if t.get("passed") else "failed"

@@ -125,7 +125,7 @@ def finish_row(row: ResultRow, exercises: list[str], *, isolation: IsolationReco
     row["total"] = round(sum(e["score"] for e in row["exercises"].values()), 6)
     row["max_total"] = round(sum(e["max_score"] for e in row["exercises"].values()), 6)
     row["precision"] = dict(_device.PRECISION)
-    row["isolation"] = dict(isolation)
+    row["isolation"] = isolation.copy()
     row["launcher"] = launcher
     if envelope is not None:
         row["envelope"] = envelope

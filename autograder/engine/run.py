@@ -32,7 +32,8 @@ from autograder.engine import chip as _chip
 from autograder.engine import libraries
 from autograder.engine import rows as _rows
 from autograder.engine.assembly import RowAssembly, RunFacts
-from autograder.engine.exercise import ExerciseGrading, ExerciseHost
+from autograder.engine.exercise import ExerciseGrading
+from autograder.engine.host import ExerciseHost
 from autograder.engine.jaxcache import jax_cache_dir
 from autograder.engine.outcomes import DEADLINE_MARGIN, DeadlineReached
 from autograder.engine.reading import hide_places, read_all

@@ -13,18 +13,37 @@ import os
 import sys
 import threading
 import time
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, cast
 
 from autograder.core import device as _device
 from autograder.core import registry as _registry
-from autograder.core.paths import private_dirs
+from autograder.core.build_record import private_dirs
+from autograder.core.records import IsolationRecord
 from autograder.engine import chip as _chip
 from autograder.engine.jaxcache import cache_places
 from autograder.engine.outcomes import DeadlineReached, GradingCancelled
 from autograder.engine.reading import needed_places
+from autograder.engine.reference import ReferenceBank
 from autograder.sandbox import quota as _quota
+from autograder.workers import compile_cache as _compile_cache
 from autograder.workers import handle as _handle
 from autograder.workers import launch as _launch
+from autograder.workers import sizing as _sizing
+from autograder.workers.records import Role, SandboxSpec, WorkerSpec
+
+# What a worker's isolation record says of that one worker only, never of the run: its pids, CPU and memory
+# cgroups, and how its loop's answers are confirmed (autograder.workers.confirm)
+_ONE_WORKER = ("pids_cgroup", "cpu_cgroup", "memory_cgroup", "answers_confirmed")
+
+
+def as_isolation_record(got: Mapping[str, object]) -> IsolationRecord:
+    """A worker's isolation record as the row states it: the sandbox's own record, less :data:`_ONE_WORKER`.
+
+    ``got`` is what :func:`autograder.sandbox.isolate.apply` returned in the worker, sent before any student code
+    ran and read back as a JSON object (``_intake.isolation``), or the run's own ``{"level", "error"}``: its keys
+    are :class:`IsolationRecord`'s, which is all the type says (a plain JSON object: docs/grading-contract.md)."""
+    return cast(IsolationRecord, {k: v for k, v in got.items() if k not in _ONE_WORKER})
 
 
 class TrackedLauncher:
@@ -36,17 +55,17 @@ class TrackedLauncher:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.kind = inner.kind
+        self.kind: str = inner.kind
         self._procs: list[_launch.Proc] = []
         self._lock = threading.Lock()
         self._stopped = False  # after kill_all: a spawn still in flight is killed as soon as it returns
 
     @property
     def alive(self) -> bool:
-        return getattr(self.inner, "alive", True)
+        return bool(getattr(self.inner, "alive", True))
 
-    def spawn(self, spec: dict[str, Any], fds: tuple[int, int]) -> _launch.Proc:
-        proc = self.inner.spawn(spec, fds)
+    def spawn(self, spec: WorkerSpec, fds: tuple[int, ...]) -> _launch.Proc:
+        proc: _launch.Proc = self.inner.spawn(spec, fds)
         with self._lock:
             late = self._stopped
             if not late:
@@ -75,6 +94,28 @@ class RunWorkers:
     ``launch_prefix``, ``sandbox``, ``sandbox_skip``, ``mem_bytes``, ``isolation``, ``chip``, the locks and events)."""
 
     chip: _chip.ChipLease | None  # --device tpu: the chip's lease, counting the workers that open it
+    device: dict[str, str]
+    plan: _sizing.Plan
+    tmp: str
+    jax_cache: str | None
+    reference: ReferenceBank
+    lender: _compile_cache.Lender | None
+    launcher: TrackedLauncher
+    launch_prefix: list[str]
+    timeout: float
+    debug: bool
+    watch: _quota.ScratchWatch
+    sandbox: bool
+    sandbox_skip: list[str]
+    mem_bytes: int
+    _mem_fixed: bool
+    isolation: IsolationRecord
+    _cancel: threading.Event
+    _expired: threading.Event
+    _lock: threading.Lock
+    _hide: list[str]
+    _rewritten: list[str]
+    _scratch_ids: Iterator[int]
 
     @property
     def _cpu_jax(self) -> bool:
@@ -99,7 +140,7 @@ class RunWorkers:
                     raise
         return _launch.SpawnLauncher(cpu_jax=self._cpu_jax, prefix=prefix)
 
-    def start_worker(self, exercise: str, source_path: str, role: str,
+    def start_worker(self, exercise: str, source_path: str, role: Role,
                      hide_extra: list[str] | None = None) -> _handle.Worker:
         """Starts a worker for ``exercise`` loading ``source_path`` as ``role``."""
         if self._cancel.is_set():
@@ -128,7 +169,7 @@ class RunWorkers:
         """Whether ``exercise`` 's student and reference workers open the run's TPU chip (leased: ``engine.chip``)."""
         return _device.on_chip(self.device_for(exercise), _registry.worker_needs(exercise))
 
-    def _start_worker(self, exercise: str, source_path: str, role: str, hide_extra: list[str] | None,
+    def _start_worker(self, exercise: str, source_path: str, role: Role, hide_extra: list[str] | None,
                       device: dict[str, str], chip: bool) -> _handle.Worker:
         scratch = os.path.join(self.tmp, f"w{self.scratch_id()}")
         os.makedirs(scratch, mode=0o700)
@@ -136,7 +177,7 @@ class RunWorkers:
         # none): the grader counts what it compiles (ExerciseGrading.observed)
         borrow = role == "student" and _registry.worker_needs(exercise) != "torch"
         lend = borrow and self.lender is not None
-        spec: dict[str, Any] = {
+        spec: WorkerSpec = {
             "exercise": exercise, "role": role, "source_path": source_path,
             "module_name": exercise, "device": device, "chip": chip,
             # the compile cache: the reference's workers read and write it. A student's never sees it (it
@@ -149,12 +190,12 @@ class RunWorkers:
             "needs": "jax" if role == "isolation" else _registry.worker_needs(exercise),
         }
         if role in ("student", "isolation") and self.sandbox:
-            spec["sandbox"] = self._sandbox_spec(scratch, hide_extra)
+            sandbox = spec["sandbox"] = self._sandbox_spec(scratch, hide_extra)
             # a student's loop reads its commands twice before its code loads: where the kernel then sees it wait
             # tells its loop from code inside a call reading them after each answer (_confirm)
             spec["calibrate"] = role == "student" and sys.platform.startswith("linux")
             if role == "student" and not self._mem_fixed and spec["needs"] != "torch":
-                spec["sandbox"]["mem_bytes"] += self.plan.stacks()  # XLA's threads' stacks: reserved, untouched
+                sandbox["mem_bytes"] += self.plan.stacks()  # XLA's threads' stacks: reserved, untouched
         if getattr(self.launcher, "alive", True) is False:
             self.launcher = TrackedLauncher(_launch.SpawnLauncher(cpu_jax=self._cpu_jax, prefix=self.launch_prefix))
         return _handle.Worker(self.launcher, spec, self.timeout, self.lender if lend else None,
@@ -186,7 +227,7 @@ class RunWorkers:
             return None
         return [f"{name}: {failed[name]}" for name in modules if name in failed]
 
-    def _sandbox_spec(self, scratch: str, hide_extra: list[str] | None) -> dict[str, Any]:
+    def _sandbox_spec(self, scratch: str, hide_extra: list[str] | None) -> SandboxSpec:
         """A student worker's sandbox: its scratch, limits, what it must not read, what it may."""
         with self._lock:
             # the compile cache too: its programs are lent by key only (_compile_cache), never read; and the
@@ -199,7 +240,7 @@ class RunWorkers:
                 "hide": list(dict.fromkeys([*hide, *rewritten])), "read": [],
                 "network": False, "skip": self.sandbox_skip, "rewritten": rewritten}
 
-    def hide(self, places: Any) -> None:
+    def hide(self, places: Iterable[str]) -> None:
         """Keeps ``places`` (paths) from every student worker started from now on: other submissions."""
         with self._lock:
             self._hide = list(dict.fromkeys([*self._hide, *places]))
@@ -218,7 +259,7 @@ class RunWorkers:
         with self._lock:
             self._rewritten = list(dict.fromkeys(rewritten))
 
-    def measure_isolation(self) -> dict[str, Any]:
+    def measure_isolation(self) -> IsolationRecord:
         """The isolation a student's worker obtains here (a throwaway sandboxed worker; no student code).
 
         Returns:
@@ -232,9 +273,7 @@ class RunWorkers:
         except Exception as err:  # noqa: BLE001 - reported, never raised
             return {"level": "minimal", "error": f"{type(err).__name__}: {err}"}
         worker.close()
-        got = dict(worker.status.get("isolation") or {"level": "minimal", "error": str(worker.status)})
-        for own in ("pids_cgroup", "cpu_cgroup", "memory_cgroup"):  # they name that one worker only
-            got.pop(own, None)
+        got = as_isolation_record(worker.status.get("isolation") or {"level": "minimal", "error": str(worker.status)})
         self.note_isolation(got)
         return got
 
@@ -243,14 +282,13 @@ class RunWorkers:
         with self._lock:
             return next(self._scratch_ids)
 
-    def note_isolation(self, got: dict[str, Any]) -> None:
+    def note_isolation(self, got: Mapping[str, object]) -> None:
         """Keeps the weakest isolation any student worker of this run obtained (without what names one
-        worker only: its pids, CPU and memory cgroups)."""
+        worker only: :func:`as_isolation_record`)."""
         from autograder.sandbox.isolate import level_at_least
 
-        got = {k: v for k, v in got.items()
-               if k not in ("pids_cgroup", "cpu_cgroup", "memory_cgroup", "answers_confirmed")}
+        kept = as_isolation_record(got)
         with self._lock:
-            if not self.isolation or not level_at_least(got, str(self.isolation.get("level", "minimal"))):
-                self.isolation = dict(got)
+            if not self.isolation or not level_at_least(kept, str(self.isolation.get("level", "minimal"))):
+                self.isolation = kept
 

@@ -119,7 +119,6 @@ exercise checked passes, 1 when one does not, 2 for a name that is no exercise h
 """,
     "check_py.no_setup": "check.py: tapetrace.ipynb has no set-up cell; download a fresh copy",
     "check_py.no_file": "{exercise}: no file {exercise}.py here",
-    "check_py.import_error": "{exercise}: importing {exercise}.py raised {error}",
 }
 
 ES = {
@@ -249,5 +248,4 @@ ningún ejercicio de aquí.
 """,
     "check_py.no_setup": "check.py: tapetrace.ipynb no tiene celda de preparación; descarga una copia nueva",
     "check_py.no_file": "{exercise}: aquí no hay ningún archivo {exercise}.py",
-    "check_py.import_error": "{exercise}: importar {exercise}.py lanzó {error}",
 }

@@ -36,6 +36,7 @@ EN = {
         "exercise's heading, after what the cells above it define (their loops and bare "
         "expressions do not run): make that code work on its own, in order",
     "public.where": " at line {line} of the exercise's code: `{code}`",
+    "public.file_load": "{file} does not load: {message}",
     "public.no_section": "the notebook has no code cell under {exercise}'s heading, so grading finds no code for it: "
         "keep your code in the exercise's cells (between its heading and the next exercise's)",
     "public.unread": "Note: check could not read this notebook's cells, so this check and the later ones check the "
@@ -235,6 +236,7 @@ ES = {
         "(sus bucles y expresiones sueltas no se ejecutan): haz que ese código funcione por sí "
         "solo, en orden",
     "public.where": " en la línea {line} del código del ejercicio: `{code}`",
+    "public.file_load": "{file} no se carga: {message}",
     "public.no_section": "el cuaderno no tiene ninguna celda de código bajo el encabezado de {exercise}, así que la "
         "corrección no encuentra código para él: deja tu código en las celdas del ejercicio "
         "(entre su encabezado y el del siguiente ejercicio)",

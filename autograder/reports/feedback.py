@@ -76,19 +76,28 @@ def _md_escape(text: str) -> str:
     return out
 
 
-def _md_inline_code(text: str) -> str:
-    """Keeps the catalogue's `code` spans but escapes everything around and inside them: the text inside a
-    ``<code>`` element is Markdown too (a student's ``[x](https://...)`` in the line of code a message quotes
-    was once a live link there)."""
+def md_code_span(text: Any, cell: bool = False) -> str:
+    """``text`` as one Markdown code span, shown exactly as written (``""`` for no text): fenced by more backticks
+    than any run of them inside, with a space inside each end where the text starts or ends with a backtick, or
+    with a space at both ends (which CommonMark would strip); in a table ``cell`` each ``|`` as ``\\|`` (a table
+    unescapes it, even inside code). Nothing inside a code span is markup: no link, tag, entity or emphasis."""
+    code = clean(text, 0)
+    if not code:
+        return ""
+    if cell:
+        code = code.replace("|", "\\|")
+    fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", code)), default=0))
+    pad = code.startswith("`") or code.endswith("`") or (code[0] == code[-1] == " " and code.strip(" ") != "")
+    return f"{fence} {code} {fence}" if pad else f"{fence}{code}{fence}"
+
+
+def _md_inline_code(text: str, cell: bool = False) -> str:
+    """A message with the catalogue's `code` spans kept as code spans (:func:`md_code_span`) and everything around
+    them escaped (:func:`_md_escape`): one form of code in Markdown, backticks, never an HTML tag."""
     out = []
     for i, part in enumerate(clean(text, 0).split("`")):
-        out.append(f"<code>{_md_escape(part)}</code>" if i % 2 and part else _md_escape(part))
+        out.append(md_code_span(part, cell) if i % 2 else _md_escape(part))
     return "".join(out).strip()
-
-
-def _md_code(text: Any) -> str:
-    """Text inside a ``<code>`` span of a Markdown table: cleaned, escaped as any Markdown text, no cell break."""
-    return _md_escape(clean(text, 0))
 
 
 def _status_word(status: str, lang: str) -> str:
@@ -102,6 +111,23 @@ def _override_words(rec: Mapping[str, Any], lab: dict[str, str]) -> list[str]:
     return words(rec, lab.get("by", "by"), lab.get("autograder", "autograder"))
 
 
+def lost_points(res: ResultRow) -> list[tuple[str, Mapping[str, Any], float]]:
+    """The exercises of a result that lost points, most lost first (then in the result's order): ``(exercise,
+    its record, points lost)``."""
+    found = [(ex, e, float(e.get("max_score") or 0.0) - float(e.get("score") or 0.0))
+             for ex, e in res["exercises"].items()]
+    return sorted([f for f in found if f[2] > 1e-9], key=lambda f: -f[2])
+
+
+def _lost_why(e: Mapping[str, Any], lang: str, lab: dict[str, str]) -> str:
+    """Why an exercise lost points, first thing: its own message (it did not load...), else its first failed test's,
+    else a manual override's words, else its status."""
+    if e.get("message"):
+        return str(e["message"])
+    failed = next((str(t["message"]) for t in e.get("tests") or [] if not t.get("passed") and t.get("message")), "")
+    return failed or next(iter(_override_words(e, lab)), "") or _status_word(str(e.get("status")), lang)
+
+
 def feedback_markdown(res: ResultRow, lang: str = "en", title: str | None = None) -> str:
     """Per-student feedback: each exercise's tests with points and safe messages.
 
@@ -113,6 +139,15 @@ def feedback_markdown(res: ResultRow, lang: str = "en", title: str | None = None
            f"**{lab['total']}: {_fmt(res['total'])} / {_fmt(res['max_total'])}**", ""]
     if not res["exercises"]:
         out.append(lab["no_exercises"])
+    elif lost_points(res):  # what lost points first: the rest is every exercise in order
+        out += [f"## {lab['lost']}", ""]
+        for ex, e, n in lost_points(res):
+            name = ex if _WORD.fullmatch(str(ex)) else _md(ex)
+            why = _md_inline_code(_lost_why(e, lang, lab))
+            out.append(f"- {name} — {_fmt(e['score'])} / {_fmt(e['max_score'])} (−{_fmt(n)})" + (f": {why}" if why else ""))
+        out.append("")
+    else:
+        out += [lab["lost_none"], ""]
     for ex, e in res["exercises"].items():
         heading = ex if _WORD.fullmatch(str(ex)) else _md(ex)
         out.append(f"## {heading} — {_fmt(e['score'])} / {_fmt(e['max_score'])} "
@@ -127,9 +162,9 @@ def feedback_markdown(res: ResultRow, lang: str = "en", title: str | None = None
         for t in e["tests"]:
             mark = "✅" if t["passed"] else "❌"
             kind = lab["hidden"] if t.get("hidden") else lab["public"]
-            msg = _md_inline_code(t["message"]) if t.get("message") and not t["passed"] else ""
+            msg = _md_inline_code(t["message"], cell=True) if t.get("message") and not t["passed"] else ""
             msg = " · ".join([msg, *(_md(w) for w in _override_words(t, lab))]).strip(" ·")
-            name = f"`{t['name']}`" if _WORD.fullmatch(str(t["name"])) else f"<code>{_md_code(t['name'])}</code>"
+            name = md_code_span(t["name"], cell=True)
             out.append(f"| {mark} | {name} ({kind}) | {_fmt(t['score'])} / {_fmt(t['max_score'])} | {msg} |")
         out.append("")
     return "\n".join(out)
@@ -151,6 +186,9 @@ td.msg{overflow-wrap:anywhere;min-width:12rem}
 tr.fail td:first-child{color:#c92a2a} tr.pass td:first-child{color:#2f9e44} .note{background:#fff4e6;
 border-left:3px solid #f08c00;padding:.4rem .7rem;margin:.3rem 0 .6rem;overflow-wrap:anywhere} code{background:#f1f3f5;
 padding:0 .2rem;border-radius:3px} .kind{color:#889;font-size:.8rem;white-space:nowrap}
+.lost{background:#f8f9fa;border-radius:6px;padding:.3rem .9rem .5rem;margin:1rem 0} .lost h2{margin:.3rem 0}
+.lost ul{margin:0;padding-left:1.2rem} .lost li{margin:.3rem 0;overflow-wrap:anywhere} .lost .pts{white-space:nowrap;
+font-variant-numeric:tabular-nums} .lost .why{color:#495057;font-size:.9rem}
 @media (max-width:40rem){table,tbody,tr{display:block} tr{border-bottom:1px solid #eee;padding:.2rem 0}
 td{display:inline-block;border:0;padding:.1rem .4rem} td.msg{display:block;min-width:0}}
 """
@@ -161,6 +199,25 @@ def _html_msg(text: str) -> str:
     for i, part in enumerate(clean(text, 0).split("`")):
         out.append(f"<code>{html.escape(part)}</code>" if i % 2 and part else html.escape(part))
     return "".join(out)
+
+
+def _lost_html(res: ResultRow, lang: str, lab: dict[str, str]) -> list[str]:
+    """The top of a feedback page: the exercises that lost points, most first, each linked to its section with the
+    first reason (on a phone the page is long); or that none did, or that nothing was graded."""
+    if not res["exercises"]:
+        return [f"<p>{lab['no_exercises']}</p>"]
+    lost = lost_points(res)
+    if not lost:
+        return [f"<p class=\"lost none\">{html.escape(lab['lost_none'])}</p>"]
+    items = []
+    for ex, e, n in lost:
+        why = _lost_why(e, lang, lab)
+        name = html.escape(clean(ex, 0))
+        items.append(f"<li><a href=\"#{name}\">{name}</a> <span class=\"pts\">{_fmt(e['score'])} / "
+                     f"{_fmt(e['max_score'])} (−{_fmt(n)})</span>"
+                     + (f"<div class=\"why\">{_html_msg(why)}</div>" if why else "") + "</li>")
+    return [f"<nav class=\"lost\" aria-labelledby=\"lost-points\"><h2 id=\"lost-points\">{html.escape(lab['lost'])}"
+            f"</h2><ul>{''.join(items)}</ul></nav>"]
 
 
 def feedback_html(res: ResultRow, lang: str = "en", title: str | None = None) -> str:
@@ -177,8 +234,7 @@ def feedback_html(res: ResultRow, lang: str = "en", title: str | None = None) ->
              f"<div class=\"total\">{lab['total']}: {_fmt(res['total'])} / {_fmt(res['max_total'])}</div>",
              f"<div class=\"meta\">{lab['device']}: torch {esc(str(dev.get('torch', '?')))}, "
              f"jax {esc(str(dev.get('jax', '?')))}</div>"]
-    if not res["exercises"]:
-        parts.append(f"<p>{lab['no_exercises']}</p>")
+    parts += _lost_html(res, lang, lab)
     for ex, e in res["exercises"].items():
         frac = float(e["score"]) / float(e["max_score"]) if float(e["max_score"] or 0) else 0.0
         parts.append(f"<h2 id=\"{esc(ex)}\">{esc(ex)} <span class=\"status\">{esc(_status_word(e['status'], lang))}"

@@ -27,66 +27,20 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path, PurePath
 from typing import Any
 
 from autograder.core.records import ResultRow
 from autograder.core.status import is_graders
 from autograder.core.text import csv_cell
 from autograder.reports import late as _late
+from autograder.reports.overrides import notes_for
+from autograder.reports.roster import GradebookError as GradebookError
+from autograder.reports.roster import key_parts
+from autograder.reports.roster import read_roster as read_roster
+from autograder.reports.roster import roster_key as roster_key
+from autograder.reports.roster import student_key as student_key
 
-_SUFFIXES = (".ipynb", ".zip", ".py")
 NO_SUBMISSION = "no submission"
-
-
-class GradebookError(Exception):
-    """The gradebook cannot be written as asked (a roster that does not cover the submissions)."""
-
-
-def student_key(submission: str) -> str:
-    """The name a submission's file gives its student: ``subs/alice.ipynb`` -> ``alice``."""
-    name = Path(str(submission).rstrip("/\\")).name
-    for suf in _SUFFIXES:
-        if name.lower().endswith(suf):
-            return name[: -len(suf)]
-    return name
-
-
-def _parts(path: str) -> tuple[str, ...]:
-    """A path's components, the last one as :func:`student_key` gives it: ``subs/alice/work.ipynb`` ->
-    ``("subs", "alice", "work")``."""
-    parts = [p for p in PurePath(str(path).replace("\\", "/").rstrip("/")).parts if p not in ("/", ".")]
-    return (*parts[:-1], student_key(parts[-1])) if parts else ()
-
-
-def read_roster(path: str) -> dict[str, dict[str, str]]:
-    """``file`` (its key: ``alice``, or ``alice/work`` for a path) -> the roster row (``student_id``, optional
-    ``name``, ``email``, ``section``).
-
-    Raises:
-        GradebookError: no ``file``/``student_id`` columns, or a file named twice.
-    """
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        rows = list(csv.DictReader(fh))
-    if not rows or not {"file", "student_id"} <= set(rows[0]):
-        raise GradebookError(f"{path}: a roster needs the columns file and student_id")
-    out: dict[str, dict[str, str]] = {}
-    for r in rows:
-        key = "/".join(_parts(r["file"].strip()))
-        if key in out:
-            raise GradebookError(f"{path}: {r['file']} is named twice")
-        out[key] = {k: (v or "").strip() for k, v in r.items() if k}
-    return out
-
-
-def roster_key(roster: dict[str, dict[str, str]], submission: str) -> str | None:
-    """The roster's key for a submission: the longest roster ``file`` that is its path's tail; None if none."""
-    parts = _parts(submission)
-    for n in range(len(parts), 0, -1):
-        key = "/".join(parts[-n:])
-        if key in roster:
-            return key
-    return None
 
 
 @dataclass
@@ -130,7 +84,7 @@ def _names(submission: str) -> tuple[str, ...]:
     """The names a submission's time and extension are looked up by: its path as given, then its components
     nearest the root first (the platform's ``submission_N/`` or the instructor's folder before any name the
     student chose beneath it): ``export/submission_5/submission_1.ipynb`` is ``submission_5``'s."""
-    return (str(submission), *_parts(str(submission)))
+    return (str(submission), *key_parts(str(submission)))
 
 
 def _apply_late(rec: dict[str, Any], rules: LateRules) -> None:
@@ -167,8 +121,6 @@ def _late_section(students: list[dict[str, Any]], rules: LateRules) -> dict[str,
 
 
 def _override_notes(r: ResultRow) -> list[str]:
-    from autograder.reports.overrides import notes_for
-
     return notes_for(r)
 
 
@@ -205,7 +157,7 @@ def build(results: Sequence[ResultRow], roster: dict[str, dict[str, str]] | None
                                    "left blank")
             else:
                 scores[ex] = float(e["score"])
-        rec = {**who, "submission": str(r["submission"]), "scores": scores, "note": ""}
+        rec: dict[str, Any] = {**who, "submission": str(r["submission"]), "scores": scores, "note": ""}
         if late is not None:
             _apply_late(rec, late)
             if rec["late"]["factor"] is None:
@@ -225,7 +177,7 @@ def build(results: Sequence[ResultRow], roster: dict[str, dict[str, str]] | None
                 book.notes.append(f"{sid} ({rk}): {NO_SUBMISSION}; left blank")
     for s in book.students:
         vals = list(s["scores"].values())
-        s["total"] = None if any(v is None for v in vals) else round(sum(vals), 6)  # type: ignore[arg-type]
+        s["total"] = None if any(v is None for v in vals) else round(sum(vals), 6)
     book.maxima = {ex: max((float(r["exercises"][ex]["max_score"]) for r in results
                             if ex in r.get("exercises", {})), default=0.0) for ex in exercises}
     book.students.sort(key=lambda s: s["student_id"])

@@ -36,8 +36,8 @@ from pathlib import Path
 from autograder.core.records import ResultRow
 from autograder.core.text import clean, to_bytes
 from autograder.reports.feedback import feedback_html, feedback_markdown
-from autograder.reports.gradebook import GradebookError, roster_key, student_key
 from autograder.reports.report import atomic_write
+from autograder.reports.roster import GradebookError, roster_key, student_key
 
 MOODLE_PLUGIN = "assignfeedback_file"  # plugintype_pluginname: the assignment's "Feedback files" plugin
 PAGE = "feedback"
@@ -159,7 +159,7 @@ def hand_back(results: Sequence[ResultRow], roster: dict[str, dict[str, str]], o
 
     Args:
         results: the result rows (tapetrace's; with the overrides already applied where there are any).
-        roster: :func:`autograder.reports.gradebook.read_roster`'s mapping.
+        roster: :func:`autograder.reports.roster.read_roster`'s mapping.
         out: the folder to write into (``OUT/<student_id>/feedback.html``; :func:`folders`).
         lang: ``en`` or ``es`` for the pages' words.
         fmt: ``html``, ``md`` or ``both``.

@@ -27,11 +27,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
 from autograder.core.text import MESSAGE_CHARS, NAME_CHARS, clean
+from autograder.reports.roster import student_key
 
 UNITS = {"day": timedelta(days=1), "hour": timedelta(hours=1)}
 STATES = ("on time", "late", "too late", "time unknown")
@@ -228,8 +229,6 @@ def _csv_rows(path: str) -> list[dict[str, str]]:
 
 def _keyed(path: str, row: dict[str, str], n: int) -> tuple[str, str]:
     """(``file`` key, ``student_id``) of a times or extensions row: one of them must be given."""
-    from autograder.reports.gradebook import student_key
-
     key, sid = student_key(row.get("file", "")) if row.get("file") else "", row.get("student_id", "")
     if not key and not sid:
         raise LateError(f"{path} row {n}: name the student by file or student_id")
@@ -301,7 +300,7 @@ class _Refused(yaml.YAMLError):
     """A platform yml the bounded loader does not read (too deep, aliases past the bound or in a loop)."""
 
 
-class _Mapping(dict):  # type: ignore[type-arg]
+class _Mapping(dict[Any, Any]):
     """A YAML mapping as loaded, with the keys the file repeats and every value each one had (YAML forbids a key
     twice; PyYAML keeps the last silently)."""
 
@@ -325,15 +324,15 @@ class _PlatformLoader(yaml.SafeLoader):
         self._open: list[str | None] = []  # the anchors of the nodes being composed, outermost first
         self._sizes: dict[int, int] = {}  # id(node) -> its nodes, aliases expanded
 
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         """One node, refused when it nests too deep, names a node it is inside, or expands past the bound."""
         if self.check_event(yaml.AliasEvent):
-            if self.peek_event().anchor in self._open:
+            if self.peek_event().anchor in self._open:  # type: ignore[no-untyped-call]  # types-PyYAML leaves it unannotated
                 raise _Refused(GS_ALIAS_LOOP)
             return super().compose_node(parent, index)  # a node composed whole before: sized
         if len(self._open) >= GS_MAX_DEPTH:
             raise _Refused(GS_TOO_DEEP.format(depth=GS_MAX_DEPTH))
-        self._open.append(self.peek_event().anchor)
+        self._open.append(self.peek_event().anchor)  # type: ignore[no-untyped-call]  # types-PyYAML leaves it unannotated
         try:
             node = super().compose_node(parent, index)
         finally:
@@ -371,11 +370,15 @@ def _construct_plain(loader: _PlatformLoader, node: yaml.Node) -> Any:
         return _construct_mapping(loader, node)
     if isinstance(node, yaml.SequenceNode):
         return loader.construct_yaml_seq(node)
+    return loader.construct_scalar(cast(yaml.ScalarNode, node))  # PyYAML's nodes: a scalar, a sequence or a mapping
+
+
+def _construct_as_written(loader: _PlatformLoader, node: yaml.ScalarNode) -> str:
     return loader.construct_scalar(node)
 
 
 _PlatformLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
-_PlatformLoader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
+_PlatformLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_as_written)
 _PlatformLoader.add_constructor(None, _construct_plain)
 
 

@@ -131,18 +131,12 @@ def render_html(mistakes: dict[str, dict[str, Any]], top: int = 8) -> str:
                 out.append(f"<tr><td>{esc(i['why'])} <code>{esc(i['mutant'])}</code></td>"
                            f"<td class=n>{i['count']}</td><td>{esc(i['example'])}</td></tr>")
             out.append("</table>")
-        out.append("<table class=\"mistakes\"><tr><th>check</th><th>key</th><th class=n>submissions</th>"
+        out.append("<table class=\"mistakes msgs stack\"><tr><th>check</th><th>key</th><th class=n>submissions</th>"
                    "<th>matching mutants</th><th>example</th><th>its message</th></tr>")
         for i in d["by_message"][:top]:
             out.append(f"<tr><td><code>{esc(i['check'])}</code></td><td><code>{esc(i['code'])}</code></td>"
                        f"<td class=n>{i['count']}</td><td>{esc(', '.join(i['mutants']) or '–')}</td>"
-                       f"<td>{esc(i['example'])}</td><td class=\"msg\">{esc(_short(i['message']))}</td></tr>")
+                       f"<td>{esc(i['example'])}</td><td class=\"msg\">{esc(i['message'])}</td></tr>")  # whole: it wraps
         out.append("</table>")
     out.append("</section>")
     return "\n".join(out)
-
-
-def _short(text: str, limit: int = 240) -> str:
-    from autograder.reports.plots import shorten
-
-    return shorten(text, limit)

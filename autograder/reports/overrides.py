@@ -40,10 +40,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
-from autograder.core.records import ExerciseRow, ReportRow, ResultRow, TestRow
+from autograder.core.records import ExerciseRow, OverrideEntry, OverrideRecord, ReportRow, ResultRow, TestRow
 from autograder.core.status import is_graders
 from autograder.core.text import clean, csv_cell, html_text, terminal
-from autograder.reports.gradebook import roster_key
+from autograder.reports.roster import roster_key
 
 COLUMNS = ("student", "exercise", "test", "action", "points", "comment", "by", "at", "basis")
 REQUIRED = ("student", "exercise", "action", "points", "by", "at")
@@ -110,18 +110,6 @@ class Overrides:
 
     path: str
     rows: list[Override] = field(default_factory=list)
-
-
-class Entry(TypedDict):
-    """One override as recorded beside the score it changed (``"override"`` of an exercise or test record)."""
-
-    row: int
-    action: str
-    points: float
-    comment: str
-    by: str
-    at: str
-    flags: list[str]
 
 
 class AuditRow(TypedDict):
@@ -296,7 +284,7 @@ def resolve(ovs: Overrides, results: Sequence[ResultRow],
     Args:
         ovs: :func:`read`'s overrides.
         results: docs/grading-contract.md's result rows (only tapetrace's: an otter row has no tests to name).
-        roster: a gradebook roster (:func:`autograder.reports.gradebook.read_roster`) or None: the keys are
+        roster: a gradebook roster (:func:`autograder.reports.roster.read_roster`) or None: the keys are
             its ``student_id`` values, or without it the submissions' paths (:func:`identities`).
 
     Returns:
@@ -316,10 +304,10 @@ def resolve(ovs: Overrides, results: Sequence[ResultRow],
     ids = {(row.get("student_id") or "").strip() for row in (roster or {}).values()} - {""}
     out: list[Target] = []
     for o in ovs.rows:
-        key = _key(o.student, roster)
-        hits = sorted(set(by_key.get(key, []))) if key is not None else []
+        wanted = _key(o.student, roster)
+        hits = sorted(set(by_key.get(wanted, []))) if wanted is not None else []
         who = clean(o.student, 80)
-        if not hits and key in ids:
+        if not hits and wanted in ids:
             out.append(Target(None, problem=NO_SUBMISSION.format(value=who)))
             continue
         if not hits:
@@ -352,8 +340,10 @@ def basis(e: ExerciseRow, t: TestRow | None = None) -> str:
     (a test's check definition digest, where the row recorded one)."""
     rec = t if t is not None else e
     words = f"{float(rec.get('score') or 0):g}/{float(rec.get('max_score') or 0):g}"
-    fp = e.get("fingerprint") if isinstance(e.get("fingerprint"), dict) else {}
-    checks = fp.get("checks") if isinstance(fp.get("checks"), dict) else {}
+    fp = e.get("fingerprint")
+    fp = fp if isinstance(fp, dict) else {}
+    checks = fp.get("checks")
+    checks = checks if isinstance(checks, dict) else {}
     if t is not None and isinstance(checks.get(t.get("name")), dict) and checks[t["name"]].get("definition"):
         words += "@" + str(checks[t["name"]]["definition"])[:8]
     return words
@@ -380,7 +370,7 @@ def apply(results: Sequence[ResultRow], ovs: Overrides | None, roster: dict[str,
 
     Test overrides first, then exercise overrides, each in the file's order. An overridden test or exercise
     keeps the autograder's verdict (``passed``) and gets ``"override": {"autograder": score, "entries":
-    [Entry...]}``; the exercise's score and the row's total follow (``"override_total"`` on the row records the
+    [OverrideEntry...]}`` (``core.records.OverrideRecord``); the exercise's score and the row's total follow (``"override_total"`` on the row records the
     autograder's total). An override whose check changed (its ``basis`` differs from the results, or the
     ``regrade`` diff names it) is flagged :data:`CHANGED` and still applied.
 
@@ -416,9 +406,10 @@ def apply(results: Sequence[ResultRow], ovs: Overrides | None, roster: dict[str,
         t = next(x for x in e["tests"] if x.get("name") == o.test) if o.test else None
         rec = t if t is not None else e
         maximum = float(rec.get("max_score") or 0.0)
-        prior = rec.get("override") or {}
+        prior = rec.get("override")
         before = float(rec.get("score") or 0.0)
-        autograder = float(prior.get("autograder", (t0 if t0 is not None else e0).get("score") or 0.0))
+        own = (t0 if t0 is not None else e0).get("score") or 0.0  # the autograder's, before any override
+        autograder = float(prior.get("autograder", own) if prior else own)
         flags: list[str] = []
         now = basis(e0, t0)
         if o.basis and o.basis != (now if "@" in o.basis else now.split("@")[0]):
@@ -441,9 +432,11 @@ def apply(results: Sequence[ResultRow], ovs: Overrides | None, roster: dict[str,
                 e["score"] = round(float(e["score"]) + delta, 6)
             r.setdefault("override_total", float(results[i]["total"]))
             r["total"] = round(float(r["total"]) + delta, 6)
-            entry: Entry = {"row": o.row, "action": o.action, "points": o.points, "comment": o.comment, "by": o.by,
+            entry: OverrideEntry = {"row": o.row, "action": o.action, "points": o.points, "comment": o.comment, "by": o.by,
                             "at": o.at, "flags": flags}
-            rec["override"] = {"autograder": autograder, "entries": [*prior.get("entries", []), entry]}
+            record: OverrideRecord = {"autograder": autograder,
+                                      "entries": [*(prior.get("entries", []) if prior else []), entry]}
+            rec["override"] = record
         audit[k] = {"row": o.row, "student": o.student, "submission": str(r["submission"]), "exercise": o.exercise,
                     "test": o.test, "action": o.action, "points": o.points, "autograder": autograder,
                     "before": before, "after": after, "max_score": maximum, "comment": o.comment, "by": o.by,

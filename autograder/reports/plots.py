@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -22,10 +22,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.text  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from autograder.core.paths import EXERCISES  # noqa: E402
 from autograder.core.records import ExerciseRow, ReportRow  # noqa: E402
-from autograder.core.text import clean, shorten  # noqa: E402, F401 - shorten: the reports' name for it
+from autograder.core.text import clean  # noqa: E402
+from autograder.core.text import shorten as shorten  # noqa: E402 - the reports' name for it (mistakes, summary)
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType  # (matplotlib >= 3.8; the supported floor is 3.7.5)
 
 DPI = 110
 # Legible at a glance in the report page: no text under MIN_FONT_PT points (8 pt at 110 dpi: 12 px), and no
@@ -33,7 +38,7 @@ DPI = 110
 # its own size, never scaled down (tests/test_report_browser.py measures both in a browser).
 MIN_FONT_PT = 8.0
 MAX_WIDTH_IN = 9.5
-_RC = {"font.size": 9.5, "axes.titlesize": 11, "axes.labelsize": 9.5, "xtick.labelsize": 9, "ytick.labelsize": 9,
+_RC: dict[RcKeyType, Any] = {"font.size": 9.5, "axes.titlesize": 11, "axes.labelsize": 9.5, "xtick.labelsize": 9, "ytick.labelsize": 9,
        "legend.fontsize": 9, "figure.titlesize": 12}
 GREEN, RED, GREY, AMBER, BLUE = "#2f9e44", "#e03131", "#ced4da", "#f59f00", "#1c7ed6"
 
@@ -53,7 +58,8 @@ def check_order(results: list[ReportRow], exercise: str) -> list[str]:
     """Check names of one exercise in the order tests were reported."""
     names: list[str] = []
     for r in results:
-        for t in r["exercises"].get(exercise, {}).get("tests", []):
+        e = r["exercises"].get(exercise)
+        for t in e.get("tests", []) if e else []:
             if t["name"] not in names:
                 names.append(t["name"])
     return names
@@ -172,7 +178,7 @@ def _save(fig: Any, path: Path) -> Path:
 def score_histogram(results: list[ReportRow], path: Path) -> Path:
     """Histogram of total scores (% of the maximum), one colour per source."""
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    bins = np.linspace(0, 100, 21)
+    bins = np.linspace(0, 100, 21).tolist()
     sources = sorted({r.get("source", "tapetrace") for r in results})
     colors = {"tapetrace": BLUE, "otter": AMBER}
     data = [_percent([r for r in results if r.get("source", "tapetrace") == s]) for s in sources]
@@ -186,7 +192,9 @@ def score_histogram(results: list[ReportRow], path: Path) -> Path:
     ax.set_xlabel("total score (% of maximum)")
     ax.set_ylabel("submissions")
     ax.set_title(f"Score distribution ({len(results)} submissions)")
-    ax.yaxis.get_major_locator().set_params(integer=True)
+    locator = ax.yaxis.get_major_locator()  # AutoLocator, a MaxNLocator: whole numbers of submissions
+    if isinstance(locator, MaxNLocator):
+        locator.set_params(integer=True)
     ax.legend(frameon=False, fontsize=9)
     ax.grid(axis="y", alpha=0.3)
     return _save(fig, path)
@@ -208,7 +216,7 @@ def exercise_means(results: list[ReportRow], path: Path) -> Path:
     y = np.arange(len(exs))
     ax.barh(y, [100] * len(exs), color="#f1f3f5", height=0.7)
     bars = ax.barh(y, means, color=[GREEN if m >= 70 else AMBER if m >= 40 else RED for m in means], height=0.7)
-    for yi, m, n_a, mx, bar in zip(y, means, na, maxima, bars):
+    for yi, m, n_a, mx, bar in zip(y.tolist(), means, na, maxima, bars):
         label = f"{m:.0f}%  (mean {m * mx / 100:.1f}/{mx:g})" + (f", {n_a:.0f}% not attempted" if n_a else "")
         ax.text(min(m, 100) + 1, yi, label, va="center", fontsize=9)
         del bar
@@ -345,7 +353,7 @@ def student_check_matrix(results: list[ReportRow], path: Path) -> Path:
         r = results[i]
         for c, (ex, name) in enumerate(cols):
             e = r["exercises"].get(ex)
-            t = next((t for t in (e or {}).get("tests", []) if t["name"] == name), None)
+            t = next((t for t in (e.get("tests", []) if e else []) if t["name"] == name), None)
             if t is None or t.get("code") in ("NOT_ATTEMPTED", "MISSING_FILE") or (e and e["status"] == "missing"):
                 grid[row, c] = 0
             elif t.get("passed"):

@@ -48,7 +48,8 @@ def _envelope_words(env: Any) -> str:
         return "none recorded"
     mem = env.get("usable_memory")
     cpus = env.get("usable_cpus")
-    plan = env.get("plan") if isinstance(env.get("plan"), dict) else {}
+    plan = env.get("plan")
+    plan = plan if isinstance(plan, dict) else {}
     kind = env.get("kind") or env.get("source") or ("container" if env.get("memory_bytes") or env.get("cpu_quota")
                                                     else "host")
     mem_s = f"{int(mem) / 2**30:.1f} GiB" if isinstance(mem, (int, float)) else "memory ?"
@@ -110,8 +111,10 @@ def receipt(results: Sequence[ResultRow], rates: dict[str, dict[str, Any]] | Non
             statuses[str(e.get("status", "graded"))] += 1
             if any(t.get("code") in REFUSED_CODES for t in e.get("tests") or []):
                 refused += 1
-            fp = e.get("fingerprint") if isinstance(e.get("fingerprint"), dict) else {}
-            suite = (fp.get("parts") or {}).get("suite") if isinstance(fp.get("parts"), dict) else None
+            fp = e.get("fingerprint")
+            fp = fp if isinstance(fp, dict) else {}
+            parts = fp.get("parts")
+            suite = (parts or {}).get("suite") if isinstance(parts, dict) else None
             suites.setdefault(ex, Counter())[str(suite or "not recorded")] += 1
     rates = kill_rates() if rates is None else rates
     shown = sorted(suites) or sorted(rates)

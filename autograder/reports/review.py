@@ -33,15 +33,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 from flask import Flask, Response, redirect, request
 
+if TYPE_CHECKING:
+    from werkzeug.wrappers import Response as BaseResponse  # what flask.redirect returns (flask's Response is one)
+
 from autograder.core.records import ExerciseRow, ReportRow
 from autograder.core.text import clean, html_code, html_name, html_text
 from autograder.reports import overrides as _overrides
-from autograder.reports.gradebook import roster_key
+from autograder.reports.roster import roster_key
 from autograder.submissions import loader as _loader
 
 # messages: what was refused and what to do, one line each
@@ -92,7 +95,7 @@ class Review:
         results: the rows, as :func:`autograder.reports.summary.read_inputs` read them.
         results_path: the results file (relative submission paths are also looked for beside it).
         overrides_path: the overrides CSV a TA's override is appended to (None: the page is read-only).
-        roster: a gradebook roster (:func:`autograder.reports.gradebook.read_roster`) or None.
+        roster: a gradebook roster (:func:`autograder.reports.roster.read_roster`) or None.
         notes: what reading the results left out, shown above the list.
         read_code: reads a submission as the loader does (default: a child process under the reading budget).
     """
@@ -726,7 +729,7 @@ def create_app(review: Review, token: str, port: int | None = None) -> Flask:
         return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), token.encode())
 
     @app.before_request
-    def guard() -> Response | None:
+    def guard() -> BaseResponse | None:
         if request.host not in hosts:
             return _text(BAD_HOST, 403)
         if not authorised():
@@ -786,7 +789,7 @@ def create_app(review: Review, token: str, port: int | None = None) -> Flask:
                         mimetype="text/html")
 
     @app.post("/item/<int:index>/<int:ex>")
-    def override(index: int, ex: int) -> Response:
+    def override(index: int, ex: int) -> BaseResponse:
         exercise = _found(index, ex)
         if exercise is None:
             return _text(NOT_FOUND, 404)

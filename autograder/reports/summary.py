@@ -11,12 +11,13 @@ import os
 import re
 import statistics
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from autograder.core.paths import EXERCISES
 from autograder.core.records import ReportRow
-from autograder.core.text import clean, csv_cell, html_name, terminal
+from autograder.core.text import clean, csv_cell, html_name, html_text, terminal
 from autograder.reports import report as _report
 from autograder.reports.feedback import VIEWPORT
 
@@ -242,6 +243,15 @@ padding:.4rem .7rem;border-left:3px solid #f08c00;overflow-wrap:anywhere} detail
 summary{cursor:pointer;font-weight:600} .wide{overflow-x:auto;max-width:100%}
 table.grid td,table.grid th{padding:.25rem .35rem}
 section>table{display:block;overflow-x:auto;max-width:100%}
+.nm,table.tests code{white-space:nowrap} table.tests code.long,table.tests th{white-space:normal}
+td.ovr{background:#fff4e6} .mark{color:#d9480f;margin-left:.15rem}
+@media (max-width:40rem){table.stack,table.stack tbody,table.stack tr{display:block}
+table.stack tr:first-child{display:none} table.stack tr{border-bottom:1px solid #eee;padding:.35rem 0}
+table.stack td{display:inline-block;border:0;padding:.1rem .4rem} table.stack td.msg{display:block;min-width:0}
+table.tests td:nth-child(4)::before{content:"failed "} table.tests td:nth-child(5)::before{content:"passed "}
+table.tests td:nth-child(6)::before{content:"rate "} table.tests td:nth-child(7)::before{content:"not attempted "}
+table.msgs td:nth-child(3)::before{content:"submissions "} table.msgs td:nth-child(4)::before{content:"mutants "}
+table.msgs td:nth-child(5)::before{content:"e.g. "}}
 """
 
 
@@ -315,6 +325,41 @@ def _figure(name: str, caption: str) -> str:
             "</figcaption></figure>")
 
 
+OVERRIDDEN_MARK = "✎"
+OVERRIDDEN_TITLE = "overridden by hand: autograder {autograder:g}/{maximum:g} → {score:g}/{maximum:g}"
+OVERRIDDEN_KEY = ("{mark} a score overridden by hand (its cell's tooltip gives the autograder's score; every override "
+                  "is in the <a href=\"#overrides\">audit</a>, with the receipt)")
+
+
+def autograder_score(e: Mapping[str, Any]) -> float | None:
+    """The autograder's score of an exercise record that a manual override changed (its own or one of its tests',
+    :func:`autograder.reports.overrides.apply`); None when no override changed it."""
+    def moved(rec: Mapping[str, Any]) -> bool:
+        return isinstance(rec.get("override"), dict) and bool(rec["override"].get("entries"))
+
+    if moved(e):
+        return float(e["override"]["autograder"])
+    tests = [t for t in e.get("tests") or [] if isinstance(t, dict) and moved(t)]
+    if not tests:
+        return None
+    return float(e["score"]) - sum(float(t["score"]) - float(t["override"]["autograder"]) for t in tests)
+
+
+def _grid_cell(e: Mapping[str, Any] | None) -> str:
+    """One exercise's cell of the submissions grid: its score (or status), marked where an override changed it."""
+    if e is None:
+        return "<td class=n>–</td>"
+    graded = e.get("status") in (None, "graded")
+    low = "" if graded else " low"
+    val = f"{float(e['score']):g}" if graded else _esc(e["status"])
+    auto = autograder_score(e)
+    if auto is None:
+        return f"<td class=\"n{low}\">{val}</td>"
+    title = OVERRIDDEN_TITLE.format(autograder=auto, score=float(e["score"]), maximum=float(e.get("max_score") or 0))
+    return (f"<td class=\"n ovr{low}\" title=\"{_esc(title)}\">{val}<span class=\"mark\">{OVERRIDDEN_MARK}</span>"
+            "</td>")
+
+
 def _students_section(results: list[ReportRow], feedback_links: dict[int, str] | None) -> str:
     from autograder.reports.plots import exercise_order
 
@@ -329,24 +374,31 @@ def _students_section(results: list[ReportRow], feedback_links: dict[int, str] |
         name = html_name(str(r["submission"]))
         if feedback_links and i in feedback_links:
             name = f"<a href=\"{_esc(feedback_links[i])}\">{name}</a>"
-        cells = []
-        for ex in exs:
-            e = r["exercises"].get(ex)
-            if e is None:
-                cells.append("<td class=n>–</td>")
-            else:
-                low = " low" if e.get("status") not in (None, "graded") else ""
-                val = f"{float(e['score']):g}" if e.get("status") in (None, "graded") else _esc(e["status"])
-                cells.append(f"<td class=\"n{low}\">{val}</td>")
+        cells = [_grid_cell(r["exercises"].get(ex)) for ex in exs]
         source = f"<td class=tag>{_esc(str(r.get('source', 'tapetrace')))}</td>" if sources else ""
         out.append(f"<tr><td>{name}</td>{source}<td class=n>{float(r['total']):g} / {float(r['max_total']):g}</td>"
                    f"{''.join(cells)}</tr>")
-    out.append("</table></div></details></section>")
+    out.append("</table></div>")
+    if any(autograder_score(e) is not None for r in results for e in r["exercises"].values()):
+        out.append(f"<p class=\"meta\">{OVERRIDDEN_KEY.format(mark=OVERRIDDEN_MARK)}</p>")
+    out.append("</details></section>")
     return "\n".join(out)
 
 
+NAME_WHOLE = 32  # a test or exercise name up to this long is never broken in a table; a longer one wraps between parts
+
+
+def _name(value: Any, code: bool = False) -> str:
+    """A test's (``code``) or an exercise's name for a table cell: whole on one line up to :data:`NAME_WHOLE`
+    characters (``forward_matches_reference`` never squeezed to three lines), a longer one with a break
+    opportunity between its parts (:func:`autograder.core.text.html_name`)."""
+    if len(clean(value, 0)) <= NAME_WHOLE:
+        return f"<code>{html_text(value)}</code>" if code else f"<span class=\"nm\">{html_text(value)}</span>"
+    return f"<code class=\"long\">{html_name(value)}</code>" if code else html_name(value)
+
+
 def _tests_section(results: list[ReportRow]) -> str:
-    from autograder.reports.plots import check_stats, most_failed_first, shorten
+    from autograder.reports.plots import check_stats, most_failed_first
 
     shown, passed = most_failed_first(check_stats(results))
     out = ["<section id=\"tests\"><h2>Tests, most failed first</h2><p class=\"meta\">Ordered by how many "
@@ -354,29 +406,31 @@ def _tests_section(results: list[ReportRow]) -> str:
            "come last; an exercise that did not load, such as an import timeout, is no attempt of its tests). "
            f"{len(passed)} test(s) every attempt passed are folded below.</p>"]
     if shown:
-        out.append("<div class=\"wide\"><table><tr><th>exercise</th><th>test</th><th>kind</th><th class=n>failed</th>"
+        out.append("<div class=\"wide\"><table class=\"tests stack\"><tr><th>exercise</th><th>test</th><th>kind</th>"
+                   "<th class=n>failed</th>"
                    "<th class=n>passed / attempted</th><th class=n>rate</th><th class=n>not attempted</th>"
                    "<th>commonest failure</th><th>its commonest message</th></tr>")
         for s in shown:
             tried = s["attempted"]
             cls = " low" if tried and s["attempted_rate"] < 0.5 else ""
             rate = f"{100 * s['attempted_rate']:.0f}%" if tried else "–"
-            out.append(f"<tr><td>{html_name(s['exercise'])}</td><td><code>{html_name(s['check'])}</code></td>"
+            out.append(f"<tr><td title=\"{_esc(s['exercise'])}\">{_name(_short_exercise(s['exercise']))}</td>"
+                       f"<td>{_name(s['check'], code=True)}</td>"
                        f"<td class=tag>{'hidden' if s['hidden'] else 'public'}</td>"
                        f"<td class=n>{tried - s['passed'] if tried else '–'}</td><td class=n>{s['passed']}/{tried}</td>"
                        f"<td class=\"n{cls}\">{rate}</td><td class=n>{s['n'] - tried}</td>"
-                       f"<td>{html_name(s['common_failure']) or '–'}</td>"
-                       f"<td class=\"msg\">{_esc(shorten(s['example_message']))}</td></tr>")
+                       f"<td class=key>{html_name(s['common_failure']) or '–'}</td>"
+                       f"<td class=\"msg\">{_esc(s['example_message'])}</td></tr>")  # whole: it wraps
         out.append("</table></div>")
     else:
         out.append("<p>No test failed an attempt.</p>")
     if passed:
         out.append(f"<details id=\"passed\"><summary>{len(passed)} test(s) every attempt passed</summary>"
-                   "<div class=\"wide\"><table><tr><th>exercise</th><th>test</th><th>kind</th>"
+                   "<div class=\"wide\"><table class=\"tests\"><tr><th>exercise</th><th>test</th><th>kind</th>"
                    "<th class=n>passed / attempted</th><th class=n>not attempted</th></tr>")
         for s in passed:
-            out.append(f"<tr><td>{html_name(s['exercise'])}</td><td><code>{html_name(s['check'])}</code></td>"
-                       f"<td class=tag>{'hidden' if s['hidden'] else 'public'}</td>"
+            out.append(f"<tr><td title=\"{_esc(s['exercise'])}\">{_name(_short_exercise(s['exercise']))}</td>"
+                       f"<td>{_name(s['check'], code=True)}</td><td class=tag>{'hidden' if s['hidden'] else 'public'}</td>"
                        f"<td class=n>{s['passed']}/{s['attempted']}</td><td class=n>{s['n'] - s['attempted']}</td></tr>")
         out.append("</table></div></details>")
     return "\n".join([*out, "</section>"])

@@ -122,13 +122,13 @@ def _guarantees(got: dict[str, object], hide: list[str], exposed: list[str] | No
 LEVELS = ("minimal", "container", "full")
 
 
-def level_at_least(got: dict[str, object], wanted: str) -> bool:
+def level_at_least(got: Mapping[str, object], wanted: str) -> bool:
     """Whether an isolation record reaches ``wanted`` (one of :data:`LEVELS`)."""
     have = str(got.get("level", "minimal"))
     return LEVELS.index(have if have in LEVELS else "minimal") >= LEVELS.index(wanted)
 
 
-def describe(got: dict[str, object]) -> str:
+def describe(got: Mapping[str, object]) -> str:
     """One line on what an isolation record obtained (for the run's warning below full)."""
     parts = []
     if got.get("pid_namespace"):

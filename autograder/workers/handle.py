@@ -24,6 +24,7 @@ from autograder.workers import confirm as _confirm
 from autograder.workers import envelope as _envelope
 from autograder.workers import intake as _intake
 from autograder.workers import watch as _watch
+from autograder.workers.records import WorkerSpec
 
 
 def _channel() -> tuple[int, int]:
@@ -91,7 +92,7 @@ class Worker:
 
     Args:
         launcher: what starts the process (:class:`ZygotePair`, :class:`SpawnLauncher`...).
-        spec: the worker's spec (``_worker.worker_main``).
+        spec: the worker's spec (:class:`autograder.workers.records.WorkerSpec`, read by ``_worker.worker_main``).
         load_timeout: seconds its module's load may take.
         lender: answers the worker's requests for compiled programs (``_compile_cache.Lender``) while
             the grader waits for its load or a probe; None answers every request with nothing.
@@ -99,7 +100,7 @@ class Worker:
             scratch when it closes (``_quota.ScratchWatch``); None: not watched.
     """
 
-    def __init__(self, launcher: Any, spec: dict[str, Any], load_timeout: float,
+    def __init__(self, launcher: Any, spec: WorkerSpec, load_timeout: float,
                  lender: _compile_cache.Lender | None = None, watch: _quota.ScratchWatch | None = None) -> None:
         # the worker's channels are socket pairs, not pipes: neither end can be opened again through /proc (a pipe's
         # can, as a write end that puts frames back into the loop's way), and the worker's end of each cannot read
@@ -120,7 +121,8 @@ class Worker:
         self.borrows = bool(spec.get("borrow_compiles"))
         # the sandbox's own record, sent before the student's code ran (``_intake.isolation``); None: no sandbox
         self.isolation: dict[str, Any] | None = None
-        self.scratch: str | None = (spec.get("sandbox") or {}).get("scratch")
+        sandbox = spec.get("sandbox")
+        self.scratch: str | None = sandbox.get("scratch") if sandbox else None
         self._sandboxed = bool(spec.get("sandbox"))
         self.limit_hit: str | None = None  # the message key of a cap the watch killed it for
         self.time_accounting = ""  # how its last load or call was timed: "cgroup" or "process tree" (_watch.Budget)
@@ -188,7 +190,7 @@ class Worker:
         self.close()
         return False
 
-    def _first(self, spec: dict[str, Any], deadline: float) -> dict[str, Any]:
+    def _first(self, spec: WorkerSpec, deadline: float) -> dict[str, Any]:
         """The worker's load status, checked (``_intake``); a sandboxed worker's isolation record first."""
         if spec.get("role") == "isolation":
             return _intake.isolation(self._recv(deadline))

@@ -9,7 +9,7 @@ of compiling them: ``_compile_cache``). Here each thread reuses its context for
 types, attributes, constants) stays bounded as before. The modules are the same text either way
 (tests/test_speed.py), so compiled programs, cache keys and results are too.
 
-Installed in the zygotes, before they fork (``_warmup.worker_modules``); a spawned worker installs it itself.
+Installed in the zygotes, before they fork (``zygote.worker_modules``); a spawned worker installs it itself.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from autograder.core.paths import ROOT
 from autograder.probing.tools import RESULT_FD, TALLY_ENV
 from autograder.workers import warmup as _warmup
 from autograder.workers.environment import worker_env
+from autograder.workers.records import WorkerSpec
 
 
 def tallying_env(cpu_jax: bool) -> dict[str, str]:
@@ -74,7 +75,7 @@ class SpawnLauncher:
         self.cpu_jax = cpu_jax
         self.prefix = list(prefix or [])
 
-    def spawn(self, spec: dict[str, Any], fds: tuple[int, ...]) -> Proc:
+    def spawn(self, spec: WorkerSpec, fds: tuple[int, ...]) -> Proc:
         """Starts a worker with ``fds``: its command and result pipes, and optionally its stderr's."""
         popen = subprocess.Popen(
             [*self.prefix, sys.executable, "-m", "autograder.workers.worker", str(fds[0]), str(fds[1]), json.dumps(spec)],
@@ -238,7 +239,7 @@ class ZygoteLauncher:
                 raise RuntimeError("the zygote died while importing")
             return set(self._planned), dict(self._failed)
 
-    def spawn(self, spec: dict[str, Any], fds: tuple[int, int]) -> Proc:
+    def spawn(self, spec: WorkerSpec, fds: tuple[int, int]) -> Proc:
         rid = next(self._ids)
         slot: list[Any] = [None, threading.Event()]
         with self._lock:
@@ -347,7 +348,7 @@ class ZygotePair:
         more, also = self.full.imports(max(0.0, end - time.monotonic()))
         return planned | more, {**failed, **also}
 
-    def spawn(self, spec: dict[str, Any], fds: tuple[int, int]) -> Proc:
+    def spawn(self, spec: WorkerSpec, fds: tuple[int, int]) -> Proc:
         return (self.jax if spec.get("needs") == "jax" else self._full()).spawn(spec, fds)
 
     def close(self) -> None:

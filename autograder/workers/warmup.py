@@ -3,13 +3,14 @@
 Grader side: :func:`needs_arg` (the launcher's ``--needs``), and the lists (:data:`PRELOAD`) and :func:`failure`
 read by a library check (``fingerprint``). Worker side: everything else, run in a zygote or a worker
 (:func:`parse_needs`, :func:`planned`, :func:`preload`, :func:`warm_torch`, :func:`warm_dynamo_once`,
-:func:`worker_modules`, :func:`settle`...).
+:func:`settle`...).
 
 The import lists (:data:`PRELOAD`, :data:`JAX_ONLY`, :data:`TORCH_STAGE`, and :func:`planned`: the part of
 them a run's exercises need), the warm-ups that pay a
-worker's first optimizer step and first ``torch.compile`` once (:func:`warm_torch`, :func:`warm_dynamo`),
-the modules every worker runs (:func:`worker_modules`) and the garbage collector's freeze once all is in
-(:func:`settle`). Everything stays fork-safe: CPU only, one thread, no CUDA context. The zygote itself
+worker's first optimizer step and first ``torch.compile`` once (:func:`warm_torch`, :func:`warm_dynamo`)
+and the garbage collector's freeze once all is in (:func:`settle`). The modules every worker runs are imported
+by the zygote itself (``zygote.worker_modules``): the worker imports this module (:func:`warm_dynamo_once`), so
+this one imports nothing of the worker's. Everything stays fork-safe: CPU only, one thread, no CUDA context. The zygote itself
 (``zygote``) decides when each runs.
 """
 
@@ -195,26 +196,6 @@ def _no_tqdm_monitor() -> Any:
         yield
     finally:
         tqdm.monitor_interval = interval
-
-
-def worker_modules() -> None:
-    """What every child runs: the worker, the sandbox every student's worker applies, the compile cache's
-    borrower, the datasets, and (once JAX is imported) the JAX set-up of ``_jaxtune``; the probes' tools
-    (their tally bound to the worker's result pipe, named in this process's environment), the guard and the
-    seal, which every worker imports before its first probe (~15 ms each, after the fork)."""
-    import autograder.probing.tools  # noqa: F401
-    import autograder.workers.compile_cache  # noqa: F401
-    import autograder.workers.guard  # noqa: F401
-    import autograder.workers.seal  # noqa: F401
-    import autograder.workers.worker  # noqa: F401
-    from autograder.core import data as _data
-    from autograder.sandbox import isolate as _sandbox
-    from autograder.workers import jaxtune as _jaxtune
-
-    _sandbox.preload()
-    _jaxtune.reuse_mlir_contexts()
-    with contextlib.suppress(OSError):  # a student's worker reads them before its sandbox (see _worker)
-        _data.all_arrays()
 
 
 def settle() -> None:

@@ -20,7 +20,8 @@ what the run's exercises need; a worker needing more imports it after the fork.
 Each child initialises its own backend after the fork, so nothing
 fork-unsafe is shared. Requests arrive over a SOCK_SEQPACKET socket with the
 worker's two pipe ends attached (SCM_RIGHTS); exits are reported back.
-What it imports and warms, and when it freezes the collector, is ``warmup``'s.
+What it imports and warms, and when it freezes the collector, is ``warmup``'s; the modules every worker runs
+it imports itself (:func:`worker_modules`).
 """
 
 from __future__ import annotations
@@ -242,6 +243,27 @@ def _fork_full(server: _Server, full_fd: int, extra: list[str], needs: frozenset
     server.sibling = pid
 
 
+def worker_modules() -> None:
+    """What every child runs: the worker, the sandbox every student's worker applies, the compile cache's
+    borrower, the datasets, and (once JAX is imported) the JAX set-up of ``_jaxtune``; the probes' tools
+    (their tally bound to the worker's result pipe, named in this process's environment), the guard and the
+    seal, which every worker imports before its first probe (~15 ms each, after the fork). Here, not in
+    ``warmup``: the worker imports that module (``warm_dynamo_once``)."""
+    import autograder.probing.tools  # noqa: F401
+    import autograder.workers.compile_cache  # noqa: F401
+    import autograder.workers.guard  # noqa: F401
+    import autograder.workers.seal  # noqa: F401
+    import autograder.workers.worker  # noqa: F401
+    from autograder.core import data as _data
+    from autograder.sandbox import isolate as _sandbox
+    from autograder.workers import jaxtune as _jaxtune
+
+    _sandbox.preload()
+    _jaxtune.reuse_mlir_contexts()
+    with contextlib.suppress(OSError):  # a student's worker reads them before its sandbox (see _worker)
+        _data.all_arrays()
+
+
 def _full(server: _Server, extra: list[str], needs: frozenset[str]) -> NoReturn:
     """The full zygote: PyTorch (and Dynamo, warmed) first, then whatever of the JAX stack is missing; of
     these, only what ``needs`` names (the run's plan: ``_warmup.planned``)."""
@@ -256,7 +278,7 @@ def _full(server: _Server, extra: list[str], needs: frozenset[str]) -> NoReturn:
     # torch._dynamo's import fixes its cache directory (and tempfile's) under /tmp; a sandboxed worker
     # may not write there: each worker finds its own from its TMPDIR
     _warmup.forget_temp_dir(inductor_dir)
-    _warmup.worker_modules()
+    worker_modules()
     server.sock.send(json.dumps({"event": "ready", "stage": "torch", "pid": os.getpid(),
                                  "planned": first, "failed": failed}).encode())
     rest = [m for m in (*plan, *extra) if m not in _warmup.TORCH_STAGE]
@@ -304,7 +326,7 @@ def main() -> None:
     planned = [*_warmup.JAX_ONLY, *extra]
     failed = _warmup.preload(planned)
     _warmup.forget_temp_dir(inductor_dir)
-    _warmup.worker_modules()
+    worker_modules()
     if full_fd is not None:
         _fork_full(server, full_fd, extra, needs)
     _ready_for_all(server, planned, failed)  # nothing more to import: any request is forked at once

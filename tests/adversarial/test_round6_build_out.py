@@ -32,7 +32,8 @@ import pytest
 
 from autograder.builders.build import solution_notebook_path, zip_name
 from autograder.core import build_record as _record
-from autograder.core.paths import ROOT, private_dirs
+from autograder.core.build_record import private_dirs
+from autograder.core.paths import ROOT
 
 from .attacklib import NO_SYS_ADMIN
 

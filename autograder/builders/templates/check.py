@@ -10,7 +10,6 @@ __TEXT__: dict[str, str] = {}
 # ---- template ----
 """__DOC__"""
 
-import importlib.util
 import json
 import os
 import sys
@@ -61,17 +60,7 @@ def main(argv):
             print(TEXT["no_file"].format(exercise=exercise) + "\n")
             passed = False
             continue
-        spec = importlib.util.spec_from_file_location(exercise, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[exercise] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as err:
-            error = f"{type(err).__name__}: {err}"
-            print(TEXT["import_error"].format(exercise=exercise, error=error) + "\n")
-            passed = False
-            continue
-        result = _public.run(exercise, module, files=(path,))
+        result = _public.run_file(exercise, path)  # a file that does not load: INCORRECT, saying why and where
         results.append(result)
         print((_public.report_lines(result) if several else result.report) + "\n")
         passed = passed and result.status == "passed"

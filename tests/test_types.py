@@ -23,17 +23,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("mypy") is None,
 
 # Files of the scope that other work in progress is changing now: left out of this run, their imports still read
 # (follow_imports = "silent"). To be emptied once that work lands: each one is then checked as the rest are.
-NOT_YET = {
-    "autograder/core/data.py",
-    "autograder/engine/assembly.py",
-    "autograder/engine/resume.py",
-    "autograder/engine/session.py",
-    "autograder/reports/after.py",
-    "autograder/reports/outputs.py",
-    "autograder/reports/report.py",
-    "autograder/reports/similarity.py",
-    "autograder/reports/summary.py",
-}
+NOT_YET: set[str] = set()  # every file of the scope is checked (was: the files being edited at the time)
 IGNORE = re.compile(r"#\s*type:\s*ignore(?P<codes>\[[^\]]*\])?(?P<rest>.*)$")
 
 

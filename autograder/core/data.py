@@ -41,7 +41,7 @@ def build_from_sklearn() -> dict[str, np.ndarray]:
 def write() -> Path:
     """Writes the .npz file."""
     DATA_FILE.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(DATA_FILE, **build_from_sklearn())
+    np.savez_compressed(DATA_FILE, **build_from_sklearn())  # type: ignore[arg-type]  # reason: numpy's stub lets ** fill allow_pickle
     return DATA_FILE
 
 

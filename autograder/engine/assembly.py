@@ -91,7 +91,7 @@ def _weaker(a: IsolationRecord | None, b: IsolationRecord) -> IsolationRecord:
 
     if a and level_at_least(b, str(a.get("level", "minimal"))):
         return a
-    return dict(b)  # type: ignore[return-value]
+    return b.copy()
 
 
 class RowAssembly:
@@ -199,7 +199,7 @@ class RowAssembly:
         finish(row, self.wanted[i], self.facts(), self._told.get(i))
         old = self.resumed.get(row["submission"])
         if old is not None:
-            row = self.rows[i] = _resume.merge(old, row, self.exercises)  # type: ignore[assignment]
+            row = self.rows[i] = _resume.merge(old, row, self.exercises)
         self.finished[i] = True
         if self.on_result:
             self.on_result(row)

@@ -112,7 +112,7 @@ def merge(old: ResultRow, new: ResultRow, only: list[str]) -> ResultRow:
 
         # the row's isolation is the weakest its exercises were graded under
         weaker = old if not level_at_least(old["isolation"], str(new["isolation"].get("level", "minimal"))) else new
-        row["isolation"] = dict(weaker["isolation"])
+        row["isolation"] = weaker["isolation"].copy()
     exercises = {**old.get("exercises", {}), **new.get("exercises", {})}
     row["exercises"] = {ex: exercises[ex] for ex in only if ex in exercises}
     row["total"] = round(sum(e["score"] for e in row["exercises"].values()), 6)

@@ -191,7 +191,8 @@ def grade(make_run: Callable[[], Backend], paths: list[str], only: list[str], *,
             extra: dict[str, Any] = {"deadline": deadline} if deadline is not None else {}
             if resumed:
                 extra["resumed"] = resumed
-            run.grade(paths, only=only, jobs=jobs, on_result=on_result, on_task=on_task,
+            run.grade(paths, only=only, jobs=jobs or 0,  # 0 or None: the plan's default (Plan.jobs_for)
+                      on_result=on_result, on_task=on_task,
                       exercises_for=exercises_for, **extra)
             end_note = _chip.cost_note(getattr(run, "chip", None), len(paths))
         except IsolationRefused as err:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from autograder.core.records import ResultRow
+from autograder.engine.regrade import Diff
 
 CSS = """
 section{margin:1.2rem 0} table.receipt{width:auto;margin:.4rem 0} table.receipt th{font-weight:600}
@@ -21,7 +22,7 @@ h3{margin:1rem 0 .3rem}
 """
 
 
-def read_regrade(path: str) -> dict[str, Any]:
+def read_regrade(path: str) -> Diff:
     """A regrade diff (``tapetrace regrade``'s ``NEW.diff.json``).
 
     Raises:
@@ -30,10 +31,10 @@ def read_regrade(path: str) -> dict[str, Any]:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if not isinstance(data, dict) or data.get("tapetrace_regrade") != 1 or not isinstance(data.get("moved"), list):
         raise ValueError(f"{path} is not a regrade diff (tapetrace regrade's NEW.diff.json)")
-    return data
+    return cast(Diff, data)  # its marker and its list of moved pairs checked above
 
 
-def write(results: Sequence[ResultRow], out: Path, regrade: dict[str, Any] | None = None,
+def write(results: Sequence[ResultRow], out: Path, regrade: Diff | None = None,
           overrides: dict[str, Any] | None = None) -> dict[str, str]:
     """Writes the sections' files into ``out``; returns ``{"receipt": html, "regrade": html, "mistakes": html,
     "css": css}`` (``regrade`` empty without a diff).

@@ -43,6 +43,7 @@ from typing import Any, TypedDict, cast
 from autograder.core.records import ExerciseRow, OverrideEntry, OverrideRecord, ReportRow, ResultRow, TestRow
 from autograder.core.status import is_graders
 from autograder.core.text import clean, csv_cell, html_text, terminal
+from autograder.engine.regrade import Diff
 from autograder.reports.roster import roster_key
 
 COLUMNS = ("student", "exercise", "test", "action", "points", "comment", "by", "at", "basis")
@@ -349,7 +350,7 @@ def basis(e: ExerciseRow, t: TestRow | None = None) -> str:
     return words
 
 
-def _regrade_changed(regrade: dict[str, Any] | None, submission: str, exercise: str, test: str) -> str:
+def _regrade_changed(regrade: Diff | None, submission: str, exercise: str, test: str) -> str:
     """Why a regrade diff says this override's check changed ("" when it does not)."""
     if not regrade:
         return ""
@@ -365,7 +366,7 @@ def _regrade_changed(regrade: dict[str, Any] | None, submission: str, exercise: 
 
 
 def apply(results: Sequence[ResultRow], ovs: Overrides | None, roster: dict[str, dict[str, str]] | None = None,
-          regrade: dict[str, Any] | None = None) -> tuple[list[ReportRow], list[AuditRow]]:
+          regrade: Diff | None = None) -> tuple[list[ReportRow], list[AuditRow]]:
     """Applies the overrides to copies of the result rows.
 
     Test overrides first, then exercise overrides, each in the file's order. An overridden test or exercise

@@ -43,7 +43,7 @@ def terminal_text(text: Any) -> str:
     return "".join("?" if hidden(ch) else ch for ch in str(text))
 
 
-def atomic_write(path: str | os.PathLike, text: str, private: bool = False) -> None:
+def atomic_write(path: str | os.PathLike[str], text: str, private: bool = False) -> None:
     """Writes ``text`` via a temporary file and a rename: readers never see half a file.
 
     Args:
@@ -212,7 +212,7 @@ def write_csv(results: list[ResultRow], path: str) -> None:
     w.writerow(["submission", *EXERCISES, "total", "max_total"])
     for res in results:
         w.writerow([csv_cell(res["submission"]),
-                    *[csv_cell(res["exercises"].get(ex, {}).get("score", "")) for ex in EXERCISES],
+                    *[csv_cell(e["score"] if (e := res["exercises"].get(ex)) is not None else "") for ex in EXERCISES],
                     csv_cell(res["total"]), csv_cell(res["max_total"])])
     atomic_write(path, buf.getvalue())
 
@@ -284,7 +284,7 @@ class Checkpoint:
         data = self.before + sorted(self.new, key=lambda r: self.rank.get(r["submission"], 1 << 30))
         self._last = time.monotonic()
         self._dirty = False
-        if not data and not self.write_empty:
+        if not self.path or (not data and not self.write_empty):
             return
         try:
             self.writer(data, self.path)

@@ -37,7 +37,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from autograder.core import syntax as _syntax
 from autograder.core.paths import EXERCISES, EXERCISES_DIR, ROOT
@@ -630,7 +630,7 @@ class Normalised:
         return out
 
 
-class _Recorder(ast._Unparser):  # the standard library's unparser, noting where each statement's text goes
+class _Recorder(ast._Unparser):  # type: ignore[name-defined,misc]  # reason: the standard library's unparser (3.9+), absent from typeshed; noting where each statement's text goes
     def __init__(self, **options: Any) -> None:  # the unparser makes one of its own type per f-string field
         super().__init__(**options)
         self.length = 0
@@ -687,7 +687,7 @@ def normalise(code: str) -> Normalised:
         RecursionError: the code nests deeper than Python's parser or unparser go (the caller skips it).
     """
     try:
-        tree = _syntax.parse(code)
+        tree = cast(ast.Module, _syntax.parse(code))  # mode "exec": a Module
     except (SyntaxError, ValueError):
         return Normalised.as_written(code)
     for node in ast.walk(tree):

@@ -13,11 +13,12 @@ import statistics
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from autograder.core.paths import EXERCISES
 from autograder.core.records import ReportRow
 from autograder.core.text import clean, csv_cell, html_name, html_text, terminal
+from autograder.engine.regrade import Diff
 from autograder.reports import report as _report
 from autograder.reports.feedback import VIEWPORT
 
@@ -213,14 +214,14 @@ def read_inputs(paths: list[str]) -> tuple[list[ReportRow], list[str]]:
                 if why is not None:  # one damaged row never stops the report: left out, said why
                     notes.append(f"{f}: result {k + 1} ({terminal(r.get('submission'), 120)}) left out: {why}")
                     continue
-                r = dict(r)
-                r.setdefault("source", "tapetrace")
-                results.append(r)
+                row = cast(ReportRow, dict(r))  # its shape checked by _report.malformed above
+                row.setdefault("source", "tapetrace")
+                results.append(row)
         elif isinstance(data, dict) and isinstance(data.get("tests"), list):
-            r = from_otter(data, _otter_name(f))
-            if r.get("error"):
-                notes.append(f"otter could not grade {r['submission']}: {r['error']}")
-            results.append(r)
+            otter = cast(ReportRow, from_otter(data, _otter_name(f)))  # a row made here, of ReportRow's shape
+            if otter.get("error"):
+                notes.append(f"otter could not grade {otter['submission']}: {otter['error']}")
+            results.append(otter)
         else:
             raise ReportError(f"{f}: neither tapetrace results nor an otter results.json")
     if not results:
@@ -501,7 +502,7 @@ def write_summary_csv(results: list[ReportRow], path: Path) -> None:
 
 
 def _overridden(results: list[ReportRow], overrides: Any, roster: dict[str, dict[str, str]] | None,
-                regrade: dict[str, Any] | None) -> tuple[list[ReportRow], list[ReportRow], Any]:
+                regrade: Diff | None) -> tuple[list[ReportRow], list[ReportRow], Any]:
     """(the autograder's rows, the rows with the manual overrides applied, the overrides' audit or None)."""
     if overrides is None:
         return results, results, None
@@ -513,7 +514,7 @@ def _overridden(results: list[ReportRow], overrides: Any, roster: dict[str, dict
 
 def build_report(results: list[ReportRow], out: Path, title: str = "tapetrace grading report",
                  notes: list[str] | None = None, feedback: str | None = None, feedback_format: str = "html",
-                 lang: str = "en", regrade: dict[str, Any] | None = None, overrides: Any = None,
+                 lang: str = "en", regrade: Diff | None = None, overrides: Any = None,
                  roster: dict[str, dict[str, str]] | None = None) -> Path:
     """Writes the PNG plots, ``index.html``, ``summary.csv``, ``receipt.json``, ``mistakes.csv`` (and feedback
     files, and ``regrade.csv`` with a regrade's diff) into ``out``.

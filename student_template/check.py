@@ -7,7 +7,6 @@ An exercise is named by its number or prefix (`5`, `ex5`, `ex05`). Exit status: 
 exercise checked passes, 1 when one does not, 2 for a name that is no exercise here.
 """
 
-import importlib.util
 import json
 import os
 import sys
@@ -16,7 +15,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TEXT = {
     'no_setup': 'check.py: tapetrace.ipynb has no set-up cell; download a fresh copy',
     'no_file': '{exercise}: no file {exercise}.py here',
-    'import_error': '{exercise}: importing {exercise}.py raised {error}',
 }
 
 
@@ -62,17 +60,7 @@ def main(argv):
             print(TEXT["no_file"].format(exercise=exercise) + "\n")
             passed = False
             continue
-        spec = importlib.util.spec_from_file_location(exercise, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[exercise] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as err:
-            error = f"{type(err).__name__}: {err}"
-            print(TEXT["import_error"].format(exercise=exercise, error=error) + "\n")
-            passed = False
-            continue
-        result = _public.run(exercise, module, files=(path,))
+        result = _public.run_file(exercise, path)  # a file that does not load: INCORRECT, saying why and where
         results.append(result)
         print((_public.report_lines(result) if several else result.report) + "\n")
         passed = passed and result.status == "passed"

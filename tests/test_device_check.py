@@ -43,7 +43,8 @@ def test_a_pass_saves_resumes_and_compares(tmp_path: Path, capsys) -> None:
     doc = json.loads(save.read_text())
     assert set(doc["results"]) == set(subs)
     assert device_check.report(doc, doc) == 0
-    assert "not as their files say, on cpu: 0 of 5" in capsys.readouterr().out
+    judged = sum(1 for name in doc["results"] if name.startswith(("mutant ", "valid ")))  # as many as ex04 has
+    assert judged >= 5 and f"not as their files say, on cpu: 0 of {judged}" in capsys.readouterr().out
 
     # a mutant that passed everything on the "device" is a verdict that differs and is not as its file says
     dev = copy.deepcopy(doc)

@@ -216,14 +216,33 @@ def test_no_students_worker_reads_the_kept_answers(tmp_path, monkeypatch, reques
     assert got["status"] == "graded" and got["score"] == got["max_score"], got["message"]
 
 
-def test_the_graders_caches_are_hidden_whole_or_around_a_python_installed_there(tmp_path, monkeypatch):
+def test_the_graders_private_caches_are_hidden_and_nothing_readable_beside_them(tmp_path, monkeypatch):
+    """The reference store, the compile caches; never the folder holding them nor the stacks' venvs (0755): a hidden
+    place others can read costs a worker that only has a uid of its own its guarantee (tests/test_isolation.py's
+    unprivileged-uid run went minimal when the whole folder was hidden)."""
     from autograder.engine.jaxcache import cache_places, caches_root
 
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert cache_places([]) == []  # no caches yet
+    assert cache_places() == []  # no caches yet
     root = Path(caches_root())
     for name in ("reference", "jax-compile", "jax-abc123", "stacks"):
         (root / name).mkdir(parents=True)
-    assert cache_places([str(tmp_path), "/usr"]) == [str(root)]
-    venv = str(root / "stacks" / "floor" / "venv")  # a grader running from a stack's venv (make stacks)
-    assert cache_places([venv]) == [str(root / n) for n in ("jax-abc123", "jax-compile", "reference")]
+    assert cache_places() == [str(root / n) for n in ("jax-abc123", "jax-compile", "reference")]
+
+
+def test_a_store_over_its_size_is_pruned_oldest_first_and_keeps_its_key(tmp_path, monkeypatch):
+    folder = tmp_path / "refs"
+    folder.mkdir(mode=0o700)
+    monkeypatch.setenv(refstore.ENV, str(folder))
+    store = refstore.open_store(CPU)
+    assert store is not None
+    for n in range(8):
+        store.put(reference_key(EX, "forward", {"n": n}), SOLUTION, np.zeros(64))
+        os.utime(folder / store._name(reference_key(EX, "forward", {"n": n}), SOLUTION), (n, n))
+    size = sum(p.stat().st_size for p in _entries(folder))
+    monkeypatch.setattr(refstore, "STORE_MAX_BYTES", size - 1)
+    again = refstore.open_store(CPU)
+    assert again is not None and (folder / refstore.KEY_FILE).exists()
+    left = {p.name for p in _entries(folder)}
+    assert 0 < len(left) <= 4 and store._name(reference_key(EX, "forward", {"n": 7}), SOLUTION) in left
+    assert again.get(reference_key(EX, "forward", {"n": 7}), SOLUTION) is not refstore.MISS  # same key: still read

@@ -6,6 +6,7 @@ from (:func:`cache_places`).
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 
 CACHE_ENV = "TAPETRACE_JAX_CACHE"
@@ -38,7 +39,7 @@ def jax_cache_dir(tmp: str) -> tuple[str | None, bool]:
         path = choice or os.path.join(base, "jax-compile")
         try:
             os.makedirs(path, mode=0o700, exist_ok=True)
-            _prune(path)
+            prune(path, CACHE_MAX_BYTES)
             return path, False
         except OSError:
             pass
@@ -55,40 +56,38 @@ def caches_root() -> str:
     return os.path.join(os.path.expanduser("~"), ".cache", "tapetrace")
 
 
-def cache_places(needed: list[str]) -> list[str]:
-    """What of :func:`caches_root` a student's worker must not see: the folder whole, or, where something a worker
-    needs lies beneath it (a Python installed there, ``needed``: absolute real paths), each of its entries that
-    holds none of those. Empty when the folder does not exist.
+# the grader's private caches among caches_root()'s entries: the reference's kept answers (engine.refstore), the
+# persistent compile cache and each run's own ("jax-XXXXXXXX"); never the stacks' virtual environments beside them
+_PRIVATE_CACHES = re.compile(r"reference|jax-compile|jax-\w+")
 
-    A run configured with another store or cache still keeps these from its workers: the defaults hold answers
-    and programs of earlier runs.
-    """
-    root = os.path.realpath(caches_root())
-    if not os.path.isdir(root):
-        return []
-    inside = [n for n in needed if n == root or n.startswith(root + os.sep)]
-    if not inside:
-        return [root]
+
+def cache_places() -> list[str]:
+    """The grader's private caches in :func:`caches_root` a student's worker must not see, whatever this run is
+    configured to use (the defaults hold answers and programs of earlier runs): its ``reference`` store,
+    ``jax-compile`` and each run's ``jax-*`` folder. The root itself stays visible (0755: only names in it; a hidden
+    path others can read would cost a uid-only worker its guarantee), as do the ``stacks`` venvs beside them."""
+    root = caches_root()
     try:
-        entries = sorted(os.path.join(root, e) for e in os.listdir(root))
+        names = os.listdir(root)
     except OSError:
         return []
-    return [e for e in entries if not any(n == e or n.startswith(e + os.sep) for n in inside)]
+    return sorted(os.path.join(root, n) for n in names if _PRIVATE_CACHES.fullmatch(n))
 
 
-def _prune(path: str) -> None:
-    """Keeps the persistent cache under :data:`CACHE_MAX_BYTES` (oldest entries go first)."""
+def prune(path: str, max_bytes: int, keep: tuple[str, ...] = ()) -> None:
+    """Keeps a cache folder's files under ``max_bytes``: above it, the oldest (by modification time) go until half
+    is left. ``keep``: names never removed (a store's key). Raises ``OSError`` where the folder cannot be listed."""
     entries = []
     with os.scandir(path) as it:
         for e in it:
-            if e.is_file(follow_symlinks=False):
+            if e.name not in keep and e.is_file(follow_symlinks=False):
                 st = e.stat(follow_symlinks=False)
                 entries.append((st.st_mtime, st.st_size, e.path))
     total = sum(size for _, size, _ in entries)
-    if total <= CACHE_MAX_BYTES:
+    if total <= max_bytes:
         return
     for _, size, p in sorted(entries):
-        if total <= CACHE_MAX_BYTES // 2:
+        if total <= max_bytes // 2:
             break
         try:
             os.unlink(p)

@@ -34,6 +34,7 @@ from typing import Any
 
 from autograder.core import wire
 from autograder.core.paths import ROOT
+from autograder.engine.jaxcache import prune
 
 ENV = "TAPETRACE_REFERENCE_CACHE"
 LIBRARIES = ("torch", "jax", "jaxlib", "flax", "optax", "numpy", "ml_dtypes")
@@ -95,30 +96,6 @@ def _key_of(folder: Path) -> bytes | None:
     except OSError:
         return None
     return key if len(key) == 32 else None
-
-
-def _prune(folder: Path) -> None:
-    """Keeps the store under :data:`STORE_MAX_BYTES` (the entries written longest ago go first)."""
-    entries = []
-    try:
-        with os.scandir(folder) as it:
-            for e in it:
-                if e.name != KEY_FILE and e.is_file(follow_symlinks=False):
-                    st = e.stat(follow_symlinks=False)
-                    entries.append((st.st_mtime, st.st_size, e.path))
-    except OSError:
-        return
-    total = sum(size for _, size, _ in entries)
-    if total <= STORE_MAX_BYTES:
-        return
-    for _, size, p in sorted(entries):
-        if total <= STORE_MAX_BYTES // 2:
-            break
-        try:
-            os.unlink(p)
-            total -= size
-        except OSError:
-            pass
 
 
 def _grader_code() -> str:
@@ -211,5 +188,8 @@ def open_store(device: dict[str, Any]) -> ReferenceStore | None:
     key = _key_of(folder) if folder is not None else None
     if folder is None or key is None:
         return None
-    _prune(folder)
+    try:  # the entries written longest ago go first
+        prune(str(folder), STORE_MAX_BYTES, keep=(KEY_FILE,))
+    except OSError:
+        return None
     return ReferenceStore(folder, device, key)

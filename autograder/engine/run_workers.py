@@ -23,7 +23,6 @@ from autograder.core.records import IsolationRecord
 from autograder.engine import chip as _chip
 from autograder.engine.jaxcache import cache_places
 from autograder.engine.outcomes import DeadlineReached, GradingCancelled
-from autograder.engine.reading import needed_places
 from autograder.engine.reference import ReferenceBank
 from autograder.sandbox import quota as _quota
 from autograder.workers import compile_cache as _compile_cache
@@ -233,7 +232,7 @@ class RunWorkers:
             # the compile cache too: its programs are lent by key only (_compile_cache), never read; and the
             # reference's kept answers (engine.refstore): expected values
             cache = [c for c in (self.jax_cache, self.reference.store_folder) if c]
-            cache += cache_places(needed_places(self.tmp))  # the defaults too, whatever this run uses
+            cache += cache_places()  # the defaults too, whatever this run uses
             hide = [*private_dirs(), self.tmp, *cache, *self._hide, *(hide_extra or [])]
             rewritten = list(self._rewritten)
         return {"scratch": scratch, "mem_bytes": self.mem_bytes, "fsize_bytes": _quota.FILE_BYTES,

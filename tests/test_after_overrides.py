@@ -12,6 +12,7 @@ import io
 import json
 import re
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -32,10 +33,16 @@ NAMES = {"alice": ("s001", "Alice Liddell", "101"), "bob": ("s002", "Roberto Bol
 
 def _results(tmp_path: Path) -> list[dict]:
     """Three students, every exercise graded, ``forward_matches_reference`` failed by all (0/3)."""
-    rows = fake_results(3, seed=2)
+    return graded_class(tmp_path, NAMES, seed=2)
+
+
+def graded_class(tmp_path: Path, names: Iterable[str], seed: int) -> list[dict]:
+    """One row per folder name (``tmp_path/subs/NAME``, a notebook in each), every exercise graded, ``TEST``
+    failed by all."""
+    rows = fake_results(len(names), seed=seed)
     subs = tmp_path / "subs"
     subs.mkdir()
-    for r, name in zip(rows, NAMES, strict=True):
+    for r, name in zip(rows, names, strict=True):
         (subs / name).mkdir()
         (subs / name / "work.ipynb").write_text("{}")
         r["submission"] = str(subs / name)

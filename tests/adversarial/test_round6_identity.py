@@ -22,7 +22,7 @@ import pytest
 from fuzzing import budget
 from hypothesis import given
 from hypothesis import strategies as st
-from test_report import fake_results
+from test_after_overrides import graded_class
 
 from autograder import cli
 from autograder.engine import regrade as _regrade
@@ -42,20 +42,8 @@ CLASSES = {"twin": {"ana": ("s1001", "Ana Real", "101"), "bob": ("s1002", "Bob H
 def _class(tmp_path: Path, kind: str | dict, override: str = OVERRIDE, roster: dict | None = None) -> dict[str, str]:
     """The class's results, roster and overrides files; every exercise graded, ``TEST`` failed by all."""
     folders = CLASSES[kind] if isinstance(kind, str) else kind
-    rows = fake_results(len(folders), seed=5)
+    rows = graded_class(tmp_path, list(folders), seed=5)
     subs = tmp_path / "subs"
-    subs.mkdir()
-    for r, name in zip(rows, folders, strict=True):
-        (subs / name).mkdir()
-        (subs / name / "work.ipynb").write_text("{}")
-        r["submission"] = str(subs / name)
-        for e in r["exercises"].values():
-            e["status"], e["message"] = "graded", ""
-            for t in e["tests"]:
-                if t["name"] == TEST:
-                    t.update(score=0.0, passed=False, code="MISMATCH")
-            e["score"] = sum(t["score"] for t in e["tests"])
-        r["total"] = sum(e["score"] for e in r["exercises"].values())
     (tmp_path / "results.json").write_text(json.dumps(rows))
     (tmp_path / "overrides.csv").write_text(override, encoding="utf-8")
     lines = [f"{f},{sid},{name},{pid}\n" for f, (sid, name, pid) in (roster or folders).items()]
